@@ -1,1 +1,107 @@
-//! placeholder
+//! rigor's HTTP/1.1 load engine: as fast as wrk, as honest as wrk2.
+//!
+//! C keep-alive connections over T threads, each thread its own mio event loop driving its
+//! connections as explicit state machines. Closed model by default; with a rate, an open model
+//! whose latency counts from each request's intended send time. It knows nothing of apps or CLIs.
+
+mod connection;
+mod cpu;
+mod error;
+pub mod parser;
+mod probe;
+mod report;
+mod request;
+mod run;
+mod schedule;
+mod stats;
+mod url;
+mod worker;
+
+pub use error::LoadError;
+pub use probe::{probe_request, ProbeResponse};
+pub use report::{ErrorCounts, LatencyStats, LoadReport, OutsideWindow, RateReport, TimelineSecond};
+pub use run::run;
+
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::time::Duration;
+
+/// What to load and how hard; the defaults match `rigor load` without flags.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadSpec {
+    pub url: String,
+    pub connections: usize,
+    pub threads: usize,
+    pub duration: Duration,
+    pub warmup: Duration,
+    /// Requests kept in flight per connection (HTTP/1.1 pipelining); 1 = none.
+    pub pipeline: usize,
+    /// Requests per second in total: switches to the open model (no coordinated omission).
+    pub rate: Option<f64>,
+    /// A request unanswered this long is a timeout error and its connection is replaced.
+    pub timeout: Duration,
+    pub method: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Option<Vec<u8>>,
+    /// CPUs to pin worker threads to (thread i on `cpus[i % len]`).
+    pub cpus: Option<Vec<usize>>,
+}
+
+impl Default for LoadSpec {
+    fn default() -> Self {
+        LoadSpec {
+            url: String::new(),
+            connections: 64,
+            threads: 1,
+            duration: Duration::from_secs(10),
+            warmup: Duration::ZERO,
+            pipeline: 1,
+            rate: None,
+            timeout: Duration::from_secs(2),
+            method: "GET".into(),
+            headers: Vec::new(),
+            body: None,
+            cpus: None,
+        }
+    }
+}
+
+/// Where a run is, for a progress display.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Starting,
+    Warmup,
+    Measuring,
+    Done,
+}
+
+/// Counters updated while the engine runs, so a progress display can read them from another thread.
+#[derive(Debug, Default)]
+pub struct Live {
+    /// Responses completed in the measured window so far.
+    pub completed: AtomicU64,
+    /// Errors (of any kind) in the measured window so far.
+    pub errors: AtomicU64,
+    phase: AtomicU8,
+}
+
+impl Live {
+    /// The current phase of the run.
+    pub fn phase(&self) -> Phase {
+        match self.phase.load(Ordering::Relaxed) {
+            0 => Phase::Starting,
+            1 => Phase::Warmup,
+            2 => Phase::Measuring,
+            _ => Phase::Done,
+        }
+    }
+
+    pub(crate) fn set_phase(&self, p: Phase) {
+        let v = match p {
+            Phase::Starting => 0,
+            Phase::Warmup => 1,
+            Phase::Measuring => 2,
+            Phase::Done => 3,
+        };
+        self.phase.store(v, Ordering::Relaxed);
+    }
+}

@@ -1,1 +1,29 @@
-//! placeholder
+//! rigor's eyes on the machine: the application's process tree, its cgroup, who owns the
+//! port, and what the host was doing. Linux only; reads /proc and /sys directly and knows
+//! nothing of HTTP or the CLI.
+
+mod cgroup;
+mod cpu_counters;
+mod environment;
+mod figures;
+mod git;
+mod net_path;
+mod priority;
+mod procfs;
+mod sample;
+mod sampler;
+mod sockets;
+mod tree;
+
+pub use cgroup::{cgroup_layout, Cgroup, CgroupJoiner};
+pub use cpu_counters::{cpu_counters, CpuCounters};
+pub use environment::{environment, Environment};
+pub use figures::AppFigures;
+pub use git::{git_info, GitInfo};
+pub use net_path::{local_addresses, net_path, NetPath};
+pub use priority::{nice, set_priority_high, HIGH_PRIORITY_NICE};
+pub use procfs::{allowed_cpus, clock_ticks_per_second, online_cpus};
+pub use sample::{sample_tree, ProcSample};
+pub use sampler::{Mark, Sampler, Samples};
+pub use sockets::{listener_owners, SocketOwner};
+pub use tree::descendants;

@@ -1,1 +1,28 @@
-//! placeholder
+//! Statistics for rigor: numbers come with their noise.
+//!
+//! Everything here is a pure function of its inputs (no I/O, no global state, no
+//! randomness), so a saved result can always be re-analysed to the same verdict.
+//! The methods are distribution-free on purpose: benchmark samples are small, skewed
+//! and full of outliers, and a normal-theory interval would promise more than it has.
+
+mod hodges_lehmann;
+mod mann_whitney;
+mod median_ci;
+mod normal;
+mod outliers;
+mod settle;
+mod summary;
+mod verdict;
+
+#[cfg(test)]
+mod honesty_tests;
+#[cfg(test)]
+mod test_rng;
+
+pub use hodges_lehmann::{compare, Change};
+pub use mann_whitney::mann_whitney_p;
+pub use median_ci::median_ci;
+pub use outliers::outliers;
+pub use settle::iterations_to_settle;
+pub use summary::{summarize, Summary};
+pub use verdict::{can_ever_be_significant, verdict, Direction, Verdict};

@@ -1,0 +1,90 @@
+//! One client connection as an explicit state machine: idle → connecting → open → (dead → idle).
+
+use crate::parser::ResponseParser;
+use mio::net::TcpStream;
+use std::collections::VecDeque;
+use std::io::{self, Write};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnState {
+    /// No socket; waiting in the worker's reconnect list.
+    Idle,
+    Connecting,
+    Open,
+}
+
+/// A request handed to the socket: when it should have gone (intended) and when it did (sent).
+#[derive(Debug, Clone, Copy)]
+pub struct Pending {
+    pub intended: u64,
+    pub sent: u64,
+}
+
+pub struct Conn {
+    pub stream: Option<TcpStream>,
+    pub state: ConnState,
+    /// Bumped on every reconnect so stale free-slot entries can be recognised.
+    pub generation: u32,
+    pub parser: ResponseParser,
+    /// Requests awaiting a response, oldest first (capacity = pipeline depth, never grows).
+    pub inflight: VecDeque<Pending>,
+    /// Bytes queued but not yet accepted by the socket.
+    pub unsent: usize,
+    /// When the current connect attempt started (ns since t0).
+    pub since: u64,
+    /// Earliest time to reconnect while Idle.
+    pub retry_at: u64,
+}
+
+pub enum WriteOutcome {
+    Done,
+    Blocked,
+    Failed,
+}
+
+impl Conn {
+    pub fn new(head_request: bool, pipeline: usize) -> Self {
+        Conn {
+            stream: None,
+            state: ConnState::Idle,
+            generation: 0,
+            parser: ResponseParser::new(head_request),
+            inflight: VecDeque::with_capacity(pipeline),
+            unsent: 0,
+            since: 0,
+            retry_at: 0,
+        }
+    }
+
+    /// Writes queued bytes. All queued requests are identical, so the unsent bytes are always the
+    /// tail of `batch` (the request repeated pipeline times).
+    pub fn flush(&mut self, batch: &[u8]) -> WriteOutcome {
+        let Some(stream) = self.stream.as_mut() else { return WriteOutcome::Failed };
+        while self.unsent > 0 {
+            match stream.write(&batch[batch.len() - self.unsent..]) {
+                Ok(0) => return WriteOutcome::Failed,
+                Ok(n) => self.unsent -= n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return WriteOutcome::Blocked,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return WriteOutcome::Failed,
+            }
+        }
+        WriteOutcome::Done
+    }
+
+    /// Requests whose bytes have all been handed to the socket.
+    pub fn fully_sent(&self, request_len: usize) -> usize {
+        let partial = self.unsent.div_ceil(request_len.max(1));
+        self.inflight.len().saturating_sub(partial)
+    }
+
+    /// Drops the socket and everything in flight; the caller has counted what was lost.
+    pub fn reset(&mut self) {
+        self.stream = None;
+        self.state = ConnState::Idle;
+        self.generation = self.generation.wrapping_add(1);
+        self.parser.reset();
+        self.inflight.clear();
+        self.unsent = 0;
+    }
+}

@@ -1,0 +1,28 @@
+//! Errors that stop a run before it measures anything; errors during a run are counted instead.
+
+use std::net::SocketAddr;
+
+/// Why a run or a probe could not be done; every message names the URL or address.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("invalid URL `{url}`: {reason}")]
+    InvalidUrl { url: String, reason: String },
+    #[error("unsupported URL `{url}`: {reason}")]
+    UnsupportedScheme { url: String, reason: String },
+    #[error("cannot resolve host `{host}` of `{url}`: {source}")]
+    Resolve { url: String, host: String, source: std::io::Error },
+    #[error("cannot connect to {addr} (from `{url}`): {source}")]
+    Connect { url: String, addr: SocketAddr, source: std::io::Error },
+    #[error("invalid request: {0}")]
+    InvalidRequest(String),
+    #[error("invalid load settings: {0}")]
+    InvalidSpec(String),
+    #[error("I/O error talking to `{url}`: {source}")]
+    Io { url: String, source: std::io::Error },
+    #[error("`{url}` did not answer within {timeout_ms} ms")]
+    Timeout { url: String, timeout_ms: u64 },
+    #[error("`{url}` sent an invalid HTTP response: {reason}")]
+    Protocol { url: String, reason: String },
+    #[error("{0}")]
+    Resources(String),
+}

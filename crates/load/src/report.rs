@@ -1,0 +1,294 @@
+//! The result of a run: what `rigor load` prints and `rigor run` stores, plus the DESIGN.md ids.
+
+use crate::stats::ThreadStats;
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Latency summary in milliseconds, from a full-window HDR histogram.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct LatencyStats {
+    pub mean_ms: f64,
+    pub stdev_ms: f64,
+    pub min_ms: f64,
+    pub max_ms: f64,
+    pub p50_ms: f64,
+    pub p75_ms: f64,
+    pub p90_ms: f64,
+    pub p99_ms: f64,
+    pub p999_ms: f64,
+    pub p9999_ms: f64,
+    /// (percentile, ms) pairs for plotting a latency distribution.
+    pub percentiles: Vec<(f64, f64)>,
+}
+
+const PLOT_PERCENTILES: [f64; 14] =
+    [0.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99, 99.999, 100.0];
+
+impl LatencyStats {
+    pub(crate) fn from_histogram(h: &Histogram<u64>) -> Self {
+        if h.is_empty() {
+            return LatencyStats::default();
+        }
+        let ms = |us: u64| us as f64 / 1000.0;
+        let q = |p: f64| ms(h.value_at_percentile(p));
+        LatencyStats {
+            mean_ms: h.mean() / 1000.0,
+            stdev_ms: h.stdev() / 1000.0,
+            min_ms: ms(h.min()),
+            max_ms: ms(h.max()),
+            p50_ms: q(50.0),
+            p75_ms: q(75.0),
+            p90_ms: q(90.0),
+            p99_ms: q(99.0),
+            p999_ms: q(99.9),
+            p9999_ms: q(99.99),
+            percentiles: PLOT_PERCENTILES.iter().map(|&p| (p, q(p))).collect(),
+        }
+    }
+}
+
+/// Errors by kind, counted in the measured window.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+pub struct ErrorCounts {
+    /// Connection refused, reset or timed out while connecting.
+    pub connect: u64,
+    /// The server closed or reset a connection with requests outstanding.
+    pub read: u64,
+    pub write: u64,
+    /// Requests unanswered within the timeout (each one counts; its connection is replaced).
+    pub timeout: u64,
+    /// Responses that were not valid HTTP/1.x.
+    pub parse: u64,
+}
+
+impl ErrorCounts {
+    /// DESIGN.md's `load.socket_errors`: connect + read + write + timeout.
+    pub fn socket_errors(&self) -> u64 {
+        self.connect + self.read + self.write + self.timeout
+    }
+
+    /// All errors, parse errors included.
+    pub fn total(&self) -> u64 {
+        self.socket_errors() + self.parse
+    }
+}
+
+/// Requests sent outside the measured window: during warmup and in flight when it closed.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+pub struct OutsideWindow {
+    pub requests: u64,
+    /// Bytes sent for those requests.
+    pub bytes: u64,
+}
+
+/// One second of the measured window.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub struct TimelineSecond {
+    pub second: u32,
+    pub requests: u64,
+    pub errors: u64,
+}
+
+/// Open-model bookkeeping: was the offered rate delivered?
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct RateReport {
+    pub offered: f64,
+    pub achieved: f64,
+    /// Requests that were due but found every connection busy.
+    pub waited_for_connection: u64,
+    /// Largest delay between a request's intended and actual send time.
+    pub max_schedule_lag_ms: f64,
+}
+
+/// Everything one load run measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct LoadReport {
+    pub url: String,
+    pub connections: usize,
+    pub threads: usize,
+    pub pipeline: usize,
+    pub warmup_secs: f64,
+    pub measured_secs: f64,
+    pub cancelled: bool,
+    /// Responses completed in the measured window, any status.
+    pub requests: u64,
+    pub bytes_read: u64,
+    pub rps: f64,
+    pub throughput_mib_s: f64,
+    /// Corrected (from intended send time) in the open model; the only latency in the closed model.
+    pub latency: LatencyStats,
+    /// Open model only: latency from the actual send time.
+    pub latency_uncorrected: Option<LatencyStats>,
+    pub status_counts: BTreeMap<u16, u64>,
+    /// Responses whose status is not 2xx or 3xx.
+    pub bad_responses: u64,
+    pub errors: ErrorCounts,
+    /// Requests sent in the window and still unanswered when it closed.
+    pub in_flight_at_end: u64,
+    /// Requests sent in the window whose connection failed before they were answered.
+    pub abandoned: u64,
+    pub outside_window: OutsideWindow,
+    pub timeline: Vec<TimelineSecond>,
+    pub rate: Option<RateReport>,
+    pub client_cpu_pct: f64,
+    pub client_cpu_secs: f64,
+    pub client_cores: usize,
+    pub warnings: Vec<String>,
+}
+
+pub(crate) struct ReportInput<'a> {
+    pub url: &'a str,
+    pub connections: usize,
+    pub threads: usize,
+    pub pipeline: usize,
+    pub warmup_secs: f64,
+    pub rate: Option<f64>,
+    pub cancelled: bool,
+    pub cores: usize,
+}
+
+impl LoadReport {
+    pub(crate) fn build(inp: ReportInput<'_>, s: &ThreadStats) -> LoadReport {
+        let measured_secs = s.measured_ns as f64 / 1e9;
+        let per_sec = |x: f64| if measured_secs > 0.0 { x / measured_secs } else { 0.0 };
+        let status_counts: BTreeMap<u16, u64> = s
+            .status
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n > 0)
+            .map(|(code, &n)| (code as u16, n))
+            .collect();
+        let bad_responses = status_counts
+            .iter()
+            .filter(|(&code, _)| !(200..400).contains(&code))
+            .map(|(_, &n)| n)
+            .sum();
+        let seconds = (measured_secs.ceil() as usize).min(s.timeline.len());
+        let timeline = s.timeline[..seconds]
+            .iter()
+            .enumerate()
+            .map(|(i, &(requests, errors))| TimelineSecond { second: i as u32, requests, errors })
+            .collect();
+        let client_cpu_pct = if measured_secs > 0.0 && inp.cores > 0 {
+            100.0 * s.cpu_secs / (measured_secs * inp.cores as f64)
+        } else {
+            0.0
+        };
+        let rps = per_sec(s.requests as f64);
+        let rate = inp.rate.map(|offered| RateReport {
+            offered,
+            achieved: rps,
+            waited_for_connection: s.waited,
+            max_schedule_lag_ms: s.max_lag_ns as f64 / 1e6,
+        });
+        let mut r = LoadReport {
+            url: inp.url.to_string(),
+            connections: inp.connections,
+            threads: inp.threads,
+            pipeline: inp.pipeline,
+            warmup_secs: inp.warmup_secs,
+            measured_secs,
+            cancelled: inp.cancelled,
+            requests: s.requests,
+            bytes_read: s.bytes_read,
+            rps,
+            throughput_mib_s: per_sec(s.bytes_read as f64) / (1024.0 * 1024.0),
+            latency: LatencyStats::from_histogram(&s.latency),
+            latency_uncorrected: s.uncorrected.as_ref().map(LatencyStats::from_histogram),
+            status_counts,
+            bad_responses,
+            errors: s.errors,
+            in_flight_at_end: s.in_flight_at_end,
+            abandoned: s.abandoned,
+            outside_window: OutsideWindow {
+                requests: s.warmup_sent + s.in_flight_at_end,
+                bytes: s.warmup_bytes + s.in_flight_bytes,
+            },
+            timeline,
+            rate,
+            client_cpu_pct,
+            client_cpu_secs: s.cpu_secs,
+            client_cores: inp.cores,
+            warnings: Vec::new(),
+        };
+        r.warnings = r.compute_warnings();
+        r
+    }
+
+    fn compute_warnings(&self) -> Vec<String> {
+        let mut w = Vec::new();
+        if self.cancelled {
+            w.push(format!("run cancelled after {:.1}s of the measured window", self.measured_secs));
+        }
+        if self.client_cpu_pct >= 90.0 {
+            w.push(format!(
+                "the load client used {:.0}% of its {} core(s): the numbers measure the client, not the server; add threads or cores",
+                self.client_cpu_pct, self.client_cores
+            ));
+        }
+        if let Some(rate) = &self.rate {
+            if self.measured_secs > 0.0 && rate.achieved < rate.offered * 0.95 {
+                w.push(format!(
+                    "offered {:.0} req/s but achieved {:.0} req/s ({:.0}%)",
+                    rate.offered,
+                    rate.achieved,
+                    100.0 * rate.achieved / rate.offered
+                ));
+            }
+            if rate.waited_for_connection > 0 {
+                w.push(format!(
+                    "{} requests waited for a free connection (max schedule lag {:.1} ms): add connections or pipelining",
+                    rate.waited_for_connection, rate.max_schedule_lag_ms
+                ));
+            }
+        }
+        let e = &self.errors;
+        if e.total() > 0 {
+            w.push(format!(
+                "{} errors: connect {}, read {}, write {}, timeout {}, parse {}",
+                e.total(),
+                e.connect,
+                e.read,
+                e.write,
+                e.timeout,
+                e.parse
+            ));
+        }
+        if self.bad_responses > 0 {
+            w.push(format!("{} responses were not 2xx or 3xx", self.bad_responses));
+        }
+        if self.requests == 0 && !self.cancelled {
+            w.push("no response completed in the measured window".to_string());
+        }
+        w
+    }
+
+    /// DESIGN.md's `load.*` measurement ids; latency ids are absent when nothing completed.
+    pub fn measurements(&self) -> BTreeMap<&'static str, f64> {
+        let mut m = BTreeMap::new();
+        m.insert("load.rps", self.rps);
+        m.insert("load.requests", self.requests as f64);
+        if self.requests > 0 {
+            let l = &self.latency;
+            m.insert("load.latency.mean", l.mean_ms);
+            m.insert("load.latency.p50", l.p50_ms);
+            m.insert("load.latency.p75", l.p75_ms);
+            m.insert("load.latency.p90", l.p90_ms);
+            m.insert("load.latency.p99", l.p99_ms);
+            m.insert("load.latency.p999", l.p999_ms);
+            m.insert("load.latency.max", l.max_ms);
+        }
+        m.insert("load.bad_responses", self.bad_responses as f64);
+        m.insert("load.socket_errors", self.errors.socket_errors() as f64);
+        m.insert("load.errors.connect", self.errors.connect as f64);
+        m.insert("load.errors.read", self.errors.read as f64);
+        m.insert("load.errors.write", self.errors.write as f64);
+        m.insert("load.errors.timeout", self.errors.timeout as f64);
+        m.insert("load.throughput", self.throughput_mib_s);
+        if self.measured_secs > 0.0 {
+            m.insert("load.cpu", self.client_cpu_pct);
+        }
+        m
+    }
+}

@@ -1,0 +1,128 @@
+//! Target URLs: `http://host[:port]/path?query`, IPv4/IPv6 literals and names, resolved once
+//! before the run so no worker ever waits on DNS.
+
+use crate::LoadError;
+use std::net::{SocketAddr, ToSocketAddrs};
+
+/// A parsed `http://` URL and the addresses its host resolved to.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The value of the Host header: host, plus `:port` when the port is not 80.
+    pub host_header: String,
+    /// Path and query, at least `/`.
+    pub path: String,
+    pub addrs: Vec<SocketAddr>,
+}
+
+fn invalid(url: &str, reason: impl Into<String>) -> LoadError {
+    LoadError::InvalidUrl { url: url.to_string(), reason: reason.into() }
+}
+
+/// Parses and resolves `url`.
+pub fn parse(url: &str) -> Result<Target, LoadError> {
+    let (scheme, rest) = url
+        .split_once("://")
+        .ok_or_else(|| invalid(url, "expected a URL like http://127.0.0.1:8080/path"))?;
+    match scheme.to_ascii_lowercase().as_str() {
+        "http" => {}
+        "https" => return Err(LoadError::UnsupportedScheme { url: url.to_string(), reason: "TLS is not supported yet; use http://".into() }),
+        other => return Err(LoadError::UnsupportedScheme { url: url.to_string(), reason: format!("unknown scheme `{other}`; only http:// is supported") }),
+    }
+    let split = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(split);
+    let tail = tail.split('#').next().unwrap_or("");
+    let path = if tail.is_empty() {
+        "/".to_string()
+    } else if tail.starts_with('?') {
+        format!("/{tail}")
+    } else {
+        tail.to_string()
+    };
+    if path.bytes().any(|b| b <= b' ' || b == 0x7f) {
+        return Err(invalid(url, "the path contains spaces or control characters; percent-encode them"));
+    }
+    if authority.contains('@') {
+        return Err(invalid(url, "user info (user@host) is not supported"));
+    }
+    if authority.is_empty() {
+        return Err(invalid(url, "missing host"));
+    }
+    let (host, port_text) = if let Some(after) = authority.strip_prefix('[') {
+        let end = after.find(']').ok_or_else(|| invalid(url, "unterminated IPv6 literal (missing `]`)"))?;
+        let host = &after[..end];
+        let rest = &after[end + 1..];
+        let port = match rest.strip_prefix(':') {
+            Some(p) => Some(p),
+            None if rest.is_empty() => None,
+            None => return Err(invalid(url, "unexpected text after the IPv6 literal")),
+        };
+        host.parse::<std::net::Ipv6Addr>().map_err(|_| invalid(url, format!("`{host}` is not an IPv6 address")))?;
+        (host, port)
+    } else {
+        match authority.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (authority, None),
+        }
+    };
+    if host.is_empty() {
+        return Err(invalid(url, "missing host"));
+    }
+    let port: u16 = match port_text {
+        None | Some("") => 80,
+        Some(p) => p.parse().map_err(|_| invalid(url, format!("invalid port `{p}`")))?,
+    };
+    if port == 0 {
+        return Err(invalid(url, "port 0 is not a valid target"));
+    }
+    let bracketed = if host.contains(':') { format!("[{host}]") } else { host.to_string() };
+    let host_header = if port == 80 { bracketed } else { format!("{bracketed}:{port}") };
+    let addrs: Vec<SocketAddr> = (host, port)
+        .to_socket_addrs()
+        .map_err(|e| LoadError::Resolve { url: url.to_string(), host: host.to_string(), source: e })?
+        .collect();
+    if addrs.is_empty() {
+        return Err(LoadError::Resolve {
+            url: url.to_string(),
+            host: host.to_string(),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "no addresses"),
+        });
+    }
+    Ok(Target { host_header, path, addrs })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_forms() {
+        let t = parse("http://127.0.0.1:8080/plaintext?x=1").unwrap();
+        assert_eq!(t.host_header, "127.0.0.1:8080");
+        assert_eq!(t.path, "/plaintext?x=1");
+        assert_eq!(t.addrs, vec!["127.0.0.1:8080".parse().unwrap()]);
+        let t = parse("http://[::1]:9000").unwrap();
+        assert_eq!(t.host_header, "[::1]:9000");
+        assert_eq!(t.path, "/");
+        assert_eq!(t.addrs, vec!["[::1]:9000".parse().unwrap()]);
+        let t = parse("HTTP://127.0.0.1/a#frag").unwrap();
+        assert_eq!(t.host_header, "127.0.0.1");
+        assert_eq!(t.path, "/a");
+        let t = parse("http://localhost:1234?q").unwrap();
+        assert_eq!(t.host_header, "localhost:1234");
+        assert_eq!(t.path, "/?q");
+        assert!(!t.addrs.is_empty());
+    }
+
+    #[test]
+    fn rejects_bad_urls() {
+        let e = parse("https://x/").unwrap_err().to_string();
+        assert!(e.contains("TLS is not supported yet"), "{e}");
+        assert!(parse("ftp://x/").unwrap_err().to_string().contains("ftp"));
+        assert!(parse("127.0.0.1:80").unwrap_err().to_string().contains("127.0.0.1:80"));
+        assert!(parse("http://:80/").is_err());
+        assert!(parse("http://h:99999/").is_err());
+        assert!(parse("http://[::1/").is_err());
+        assert!(parse("http://[zz]:80/").is_err());
+        assert!(parse("http://h/a b").is_err());
+    }
+}

@@ -1,0 +1,567 @@
+//! One worker thread: its own mio event loop driving its share of the connections.
+//!
+//! Times are u64 nanoseconds since the run's shared t0 (a monotonic Instant). The measured window
+//! is [warm_end, end): a response counts when its request's latency clock started inside the window
+//! and it completed before the window closed.
+
+use crate::connection::{Conn, ConnState, Pending, WriteOutcome};
+use crate::cpu;
+use crate::schedule::Schedule;
+use crate::stats::ThreadStats;
+use crate::{Live, Phase};
+use mio::net::TcpStream;
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token};
+use std::collections::VecDeque;
+use std::io::{self, Read};
+use std::net::SocketAddr;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+const TIMER: Token = Token(usize::MAX - 1);
+const READ_BUF: usize = 64 * 1024;
+const CONNECT_RETRY_NS: u64 = 10_000_000;
+const MAX_SLEEP_NS: u64 = 50_000_000;
+
+/// What every worker shares (read-only).
+pub struct Plan<'a> {
+    pub addr: SocketAddr,
+    pub request: &'a [u8],
+    /// The request repeated `pipeline` times, so a whole pipeline goes out in one write.
+    pub batch: &'a [u8],
+    pub pipeline: usize,
+    pub head_request: bool,
+    pub warm_end: u64,
+    pub end: u64,
+    pub timeout_ns: u64,
+    pub seconds: usize,
+}
+
+/// This worker's share of the work.
+pub struct Share {
+    pub index: usize,
+    pub connections: usize,
+    /// Open model: this worker's requests per second and the phase of its schedule.
+    pub rate: Option<(f64, u64)>,
+    pub cpu: Option<usize>,
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Connect,
+    Read,
+    Write,
+    Parse,
+}
+
+struct Worker<'a> {
+    plan: &'a Plan<'a>,
+    t0: Instant,
+    poll: Poll,
+    conns: Vec<Conn>,
+    buf: Vec<u8>,
+    s: ThreadStats,
+    schedule: Option<Schedule>,
+    free: VecDeque<(u32, u32)>,
+    reconnect: Vec<usize>,
+    timer: Option<OwnedFd>,
+    measuring: bool,
+    live_completed: u64,
+    live_errors: u64,
+}
+
+/// Runs one worker until the window closes or `cancel` is set.
+pub fn run(
+    plan: &Plan<'_>,
+    share: &Share,
+    sync: &dyn Fn() -> Instant,
+    live: &Live,
+    cancel: &AtomicBool,
+) -> io::Result<ThreadStats> {
+    // Set up, then meet the other workers so all start at the same t0 (even if setup failed).
+    let setup = setup(plan, share);
+    let t0 = sync();
+    let mut w = setup?;
+    w.t0 = t0;
+    w.event_loop(share.index == 0, live, cancel)?;
+    Ok(w.s)
+}
+
+fn setup<'a>(plan: &'a Plan<'a>, share: &Share) -> io::Result<Worker<'a>> {
+    if let Some(cpu) = share.cpu {
+        cpu::pin_current_thread(cpu)?;
+    }
+    let open = share.rate.is_some();
+    let mut w = Worker {
+        plan,
+        t0: Instant::now(),
+        poll: Poll::new()?,
+        conns: (0..share.connections).map(|_| Conn::new(plan.head_request, plan.pipeline)).collect(),
+        buf: vec![0; READ_BUF],
+        s: ThreadStats::new(open, plan.seconds),
+        schedule: share.rate.map(|(r, phase)| Schedule::new(r, phase)),
+        free: VecDeque::with_capacity(2 * share.connections * plan.pipeline),
+        reconnect: (0..share.connections).collect(),
+        timer: None,
+        measuring: false,
+        live_completed: 0,
+        live_errors: 0,
+    };
+    if open {
+        w.timer = Some(make_timer(&w.poll)?);
+    }
+    Ok(w)
+}
+
+fn make_timer(poll: &Poll) -> io::Result<OwnedFd> {
+    // SAFETY: timerfd_create returns a new descriptor we take ownership of.
+    let fd = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd is valid and owned by nobody else.
+    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    poll.registry().register(&mut SourceFd(&fd), TIMER, Interest::READABLE)?;
+    Ok(owned)
+}
+
+impl Worker<'_> {
+    #[inline]
+    fn now(&self) -> u64 {
+        self.t0.elapsed().as_nanos() as u64
+    }
+
+    fn event_loop(&mut self, leader: bool, live: &Live, cancel: &AtomicBool) -> io::Result<()> {
+        let mut events = Events::with_capacity(1024);
+        let check_every = (self.plan.timeout_ns / 4).clamp(1_000_000, 10_000_000);
+        let mut next_check = 0u64;
+        let mut cpu_start = 0.0;
+        let mut timer_armed_for = u64::MAX;
+        if leader {
+            live.set_phase(if self.plan.warm_end > 0 { Phase::Warmup } else { Phase::Measuring });
+        }
+        let stop_at;
+        loop {
+            let now = self.now();
+            if cancel.load(Ordering::Relaxed) {
+                stop_at = now.min(self.plan.end);
+                break;
+            }
+            if now >= self.plan.end {
+                stop_at = self.plan.end;
+                break;
+            }
+            if !self.measuring && now >= self.plan.warm_end {
+                self.measuring = true;
+                cpu_start = cpu::thread_cpu_secs();
+                if leader {
+                    live.set_phase(Phase::Measuring);
+                }
+            }
+            self.do_reconnects(now);
+            if now >= next_check {
+                self.check_timeouts(now);
+                next_check = now + check_every;
+            }
+            if self.schedule.is_some() {
+                self.dispatch(now);
+            }
+            if self.live_completed > 0 {
+                live.completed.fetch_add(self.live_completed, Ordering::Relaxed);
+                self.live_completed = 0;
+            }
+            if self.live_errors > 0 {
+                live.errors.fetch_add(self.live_errors, Ordering::Relaxed);
+                self.live_errors = 0;
+            }
+
+            let deadline = self.deadline(now, next_check);
+            let wait_ns = deadline.saturating_sub(now);
+            let timeout = if let (Some(timer), true) = (&self.timer, wait_ns > 0) {
+                if timer_armed_for != deadline {
+                    arm_timer(timer, wait_ns)?;
+                    timer_armed_for = deadline;
+                }
+                // The timerfd wakes us precisely; the poll timeout is only a backstop.
+                Duration::from_nanos(wait_ns + 1_000_000)
+            } else {
+                Duration::from_nanos(wait_ns)
+            };
+            match self.poll.poll(&mut events, Some(timeout)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+            let now = self.now();
+            if now >= self.plan.end {
+                stop_at = self.plan.end;
+                break;
+            }
+            for ev in events.iter() {
+                let tok = ev.token();
+                if tok == TIMER {
+                    if let Some(t) = &self.timer {
+                        let mut b = [0u8; 8];
+                        // SAFETY: reading 8 bytes into our buffer from our timerfd.
+                        unsafe { libc::read(t.as_raw_fd(), b.as_mut_ptr().cast(), 8) };
+                    }
+                    timer_armed_for = u64::MAX;
+                    continue;
+                }
+                let idx = tok.0;
+                match self.conns[idx].state {
+                    ConnState::Idle => {}
+                    ConnState::Connecting => {
+                        self.on_connecting_event(idx, now, ev.is_error());
+                    }
+                    ConnState::Open => {
+                        if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+                            self.on_readable(idx, now, ev.is_read_closed() || ev.is_error());
+                        }
+                        if self.conns[idx].state == ConnState::Open && self.conns[idx].unsent > 0 {
+                            self.flush(idx, now);
+                        }
+                    }
+                }
+            }
+        }
+        // The window has closed: count what is still in flight, and the CPU used.
+        if self.measuring {
+            self.s.cpu_secs = cpu::thread_cpu_secs() - cpu_start;
+        }
+        self.s.measured_ns = stop_at.saturating_sub(self.plan.warm_end);
+        let len = self.plan.request.len();
+        for c in &self.conns {
+            let sent = c.fully_sent(len);
+            for p in c.inflight.iter().take(sent) {
+                if p.intended >= self.plan.warm_end {
+                    self.s.in_flight_at_end += 1;
+                    self.s.in_flight_bytes += len as u64;
+                }
+            }
+        }
+        live.completed.fetch_add(self.live_completed, Ordering::Relaxed);
+        live.errors.fetch_add(self.live_errors, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn deadline(&self, now: u64, next_check: u64) -> u64 {
+        let mut d = self.plan.end.min(next_check).min(now + MAX_SLEEP_NS);
+        if !self.measuring {
+            d = d.min(self.plan.warm_end);
+        }
+        for &i in &self.reconnect {
+            d = d.min(self.conns[i].retry_at);
+        }
+        if let Some(s) = &self.schedule {
+            if !self.free.is_empty() {
+                d = d.min(s.intended(s.next));
+            }
+        }
+        d.max(now)
+    }
+
+    fn in_window(&self, t: u64) -> bool {
+        t >= self.plan.warm_end && t < self.plan.end
+    }
+
+    fn count_error(&mut self, kind: Kind, now: u64) {
+        if !self.in_window(now) {
+            return;
+        }
+        let e = &mut self.s.errors;
+        match kind {
+            Kind::Connect => e.connect += 1,
+            Kind::Read => e.read += 1,
+            Kind::Write => e.write += 1,
+            Kind::Parse => e.parse += 1,
+        }
+        self.tick_error(now, 1);
+    }
+
+    fn tick_error(&mut self, now: u64, n: u64) {
+        let sec = ((now - self.plan.warm_end) / 1_000_000_000) as usize;
+        let last = self.s.timeline.len() - 1;
+        self.s.timeline[sec.min(last)].1 += n;
+        self.live_errors += n;
+    }
+
+    /// Drops connection `idx` (counting `kind` if given and what was in flight) and queues a reconnect.
+    fn kill(&mut self, idx: usize, kind: Option<Kind>, now: u64) {
+        if let Some(k) = kind {
+            self.count_error(k, now);
+        }
+        let warm_end = self.plan.warm_end;
+        let lost = self.conns[idx].inflight.iter().filter(|p| p.intended >= warm_end).count() as u64;
+        if self.in_window(now) {
+            self.s.abandoned += lost;
+        }
+        let c = &mut self.conns[idx];
+        c.reset();
+        c.retry_at = if matches!(kind, Some(Kind::Connect)) { now + CONNECT_RETRY_NS } else { now };
+        self.reconnect.push(idx);
+    }
+
+    fn do_reconnects(&mut self, now: u64) {
+        let mut i = 0;
+        while i < self.reconnect.len() {
+            let idx = self.reconnect[i];
+            if self.conns[idx].retry_at > now {
+                i += 1;
+                continue;
+            }
+            self.reconnect.swap_remove(i);
+            self.connect(idx, now);
+        }
+    }
+
+    fn connect(&mut self, idx: usize, now: u64) {
+        match TcpStream::connect(self.plan.addr) {
+            Ok(mut stream) => {
+                if self
+                    .poll
+                    .registry()
+                    .register(&mut stream, Token(idx), Interest::READABLE | Interest::WRITABLE)
+                    .is_err()
+                {
+                    self.kill(idx, Some(Kind::Connect), now);
+                    return;
+                }
+                let c = &mut self.conns[idx];
+                c.stream = Some(stream);
+                c.state = ConnState::Connecting;
+                c.since = now;
+            }
+            Err(_) => self.kill(idx, Some(Kind::Connect), now),
+        }
+    }
+
+    fn on_connecting_event(&mut self, idx: usize, now: u64, is_error: bool) {
+        let c = &mut self.conns[idx];
+        let Some(stream) = c.stream.as_ref() else { return };
+        if is_error || matches!(stream.take_error(), Ok(Some(_)) | Err(_)) {
+            self.kill(idx, Some(Kind::Connect), now);
+            return;
+        }
+        match stream.peer_addr() {
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotConnected => return,
+            Err(_) => {
+                self.kill(idx, Some(Kind::Connect), now);
+                return;
+            }
+        }
+        let _ = stream.set_nodelay(true);
+        c.state = ConnState::Open;
+        if self.schedule.is_some() {
+            let g = c.generation;
+            for _ in 0..self.plan.pipeline {
+                self.free.push_back((idx as u32, g));
+            }
+        } else {
+            for _ in 0..self.plan.pipeline {
+                self.enqueue(idx, now, now);
+            }
+            self.flush(idx, now);
+        }
+    }
+
+    /// Queues one request on `idx`; the caller flushes.
+    #[inline]
+    fn enqueue(&mut self, idx: usize, intended: u64, now: u64) {
+        let len = self.plan.request.len();
+        let c = &mut self.conns[idx];
+        c.inflight.push_back(Pending { intended, sent: now });
+        c.unsent += len;
+        if intended < self.plan.warm_end {
+            self.s.warmup_sent += 1;
+            self.s.warmup_bytes += len as u64;
+        }
+    }
+
+    fn flush(&mut self, idx: usize, now: u64) {
+        if let WriteOutcome::Failed = self.conns[idx].flush(self.plan.batch) {
+            self.kill(idx, Some(Kind::Write), now);
+        }
+    }
+
+    fn on_readable(&mut self, idx: usize, now: u64, closing: bool) {
+        loop {
+            let Some(stream) = self.conns[idx].stream.as_mut() else { return };
+            match stream.read(&mut self.buf) {
+                Ok(0) => {
+                    self.on_eof(idx, now);
+                    return;
+                }
+                Ok(n) => {
+                    if !self.on_data(idx, n, now) {
+                        return;
+                    }
+                    // A short read drained the socket; new data will raise a new event.
+                    if n < self.buf.len() && !closing {
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => {
+                    self.kill(idx, Some(Kind::Read), now);
+                    return;
+                }
+            }
+        }
+    }
+
+    fn on_eof(&mut self, idx: usize, now: u64) {
+        if let Some(r) = self.conns[idx].parser.eof() {
+            self.on_response(idx, r.status, r.bytes, now);
+        }
+        let c = &self.conns[idx];
+        let kind = if !c.inflight.is_empty() || !c.parser.is_idle() { Some(Kind::Read) } else { None };
+        self.kill(idx, kind, now);
+    }
+
+    /// Parses `n` bytes from the read buffer; false if the connection was dropped.
+    fn on_data(&mut self, idx: usize, n: usize, now: u64) -> bool {
+        let mut off = 0;
+        while off < n {
+            let res = self.conns[idx].parser.feed(&self.buf[off..n], &mut |_: &[u8]| {});
+            match res {
+                Ok((used, resp)) => {
+                    off += used;
+                    if let Some(r) = resp {
+                        if self.conns[idx].inflight.is_empty() {
+                            // A response nobody asked for.
+                            self.kill(idx, Some(Kind::Parse), now);
+                            return false;
+                        }
+                        self.on_response(idx, r.status, r.bytes, now);
+                        if r.close {
+                            self.kill(idx, None, now);
+                            return false;
+                        }
+                        if self.schedule.is_none() && now < self.plan.end {
+                            self.enqueue(idx, now, now);
+                        }
+                    }
+                }
+                Err(_) => {
+                    self.kill(idx, Some(Kind::Parse), now);
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    #[inline]
+    fn on_response(&mut self, idx: usize, status: u16, bytes: u64, now: u64) {
+        let Some(p) = self.conns[idx].inflight.pop_front() else { return };
+        if self.schedule.is_some() {
+            self.free.push_back((idx as u32, self.conns[idx].generation));
+        }
+        if p.intended < self.plan.warm_end {
+            return;
+        }
+        let s = &mut self.s;
+        s.requests += 1;
+        s.bytes_read += bytes;
+        s.status[usize::from(status).min(999)] += 1;
+        s.latency.saturating_record((now.saturating_sub(p.intended)) / 1000);
+        if let Some(u) = s.uncorrected.as_mut() {
+            u.saturating_record((now.saturating_sub(p.sent)) / 1000);
+        }
+        let sec = ((now - self.plan.warm_end) / 1_000_000_000) as usize;
+        let last = s.timeline.len() - 1;
+        s.timeline[sec.min(last)].0 += 1;
+        self.live_completed += 1;
+    }
+
+    fn check_timeouts(&mut self, now: u64) {
+        let limit = self.plan.timeout_ns;
+        for idx in 0..self.conns.len() {
+            let c = &self.conns[idx];
+            match c.state {
+                ConnState::Connecting if now.saturating_sub(c.since) > limit => {
+                    self.kill(idx, Some(Kind::Connect), now);
+                }
+                ConnState::Open => {
+                    let Some(front) = c.inflight.front() else { continue };
+                    if now.saturating_sub(front.sent) <= limit {
+                        continue;
+                    }
+                    let n = c.inflight.len() as u64;
+                    if self.in_window(now) {
+                        self.s.errors.timeout += n;
+                        self.tick_error(now, n);
+                    }
+                    // Timed-out requests are counted as timeouts, not also as abandoned.
+                    self.conns[idx].inflight.clear();
+                    self.kill(idx, None, now);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Open model: sends every request that is due on a connection with a free slot.
+    fn dispatch(&mut self, now: u64) {
+        loop {
+            let Some(sched) = self.schedule.as_ref() else { return };
+            let intended = sched.intended(sched.next);
+            if intended > now {
+                return;
+            }
+            let Some(idx) = self.pop_free() else {
+                self.count_waiting(now);
+                return;
+            };
+            if let Some(s) = self.schedule.as_mut() {
+                s.next += 1;
+            }
+            if intended >= self.plan.warm_end {
+                self.s.max_lag_ns = self.s.max_lag_ns.max(now - intended);
+            }
+            self.enqueue(idx, intended, now);
+            self.flush(idx, now);
+        }
+    }
+
+    fn pop_free(&mut self) -> Option<usize> {
+        while let Some((i, g)) = self.free.pop_front() {
+            let c = &self.conns[i as usize];
+            if c.generation == g && c.state == ConnState::Open && c.inflight.len() < self.plan.pipeline {
+                return Some(i as usize);
+            }
+        }
+        None
+    }
+
+    /// Every due request found all connections busy: count each such request once.
+    fn count_waiting(&mut self, now: u64) {
+        let warm_end = self.plan.warm_end;
+        let Some(sched) = self.schedule.as_mut() else { return };
+        if let Some(last) = sched.last_due(now) {
+            for k in sched.next.max(sched.waited_upto)..=last {
+                if sched.intended(k) >= warm_end {
+                    self.s.waited += 1;
+                }
+            }
+            sched.waited_upto = sched.waited_upto.max(last + 1);
+        }
+    }
+}
+
+fn arm_timer(timer: &OwnedFd, ns: u64) -> io::Result<()> {
+    let spec = libc::itimerspec {
+        it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
+        it_value: libc::timespec { tv_sec: (ns / 1_000_000_000) as libc::time_t, tv_nsec: (ns % 1_000_000_000) as libc::c_long },
+    };
+    // SAFETY: arming our own timerfd with a valid itimerspec.
+    let rc = unsafe { libc::timerfd_settime(timer.as_raw_fd(), 0, &spec, std::ptr::null_mut()) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}

@@ -1,0 +1,494 @@
+//! A cgroup per application run: the kernel's own account of the app's memory, page cache
+//! included, and a way to kill every process the app left behind.
+
+use crate::procfs::{keyed_value, read, read_u64};
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, ErrorKind, Write};
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+/// A cgroup rigor created (v2, or v1 memory with cpuacct when available).
+/// Cloning copies the paths only; the cgroup itself is removed once, by [`Cgroup::remove`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cgroup {
+    kind: Kind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Kind {
+    V2 {
+        dir: PathBuf,
+    },
+    V1 {
+        memory: PathBuf,
+        cpuacct: Option<PathBuf>,
+    },
+}
+
+/// Pre-opened cgroup.procs files, so a child between fork and exec can join the cgroup with
+/// async-signal-safe `write(2)` calls only (no allocation in `pre_exec`).
+#[derive(Debug)]
+pub struct CgroupJoiner {
+    files: Vec<File>,
+}
+
+impl CgroupJoiner {
+    /// Moves the calling process into the cgroup (writes "0", meaning "me", to each file).
+    /// Meant for `CommandExt::pre_exec`.
+    pub fn join_self(&self) -> io::Result<()> {
+        for f in &self.files {
+            // SAFETY: writing a 1-byte static buffer to an open descriptor.
+            let n = unsafe { libc::write(f.as_raw_fd(), b"0".as_ptr().cast(), 1) };
+            if n != 1 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        Ok(())
+    }
+}
+
+static COUNTER: AtomicU32 = AtomicU32::new(0);
+
+impl Cgroup {
+    /// A name unique to this rigor process and call: `rigor-<pid>-<n>`.
+    pub fn unique_name() -> String {
+        format!(
+            "rigor-{}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        )
+    }
+
+    /// Creates a cgroup named [`Cgroup::unique_name`].
+    pub fn create_unique() -> Result<Cgroup, String> {
+        Self::create(&Self::unique_name())
+    }
+
+    /// Creates `name` under the cgroup rigor itself runs in: cgroup v2 when it has the memory
+    /// controller, else v1 memory (+cpuacct). The error says why none could be made, so the
+    /// report can explain the missing cgroup figures.
+    pub fn create(name: &str) -> Result<Cgroup, String> {
+        if name.is_empty() || name.contains('/') || name == "." || name == ".." {
+            return Err(format!("invalid cgroup name {name:?}"));
+        }
+        let mounts = cgroup_mounts();
+        let own = own_cgroups();
+        let mut why = Vec::new();
+
+        if let Some(m) = mounts.iter().find(|m| m.fstype == "cgroup2") {
+            match own
+                .iter()
+                .find(|c| c.hierarchy == 0 && c.controllers.is_empty())
+            {
+                Some(c) => match m.dir_for(&c.path) {
+                    Some(parent) => match create_v2(&parent, name) {
+                        Ok(cg) => return Ok(cg),
+                        Err(e) => why.push(e),
+                    },
+                    None => why.push(format!(
+                        "cgroup v2: our cgroup {} is outside the mount at {}",
+                        c.path,
+                        m.point.display()
+                    )),
+                },
+                None => why.push("cgroup v2 mounted but /proc/self/cgroup has no v2 entry".into()),
+            }
+        }
+
+        let v1 = |ctrl: &str| -> Result<PathBuf, String> {
+            let m = mounts
+                .iter()
+                .find(|m| m.fstype == "cgroup" && m.options.split(',').any(|o| o == ctrl))
+                .ok_or_else(|| format!("no cgroup v1 {ctrl} hierarchy mounted"))?;
+            let c = own
+                .iter()
+                .find(|c| c.hierarchy != 0 && c.controllers.iter().any(|x| x == ctrl))
+                .ok_or_else(|| format!("/proc/self/cgroup has no {ctrl} entry"))?;
+            let parent = m.dir_for(&c.path).ok_or_else(|| {
+                format!(
+                    "our {ctrl} cgroup {} is outside the mount at {}",
+                    c.path,
+                    m.point.display()
+                )
+            })?;
+            make_dir(&parent.join(name))
+        };
+        match v1("memory") {
+            Ok(memory) => {
+                let cpuacct = v1("cpuacct").ok();
+                return Ok(Cgroup {
+                    kind: Kind::V1 { memory, cpuacct },
+                });
+            }
+            Err(e) => why.push(format!("cgroup v1: {e}")),
+        }
+        Err(format!("no cgroup could be made: {}", why.join("; ")))
+    }
+
+    /// 2 or 1.
+    pub fn version(&self) -> u8 {
+        match self.kind {
+            Kind::V2 { .. } => 2,
+            Kind::V1 { .. } => 1,
+        }
+    }
+
+    /// The cgroup.procs files a process must be written to in order to join every hierarchy.
+    pub fn procs_path(&self) -> Vec<PathBuf> {
+        self.dirs().iter().map(|d| d.join("cgroup.procs")).collect()
+    }
+
+    /// Opens the procs files now, for joining from `pre_exec` (see [`CgroupJoiner`]).
+    pub fn joiner(&self) -> io::Result<CgroupJoiner> {
+        let files = self
+            .procs_path()
+            .iter()
+            .map(|p| OpenOptions::new().write(true).open(p))
+            .collect::<io::Result<Vec<_>>>()?;
+        Ok(CgroupJoiner { files })
+    }
+
+    /// Moves a process (and all its threads) into the cgroup.
+    pub fn add_pid(&self, pid: i32) -> io::Result<()> {
+        for p in self.procs_path() {
+            // One write per pid: cgroup.procs takes a single id per write(2).
+            let mut f = OpenOptions::new().write(true).open(&p)?;
+            f.write_all(pid.to_string().as_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// Memory charged to the cgroup (anonymous, page cache, kernel): v2 memory.current,
+    /// v1 memory.usage_in_bytes.
+    pub fn memory_bytes(&self) -> Option<u64> {
+        match &self.kind {
+            Kind::V2 { dir } => read_u64(dir.join("memory.current")),
+            Kind::V1 { memory, .. } => read_u64(memory.join("memory.usage_in_bytes")),
+        }
+    }
+
+    /// Highest memory usage the kernel saw (v2 memory.peak, kernel 5.19+; v1
+    /// memory.max_usage_in_bytes): catches peaks between two samples.
+    pub fn peak_memory_bytes(&self) -> Option<u64> {
+        match &self.kind {
+            Kind::V2 { dir } => read_u64(dir.join("memory.peak")),
+            Kind::V1 { memory, .. } => read_u64(memory.join("memory.max_usage_in_bytes")),
+        }
+    }
+
+    /// The page-cache part of the cgroup's memory (v2 `file`, v1 `total_cache`): files the app
+    /// read or wrote, which are the kernel's memory rather than the app's.
+    pub fn page_cache_bytes(&self) -> Option<u64> {
+        self.stat(&["file"], &["total_cache", "cache"])
+    }
+
+    /// The anonymous part (heap, stacks) of the cgroup's memory (v2 `anon`, v1 `total_rss`).
+    pub fn anon_bytes(&self) -> Option<u64> {
+        self.stat(&["anon"], &["total_rss", "rss"])
+    }
+
+    /// CPU time used by the cgroup's processes, dead ones included (v2 cpu.stat usage_usec,
+    /// v1 cpuacct.usage): a cross-check for the tree sampler, which loses exited children.
+    pub fn cpu_usage_ns(&self) -> Option<u64> {
+        match &self.kind {
+            Kind::V2 { dir } => {
+                keyed_value(&read(dir.join("cpu.stat"))?, "usage_usec").map(|u| u * 1000)
+            }
+            Kind::V1 { cpuacct, .. } => read_u64(cpuacct.as_ref()?.join("cpuacct.usage")),
+        }
+    }
+
+    fn stat(&self, v2: &[&str], v1: &[&str]) -> Option<u64> {
+        let (dir, keys) = match &self.kind {
+            Kind::V2 { dir } => (dir, v2),
+            Kind::V1 { memory, .. } => (memory, v1),
+        };
+        let text = read(dir.join("memory.stat"))?;
+        keys.iter().find_map(|k| keyed_value(&text, k))
+    }
+
+    /// The processes currently in the cgroup.
+    pub fn pids(&self) -> Vec<i32> {
+        let dir = self.main_dir();
+        read(dir.join("cgroup.procs"))
+            .map(|t| t.lines().filter_map(|l| l.trim().parse().ok()).collect())
+            .unwrap_or_default()
+    }
+
+    /// SIGKILLs every process in the cgroup (cgroup.kill where the kernel has it) and waits up
+    /// to two seconds for them to leave, so no orphan survives an iteration.
+    pub fn kill_all(&self) {
+        if let Kind::V2 { dir } = &self.kind {
+            let _ = fs::write(dir.join("cgroup.kill"), "1");
+        }
+        let deadline = Instant::now() + Duration::from_secs(2);
+        loop {
+            let pids = self.pids();
+            if pids.is_empty() || Instant::now() > deadline {
+                break;
+            }
+            for pid in pids {
+                // SAFETY: kill has no memory-safety preconditions.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Deletes the cgroup (after [`Cgroup::kill_all`]); retries briefly while exiting
+    /// processes are still being released.
+    pub fn remove(self) -> io::Result<()> {
+        let mut result = Ok(());
+        for dir in self.dirs() {
+            let deadline = Instant::now() + Duration::from_secs(2);
+            loop {
+                match fs::remove_dir(&dir) {
+                    Ok(()) => break,
+                    Err(e) if e.kind() == ErrorKind::NotFound => break,
+                    Err(e)
+                        if e.raw_os_error() == Some(libc::EBUSY) && Instant::now() < deadline =>
+                    {
+                        std::thread::sleep(Duration::from_millis(20));
+                    }
+                    Err(e) => {
+                        result = Err(io::Error::new(
+                            e.kind(),
+                            format!("removing {}: {e}", dir.display()),
+                        ));
+                        break;
+                    }
+                }
+            }
+        }
+        result
+    }
+
+    /// One line for logs and reports: version and paths.
+    pub fn describe(&self) -> String {
+        match &self.kind {
+            Kind::V2 { dir } => format!("cgroup v2 {}", dir.display()),
+            Kind::V1 { memory, cpuacct } => match cpuacct {
+                Some(c) => format!(
+                    "cgroup v1 memory {} + cpuacct {}",
+                    memory.display(),
+                    c.display()
+                ),
+                None => format!("cgroup v1 memory {}", memory.display()),
+            },
+        }
+    }
+
+    fn main_dir(&self) -> &Path {
+        match &self.kind {
+            Kind::V2 { dir } => dir,
+            Kind::V1 { memory, .. } => memory,
+        }
+    }
+
+    fn dirs(&self) -> Vec<PathBuf> {
+        match &self.kind {
+            Kind::V2 { dir } => vec![dir.clone()],
+            Kind::V1 { memory, cpuacct } => std::iter::once(memory.clone())
+                .chain(cpuacct.clone())
+                .collect(),
+        }
+    }
+}
+
+fn create_v2(parent: &Path, name: &str) -> Result<Cgroup, String> {
+    let controllers = read(parent.join("cgroup.controllers")).unwrap_or_default();
+    if !controllers.split_whitespace().any(|c| c == "memory") {
+        return Err(format!(
+            "cgroup v2 at {}: no memory controller available (it may be bound to a v1 hierarchy)",
+            parent.display()
+        ));
+    }
+    let subtree = read(parent.join("cgroup.subtree_control")).unwrap_or_default();
+    if !subtree.split_whitespace().any(|c| c == "memory") {
+        if let Err(e) = fs::write(parent.join("cgroup.subtree_control"), "+memory") {
+            let hint = if e.raw_os_error() == Some(libc::EBUSY) {
+                " (our cgroup holds processes, so v2 forbids controllers for its children; \
+                 start rigor in its own delegated cgroup, e.g. systemd-run --scope -p Delegate=yes)"
+            } else {
+                ""
+            };
+            return Err(format!(
+                "cgroup v2: cannot enable memory for children of {}: {e}{hint}",
+                parent.display()
+            ));
+        }
+    }
+    let dir = make_dir(&parent.join(name)).map_err(|e| format!("cgroup v2: {e}"))?;
+    if !dir.join("memory.current").exists() {
+        let _ = fs::remove_dir(&dir);
+        return Err(format!(
+            "cgroup v2: {} has no memory.current after creation",
+            dir.display()
+        ));
+    }
+    Ok(Cgroup {
+        kind: Kind::V2 { dir },
+    })
+}
+
+/// mkdir, replacing an empty leftover of an earlier run with the same name.
+fn make_dir(dir: &Path) -> Result<PathBuf, String> {
+    match fs::create_dir(dir) {
+        Ok(()) => Ok(dir.to_path_buf()),
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => fs::remove_dir(dir)
+            .and_then(|_| fs::create_dir(dir))
+            .map(|_| dir.to_path_buf())
+            .map_err(|e| format!("{} exists and cannot be replaced: {e}", dir.display())),
+        Err(e) => Err(format!(
+            "cannot create {}: {e} (rigor needs write access to its own cgroup: run as root or in a delegated cgroup)",
+            dir.display()
+        )),
+    }
+}
+
+/// How the machine's cgroups are laid out: `v2`, `v1 (hybrid, …)`, `v1`, or `none`.
+pub fn cgroup_layout() -> String {
+    let mounts = cgroup_mounts();
+    let v2 = mounts.iter().find(|m| m.fstype == "cgroup2");
+    let v1 = mounts.iter().any(|m| m.fstype == "cgroup");
+    match (v2, v1) {
+        (Some(_), false) => "v2".into(),
+        (Some(m), true) => format!("v1 (hybrid, cgroup2 at {})", m.point.display()),
+        (None, true) => "v1".into(),
+        (None, false) => "none".into(),
+    }
+}
+
+#[derive(Debug)]
+struct Mount {
+    root: String,
+    point: PathBuf,
+    fstype: String,
+    options: String,
+}
+
+impl Mount {
+    /// Directory of cgroup `path` (as in /proc/self/cgroup) under this mount.
+    fn dir_for(&self, path: &str) -> Option<PathBuf> {
+        let rel = if self.root == "/" {
+            path.strip_prefix('/').unwrap_or(path)
+        } else {
+            let rest = path.strip_prefix(self.root.as_str())?;
+            if !(rest.is_empty() || rest.starts_with('/')) {
+                return None;
+            }
+            rest.trim_start_matches('/')
+        };
+        if rel.split('/').any(|c| c == "..") {
+            return None;
+        }
+        Some(self.point.join(rel))
+    }
+}
+
+/// cgroup and cgroup2 mounts from /proc/self/mountinfo.
+fn cgroup_mounts() -> Vec<Mount> {
+    let Some(text) = read("/proc/self/mountinfo") else {
+        return Vec::new();
+    };
+    text.lines().filter_map(parse_mountinfo_line).collect()
+}
+
+fn parse_mountinfo_line(line: &str) -> Option<Mount> {
+    let (pre, post) = line.split_once(" - ")?;
+    let pre: Vec<&str> = pre.split(' ').collect();
+    let mut post = post.split(' ');
+    let fstype = post.next()?;
+    if fstype != "cgroup" && fstype != "cgroup2" {
+        return None;
+    }
+    let _source = post.next()?;
+    Some(Mount {
+        root: unescape(pre.get(3)?),
+        point: PathBuf::from(unescape(pre.get(4)?)),
+        fstype: fstype.to_string(),
+        options: post.next().unwrap_or("").to_string(),
+    })
+}
+
+/// mountinfo escapes space, tab, newline and backslash as \ooo.
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
+            out.push((b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0'));
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+struct OwnCgroup {
+    hierarchy: u32,
+    controllers: Vec<String>,
+    path: String,
+}
+
+/// The lines of /proc/self/cgroup: `hierarchy-id:controllers:path`.
+fn own_cgroups() -> Vec<OwnCgroup> {
+    let Some(text) = read("/proc/self/cgroup") else {
+        return Vec::new();
+    };
+    text.lines()
+        .filter_map(|l| {
+            let mut parts = l.splitn(3, ':');
+            let hierarchy = parts.next()?.parse().ok()?;
+            let controllers = parts
+                .next()?
+                .split(',')
+                .filter(|c| !c.is_empty())
+                .map(String::from)
+                .collect();
+            Some(OwnCgroup {
+                hierarchy,
+                controllers,
+                path: parts.next()?.to_string(),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mountinfo_lines() {
+        let m = parse_mountinfo_line(
+            "35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory",
+        )
+        .unwrap();
+        assert_eq!(m.fstype, "cgroup");
+        assert_eq!(m.options, "rw,memory");
+        assert_eq!(
+            m.dir_for("/a/b"),
+            Some(PathBuf::from("/sys/fs/cgroup/memory/a/b"))
+        );
+        let m = parse_mountinfo_line(
+            "41 31 0:38 /docker/x /sys/fs/cgroup\\040v2 rw shared:1 - cgroup2 cgroup2 rw,nsdelegate",
+        )
+        .unwrap();
+        assert_eq!(m.point, PathBuf::from("/sys/fs/cgroup v2"));
+        assert_eq!(
+            m.dir_for("/docker/x/y"),
+            Some(PathBuf::from("/sys/fs/cgroup v2/y"))
+        );
+        assert_eq!(m.dir_for("/docker/xy"), None);
+        assert!(parse_mountinfo_line("1 0 0:1 / / rw - ext4 /dev/vda rw").is_none());
+    }
+}

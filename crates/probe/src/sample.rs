@@ -1,0 +1,139 @@
+//! One reading of a process tree (and optionally its cgroup): the raw material the sampler
+//! collects and the figures are computed from.
+
+use crate::cgroup::Cgroup;
+use crate::procfs::{read, status_value, Stat};
+use crate::tree::descendants;
+use std::collections::BTreeMap;
+use std::io::ErrorKind;
+use std::time::Instant;
+
+/// A snapshot of a process tree at one instant.
+#[derive(Debug, Clone)]
+pub struct ProcSample {
+    /// When the snapshot was taken (monotonic).
+    pub at: Instant,
+    /// utime + stime in clock ticks per process, so CPU is computed only over processes present
+    /// in two consecutive samples (a process that appears or exits does not fake a spike).
+    pub cpu_ticks: BTreeMap<i32, u64>,
+    /// Sum of VmRSS over the tree (shared pages are counted once per process).
+    pub rss_bytes: u64,
+    /// Sum of Private_Clean + Private_Dirty (USS) over the tree; `None` when any process's
+    /// smaps could not be read (e.g. not permitted), because a partial sum would understate.
+    pub uss_bytes: Option<u64>,
+    /// OS threads over the tree.
+    pub threads: u64,
+    /// Involuntary context switches summed over the live threads of the tree
+    /// (threads that already exited take their counts with them).
+    pub nonvoluntary_ctxt_switches: u64,
+    /// Number of processes in the tree.
+    pub pids: usize,
+    /// The cgroup's memory usage (v2 memory.current, v1 memory.usage_in_bytes).
+    pub cgroup_memory: Option<u64>,
+    /// The page-cache part of the cgroup's memory.
+    pub cgroup_cache: Option<u64>,
+    /// The anonymous part of the cgroup's memory.
+    pub cgroup_anon: Option<u64>,
+}
+
+/// Reads the tree rooted at `root` (and the cgroup, if given). `None` when the root is gone
+/// (or a zombie: exited but not yet reaped).
+pub fn sample_tree(root: i32, cgroup: Option<&Cgroup>) -> Option<ProcSample> {
+    let pids = descendants(root);
+    if pids.is_empty() {
+        return None;
+    }
+    let at = Instant::now();
+    let mut sample = ProcSample {
+        at,
+        cpu_ticks: BTreeMap::new(),
+        rss_bytes: 0,
+        uss_bytes: Some(0),
+        threads: 0,
+        nonvoluntary_ctxt_switches: 0,
+        pids: 0,
+        cgroup_memory: None,
+        cgroup_cache: None,
+        cgroup_anon: None,
+    };
+    for pid in pids {
+        let Some(stat) = Stat::read(pid) else {
+            if pid == root {
+                return None;
+            }
+            continue; // exited between the listing and now
+        };
+        // A zombie root has exited; only its parent's wait() is left to happen.
+        if pid == root && matches!(stat.state, 'Z' | 'X') {
+            return None;
+        }
+        // A zombie has released its memory and threads; only its final CPU counts.
+        sample.cpu_ticks.insert(pid, stat.cpu_ticks());
+        sample.pids += 1;
+        if stat.state == 'Z' {
+            continue;
+        }
+        if let Some(status) = read(format!("/proc/{pid}/status")) {
+            sample.rss_bytes += status_value(&status, "VmRSS").unwrap_or(0);
+            sample.threads += status_value(&status, "Threads").unwrap_or(stat.num_threads());
+        }
+        sample.nonvoluntary_ctxt_switches += nonvoluntary_switches(pid);
+        match private_bytes(pid) {
+            Ok(Some(b)) => {
+                if let Some(u) = sample.uss_bytes.as_mut() {
+                    *u += b;
+                }
+            }
+            Ok(None) => {} // exited meanwhile
+            Err(()) => sample.uss_bytes = None,
+        }
+    }
+    if let Some(cg) = cgroup {
+        sample.cgroup_memory = cg.memory_bytes();
+        sample.cgroup_cache = cg.page_cache_bytes();
+        sample.cgroup_anon = cg.anon_bytes();
+    }
+    Some(sample)
+}
+
+/// Involuntary context switches of every live thread of `pid` (/proc/PID/status alone
+/// reports only the main thread's).
+fn nonvoluntary_switches(pid: i32) -> u64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .filter_map(|t| {
+            let status = read(t.ok()?.path().join("status"))?;
+            status_value(&status, "nonvoluntary_ctxt_switches")
+        })
+        .sum()
+}
+
+/// USS of one process from smaps_rollup (or smaps on kernels before 4.14).
+/// `Ok(None)`: the process is gone. `Err`: it exists but cannot be read.
+fn private_bytes(pid: i32) -> Result<Option<u64>, ()> {
+    let rollup = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"));
+    let text = match rollup {
+        Ok(t) => t,
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            match std::fs::read_to_string(format!("/proc/{pid}/smaps")) {
+                Ok(t) => t,
+                Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+                Err(_) => return Err(()),
+            }
+        }
+        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => return Ok(None),
+        Err(_) => return Err(()),
+    };
+    // Kernel threads and zombies have an empty rollup: they own no private memory.
+    let mut total = 0;
+    for line in text.lines() {
+        for key in ["Private_Clean", "Private_Dirty"] {
+            if let Some(v) = status_value(line, key) {
+                total += v;
+            }
+        }
+    }
+    Ok(Some(total))
+}

@@ -1,0 +1,183 @@
+//! A background thread that samples the app's tree at a fixed interval, so figures cover the
+//! whole run and the measured window can be cut out of it afterwards.
+
+use crate::cgroup::Cgroup;
+use crate::procfs::{clock_ticks_per_second, online_cpus};
+use crate::sample::{sample_tree, ProcSample};
+use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Phase boundaries the orchestrator announces while the sampler runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    /// The measured window begins (warmup is over).
+    WindowStart,
+    /// The measured window ends.
+    WindowEnd,
+}
+
+enum Msg {
+    Mark(Mark, Instant),
+    Stop,
+}
+
+/// Handle on the sampling thread; `stop` it to get the samples back.
+pub struct Sampler {
+    tx: Sender<Msg>,
+    handle: Option<JoinHandle<Samples>>,
+}
+
+/// Everything a sampler collected, plus what is needed to turn it into figures.
+#[derive(Debug, Clone)]
+pub struct Samples {
+    pub(crate) samples: Vec<ProcSample>,
+    /// (mark, when it was announced, index of the sample taken in answer to it)
+    pub(crate) marks: Vec<(Mark, Instant, usize)>,
+    pub(crate) clock_ticks: u64,
+    pub(crate) cpus: usize,
+}
+
+impl Sampler {
+    /// Samples `root`'s tree every `interval`, normalising CPU by the online CPUs.
+    pub fn start(root: i32, cgroup: Option<Cgroup>, interval: Duration) -> Sampler {
+        Self::start_with(root, cgroup, interval, online_cpus())
+    }
+
+    /// Like [`Sampler::start`], with the CPU count that "100% CPU" means: pass the size of the
+    /// app's cpuset when it is pinned, so a saturated pinned app reads 100%, not 100/N %.
+    pub fn start_with(
+        root: i32,
+        cgroup: Option<Cgroup>,
+        interval: Duration,
+        cpus_for_normalising: usize,
+    ) -> Sampler {
+        let (tx, rx) = channel::<Msg>();
+        let interval = interval.max(Duration::from_millis(1));
+        let handle = std::thread::Builder::new()
+            .name(format!("rigor-sampler-{root}"))
+            .spawn(move || {
+                let mut out = Samples {
+                    samples: Vec::new(),
+                    marks: Vec::new(),
+                    clock_ticks: clock_ticks_per_second(),
+                    cpus: cpus_for_normalising.max(1),
+                };
+                // The first sample is discarded: right after spawn it may still see the
+                // launcher (before exec) and it has no predecessor to compute CPU from.
+                let _ = sample_tree(root, cgroup.as_ref());
+                let mut next = Instant::now() + interval;
+                loop {
+                    let wait = next.saturating_duration_since(Instant::now());
+                    match rx.recv_timeout(wait) {
+                        Ok(Msg::Mark(mark, at)) => {
+                            let index = out.samples.len();
+                            if let Some(s) = sample_tree(root, cgroup.as_ref()) {
+                                out.samples.push(s);
+                            }
+                            out.marks.push((mark, at, index));
+                        }
+                        Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => break,
+                        Err(RecvTimeoutError::Timeout) => {
+                            if let Some(s) = sample_tree(root, cgroup.as_ref()) {
+                                out.samples.push(s);
+                            }
+                            next += interval;
+                            // After a stall (suspended machine, slow /proc), don't burst to catch up.
+                            let now = Instant::now();
+                            if next < now {
+                                next = now + interval;
+                            }
+                        }
+                    }
+                }
+                out
+            })
+            .expect("spawn sampler thread");
+        Sampler {
+            tx,
+            handle: Some(handle),
+        }
+    }
+
+    /// Records a phase boundary; the sampler takes a sample right away so the window's edges
+    /// are exact rather than up to one interval late.
+    pub fn mark(&self, label: Mark) {
+        let _ = self.tx.send(Msg::Mark(label, Instant::now()));
+    }
+
+    /// Stops the thread and returns what it collected.
+    pub fn stop(mut self) -> Samples {
+        self.finish()
+    }
+
+    fn finish(&mut self) -> Samples {
+        let _ = self.tx.send(Msg::Stop);
+        match self.handle.take().map(|h| h.join()) {
+            Some(Ok(samples)) => samples,
+            _ => Samples {
+                samples: Vec::new(),
+                marks: Vec::new(),
+                clock_ticks: clock_ticks_per_second(),
+                cpus: 1,
+            },
+        }
+    }
+}
+
+impl Drop for Sampler {
+    fn drop(&mut self) {
+        if self.handle.is_some() {
+            let _ = self.finish();
+        }
+    }
+}
+
+impl Samples {
+    /// Every kept sample, in time order (the discarded first one is not here).
+    pub fn samples(&self) -> &[ProcSample] {
+        &self.samples
+    }
+
+    /// The samples of the measured window: from the one taken at `WindowStart` to the one taken
+    /// at `WindowEnd` (or the last one if the end was never marked). Without a `WindowStart`
+    /// mark, the whole run is the window.
+    pub fn window(&self) -> &[ProcSample] {
+        let start = self.mark_index(Mark::WindowStart);
+        let end = self.mark_index(Mark::WindowEnd);
+        let n = self.samples.len();
+        let from = start.unwrap_or(0).min(n);
+        // The end mark's sample sits at its index (if it was taken).
+        let to = end.map_or(n, |e| (e + 1).min(n)).max(from);
+        &self.samples[from..to]
+    }
+
+    /// The marks announced, with when and at which sample index.
+    pub fn marks(&self) -> &[(Mark, Instant, usize)] {
+        &self.marks
+    }
+
+    /// The CPU count used as "100%" for `cpu_*` figures.
+    pub fn cpus_for_normalising(&self) -> usize {
+        self.cpus
+    }
+
+    fn mark_index(&self, mark: Mark) -> Option<usize> {
+        // The last start and the first end after it, so a repeated mark doesn't widen the window.
+        match mark {
+            Mark::WindowStart => self
+                .marks
+                .iter()
+                .rev()
+                .find(|m| m.0 == Mark::WindowStart)
+                .map(|m| m.2),
+            Mark::WindowEnd => {
+                let start = self.mark_index(Mark::WindowStart).unwrap_or(0);
+                self.marks
+                    .iter()
+                    .find(|m| m.0 == Mark::WindowEnd && m.2 >= start)
+                    .map(|m| m.2)
+            }
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! cgroup creation, accounting and clean-up against the real kernel.
+
+mod common;
+
+use common::*;
+use rigor_probe::*;
+use std::os::unix::io::AsRawFd;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+fn make() -> Option<Cgroup> {
+    if !is_root() {
+        eprintln!("skipped: not root, cannot create cgroups");
+        return None;
+    }
+    match Cgroup::create_unique() {
+        Ok(cg) => Some(cg),
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            None
+        }
+    }
+}
+
+/// Writes `mib` MiB to a file and drops it from the page cache, so whoever reads it next is
+/// charged for it.
+fn cold_file(path: &Path, mib: usize) {
+    std::fs::write(path, vec![7u8; mib << 20]).unwrap();
+    let f = std::fs::File::open(path).unwrap();
+    f.sync_all().unwrap();
+    // SAFETY: advisory call on an open descriptor.
+    let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    assert_eq!(rc, 0);
+}
+
+#[test]
+fn page_cache_of_a_read_file_is_charged_and_kill_all_cleans_up() {
+    let Some(cg) = make() else { return };
+    eprintln!("{}", cg.describe());
+    let dir = TempDir::new("cgroup-cache");
+    let file = dir.0.join("data");
+    cold_file(&file, 48);
+
+    let joiner = cg.joiner().unwrap();
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c").arg(format!(
+        "cat {} > /dev/null; sleep 30 & sleep 30 & echo read; wait",
+        file.display()
+    ));
+    // SAFETY: join_self only calls write(2) on already-open descriptors.
+    unsafe { cmd.pre_exec(move || joiner.join_self()) };
+    let mut p = spawn(&mut cmd);
+    assert_eq!(p.wait_line().trim(), "read");
+    let root = p.pid();
+
+    let pids = wait_for(Duration::from_secs(5), || {
+        let pids = cg.pids();
+        (pids.len() >= 3).then_some(pids)
+    })
+    .expect("shell and two sleeps in the cgroup");
+    assert!(pids.contains(&root));
+
+    let cache = cg.page_cache_bytes().unwrap();
+    let memory = cg.memory_bytes().unwrap();
+    let anon = cg.anon_bytes().unwrap();
+    eprintln!("memory {memory} cache {cache} anon {anon}");
+    assert!(
+        cache >= 40 << 20,
+        "page cache {cache} should hold the 48 MiB file"
+    );
+    assert!(memory >= cache);
+    assert!(cg.peak_memory_bytes().unwrap() >= memory);
+
+    let s = sample_tree(root, Some(&cg)).unwrap();
+    assert_eq!(s.cgroup_memory.map(|m| m >= 40 << 20), Some(true));
+    assert!(s.cgroup_cache.is_some() && s.cgroup_anon.is_some());
+    // Page cache is the kernel's memory, not the processes'.
+    assert!(s.rss_bytes < 20 << 20);
+
+    cg.kill_all();
+    assert!(cg.pids().is_empty());
+    p.child.wait().unwrap();
+    let dirs: Vec<_> = cg
+        .procs_path()
+        .iter()
+        .map(|p| p.parent().unwrap().to_path_buf())
+        .collect();
+    cg.remove().unwrap();
+    for d in dirs {
+        assert!(!d.exists(), "{} left behind", d.display());
+    }
+    for pid in pids {
+        let alive =
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "));
+        assert!(!alive, "{pid} survived kill_all");
+    }
+}
+
+#[test]
+fn add_pid_moves_a_running_process_and_cpu_is_accounted() {
+    let Some(cg) = make() else { return };
+    let p = python("while True: pass");
+    cg.add_pid(p.pid()).unwrap();
+    assert_eq!(cg.pids(), vec![p.pid()]);
+    let before = cg.cpu_usage_ns();
+    std::thread::sleep(Duration::from_millis(300));
+    if let (Some(a), Some(b)) = (before, cg.cpu_usage_ns()) {
+        assert!(b > a, "cgroup cpu usage should grow: {a} -> {b}");
+    }
+    let sampler = Sampler::start(p.pid(), Some(cg.clone()), Duration::from_millis(100));
+    std::thread::sleep(Duration::from_millis(500));
+    let f = sampler.stop().figures();
+    assert!(f.cgroup_memory_max_mib.unwrap() > 0.0);
+    assert!(f.cgroup_cache_max_mib.is_some());
+    assert!(f.cgroup_anon_mib.is_some());
+    cg.kill_all();
+    drop(p);
+    cg.remove().unwrap();
+}
+
+#[test]
+fn names_are_validated_and_unique() {
+    assert!(Cgroup::create("a/b").is_err());
+    assert!(Cgroup::create("").is_err());
+    assert_ne!(Cgroup::unique_name(), Cgroup::unique_name());
+    assert!(Cgroup::unique_name().starts_with(&format!("rigor-{}-", std::process::id())));
+}

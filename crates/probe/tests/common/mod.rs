@@ -1,0 +1,119 @@
+// Shared helpers for the integration tests (included with `mod common;`).
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A spawned child in its own process group; the whole group is killed and reaped on drop, so a
+/// failing assertion leaves no orphan behind.
+pub struct Spawned {
+    pub child: Child,
+}
+
+impl Spawned {
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// Reads one line of the child's stdout (the child prints when it is ready).
+    pub fn wait_line(&mut self) -> String {
+        let out = self.child.stdout.as_mut().expect("piped stdout");
+        let mut line = String::new();
+        BufReader::new(out)
+            .read_line(&mut line)
+            .expect("read child stdout");
+        line
+    }
+}
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        // SAFETY: signalling our own child's process group.
+        unsafe { libc::kill(-(self.child.id() as i32), libc::SIGKILL) };
+        let _ = self.child.wait();
+    }
+}
+
+pub fn spawn(cmd: &mut Command) -> Spawned {
+    let child = cmd
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn test child");
+    Spawned { child }
+}
+
+pub fn sh(script: &str) -> Spawned {
+    spawn(Command::new("sh").arg("-c").arg(script))
+}
+
+pub fn python(code: &str) -> Spawned {
+    spawn(Command::new("python3").arg("-c").arg(code))
+}
+
+/// Polls `f` until it returns Some or `timeout` passes.
+pub fn wait_for<T>(timeout: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(v) = f() {
+            return Some(v);
+        }
+        if Instant::now() > deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// VmRSS of a process in bytes, from /proc/PID/status.
+pub fn vm_rss(pid: i32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+        .unwrap()
+        * 1024
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// A scratch directory under the temp dir, removed on drop.
+pub struct TempDir(pub std::path::PathBuf);
+
+impl TempDir {
+    pub fn new(name: &str) -> TempDir {
+        let p = std::env::temp_dir().join(format!("rigor-probe-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// CPU time of all live threads of `pid` in ns from /proc/PID/task/*/schedstat: the scheduler's
+/// own clock, independent of the tick counts in /proc/PID/stat that the probe uses.
+pub fn schedstat_ns(pid: i32) -> u64 {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .filter_map(|t| {
+            let s = std::fs::read_to_string(t.ok()?.path().join("schedstat")).ok()?;
+            s.split_whitespace().next()?.parse::<u64>().ok()
+        })
+        .sum()
+}
+
+/// Serialises the CPU-hungry tests of one binary so they don't starve each other on a
+/// small machine.
+pub static CPU_HOG: std::sync::Mutex<()> = std::sync::Mutex::new(());

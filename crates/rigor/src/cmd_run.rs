@@ -1,0 +1,98 @@
+//! `rigor run`: its flags. The work itself lives in `run/`.
+
+use clap::Args;
+use std::path::PathBuf;
+
+/// Flags of `rigor run` (DESIGN.md's contract).
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// Config file.
+    #[arg(short = 'f', long = "file", default_value = "rigor.toml")]
+    pub file: PathBuf,
+    /// Scenario(s) to run (comma-separated); default: every scenario, in declared order.
+    #[arg(short = 's', long = "scenario", value_delimiter = ',')]
+    pub scenarios: Vec<String>,
+    /// Profile: where and how roles run.
+    #[arg(short = 'p', long = "profile", default_value = "local")]
+    pub profile: String,
+    /// Iterations per row (default: the scenario's `iterations`, else 3).
+    #[arg(short = 'i', long = "iterations")]
+    pub iterations: Option<usize>,
+    /// Exclude the LOW lowest and HIGH highest iterations of each row (by --exclude-order).
+    #[arg(long = "exclude", value_name = "LOW:HIGH")]
+    pub exclude: Option<String>,
+    /// Measurement that orders iterations for --exclude.
+    #[arg(long = "exclude-order", value_name = "MEASUREMENT", default_value = "load.rps")]
+    pub exclude_order: String,
+    /// Override a variable (highest precedence), e.g. --var port=6000.
+    #[arg(long = "var", value_name = "K=V")]
+    pub vars: Vec<String>,
+    /// Variants to compare (comma-separated; the first is the baseline). Default: all declared.
+    #[arg(long = "variants", value_delimiter = ',')]
+    pub variants: Option<Vec<String>>,
+    /// Seed of the shuffled interleaving of variants (recorded in the result to replay it).
+    #[arg(long = "seed")]
+    pub seed: Option<u64>,
+    /// Keep adding iteration pairs until the primary measurement is conclusive or MAX per side.
+    #[arg(long = "until-conclusive", value_name = "MAX")]
+    pub until_conclusive: Option<usize>,
+    /// The measurement verdicts and --until-conclusive focus on.
+    #[arg(long = "primary", default_value = "load.rps")]
+    pub primary: String,
+    /// Practical threshold below which a change is "no change".
+    #[arg(long = "threshold", default_value = "2%")]
+    pub threshold: String,
+    /// Measurements checked by --fail-on-regression (comma-separated; default: the primary).
+    #[arg(long = "measurements", value_delimiter = ',')]
+    pub measurements: Option<Vec<String>>,
+    /// Exit 3 when a selected measurement regressed.
+    #[arg(long = "fail-on-regression")]
+    pub fail_on_regression: bool,
+    /// Sampling interval of the application probe.
+    #[arg(long = "sample-interval", default_value = "250ms")]
+    pub sample_interval: String,
+    /// Folder for logs and, unless given elsewhere, results.
+    #[arg(long = "out-dir", default_value = "rigor-results")]
+    pub out_dir: PathBuf,
+    #[arg(long = "json", value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    #[arg(long = "markdown", value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    #[arg(long = "csv", value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Free text recorded in the result (what this run is about).
+    #[arg(long = "description")]
+    pub description: Option<String>,
+    /// Turn every warning into a failure (exit 4).
+    #[arg(long = "strict")]
+    pub strict: bool,
+}
+
+/// Parses `K=V` pairs given with --var.
+pub fn parse_vars(vars: &[String]) -> Result<Vec<(String, String)>, String> {
+    vars.iter()
+        .map(|kv| match kv.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
+            _ => Err(format!("--var `{kv}`: expected NAME=VALUE")),
+        })
+        .collect()
+}
+
+/// Parses `LOW:HIGH` for --exclude.
+pub fn parse_exclude(text: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("--exclude `{text}`: expected LOW:HIGH, e.g. 1:1");
+    let (a, b) = text.split_once(':').ok_or_else(bad)?;
+    Ok((
+        a.trim().parse().map_err(|_| bad())?,
+        b.trim().parse().map_err(|_| bad())?,
+    ))
+}
+
+/// Parses `2%` or `2` into percent.
+pub fn parse_threshold(text: &str) -> Result<f64, String> {
+    let t = text.trim().trim_end_matches('%');
+    match t.parse::<f64>() {
+        Ok(v) if v >= 0.0 && v.is_finite() => Ok(v),
+        _ => Err(format!("--threshold `{text}`: expected a percentage like 2%")),
+    }
+}

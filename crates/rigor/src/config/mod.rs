@@ -1,0 +1,185 @@
+//! `rigor.toml`: reading it, pointing errors at file, line and key, and resolving a scenario
+//! into rows of concrete jobs.
+
+mod cpus;
+mod locate;
+mod model;
+mod raw;
+mod resolve;
+mod vars;
+
+pub use cpus::parse_cpu_list;
+pub use model::{AppJob, LoadJob, Ready, RowPlan, ScenarioPlan, Validate};
+pub use vars::Vars;
+
+use locate::Locator;
+use raw::RawConfig;
+use std::path::{Path, PathBuf};
+
+/// A parsed configuration file, kept with its text so later errors can name lines.
+pub struct Config {
+    pub path: PathBuf,
+    /// The folder jobs run in unless they say otherwise.
+    pub dir: PathBuf,
+    text: String,
+    raw: RawConfig,
+}
+
+/// What the caller asks of a scenario beyond the file itself.
+#[derive(Debug, Default, Clone)]
+pub struct PlanRequest {
+    pub profile: String,
+    pub cli_vars: Vec<(String, String)>,
+    pub variants: Option<Vec<String>>,
+}
+
+impl Config {
+    /// Reads and checks a config file; every error names the file (and line when known).
+    pub fn load(path: &Path) -> Result<Config, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                format!(
+                    "{}: no such config file (give one with -f, or create rigor.toml)",
+                    path.display()
+                )
+            } else {
+                format!("{}: cannot read: {e}", path.display())
+            }
+        })?;
+        Self::parse(path, text)
+    }
+
+    /// Parses config text as if read from `path`.
+    pub fn parse(path: &Path, text: String) -> Result<Config, String> {
+        let raw: RawConfig = toml::from_str(&text).map_err(|e| {
+            let msg = e.message();
+            match e.span() {
+                Some(span) => {
+                    let line = text[..span.start.min(text.len())].lines().count().max(1);
+                    let line = if text[..span.start.min(text.len())].ends_with('\n') {
+                        line + 1
+                    } else {
+                        line
+                    };
+                    let snippet = text.lines().nth(line - 1).unwrap_or("").trim();
+                    format!("{}:{line}: {msg}\n    {snippet}", path.display())
+                }
+                None => format!("{}: {msg}", path.display()),
+            }
+        })?;
+        let abs = if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            std::env::current_dir()
+                .map(|d| d.join(path))
+                .unwrap_or_else(|_| path.to_path_buf())
+        };
+        let dir = abs
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."));
+        let config = Config {
+            path: path.to_path_buf(),
+            dir,
+            text,
+            raw,
+        };
+        config.check_references()?;
+        Ok(config)
+    }
+
+    /// Scenario names in declared order.
+    pub fn scenario_names(&self) -> Vec<String> {
+        self.raw.scenarios.keys().cloned().collect()
+    }
+
+    /// Whether a profile of that name is declared.
+    pub fn has_profile(&self, name: &str) -> bool {
+        self.raw.profiles.contains_key(name)
+    }
+
+    fn locator(&self) -> Locator<'_> {
+        Locator::new(&self.text)
+    }
+
+    /// `file:line: key: message`.
+    fn error_at(&self, table: &str, key: Option<&str>, message: &str) -> String {
+        let l = self.locator();
+        let line = match key {
+            Some(k) => l.key(table, k),
+            None => l.table(table),
+        };
+        let full = match key {
+            Some(k) => format!("{table}.{k}"),
+            None => table.to_string(),
+        };
+        match line {
+            Some(n) => format!("{}:{n}: {full}: {message}", self.path.display()),
+            None => format!("{}: {full}: {message}", self.path.display()),
+        }
+    }
+
+    fn check_references(&self) -> Result<(), String> {
+        if self.raw.scenarios.is_empty() {
+            return Err(format!(
+                "{}: no [scenarios.NAME] table: nothing to run",
+                self.path.display()
+            ));
+        }
+        for (name, s) in &self.raw.scenarios {
+            let table = format!("scenarios.{name}");
+            for (role, job) in [("application", &s.application), ("load", &s.load)] {
+                match job {
+                    None => {
+                        return Err(self.error_at(
+                            &table,
+                            None,
+                            &format!("missing `{role}` (the name of a job under [jobs])"),
+                        ))
+                    }
+                    Some(j) if !self.raw.jobs.contains_key(j) => {
+                        let known: Vec<&str> = self.raw.jobs.keys().map(String::as_str).collect();
+                        return Err(self.error_at(
+                            &table,
+                            Some(role),
+                            &format!("no job named `{j}` (jobs: {})", known.join(", ")),
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+            let app = &self.raw.jobs[s.application.as_deref().unwrap_or_default()];
+            if app.command.is_none() {
+                return Err(self.error_at(
+                    &format!("jobs.{}", s.application.as_deref().unwrap_or_default()),
+                    None,
+                    "an application job needs `command`",
+                ));
+            }
+            let load = &self.raw.jobs[s.load.as_deref().unwrap_or_default()];
+            if load.url.is_none() {
+                return Err(self.error_at(
+                    &format!("jobs.{}", s.load.as_deref().unwrap_or_default()),
+                    None,
+                    "a load job needs `url`",
+                ));
+            }
+            for (key, values) in &s.matrix {
+                if values.is_empty() {
+                    return Err(self.error_at(
+                        &table,
+                        Some("matrix"),
+                        &format!("matrix variable `{key}` has no values"),
+                    ));
+                }
+            }
+            if s.iterations == Some(0) {
+                return Err(self.error_at(&table, Some("iterations"), "must be at least 1"));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,80 @@
+//! Jobs with every `{{var}}` resolved and every value checked: what the runner executes.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How readiness is detected.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ready {
+    /// A 2xx answer on this URL.
+    Http(String),
+    /// A TCP connect to `host:port`.
+    Tcp(String),
+    /// This text appears in the application's output (stdout).
+    Stdout(String),
+    /// This text appears in the application's error output (stderr).
+    Stderr(String),
+}
+
+/// The application role of one row of one variant.
+#[derive(Debug, Clone)]
+pub struct AppJob {
+    pub name: String,
+    pub dir: PathBuf,
+    pub build: Option<String>,
+    pub artifact: Option<PathBuf>,
+    pub command: String,
+    pub ready: Ready,
+    pub ready_timeout: Duration,
+    pub stop_timeout: Duration,
+    pub env: Vec<(String, String)>,
+    pub versions: Vec<(String, String)>,
+    pub configuration: Option<String>,
+    pub cpus: Option<Vec<usize>>,
+    pub priority_high: bool,
+}
+
+/// The load role of one row: the engine's settings plus an optional validation.
+#[derive(Debug, Clone)]
+pub struct LoadJob {
+    pub name: String,
+    pub url: String,
+    pub connections: usize,
+    pub threads: usize,
+    pub pipeline: usize,
+    pub rate: Option<f64>,
+    pub warmup: Duration,
+    pub duration: Duration,
+    pub timeout: Duration,
+    pub method: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Option<String>,
+    pub cpus: Option<Vec<usize>>,
+    pub validate: Option<Validate>,
+}
+
+/// Checks the row's own URL once after readiness.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Validate {
+    pub status: Option<u16>,
+    pub body_contains: Option<String>,
+}
+
+/// One row of one variant: the matrix values it stands for and its resolved jobs.
+#[derive(Debug, Clone)]
+pub struct RowPlan {
+    pub variables: BTreeMap<String, String>,
+    pub variant: Option<String>,
+    pub app: AppJob,
+    pub load: LoadJob,
+}
+
+/// Everything one scenario will run.
+#[derive(Debug, Clone)]
+pub struct ScenarioPlan {
+    pub name: String,
+    pub iterations: Option<usize>,
+    pub variants: Vec<Option<String>>,
+    pub rows: Vec<RowPlan>,
+}

@@ -1,0 +1,132 @@
+use super::*;
+use std::path::Path;
+
+const GOOD: &str = r#"
+[variables]
+port = 5000
+
+[jobs.hello]
+build = "cargo build --release -p hello-server"
+artifact = "target/release/hello-server"
+command = "target/release/hello-server --port {{port}}"
+ready = { http = "http://127.0.0.1:{{port}}/health" }
+env = { RUST_LOG = "off" }
+
+[jobs.plaintext]
+url = "http://127.0.0.1:{{port}}/plaintext"
+connections = 256
+pipeline = 16
+warmup = "1s"
+duration = "2s"
+
+[scenarios.plaintext]
+application = "hello"
+load = "plaintext"
+matrix = { connections = [16, 64], threads = [1, 2] }
+
+[scenarios.plaintext.variants.base]
+[scenarios.plaintext.variants.slow]
+env = { HELLO_DELAY_US = "50" }
+variables = { port = 6000 }
+
+[profiles.local]
+application = { cpus = "0" }
+load = { cpus = "1" }
+"#;
+
+fn parse(text: &str) -> Result<Config, String> {
+    Config::parse(Path::new("/tmp/x/rigor.toml"), text.to_string())
+}
+
+fn req() -> PlanRequest {
+    PlanRequest {
+        profile: "local".into(),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn matrix_and_variants_expand_in_declared_order() {
+    let c = parse(GOOD).unwrap();
+    let plan = c.plan("plaintext", &req()).unwrap();
+    assert_eq!(plan.rows.len(), 8);
+    let r0 = &plan.rows[0];
+    assert_eq!(r0.variant.as_deref(), Some("base"));
+    assert_eq!(r0.load.connections, 16);
+    assert_eq!(r0.load.threads, 1);
+    assert_eq!(r0.load.pipeline, 16);
+    assert_eq!(r0.app.command, "target/release/hello-server --port 5000");
+    assert_eq!(r0.app.dir, Path::new("/tmp/x"));
+    assert_eq!(r0.app.cpus, Some(vec![0]));
+    assert_eq!(r0.load.cpus, Some(vec![1]));
+    let r1 = &plan.rows[1];
+    assert_eq!(r1.variant.as_deref(), Some("slow"));
+    assert_eq!(r1.app.command, "target/release/hello-server --port 6000");
+    assert!(r1.app.env.contains(&("HELLO_DELAY_US".into(), "50".into())));
+    assert!(r1.app.env.contains(&("RUST_LOG".into(), "off".into())));
+    assert_eq!(r1.load.url, "http://127.0.0.1:6000/plaintext");
+    assert_eq!(plan.rows[2].load.threads, 2);
+    assert_eq!(plan.rows[4].load.connections, 64);
+}
+
+#[test]
+fn cli_vars_win_over_everything() {
+    let c = parse(GOOD).unwrap();
+    let mut r = req();
+    r.cli_vars = vec![("port".into(), "7000".into())];
+    r.variants = Some(vec!["slow".into()]);
+    let plan = c.plan("plaintext", &r).unwrap();
+    assert_eq!(plan.rows.len(), 4);
+    assert!(plan.rows[0].app.command.ends_with("7000"));
+}
+
+#[test]
+fn unknown_key_names_file_line_and_key() {
+    let text = GOOD.replace("pipeline = 16", "pipelines = 16");
+    let err = parse(&text).err().unwrap();
+    assert!(err.starts_with("/tmp/x/rigor.toml:17:"), "{err}");
+    assert!(err.contains("pipelines"), "{err}");
+}
+
+#[test]
+fn missing_job_is_named() {
+    let text = GOOD.replace("load = \"plaintext\"", "load = \"plain\"");
+    let err = parse(&text).err().unwrap();
+    assert!(err.contains("scenarios.plaintext.load") && err.contains("`plain`"), "{err}");
+    assert!(err.contains("rigor.toml:23:"), "{err}");
+}
+
+#[test]
+fn undefined_variable_and_bad_duration_are_located() {
+    let text = GOOD.replace("--port {{port}}", "--port {{prot}}");
+    let err = parse(&text).unwrap().plan("plaintext", &req()).err().unwrap();
+    assert!(err.contains("jobs.hello.command") && err.contains("`prot`"), "{err}");
+    assert!(err.contains("rigor.toml:9:"), "{err}");
+    let text = GOOD.replace("duration = \"2s\"", "duration = \"2 fortnights\"");
+    let err = parse(&text).unwrap().plan("plaintext", &req()).err().unwrap();
+    assert!(err.contains("jobs.plaintext.duration"), "{err}");
+    assert!(err.contains("rigor.toml:18:"), "{err}");
+}
+
+#[test]
+fn unknown_scenario_profile_and_variant_are_named() {
+    let c = parse(GOOD).unwrap();
+    assert!(c.plan("nope", &req()).err().unwrap().contains("plaintext"));
+    let mut r = req();
+    r.profile = "far".into();
+    assert!(c.plan("plaintext", &r).err().unwrap().contains("`far`"));
+    let mut r = req();
+    r.variants = Some(vec!["fast".into()]);
+    let err = c.plan("plaintext", &r).err().unwrap();
+    assert!(err.contains("`fast`") && err.contains("base, slow"), "{err}");
+}
+
+#[test]
+fn readiness_defaults_to_a_tcp_connect_on_the_load_url() {
+    let text = GOOD.replace(
+        "ready = { http = \"http://127.0.0.1:{{port}}/health\" }\n",
+        "",
+    );
+    let plan = parse(&text).unwrap().plan("plaintext", &req()).unwrap();
+    assert_eq!(plan.rows[0].app.ready, Ready::Tcp("127.0.0.1:5000".into()));
+}

@@ -1,0 +1,55 @@
+//! The guards against the traps of seed 004: each turns a condition that silently corrupts
+//! numbers into a warning with its reason and what to do (`--strict` makes them fatal).
+
+mod debug_build;
+mod machine;
+mod memory;
+mod proxy;
+
+pub use debug_build::debug_build_warnings;
+pub use machine::{machine_guards, noisy_machine_before_run};
+pub use memory::record_figures;
+pub use proxy::proxy_guard;
+
+use crate::result::{Iteration, Warning};
+use std::net::SocketAddr;
+
+/// Guards that read an iteration's finished measurements.
+pub fn iteration_guards(it: &mut Iteration, _target: Option<SocketAddr>) {
+    memory::page_cache_guard(&it.measurements, &mut it.warnings);
+}
+
+/// Guards on the load client: saturated CPU, an open-model rate not met, and the engine's own
+/// warnings.
+pub fn load_guards(report: &rigor_load::LoadReport, warnings: &mut Vec<Warning>) {
+    if report.client_cpu_pct >= 90.0 {
+        warnings.push(Warning::new(
+            "client_saturated",
+            format!(
+                "the load client used {:.0}% of its {} core(s): the figures may measure the client, \
+                 not the application",
+                report.client_cpu_pct, report.client_cores
+            ),
+            "give the load more threads/cores (profile `load = { cpus = … }`, `threads`), \
+             or run it on another machine",
+        ));
+    }
+    if let Some(rate) = &report.rate {
+        if rate.achieved < rate.offered * 0.95 {
+            warnings.push(Warning::new(
+                "rate_not_met",
+                format!(
+                    "the open-model rate was not met: offered {:.0}/s, achieved {:.0}/s",
+                    rate.offered, rate.achieved
+                ),
+                "add connections, or lower `rate`: latency at an unmet rate is not the latency at that rate",
+            ));
+        }
+    }
+    for w in &report.warnings {
+        let dup = w.contains("CPU") || w.contains("rate");
+        if !dup {
+            warnings.push(Warning::new("load", w.clone(), ""));
+        }
+    }
+}

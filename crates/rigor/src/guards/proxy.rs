@@ -1,0 +1,30 @@
+//! Know where the load went: the listening socket must belong to the application's own tree.
+
+use crate::result::Warning;
+use std::net::SocketAddr;
+
+/// Warns, naming the owner, when the port the load hits is held by a process outside the app's
+/// tree (docker-proxy, socat, wslrelay…); records the network path either way.
+pub fn proxy_guard(app_pid: i32, addr: SocketAddr, warnings: &mut Vec<Warning>) {
+    let tree = rigor_probe::descendants(app_pid);
+    let owners = rigor_probe::listener_owners(addr);
+    if owners.is_empty() {
+        return;
+    }
+    let foreign: Vec<_> = owners.iter().filter(|o| !tree.contains(&o.pid)).collect();
+    if foreign.len() == owners.len() {
+        let names: Vec<String> = foreign
+            .iter()
+            .map(|o| format!("PID {} ({})", o.pid, o.comm))
+            .collect();
+        warnings.push(Warning::new(
+            "proxy",
+            format!(
+                "the port the load hits ({addr}) is owned by {}, not by the application's process tree: \
+                 the load goes through a proxy and measures it too",
+                names.join(", ")
+            ),
+            "point the load at the application's own port (or run the load next to it, on the same network)",
+        ));
+    }
+}

@@ -1,0 +1,138 @@
+//! `--csv F`: one line per iteration, every figure in full precision, for spreadsheets and pandas.
+//! Quoting follows RFC 4180 (fields with `,`, `"` or line breaks are quoted, quotes doubled);
+//! lines end in `\n`.
+
+use crate::measurements;
+use crate::result::RunResult;
+
+/// Fixed leading columns; matrix variables and measurement ids follow.
+const FIXED: &[&str] = &["scenario", "variant"];
+const PER_ITERATION: &[&str] = &[
+    "iteration",
+    "excluded",
+    "error",
+    "pid",
+    "outside_window_requests",
+    "outside_window_bytes",
+];
+
+/// The run as CSV: `scenario, variant, <matrix variables…>, iteration, excluded, error, pid,
+/// outside_window_requests, outside_window_bytes, <measurement ids…>` (ids are the union over all
+/// iterations in catalogue order; a figure an iteration lacks is an empty field, never 0).
+pub fn render(result: &RunResult) -> String {
+    let mut vars: Vec<&String> = Vec::new();
+    for row in &result.rows {
+        for k in row.variables.keys() {
+            if !vars.contains(&k) {
+                vars.push(k);
+            }
+        }
+    }
+    let ids = measurements::order(
+        result
+            .rows
+            .iter()
+            .flat_map(|r| r.iterations.iter())
+            .flat_map(|it| it.measurements.keys().cloned()),
+    );
+    let mut header: Vec<String> = FIXED.iter().map(|s| s.to_string()).collect();
+    for v in &vars {
+        // A variable named like a fixed column would make the header ambiguous.
+        if FIXED.contains(&v.as_str()) || PER_ITERATION.contains(&v.as_str()) || ids.contains(v) {
+            header.push(format!("var.{v}"));
+        } else {
+            header.push(v.to_string());
+        }
+    }
+    header.extend(PER_ITERATION.iter().map(|s| s.to_string()));
+    header.extend(ids.iter().cloned());
+    let mut out = line(&header);
+    for row in &result.rows {
+        let scenario = if row.scenario.is_empty() {
+            &result.scenario
+        } else {
+            &row.scenario
+        };
+        for it in &row.iterations {
+            let mut fields = vec![
+                scenario.clone(),
+                row.variant.clone().unwrap_or_default(),
+            ];
+            fields.extend(
+                vars.iter()
+                    .map(|v| row.variables.get(*v).cloned().unwrap_or_default()),
+            );
+            fields.extend([
+                it.index.to_string(),
+                it.excluded.to_string(),
+                it.error.clone().unwrap_or_default(),
+                it.pid.map(|p| p.to_string()).unwrap_or_default(),
+                it.outside_window.requests.to_string(),
+                it.outside_window.bytes.to_string(),
+            ]);
+            fields.extend(ids.iter().map(|id| {
+                it.measurements
+                    .get(id)
+                    .map(|v| v.to_string())
+                    .unwrap_or_default()
+            }));
+            out.push_str(&line(&fields));
+        }
+    }
+    out
+}
+
+fn line(fields: &[String]) -> String {
+    let mut s = fields
+        .iter()
+        .map(|f| quote(f))
+        .collect::<Vec<_>>()
+        .join(",");
+    s.push('\n');
+    s
+}
+
+/// RFC 4180: quote a field when it holds a separator, a quote or a line break; double its quotes.
+pub fn quote(field: &str) -> String {
+    if field.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", field.replace('"', "\"\""))
+    } else {
+        field.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::tests::sample_result;
+
+    #[test]
+    fn quoting() {
+        assert_eq!(quote("plain"), "plain");
+        assert_eq!(quote("a,b"), "\"a,b\"");
+        assert_eq!(quote("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(quote("two\nlines"), "\"two\nlines\"");
+    }
+
+    #[test]
+    fn one_line_per_iteration_with_the_union_of_measurements() {
+        let mut r = sample_result();
+        r.rows[1].iterations[3].error = Some("crashed, \"SIGSEGV\"".into());
+        let csv = render(&r);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(
+            lines[0],
+            "scenario,variant,connections,iteration,excluded,error,pid,outside_window_requests,\
+             outside_window_bytes,app.rss,app.start_time,load.rps,load.requests,load.latency.p99"
+        );
+        assert_eq!(lines.len(), 1 + 3 + 4);
+        assert_eq!(
+            lines[1],
+            "plaintext,,16,1,false,,1001,2,180,61.2,,1232440,12000000,0.57"
+        );
+        assert_eq!(
+            lines[7],
+            "plaintext,,64,4,false,\"crashed, \"\"SIGSEGV\"\"\",1004,2,180,,12,,,"
+        );
+    }
+}

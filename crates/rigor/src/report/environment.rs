@@ -1,0 +1,273 @@
+//! The machine table: what the environment probe recorded, shown compactly, and the fields that
+//! differ between saved results (`rigor compare` warns about them).
+//!
+//! The probe's JSON may grow or change shape, so every key is read defensively: known keys get a
+//! friendly label and come first, anything else is flattened (`jobs.hello.git_commit`) and shown
+//! as it is; absent or empty values are skipped.
+
+use super::{format, Cell, Table};
+use serde_json::Value;
+
+/// Known keys, in the order a reader wants them, with their label.
+const KNOWN: &[(&str, &str)] = &[
+    ("rigor_version", "rigor"),
+    ("hostname", "Host"),
+    ("os", "OS"),
+    ("kernel", "Kernel"),
+    ("arch", "Architecture"),
+    ("virtualization", "Virtualization"),
+    ("container", "Container"),
+    ("cpu_model", "CPU"),
+    ("logical_cores", "Logical cores"),
+    ("physical_cores", "Physical cores"),
+    ("sockets", "Sockets"),
+    ("smt_active", "SMT active"),
+    ("isolated_cpus", "Isolated CPUs"),
+    ("memory_mib", "Memory (MiB)"),
+    ("memory_available_mib", "Memory available (MiB)"),
+    ("governor", "Governor"),
+    ("scaling_driver", "Scaling driver"),
+    ("turbo", "Turbo"),
+    ("aslr", "ASLR (randomize_va_space)"),
+    ("transparent_hugepages", "Transparent hugepages"),
+    ("clocksource", "Clocksource"),
+    ("cgroup_version", "cgroup version"),
+    ("cgroup", "cgroup"),
+    (LOAD_AVERAGE, LOAD_AVERAGE),
+    ("runnable_threads", "Runnable threads"),
+    ("cpu_pressure_some_avg10", "CPU pressure (some, 10 s)"),
+    ("cpu_pressure_some_avg60", "CPU pressure (some, 60 s)"),
+];
+
+/// The three load averages read as one line.
+const LOAD_AVERAGE: &str = "Load average (1/5/15 min)";
+
+/// Longest value shown before it is cut (long env values and command lines would swamp the table).
+const MAX_VALUE_CHARS: usize = 100;
+
+/// Flattens the environment into `(path, value)` pairs: objects as `a.b`, arrays of scalars joined
+/// by `, `, other arrays indexed (`a.0.b`); nulls and empty strings are left out.
+pub fn flatten(env: &Value) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    walk(env, String::new(), &mut out);
+    out
+}
+
+fn walk(v: &Value, path: String, out: &mut Vec<(String, String)>) {
+    let join = |key: &str| {
+        if path.is_empty() {
+            key.to_string()
+        } else {
+            format!("{path}.{key}")
+        }
+    };
+    match v {
+        Value::Null => {}
+        Value::Object(map) => {
+            for (k, v) in map {
+                walk(v, join(k), out);
+            }
+        }
+        Value::Array(items) if items.iter().all(|i| !i.is_object() && !i.is_array()) => {
+            let parts: Vec<String> = items.iter().filter_map(scalar).collect();
+            if !parts.is_empty() {
+                out.push((path, parts.join(", ")));
+            }
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                walk(v, join(&i.to_string()), out);
+            }
+        }
+        other => {
+            if let Some(s) = scalar(other) {
+                out.push((path, s));
+            }
+        }
+    }
+}
+
+fn scalar(v: &Value) -> Option<String> {
+    match v {
+        Value::Bool(true) => Some("yes".into()),
+        Value::Bool(false) => Some("no".into()),
+        Value::Number(n) => n.as_f64().map(format::number),
+        Value::String(s) if s.trim().is_empty() => None,
+        Value::String(s) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+/// Known keys get their label; per-job entries read `hello git commit`; the rest stay paths.
+fn label(path: &str) -> String {
+    if let Some((_, l)) = KNOWN.iter().find(|(k, _)| *k == path) {
+        return l.to_string();
+    }
+    match path.strip_prefix("jobs.") {
+        Some(rest) => rest.replace('.', " "),
+        None => path.to_string(),
+    }
+}
+
+/// Folds `load_avg_1m/5m/15m` into one `a / b / c` field.
+fn fold_load_average(fields: &mut Vec<(String, String)>) {
+    let keys = ["load_avg_1m", "load_avg_5m", "load_avg_15m"];
+    let values: Vec<String> = keys
+        .iter()
+        .filter_map(|k| fields.iter().find(|(f, _)| f == k).map(|(_, v)| v.clone()))
+        .collect();
+    if values.is_empty() {
+        return;
+    }
+    let at = fields.iter().position(|(f, _)| keys.contains(&f.as_str())).unwrap_or(0);
+    fields.retain(|(f, _)| !keys.contains(&f.as_str()));
+    fields.insert(at.min(fields.len()), (LOAD_AVERAGE.to_string(), values.join(" / ")));
+}
+
+fn shorten(s: &str) -> String {
+    if s.chars().count() > MAX_VALUE_CHARS {
+        let cut: String = s.chars().take(MAX_VALUE_CHARS - 1).collect();
+        format!("{cut}…")
+    } else {
+        s.to_string()
+    }
+}
+
+/// The two-column `environment` table (crank style), `rigor` version first; `None` when there is
+/// nothing to show.
+pub fn table(env: &Value, rigor_version: &str) -> Option<Table> {
+    let mut fields = flatten(env);
+    fold_load_average(&mut fields);
+    // Known keys first, in KNOWN order; the rest keep the probe's order.
+    fields.sort_by_key(|(k, _)| KNOWN.iter().position(|(n, _)| n == k).unwrap_or(usize::MAX));
+    let mut rows = Vec::new();
+    if !rigor_version.is_empty() && !fields.iter().any(|(k, _)| k == "rigor_version") {
+        rows.push(vec![Cell::plain("rigor"), Cell::plain(rigor_version)]);
+    }
+    for (k, v) in fields {
+        rows.push(vec![Cell::plain(label(&k)), Cell::plain(shorten(&v))]);
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    Some(Table {
+        header: vec!["environment".into(), String::new()],
+        rows,
+    })
+}
+
+/// Path segments of readings that change from minute to minute; a difference there says nothing
+/// about whether two runs are comparable.
+const VOLATILE: &[&str] = &[
+    "loadavg",
+    "load_average",
+    "load_avg",
+    "pressure",
+    "uptime",
+    "available",
+    "free",
+    "steal",
+    "runnable",
+    "throttl",
+    "timestamp",
+    "started",
+    "finished",
+    "time",
+    "pid",
+];
+
+fn volatile(path: &str) -> bool {
+    path.split('.')
+        .any(|seg| VOLATILE.iter().any(|v| seg.contains(v)))
+}
+
+/// The fields whose values differ between environments (absent counts as a value), with each
+/// environment's value; volatile readings such as load average or uptime are ignored.
+pub fn differences(envs: &[&Value]) -> Vec<(String, Vec<Option<String>>)> {
+    let flat: Vec<Vec<(String, String)>> = envs.iter().map(|e| flatten(e)).collect();
+    let mut keys: Vec<&String> = Vec::new();
+    for f in &flat {
+        for (k, _) in f {
+            if !keys.contains(&k) && !volatile(k) {
+                keys.push(k);
+            }
+        }
+    }
+    keys.into_iter()
+        .filter_map(|k| {
+            let values: Vec<Option<String>> = flat
+                .iter()
+                .map(|f| f.iter().find(|(fk, _)| fk == k).map(|(_, v)| v.clone()))
+                .collect();
+            values
+                .iter()
+                .any(|v| *v != values[0])
+                .then(|| (k.clone(), values))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn known_keys_first_then_the_rest_flattened() {
+        // The shape run/environment.rs writes (probe fields + rigor_version, cgroup, jobs).
+        let env = json!({
+            "aaa_custom": "x",
+            "kernel": "6.8.0",
+            "hostname": "bench1",
+            "turbo": true,
+            "memory_mib": 15_872,
+            "load_avg_1m": 0.5, "load_avg_5m": 0.25, "load_avg_15m": 0.1,
+            "missing": null,
+            "empty": "",
+            "jobs": {"hello": {"git": {"commit": "abc123", "dirty": false}, "env": {"RUST_LOG": "off"}}},
+            "cpus_allowed": [0, 1],
+        });
+        let t = table(&env, "0.1.0").unwrap();
+        let rows: Vec<(String, String)> = t
+            .rows
+            .iter()
+            .map(|r| (r[0].text.clone(), r[1].text.clone()))
+            .collect();
+        let pairs: Vec<(&str, &str)> = rows.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        assert_eq!(
+            pairs,
+            vec![
+                ("rigor", "0.1.0"),
+                ("Host", "bench1"),
+                ("Kernel", "6.8.0"),
+                ("Memory (MiB)", "15,872"),
+                ("Turbo", "yes"),
+                ("Load average (1/5/15 min)", "0.50 / 0.25 / 0.10"),
+                ("aaa_custom", "x"),
+                ("cpus_allowed", "0, 1"),
+                ("hello env RUST_LOG", "off"),
+                ("hello git commit", "abc123"),
+                ("hello git dirty", "no"),
+            ]
+        );
+    }
+
+    #[test]
+    fn nothing_to_show() {
+        assert!(table(&Value::Null, "").is_none());
+    }
+
+    #[test]
+    fn differences_ignore_volatile_readings() {
+        let a = json!({"kernel": "6.8", "load_avg_1m": 0.1, "governor": "performance", "memory_available_mib": 5});
+        let b = json!({"kernel": "6.9", "load_avg_1m": 3.0, "governor": "performance", "turbo": true});
+        let d = differences(&[&a, &b]);
+        assert_eq!(
+            d,
+            vec![
+                ("kernel".to_string(), vec![Some("6.8".to_string()), Some("6.9".to_string())]),
+                ("turbo".to_string(), vec![None, Some("yes".to_string())]),
+            ]
+        );
+    }
+}

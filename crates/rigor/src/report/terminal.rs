@@ -1,0 +1,147 @@
+//! The terminal rendering of a report: comfy-table tables, verdicts coloured (regression red,
+//! improvement green, inconclusive and warnings yellow) when `color` is set. The caller decides
+//! colour (`NO_COLOR`, not a tty), so the output here never depends on where it is printed.
+
+use super::{Block, Cell, Document, Style, Table};
+use crate::result::RunResult;
+use comfy_table::{presets, Attribute, CellAlignment, Color, ContentArrangement};
+
+/// The run report for a terminal.
+pub fn render(result: &RunResult, color: bool) -> String {
+    render_document(&super::run_document(result), color)
+}
+
+/// Renders any report document (also `rigor compare`'s) for a terminal.
+pub fn render_document(doc: &Document, color: bool) -> String {
+    let mut out = String::new();
+    for block in &doc.blocks {
+        match block {
+            Block::Heading(level, text) => {
+                if !out.is_empty() {
+                    out.push('\n');
+                }
+                let text = if *level == 1 {
+                    text.clone()
+                } else {
+                    format!("{} {text}", "#".repeat(*level as usize))
+                };
+                out.push_str(&paint(&text, Style::Plain, color, true));
+                out.push('\n');
+            }
+            Block::Text(text) => {
+                out.push_str(&text.replace("**", ""));
+                out.push('\n');
+            }
+            Block::Table(t) => {
+                out.push('\n');
+                out.push_str(&table(t, color));
+                out.push('\n');
+            }
+            Block::List(items) => {
+                for item in items {
+                    out.push_str(&paint(&format!("• {}", item.text), item.style, color, false));
+                    out.push('\n');
+                }
+            }
+        }
+    }
+    out
+}
+
+fn color_of(style: Style) -> Option<Color> {
+    match style {
+        Style::Plain => None,
+        Style::Regression => Some(Color::Red),
+        Style::Improvement => Some(Color::Green),
+        Style::Inconclusive | Style::Warning => Some(Color::Yellow),
+        Style::Muted => Some(Color::DarkGrey),
+    }
+}
+
+/// ANSI colour for text outside tables (headings, list items).
+fn paint(text: &str, style: Style, color: bool, bold: bool) -> String {
+    if !color {
+        return text.to_string();
+    }
+    let code = match style {
+        Style::Plain => None,
+        Style::Regression => Some("31"),
+        Style::Improvement => Some("32"),
+        Style::Inconclusive | Style::Warning => Some("33"),
+        Style::Muted => Some("90"),
+    };
+    match (code, bold) {
+        (None, false) => text.to_string(),
+        (None, true) => format!("\x1b[1m{text}\x1b[0m"),
+        (Some(c), false) => format!("\x1b[{c}m{text}\x1b[0m"),
+        (Some(c), true) => format!("\x1b[1;{c}m{text}\x1b[0m"),
+    }
+}
+
+fn cell(c: &Cell, color: bool) -> comfy_table::Cell {
+    let mut cell = comfy_table::Cell::new(&c.text);
+    if color {
+        if let Some(col) = color_of(c.style) {
+            cell = cell.fg(col);
+            if matches!(c.style, Style::Regression | Style::Improvement) {
+                cell = cell.add_attribute(Attribute::Bold);
+            }
+        }
+    }
+    cell
+}
+
+fn table(t: &Table, color: bool) -> String {
+    let mut table = comfy_table::Table::new();
+    table
+        .load_preset(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .force_no_tty();
+    if color {
+        table.enforce_styling();
+    }
+    table.set_header(t.header.iter().map(|h| {
+        let c = comfy_table::Cell::new(h);
+        if color {
+            c.add_attribute(Attribute::Bold)
+        } else {
+            c
+        }
+    }));
+    for row in &t.rows {
+        table.add_row(row.iter().map(|c| cell(c, color)));
+    }
+    for i in 1..t.header.len() {
+        if let Some(col) = table.column_mut(i) {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    table.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::tests::sample_result;
+
+    #[test]
+    fn plain_output_has_tables_and_no_escape_codes() {
+        let text = render(&sample_result(), false);
+        assert!(!text.contains('\x1b'), "{text}");
+        assert!(text.contains("Max Working Set (MiB)"), "{text}");
+        assert!(text.contains("61.81 ±1.0%"), "{text}");
+        assert!(text.contains("connections=64"), "{text}");
+        assert!(text.contains("regression"), "{text}");
+        assert!(text.contains("[debug_build]"), "{text}");
+        assert!(text.contains("Kernel"), "{text}");
+    }
+
+    #[test]
+    fn color_marks_regressions_red() {
+        let text = render(&sample_result(), true);
+        // comfy-table / crossterm emit SGR 38;5;9 (red) for Color::Red.
+        assert!(text.contains('\x1b'), "{text}");
+        let line = text.lines().find(|l| l.contains("regression")).unwrap();
+        assert!(line.contains("\x1b["), "{line}");
+    }
+}

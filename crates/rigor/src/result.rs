@@ -1,0 +1,187 @@
+//! The `rigor.run.v1` result document: what `--json` writes and `rigor compare` reads back.
+//! Field names are a contract (DESIGN.md); add fields, never rename them.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Schema tag written into every result so readers can refuse what they do not understand.
+pub const SCHEMA: &str = "rigor.run.v1";
+
+/// One `rigor run` invocation: every row of every selected scenario.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunResult {
+    pub schema: String,
+    pub rigor_version: String,
+    /// Scenario name; several names joined by `,` when one invocation ran several scenarios.
+    pub scenario: String,
+    pub profile: String,
+    pub description: Option<String>,
+    pub started_at: String,
+    #[serde(default)]
+    pub finished_at: Option<String>,
+    /// `running` while iterations are still being written, then `complete`, `interrupted` or `failed`.
+    #[serde(default)]
+    pub status: String,
+    /// Seed of the shuffled variant order, so `--seed` can replay it.
+    #[serde(default)]
+    pub seed: Option<u64>,
+    #[serde(default)]
+    pub environment: serde_json::Value,
+    #[serde(default)]
+    pub warnings: Vec<Warning>,
+    #[serde(default)]
+    pub builds: Vec<BuildRecord>,
+    pub rows: Vec<Row>,
+    #[serde(default)]
+    pub comparisons: Vec<Comparison>,
+}
+
+/// A warning with its reason and what to do about it; `--strict` makes any of them fatal.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Warning {
+    /// Stable short code (`page_cache`, `proxy`, `debug_build`, `client_saturated`, …).
+    pub kind: String,
+    pub message: String,
+    #[serde(default)]
+    pub advice: String,
+}
+
+impl Warning {
+    pub fn new(kind: &str, message: impl Into<String>, advice: impl Into<String>) -> Self {
+        Warning {
+            kind: kind.to_string(),
+            message: message.into(),
+            advice: advice.into(),
+        }
+    }
+}
+
+/// How one application job was built for one variant (built once, not per iteration).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BuildRecord {
+    pub job: String,
+    pub variant: Option<String>,
+    pub command: Option<String>,
+    pub dir: String,
+    pub artifact: Option<String>,
+    pub build_time_ms: Option<f64>,
+    pub size_kib: Option<f64>,
+    pub log: Option<String>,
+}
+
+/// One combination of matrix values (and variant): N fresh iterations and their summary.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Row {
+    #[serde(default)]
+    pub scenario: String,
+    pub variables: BTreeMap<String, String>,
+    pub variant: Option<String>,
+    pub iterations: Vec<Iteration>,
+    #[serde(default)]
+    pub summary: BTreeMap<String, Summary>,
+    #[serde(default)]
+    pub warnings: Vec<Warning>,
+}
+
+impl Row {
+    /// A short human name: `connections=64 · variant slow`.
+    pub fn label(&self) -> String {
+        let mut parts: Vec<String> = self
+            .variables
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        if let Some(v) = &self.variant {
+            parts.push(v.clone());
+        }
+        if parts.is_empty() {
+            self.scenario.clone()
+        } else {
+            parts.join(" ")
+        }
+    }
+
+    /// Values of one measurement over the included, successful iterations.
+    pub fn values(&self, id: &str) -> Vec<f64> {
+        self.iterations
+            .iter()
+            .filter(|it| !it.excluded && it.error.is_none())
+            .filter_map(|it| it.measurements.get(id).copied())
+            .collect()
+    }
+}
+
+/// One fresh start of the application plus one measured load.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Iteration {
+    pub index: usize,
+    pub excluded: bool,
+    /// Why the iteration failed; failed iterations carry what was measured before the fault.
+    #[serde(default)]
+    pub error: Option<String>,
+    #[serde(default)]
+    pub pid: Option<i32>,
+    #[serde(default)]
+    pub log: Option<String>,
+    pub measurements: BTreeMap<String, f64>,
+    #[serde(default)]
+    pub warnings: Vec<Warning>,
+    pub outside_window: OutsideWindow,
+    /// The load engine's full report (histogram percentiles, timeline, status codes…).
+    #[serde(default)]
+    pub load: Option<serde_json::Value>,
+}
+
+/// Requests the app received outside the measured window: readiness probes, validation, warmup.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct OutsideWindow {
+    pub requests: u64,
+    pub bytes: u64,
+}
+
+/// Every summary carries its noise: n, centre, spread and range.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Summary {
+    pub n: usize,
+    pub mean: f64,
+    pub median: f64,
+    pub stdev: f64,
+    pub cv: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl From<rigor_stats::Summary> for Summary {
+    fn from(s: rigor_stats::Summary) -> Self {
+        Summary {
+            n: s.n,
+            mean: s.mean,
+            median: s.median,
+            stdev: s.stdev,
+            cv: s.cv,
+            min: s.min,
+            max: s.max,
+        }
+    }
+}
+
+/// One measurement of one candidate against the baseline, with its interval and verdict.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Comparison {
+    #[serde(default)]
+    pub row: BTreeMap<String, String>,
+    pub measurement: String,
+    pub baseline: String,
+    pub candidate: String,
+    pub baseline_median: Option<f64>,
+    pub candidate_median: Option<f64>,
+    pub change_pct: Option<f64>,
+    pub ci_low_pct: Option<f64>,
+    pub ci_high_pct: Option<f64>,
+    pub p_value: Option<f64>,
+    /// `regression`, `improvement`, `no change` or `inconclusive`.
+    pub verdict: String,
+    /// Why the verdict is what it is (too few iterations, how many more would settle it…).
+    #[serde(default)]
+    pub note: Option<String>,
+}

@@ -1,0 +1,291 @@
+//! The application process of one iteration: spawned fresh in its own process group (and cgroup
+//! when one can be made), watched until ready, and stopped so that nothing of it survives.
+
+use super::logtail::tail;
+use crate::config::{AppJob, Ready};
+use crate::result::OutsideWindow;
+use rigor_probe::Cgroup;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::os::fd::AsRawFd;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// A running application and what is needed to stop it.
+pub struct AppProcess {
+    child: Child,
+    pub pid: i32,
+    pub spawned_at: Instant,
+    pub log: PathBuf,
+    exit: Option<ExitStatus>,
+}
+
+/// How the application ended.
+#[derive(Debug, Default)]
+pub struct StopOutcome {
+    /// It ignored SIGTERM for the whole grace period and was killed.
+    pub forced: bool,
+    /// It had already exited before we asked (crash), with this status.
+    pub exited_early: Option<String>,
+    /// Processes still alive after SIGKILL (should never happen; reported if it does).
+    pub survivors: Vec<i32>,
+}
+
+/// Commands with shell syntax run as they are; a plain command is `exec`ed so the app is the
+/// direct child (its PID is the one measured and signalled).
+fn shell_line(command: &str) -> String {
+    let compound = command.contains([';', '|', '&', '\n', '(', '`', '$', '>', '<']);
+    if compound {
+        command.to_string()
+    } else {
+        format!("exec {command}")
+    }
+}
+
+impl AppProcess {
+    /// Spawns the application with its env, folder, CPU set, cgroup and a combined log.
+    pub fn spawn(job: &AppJob, log: &Path, cgroup: Option<&Cgroup>) -> Result<AppProcess, String> {
+        if !job.dir.is_dir() {
+            return Err(format!(
+                "`{}`: folder {} does not exist",
+                job.name,
+                job.dir.display()
+            ));
+        }
+        let out = File::create(log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
+        let err = out.try_clone().map_err(|e| e.to_string())?;
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(shell_line(&job.command))
+            .current_dir(&job.dir)
+            .envs(job.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .process_group(0);
+        // Everything the child does before exec is prepared here: no allocation after fork.
+        let procs: Vec<File> = cgroup
+            .map(|c| {
+                c.procs_path()
+                    .iter()
+                    .filter_map(|p| std::fs::OpenOptions::new().write(true).open(p).ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let proc_fds: Vec<i32> = procs.iter().map(|f| f.as_raw_fd()).collect();
+        // SAFETY: cpu_set_t is plain data; CPU_SET only writes bits within it.
+        let cpuset = job.cpus.as_ref().map(|cpus| unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            for c in cpus {
+                libc::CPU_SET(*c, &mut set);
+            }
+            set
+        });
+        // SAFETY: the closure only makes async-signal-safe system calls on prepared data.
+        unsafe {
+            cmd.pre_exec(move || {
+                let pid = libc::getpid();
+                let mut buf = [0u8; 16];
+                let mut n = pid as u32;
+                let mut i = buf.len();
+                loop {
+                    i -= 1;
+                    buf[i] = b'0' + (n % 10) as u8;
+                    n /= 10;
+                    if n == 0 {
+                        break;
+                    }
+                }
+                for fd in &proc_fds {
+                    libc::write(*fd, buf[i..].as_ptr().cast(), buf.len() - i);
+                }
+                if let Some(set) = &cpuset {
+                    if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let spawned_at = Instant::now();
+        let child = cmd
+            .spawn()
+            .map_err(|e| format!("`{}`: cannot start `{}`: {e}", job.name, job.command))?;
+        drop(procs);
+        let pid = child.id() as i32;
+        crate::interrupt::register_group(pid);
+        Ok(AppProcess {
+            child,
+            pid,
+            spawned_at,
+            log: log.to_path_buf(),
+            exit: None,
+        })
+    }
+
+    /// The exit status if the application has ended on its own.
+    pub fn exited(&mut self) -> Option<ExitStatus> {
+        if self.exit.is_none() {
+            self.exit = self.child.try_wait().ok().flatten();
+        }
+        self.exit
+    }
+
+    /// The log tail, for error messages.
+    pub fn log_tail(&self) -> String {
+        tail(&self.log, 15)
+    }
+
+    /// Polls the readiness check until it passes, the app exits, the timeout expires or the user
+    /// interrupts. Requests the check sends are added to `outside`.
+    pub fn wait_ready(
+        &mut self,
+        ready: &Ready,
+        timeout: Duration,
+        outside: &mut OutsideWindow,
+    ) -> Result<Duration, String> {
+        let deadline = self.spawned_at + timeout;
+        let mut log_offset = 0u64;
+        let mut log_text = String::new();
+        loop {
+            if let Some(status) = self.exited() {
+                return Err(format!(
+                    "the application exited ({status}) before it was ready\n{}",
+                    self.log_tail()
+                ));
+            }
+            if crate::interrupt::interrupted() {
+                return Err("interrupted while waiting for the application".into());
+            }
+            let ok = match ready {
+                Ready::Http(url) => {
+                    match rigor_load::probe_request(url, "GET", &[], None, Duration::from_secs(1)) {
+                        Ok(r) => {
+                            outside.requests += 1;
+                            outside.bytes += r.bytes_sent;
+                            (200..300).contains(&r.status)
+                        }
+                        Err(_) => false,
+                    }
+                }
+                Ready::Tcp(addr) => addr
+                    .to_socket_addrs()
+                    .ok()
+                    .and_then(|mut a| a.next())
+                    .map(|a| TcpStream::connect_timeout(&a, Duration::from_millis(250)).is_ok())
+                    .unwrap_or(false),
+                Ready::Stdout(text) | Ready::Stderr(text) => {
+                    if let Ok(mut f) = File::open(&self.log) {
+                        if f.seek(SeekFrom::Start(log_offset)).is_ok() {
+                            let mut buf = Vec::new();
+                            if let Ok(n) = f.read_to_end(&mut buf) {
+                                log_offset += n as u64;
+                                log_text.push_str(&String::from_utf8_lossy(&buf));
+                            }
+                        }
+                    }
+                    log_text.contains(text.as_str())
+                }
+            };
+            if ok {
+                return Ok(self.spawned_at.elapsed());
+            }
+            if Instant::now() >= deadline {
+                return Err(format!(
+                    "the application was not ready after {:.1}s ({})\n{}",
+                    timeout.as_secs_f64(),
+                    describe(ready),
+                    self.log_tail()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// SIGTERM to the group, a grace period, then SIGKILL; then checks nothing remains.
+    pub fn stop(mut self, grace: Duration, cgroup: Option<&Cgroup>) -> StopOutcome {
+        let mut outcome = StopOutcome::default();
+        let pgid = self.pid;
+        if let Some(status) = self.exited() {
+            outcome.exited_early = Some(status.to_string());
+        }
+        // SAFETY: killpg only sends signals to the group we created.
+        unsafe { libc::killpg(pgid, libc::SIGTERM) };
+        let deadline = Instant::now() + grace;
+        while Instant::now() < deadline {
+            if self.exited().is_some() {
+                reap_group(pgid);
+            }
+            if self.exit.is_some() && !group_alive(pgid) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if self.exit.is_none() || group_alive(pgid) {
+            outcome.forced = self.exit.is_none();
+            // SAFETY: as above.
+            unsafe { libc::killpg(pgid, libc::SIGKILL) };
+        }
+        if let Some(c) = cgroup {
+            c.kill_all();
+        }
+        let _ = self.child.wait();
+        let deadline = Instant::now() + Duration::from_secs(3);
+        loop {
+            reap_group(pgid);
+            let mut left: Vec<i32> = cgroup.map(|c| c.pids()).unwrap_or_default();
+            for p in &left {
+                // SAFETY: reaping our own (sub-reaped) descendants only.
+                unsafe { libc::waitpid(*p, std::ptr::null_mut(), libc::WNOHANG) };
+            }
+            if group_alive(pgid) {
+                left.push(-pgid);
+            }
+            if left.is_empty() || Instant::now() >= deadline {
+                outcome.survivors = left;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        crate::interrupt::unregister_group(pgid);
+        outcome
+    }
+}
+
+fn describe(ready: &Ready) -> String {
+    match ready {
+        Ready::Http(u) => format!("no 2xx from {u}"),
+        Ready::Tcp(a) => format!("no TCP connect to {a}"),
+        Ready::Stdout(t) => format!("`{t}` never appeared on stdout"),
+        Ready::Stderr(t) => format!("`{t}` never appeared on stderr"),
+    }
+}
+
+/// Whether any process of the group exists (zombies reaped first by the caller).
+fn group_alive(pgid: i32) -> bool {
+    // SAFETY: signal 0 only checks for existence.
+    unsafe { libc::killpg(pgid, 0) == 0 }
+}
+
+/// Reaps exited members of the group that were reparented to rigor (it is a subreaper).
+fn reap_group(pgid: i32) {
+    loop {
+        // SAFETY: waits only on children in our own process group `pgid`.
+        let r = unsafe { libc::waitpid(-pgid, std::ptr::null_mut(), libc::WNOHANG) };
+        if r <= 0 {
+            break;
+        }
+    }
+}
+
+/// Makes rigor the reaper of its applications' orphans, so none is left as a zombie.
+pub fn become_subreaper() {
+    // SAFETY: prctl with PR_SET_CHILD_SUBREAPER only changes this process's own attribute.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
+    }
+}

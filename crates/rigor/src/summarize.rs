@@ -1,0 +1,192 @@
+//! Turning a row's iterations into its summary: crank's `--exclude LOW:HIGH --exclude-order ID`
+//! trimming, then n/median/mean/stdev/CV/min/max per measurement over what is left.
+
+use crate::result::{Row, Summary, Warning};
+
+/// Marks the `low` lowest and `high` highest successful iterations of `row`, ranked by measurement
+/// `by`, as excluded (crank's `--exclude LOW:HIGH --exclude-order ID`), so one cold start or one
+/// lucky run does not move the median.
+///
+/// Earlier exclusion marks are cleared first, so calling it again as iterations complete is safe.
+/// Ties are broken by iteration order. Failed iterations and iterations without `by` are never
+/// ranked (failed ones are left out of summaries anyway). When fewer than one ranked iteration
+/// would remain, nothing is excluded and a warning explains why: a summary of nothing helps no one.
+pub fn apply_exclusions(row: &mut Row, low: usize, high: usize, by: &str) -> Option<Warning> {
+    for it in row.iterations.iter_mut() {
+        it.excluded = false;
+    }
+    if low == 0 && high == 0 {
+        return None;
+    }
+    let mut ranked: Vec<(usize, f64)> = row
+        .iterations
+        .iter()
+        .enumerate()
+        .filter(|(_, it)| it.error.is_none())
+        .filter_map(|(pos, it)| {
+            it.measurements
+                .get(by)
+                .copied()
+                .filter(|v| !v.is_nan())
+                .map(|v| (pos, v))
+        })
+        .collect();
+    if ranked.len() < low + high + 1 {
+        return Some(Warning::new(
+            "exclusions_skipped",
+            format!(
+                "{}: --exclude {low}:{high} by {by} needs at least {} iterations with that measurement, \
+                 only {} have it; nothing was excluded",
+                row.label(),
+                low + high + 1,
+                ranked.len()
+            ),
+            format!(
+                "run more iterations (-i {}) or exclude fewer",
+                (low + high + 1).max(3)
+            ),
+        ));
+    }
+    // Stable sort: equal values keep iteration order.
+    ranked.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let n = ranked.len();
+    for (rank, (pos, _)) in ranked.iter().enumerate() {
+        if rank < low || rank >= n - high {
+            row.iterations[*pos].excluded = true;
+        }
+    }
+    None
+}
+
+/// Fills `row.summary` from the included, successful iterations, one entry per measurement that
+/// any of them reported (an id measured in only some iterations gets a smaller `n`, never zeros).
+pub fn summarize_row(row: &mut Row) {
+    let mut ids: Vec<String> = row
+        .iterations
+        .iter()
+        .filter(|it| !it.excluded && it.error.is_none())
+        .flat_map(|it| it.measurements.keys().cloned())
+        .collect();
+    ids.sort();
+    ids.dedup();
+    row.summary.clear();
+    for id in ids {
+        if let Some(s) = rigor_stats::summarize(&row.values(&id)) {
+            row.summary.insert(id, Summary::from(s));
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::result::{Iteration, OutsideWindow};
+    use std::collections::BTreeMap;
+
+    /// An iteration with the given measurements, for hand-built results in tests.
+    pub(crate) fn iteration(index: usize, values: &[(&str, f64)]) -> Iteration {
+        Iteration {
+            index,
+            excluded: false,
+            error: None,
+            pid: Some(1000 + index as i32),
+            log: None,
+            measurements: values.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            warnings: vec![],
+            outside_window: OutsideWindow {
+                requests: 2,
+                bytes: 180,
+            },
+            load: None,
+        }
+    }
+
+    /// A row whose iterations carry one value each of `id`.
+    pub(crate) fn row_with(
+        variables: &[(&str, &str)],
+        variant: Option<&str>,
+        id: &str,
+        values: &[f64],
+    ) -> Row {
+        Row {
+            scenario: "plaintext".into(),
+            variables: variables
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<BTreeMap<_, _>>(),
+            variant: variant.map(str::to_string),
+            iterations: values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| iteration(i + 1, &[(id, *v)]))
+                .collect(),
+            summary: BTreeMap::new(),
+            warnings: vec![],
+        }
+    }
+
+    fn excluded(row: &Row) -> Vec<usize> {
+        row.iterations
+            .iter()
+            .filter(|it| it.excluded)
+            .map(|it| it.index)
+            .collect()
+    }
+
+    #[test]
+    fn excludes_lowest_and_highest_like_crank() {
+        // crank --iterations 6 --exclude 2:1: the worst two and the best one go.
+        let mut row = row_with(&[], None, "load.rps", &[100.0, 90.0, 120.0, 95.0, 110.0, 105.0]);
+        assert!(apply_exclusions(&mut row, 2, 1, "load.rps").is_none());
+        assert_eq!(excluded(&row), vec![2, 3, 4]);
+        summarize_row(&mut row);
+        let s = &row.summary["load.rps"];
+        assert_eq!(s.n, 3);
+        assert_eq!(s.median, 105.0);
+        assert_eq!(s.min, 100.0);
+        assert_eq!(s.max, 110.0);
+    }
+
+    #[test]
+    fn failed_iterations_are_not_ranked_and_marks_reset() {
+        let mut row = row_with(&[], None, "load.rps", &[1.0, 50.0, 60.0, 70.0]);
+        row.iterations[0].error = Some("crashed".into());
+        row.iterations[3].excluded = true; // stale mark from an earlier call
+        assert!(apply_exclusions(&mut row, 1, 0, "load.rps").is_none());
+        assert_eq!(excluded(&row), vec![2]);
+    }
+
+    #[test]
+    fn too_few_iterations_exclude_nothing_and_warn() {
+        let mut row = row_with(&[], None, "load.rps", &[1.0, 2.0]);
+        let w = apply_exclusions(&mut row, 1, 1, "load.rps").expect("warning");
+        assert_eq!(w.kind, "exclusions_skipped");
+        assert!(w.message.contains("needs at least 3"), "{}", w.message);
+        assert!(excluded(&row).is_empty());
+    }
+
+    #[test]
+    fn zero_exclusions_is_a_no_op() {
+        let mut row = row_with(&[], None, "load.rps", &[1.0]);
+        assert!(apply_exclusions(&mut row, 0, 0, "app.rss").is_none());
+    }
+
+    #[test]
+    fn summary_covers_every_measurement_of_included_iterations() {
+        let mut row = row_with(&[], None, "load.rps", &[10.0, 20.0, 30.0]);
+        row.iterations[0].measurements.insert("app.rss".into(), 61.0);
+        row.iterations[1].measurements.insert("app.rss".into(), 63.0);
+        row.iterations[1].excluded = true;
+        row.iterations[2].error = Some("timeout".into());
+        row.iterations[2]
+            .measurements
+            .insert("app.threads.max".into(), 9.0);
+        summarize_row(&mut row);
+        assert_eq!(
+            row.summary.keys().cloned().collect::<Vec<_>>(),
+            vec!["app.rss", "load.rps"]
+        );
+        assert_eq!(row.summary["load.rps"].n, 1);
+        assert_eq!(row.summary["app.rss"].median, 61.0);
+    }
+}
