@@ -59,7 +59,9 @@ impl Conn {
     /// Writes queued bytes. All queued requests are identical, so the unsent bytes are always the
     /// tail of `batch` (the request repeated pipeline times).
     pub fn flush(&mut self, batch: &[u8]) -> WriteOutcome {
-        let Some(stream) = self.stream.as_mut() else { return WriteOutcome::Failed };
+        let Some(stream) = self.stream.as_mut() else {
+            return WriteOutcome::Failed;
+        };
         while self.unsent > 0 {
             match stream.write(&batch[batch.len() - self.unsent..]) {
                 Ok(0) => return WriteOutcome::Failed,

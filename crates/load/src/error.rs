@@ -10,9 +10,17 @@ pub enum LoadError {
     #[error("unsupported URL `{url}`: {reason}")]
     UnsupportedScheme { url: String, reason: String },
     #[error("cannot resolve host `{host}` of `{url}`: {source}")]
-    Resolve { url: String, host: String, source: std::io::Error },
+    Resolve {
+        url: String,
+        host: String,
+        source: std::io::Error,
+    },
     #[error("cannot connect to {addr} (from `{url}`): {source}")]
-    Connect { url: String, addr: SocketAddr, source: std::io::Error },
+    Connect {
+        url: String,
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
     #[error("invalid request: {0}")]
     InvalidRequest(String),
     #[error("invalid load settings: {0}")]

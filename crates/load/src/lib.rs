@@ -19,7 +19,9 @@ mod worker;
 
 pub use error::LoadError;
 pub use probe::{probe_request, ProbeResponse};
-pub use report::{ErrorCounts, LatencyStats, LoadReport, OutsideWindow, RateReport, TimelineSecond};
+pub use report::{
+    ErrorCounts, LatencyStats, LoadReport, OutsideWindow, RateReport, TimelineSecond,
+};
 pub use run::run;
 
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};

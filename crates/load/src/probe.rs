@@ -29,12 +29,21 @@ pub fn probe_request(
     let req = request::serialize(&target, method, headers, body, true)?;
     let start = Instant::now();
     let deadline = start + timeout;
-    let timed_out = || LoadError::Timeout { url: url.to_string(), timeout_ms: timeout.as_millis() as u64 };
+    let timed_out = || LoadError::Timeout {
+        url: url.to_string(),
+        timeout_ms: timeout.as_millis() as u64,
+    };
     let io_err = |source: std::io::Error| {
-        if matches!(source.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) {
+        if matches!(
+            source.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ) {
             timed_out()
         } else {
-            LoadError::Io { url: url.to_string(), source }
+            LoadError::Io {
+                url: url.to_string(),
+                source,
+            }
         }
     };
     let mut stream = None;
@@ -54,21 +63,33 @@ pub fn probe_request(
     }
     let Some(mut stream) = stream else {
         let (addr, source) = last.expect("at least one address");
-        return Err(LoadError::Connect { url: url.to_string(), addr, source });
+        return Err(LoadError::Connect {
+            url: url.to_string(),
+            addr,
+            source,
+        });
     };
     let _ = stream.set_nodelay(true);
     let left = |d: Instant| {
         let l = d.saturating_duration_since(Instant::now());
-        if l.is_zero() { None } else { Some(l) }
+        if l.is_zero() {
+            None
+        } else {
+            Some(l)
+        }
     };
-    stream.set_write_timeout(Some(left(deadline).ok_or_else(timed_out)?)).map_err(io_err)?;
+    stream
+        .set_write_timeout(Some(left(deadline).ok_or_else(timed_out)?))
+        .map_err(io_err)?;
     stream.write_all(&req).map_err(io_err)?;
     let mut parser = ResponseParser::new(method.eq_ignore_ascii_case("HEAD"));
     let mut body_out = Vec::new();
     let mut buf = vec![0u8; 16 * 1024];
     let mut bytes_read = 0u64;
     loop {
-        stream.set_read_timeout(Some(left(deadline).ok_or_else(timed_out)?)).map_err(io_err)?;
+        stream
+            .set_read_timeout(Some(left(deadline).ok_or_else(timed_out)?))
+            .map_err(io_err)?;
         let n = match stream.read(&mut buf) {
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
@@ -76,16 +97,28 @@ pub fn probe_request(
         };
         if n == 0 {
             if let Some(r) = parser.eof() {
-                return Ok(ProbeResponse { status: r.status, body: body_out, latency: start.elapsed(), bytes_sent: req.len() as u64, bytes_read });
+                return Ok(ProbeResponse {
+                    status: r.status,
+                    body: body_out,
+                    latency: start.elapsed(),
+                    bytes_sent: req.len() as u64,
+                    bytes_read,
+                });
             }
-            return Err(LoadError::Protocol { url: url.to_string(), reason: "connection closed before the response was complete".into() });
+            return Err(LoadError::Protocol {
+                url: url.to_string(),
+                reason: "connection closed before the response was complete".into(),
+            });
         }
         bytes_read += n as u64;
         let mut off = 0;
         while off < n {
             let (used, resp) = parser
                 .feed(&buf[off..n], &mut |b: &[u8]| body_out.extend_from_slice(b))
-                .map_err(|e| LoadError::Protocol { url: url.to_string(), reason: e.to_string() })?;
+                .map_err(|e| LoadError::Protocol {
+                    url: url.to_string(),
+                    reason: e.to_string(),
+                })?;
             off += used;
             if let Some(r) = resp {
                 return Ok(ProbeResponse {

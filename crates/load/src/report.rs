@@ -22,8 +22,9 @@ pub struct LatencyStats {
     pub percentiles: Vec<(f64, f64)>,
 }
 
-const PLOT_PERCENTILES: [f64; 14] =
-    [0.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99, 99.999, 100.0];
+const PLOT_PERCENTILES: [f64; 14] = [
+    0.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99, 99.999, 100.0,
+];
 
 impl LatencyStats {
     pub(crate) fn from_histogram(h: &Histogram<u64>) -> Self {
@@ -151,7 +152,13 @@ pub(crate) struct ReportInput<'a> {
 impl LoadReport {
     pub(crate) fn build(inp: ReportInput<'_>, s: &ThreadStats) -> LoadReport {
         let measured_secs = s.measured_ns as f64 / 1e9;
-        let per_sec = |x: f64| if measured_secs > 0.0 { x / measured_secs } else { 0.0 };
+        let per_sec = |x: f64| {
+            if measured_secs > 0.0 {
+                x / measured_secs
+            } else {
+                0.0
+            }
+        };
         let status_counts: BTreeMap<u16, u64> = s
             .status
             .iter()
@@ -168,7 +175,11 @@ impl LoadReport {
         let timeline = s.timeline[..seconds]
             .iter()
             .enumerate()
-            .map(|(i, &(requests, errors))| TimelineSecond { second: i as u32, requests, errors })
+            .map(|(i, &(requests, errors))| TimelineSecond {
+                second: i as u32,
+                requests,
+                errors,
+            })
             .collect();
         let client_cpu_pct = if measured_secs > 0.0 && inp.cores > 0 {
             100.0 * s.cpu_secs / (measured_secs * inp.cores as f64)
@@ -219,7 +230,10 @@ impl LoadReport {
     fn compute_warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
         if self.cancelled {
-            w.push(format!("run cancelled after {:.1}s of the measured window", self.measured_secs));
+            w.push(format!(
+                "run cancelled after {:.1}s of the measured window",
+                self.measured_secs
+            ));
         }
         if self.client_cpu_pct >= 90.0 {
             w.push(format!(
@@ -256,7 +270,10 @@ impl LoadReport {
             ));
         }
         if self.bad_responses > 0 {
-            w.push(format!("{} responses were not 2xx or 3xx", self.bad_responses));
+            w.push(format!(
+                "{} responses were not 2xx or 3xx",
+                self.bad_responses
+            ));
         }
         if self.requests == 0 && !self.cancelled {
             w.push("no response completed in the measured window".to_string());

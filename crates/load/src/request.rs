@@ -11,8 +11,14 @@ pub fn serialize(
     body: Option<&[u8]>,
     close: bool,
 ) -> Result<Vec<u8>, LoadError> {
-    if method.is_empty() || !method.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)) {
-        return Err(LoadError::InvalidRequest(format!("invalid method `{method}`")));
+    if method.is_empty()
+        || !method
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+    {
+        return Err(LoadError::InvalidRequest(format!(
+            "invalid method `{method}`"
+        )));
     }
     let mut out = Vec::with_capacity(256 + body.map_or(0, |b| b.len()));
     out.extend_from_slice(method.as_bytes());
@@ -26,14 +32,24 @@ pub fn serialize(
         out.extend_from_slice(b"\r\n");
     }
     for (k, v) in headers {
-        if k.is_empty() || !k.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)) {
-            return Err(LoadError::InvalidRequest(format!("invalid header name `{k}`")));
+        if k.is_empty()
+            || !k
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+        {
+            return Err(LoadError::InvalidRequest(format!(
+                "invalid header name `{k}`"
+            )));
         }
         if v.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
-            return Err(LoadError::InvalidRequest(format!("header `{k}` has a line break in its value")));
+            return Err(LoadError::InvalidRequest(format!(
+                "header `{k}` has a line break in its value"
+            )));
         }
         if k.eq_ignore_ascii_case("content-length") || k.eq_ignore_ascii_case("transfer-encoding") {
-            return Err(LoadError::InvalidRequest(format!("header `{k}` is set by the engine from the body")));
+            return Err(LoadError::InvalidRequest(format!(
+                "header `{k}` is set by the engine from the body"
+            )));
         }
         out.extend_from_slice(k.as_bytes());
         out.extend_from_slice(b": ");
@@ -65,13 +81,23 @@ mod tests {
     #[test]
     fn serialises() {
         let t = crate::url::parse("http://127.0.0.1:8080/x").unwrap();
-        let r = serialize(&t, "POST", &[("X-A".into(), " b ".into())], Some(b"hi"), false).unwrap();
+        let r = serialize(
+            &t,
+            "POST",
+            &[("X-A".into(), " b ".into())],
+            Some(b"hi"),
+            false,
+        )
+        .unwrap();
         assert_eq!(
             String::from_utf8(r).unwrap(),
             "POST /x HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nX-A: b\r\nContent-Length: 2\r\n\r\nhi"
         );
         let r = serialize(&t, "GET", &[("host".into(), "example".into())], None, true).unwrap();
-        assert_eq!(String::from_utf8(r).unwrap(), "GET /x HTTP/1.1\r\nhost: example\r\nConnection: close\r\n\r\n");
+        assert_eq!(
+            String::from_utf8(r).unwrap(),
+            "GET /x HTTP/1.1\r\nhost: example\r\nConnection: close\r\n\r\n"
+        );
         assert!(serialize(&t, "G T", &[], None, false).is_err());
         assert!(serialize(&t, "GET", &[("A b".into(), "x".into())], None, false).is_err());
         assert!(serialize(&t, "GET", &[("A".into(), "x\r\nB: y".into())], None, false).is_err());

@@ -45,16 +45,27 @@ fn preflight(url: &str, addrs: &[SocketAddr], timeout: Duration) -> Result<Socke
         }
     }
     let (addr, source) = last.expect("at least one address");
-    Err(LoadError::Connect { url: url.to_string(), addr, source })
+    Err(LoadError::Connect {
+        url: url.to_string(),
+        addr,
+        source,
+    })
 }
 
 /// Runs the load described by `spec`; `cancel` (Ctrl-C) stops it early with what was measured.
 pub fn run(spec: &LoadSpec, live: &Live, cancel: &AtomicBool) -> Result<LoadReport, LoadError> {
     validate(spec)?;
     let target = url::parse(&spec.url)?;
-    let request = request::serialize(&target, &spec.method, &spec.headers, spec.body.as_deref(), false)?;
+    let request = request::serialize(
+        &target,
+        &spec.method,
+        &spec.headers,
+        spec.body.as_deref(),
+        false,
+    )?;
     let threads = spec.threads.min(spec.connections);
-    cpu::ensure_fd_limit((spec.connections + 16 * threads + 64) as u64).map_err(LoadError::Resources)?;
+    cpu::ensure_fd_limit((spec.connections + 16 * threads + 64) as u64)
+        .map_err(LoadError::Resources)?;
     let addr = preflight(&spec.url, &target.addrs, spec.timeout)?;
     let batch = request.repeat(spec.pipeline);
     let warm_end = spec.warmup.as_nanos() as u64;
@@ -79,7 +90,11 @@ pub fn run(spec: &LoadSpec, live: &Live, cancel: &AtomicBool) -> Result<LoadRepo
                     let phase = (i as f64 * 1e9 / r) as u64;
                     (r * conns as f64 / spec.connections as f64, phase)
                 }),
-                cpu: spec.cpus.as_ref().filter(|c| !c.is_empty()).map(|c| c[i % c.len()]),
+                cpu: spec
+                    .cpus
+                    .as_ref()
+                    .filter(|c| !c.is_empty())
+                    .map(|c| c[i % c.len()]),
             }
         })
         .collect();
@@ -107,14 +122,20 @@ pub fn run(spec: &LoadSpec, live: &Live, cancel: &AtomicBool) -> Result<LoadRepo
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(std::io::Error::other("worker thread panicked"))))
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(std::io::Error::other("worker thread panicked")))
+            })
             .collect()
     });
     live.set_phase(Phase::Done);
 
     let mut merged = ThreadStats::new(spec.rate.is_some(), plan.seconds);
     for r in results {
-        let s = r.map_err(|source| LoadError::Io { url: spec.url.clone(), source })?;
+        let s = r.map_err(|source| LoadError::Io {
+            url: spec.url.clone(),
+            source,
+        })?;
         merged.merge(&s);
     }
     let allowed = match &spec.cpus {

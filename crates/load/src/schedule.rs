@@ -13,7 +13,12 @@ pub struct Schedule {
 impl Schedule {
     /// `rate` in requests per second for this worker; `start_ns` offsets it from other workers.
     pub fn new(rate: f64, start_ns: u64) -> Self {
-        Schedule { start_ns: start_ns as f64, interval_ns: 1e9 / rate, next: 0, waited_upto: 0 }
+        Schedule {
+            start_ns: start_ns as f64,
+            interval_ns: 1e9 / rate,
+            next: 0,
+            waited_upto: 0,
+        }
     }
 
     /// Intended send time of request `k`, ns since t0.

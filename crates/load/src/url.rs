@@ -15,7 +15,10 @@ pub struct Target {
 }
 
 fn invalid(url: &str, reason: impl Into<String>) -> LoadError {
-    LoadError::InvalidUrl { url: url.to_string(), reason: reason.into() }
+    LoadError::InvalidUrl {
+        url: url.to_string(),
+        reason: reason.into(),
+    }
 }
 
 /// Parses and resolves `url`.
@@ -25,8 +28,18 @@ pub fn parse(url: &str) -> Result<Target, LoadError> {
         .ok_or_else(|| invalid(url, "expected a URL like http://127.0.0.1:8080/path"))?;
     match scheme.to_ascii_lowercase().as_str() {
         "http" => {}
-        "https" => return Err(LoadError::UnsupportedScheme { url: url.to_string(), reason: "TLS is not supported yet; use http://".into() }),
-        other => return Err(LoadError::UnsupportedScheme { url: url.to_string(), reason: format!("unknown scheme `{other}`; only http:// is supported") }),
+        "https" => {
+            return Err(LoadError::UnsupportedScheme {
+                url: url.to_string(),
+                reason: "TLS is not supported yet; use http://".into(),
+            })
+        }
+        other => {
+            return Err(LoadError::UnsupportedScheme {
+                url: url.to_string(),
+                reason: format!("unknown scheme `{other}`; only http:// is supported"),
+            })
+        }
     }
     let split = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let (authority, tail) = rest.split_at(split);
@@ -39,7 +52,10 @@ pub fn parse(url: &str) -> Result<Target, LoadError> {
         tail.to_string()
     };
     if path.bytes().any(|b| b <= b' ' || b == 0x7f) {
-        return Err(invalid(url, "the path contains spaces or control characters; percent-encode them"));
+        return Err(invalid(
+            url,
+            "the path contains spaces or control characters; percent-encode them",
+        ));
     }
     if authority.contains('@') {
         return Err(invalid(url, "user info (user@host) is not supported"));
@@ -48,7 +64,9 @@ pub fn parse(url: &str) -> Result<Target, LoadError> {
         return Err(invalid(url, "missing host"));
     }
     let (host, port_text) = if let Some(after) = authority.strip_prefix('[') {
-        let end = after.find(']').ok_or_else(|| invalid(url, "unterminated IPv6 literal (missing `]`)"))?;
+        let end = after
+            .find(']')
+            .ok_or_else(|| invalid(url, "unterminated IPv6 literal (missing `]`)"))?;
         let host = &after[..end];
         let rest = &after[end + 1..];
         let port = match rest.strip_prefix(':') {
@@ -56,7 +74,8 @@ pub fn parse(url: &str) -> Result<Target, LoadError> {
             None if rest.is_empty() => None,
             None => return Err(invalid(url, "unexpected text after the IPv6 literal")),
         };
-        host.parse::<std::net::Ipv6Addr>().map_err(|_| invalid(url, format!("`{host}` is not an IPv6 address")))?;
+        host.parse::<std::net::Ipv6Addr>()
+            .map_err(|_| invalid(url, format!("`{host}` is not an IPv6 address")))?;
         (host, port)
     } else {
         match authority.rsplit_once(':') {
@@ -69,16 +88,30 @@ pub fn parse(url: &str) -> Result<Target, LoadError> {
     }
     let port: u16 = match port_text {
         None | Some("") => 80,
-        Some(p) => p.parse().map_err(|_| invalid(url, format!("invalid port `{p}`")))?,
+        Some(p) => p
+            .parse()
+            .map_err(|_| invalid(url, format!("invalid port `{p}`")))?,
     };
     if port == 0 {
         return Err(invalid(url, "port 0 is not a valid target"));
     }
-    let bracketed = if host.contains(':') { format!("[{host}]") } else { host.to_string() };
-    let host_header = if port == 80 { bracketed } else { format!("{bracketed}:{port}") };
+    let bracketed = if host.contains(':') {
+        format!("[{host}]")
+    } else {
+        host.to_string()
+    };
+    let host_header = if port == 80 {
+        bracketed
+    } else {
+        format!("{bracketed}:{port}")
+    };
     let addrs: Vec<SocketAddr> = (host, port)
         .to_socket_addrs()
-        .map_err(|e| LoadError::Resolve { url: url.to_string(), host: host.to_string(), source: e })?
+        .map_err(|e| LoadError::Resolve {
+            url: url.to_string(),
+            host: host.to_string(),
+            source: e,
+        })?
         .collect();
     if addrs.is_empty() {
         return Err(LoadError::Resolve {
@@ -87,7 +120,11 @@ pub fn parse(url: &str) -> Result<Target, LoadError> {
             source: std::io::Error::new(std::io::ErrorKind::NotFound, "no addresses"),
         });
     }
-    Ok(Target { host_header, path, addrs })
+    Ok(Target {
+        host_header,
+        path,
+        addrs,
+    })
 }
 
 #[cfg(test)]
@@ -118,7 +155,10 @@ mod tests {
         let e = parse("https://x/").unwrap_err().to_string();
         assert!(e.contains("TLS is not supported yet"), "{e}");
         assert!(parse("ftp://x/").unwrap_err().to_string().contains("ftp"));
-        assert!(parse("127.0.0.1:80").unwrap_err().to_string().contains("127.0.0.1:80"));
+        assert!(parse("127.0.0.1:80")
+            .unwrap_err()
+            .to_string()
+            .contains("127.0.0.1:80"));
         assert!(parse("http://:80/").is_err());
         assert!(parse("http://h:99999/").is_err());
         assert!(parse("http://[::1/").is_err());

@@ -97,7 +97,9 @@ fn setup<'a>(plan: &'a Plan<'a>, share: &Share) -> io::Result<Worker<'a>> {
         plan,
         t0: Instant::now(),
         poll: Poll::new()?,
-        conns: (0..share.connections).map(|_| Conn::new(plan.head_request, plan.pipeline)).collect(),
+        conns: (0..share.connections)
+            .map(|_| Conn::new(plan.head_request, plan.pipeline))
+            .collect(),
         buf: vec![0; READ_BUF],
         s: ThreadStats::new(open, plan.seconds),
         schedule: share.rate.map(|(r, phase)| Schedule::new(r, phase)),
@@ -116,13 +118,19 @@ fn setup<'a>(plan: &'a Plan<'a>, share: &Share) -> io::Result<Worker<'a>> {
 
 fn make_timer(poll: &Poll) -> io::Result<OwnedFd> {
     // SAFETY: timerfd_create returns a new descriptor we take ownership of.
-    let fd = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) };
+    let fd = unsafe {
+        libc::timerfd_create(
+            libc::CLOCK_MONOTONIC,
+            libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+        )
+    };
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
     // SAFETY: fd is valid and owned by nobody else.
     let owned = unsafe { OwnedFd::from_raw_fd(fd) };
-    poll.registry().register(&mut SourceFd(&fd), TIMER, Interest::READABLE)?;
+    poll.registry()
+        .register(&mut SourceFd(&fd), TIMER, Interest::READABLE)?;
     Ok(owned)
 }
 
@@ -139,7 +147,11 @@ impl Worker<'_> {
         let mut cpu_start = 0.0;
         let mut timer_armed_for = u64::MAX;
         if leader {
-            live.set_phase(if self.plan.warm_end > 0 { Phase::Warmup } else { Phase::Measuring });
+            live.set_phase(if self.plan.warm_end > 0 {
+                Phase::Warmup
+            } else {
+                Phase::Measuring
+            });
         }
         let stop_at;
         loop {
@@ -168,7 +180,8 @@ impl Worker<'_> {
                 self.dispatch(now);
             }
             if self.live_completed > 0 {
-                live.completed.fetch_add(self.live_completed, Ordering::Relaxed);
+                live.completed
+                    .fetch_add(self.live_completed, Ordering::Relaxed);
                 self.live_completed = 0;
             }
             if self.live_errors > 0 {
@@ -241,7 +254,8 @@ impl Worker<'_> {
                 }
             }
         }
-        live.completed.fetch_add(self.live_completed, Ordering::Relaxed);
+        live.completed
+            .fetch_add(self.live_completed, Ordering::Relaxed);
         live.errors.fetch_add(self.live_errors, Ordering::Relaxed);
         Ok(())
     }
@@ -293,13 +307,21 @@ impl Worker<'_> {
             self.count_error(k, now);
         }
         let warm_end = self.plan.warm_end;
-        let lost = self.conns[idx].inflight.iter().filter(|p| p.intended >= warm_end).count() as u64;
+        let lost = self.conns[idx]
+            .inflight
+            .iter()
+            .filter(|p| p.intended >= warm_end)
+            .count() as u64;
         if self.in_window(now) {
             self.s.abandoned += lost;
         }
         let c = &mut self.conns[idx];
         c.reset();
-        c.retry_at = if matches!(kind, Some(Kind::Connect)) { now + CONNECT_RETRY_NS } else { now };
+        c.retry_at = if matches!(kind, Some(Kind::Connect)) {
+            now + CONNECT_RETRY_NS
+        } else {
+            now
+        };
         self.reconnect.push(idx);
     }
 
@@ -322,7 +344,11 @@ impl Worker<'_> {
                 if self
                     .poll
                     .registry()
-                    .register(&mut stream, Token(idx), Interest::READABLE | Interest::WRITABLE)
+                    .register(
+                        &mut stream,
+                        Token(idx),
+                        Interest::READABLE | Interest::WRITABLE,
+                    )
                     .is_err()
                 {
                     self.kill(idx, Some(Kind::Connect), now);
@@ -339,7 +365,9 @@ impl Worker<'_> {
 
     fn on_connecting_event(&mut self, idx: usize, now: u64, is_error: bool) {
         let c = &mut self.conns[idx];
-        let Some(stream) = c.stream.as_ref() else { return };
+        let Some(stream) = c.stream.as_ref() else {
+            return;
+        };
         if is_error || matches!(stream.take_error(), Ok(Some(_)) | Err(_)) {
             self.kill(idx, Some(Kind::Connect), now);
             return;
@@ -372,7 +400,10 @@ impl Worker<'_> {
     fn enqueue(&mut self, idx: usize, intended: u64, now: u64) {
         let len = self.plan.request.len();
         let c = &mut self.conns[idx];
-        c.inflight.push_back(Pending { intended, sent: now });
+        c.inflight.push_back(Pending {
+            intended,
+            sent: now,
+        });
         c.unsent += len;
         if intended < self.plan.warm_end {
             self.s.warmup_sent += 1;
@@ -388,7 +419,9 @@ impl Worker<'_> {
 
     fn on_readable(&mut self, idx: usize, now: u64, closing: bool) {
         loop {
-            let Some(stream) = self.conns[idx].stream.as_mut() else { return };
+            let Some(stream) = self.conns[idx].stream.as_mut() else {
+                return;
+            };
             match stream.read(&mut self.buf) {
                 Ok(0) => {
                     self.on_eof(idx, now);
@@ -418,7 +451,11 @@ impl Worker<'_> {
             self.on_response(idx, r.status, r.bytes, now);
         }
         let c = &self.conns[idx];
-        let kind = if !c.inflight.is_empty() || !c.parser.is_idle() { Some(Kind::Read) } else { None };
+        let kind = if !c.inflight.is_empty() || !c.parser.is_idle() {
+            Some(Kind::Read)
+        } else {
+            None
+        };
         self.kill(idx, kind, now);
     }
 
@@ -426,7 +463,9 @@ impl Worker<'_> {
     fn on_data(&mut self, idx: usize, n: usize, now: u64) -> bool {
         let mut off = 0;
         while off < n {
-            let res = self.conns[idx].parser.feed(&self.buf[off..n], &mut |_: &[u8]| {});
+            let res = self.conns[idx]
+                .parser
+                .feed(&self.buf[off..n], &mut |_: &[u8]| {});
             match res {
                 Ok((used, resp)) => {
                     off += used;
@@ -457,9 +496,12 @@ impl Worker<'_> {
 
     #[inline]
     fn on_response(&mut self, idx: usize, status: u16, bytes: u64, now: u64) {
-        let Some(p) = self.conns[idx].inflight.pop_front() else { return };
+        let Some(p) = self.conns[idx].inflight.pop_front() else {
+            return;
+        };
         if self.schedule.is_some() {
-            self.free.push_back((idx as u32, self.conns[idx].generation));
+            self.free
+                .push_back((idx as u32, self.conns[idx].generation));
         }
         if p.intended < self.plan.warm_end {
             return;
@@ -468,7 +510,8 @@ impl Worker<'_> {
         s.requests += 1;
         s.bytes_read += bytes;
         s.status[usize::from(status).min(999)] += 1;
-        s.latency.saturating_record((now.saturating_sub(p.intended)) / 1000);
+        s.latency
+            .saturating_record((now.saturating_sub(p.intended)) / 1000);
         if let Some(u) = s.uncorrected.as_mut() {
             u.saturating_record((now.saturating_sub(p.sent)) / 1000);
         }
@@ -487,7 +530,9 @@ impl Worker<'_> {
                     self.kill(idx, Some(Kind::Connect), now);
                 }
                 ConnState::Open => {
-                    let Some(front) = c.inflight.front() else { continue };
+                    let Some(front) = c.inflight.front() else {
+                        continue;
+                    };
                     if now.saturating_sub(front.sent) <= limit {
                         continue;
                     }
@@ -508,7 +553,9 @@ impl Worker<'_> {
     /// Open model: sends every request that is due on a connection with a free slot.
     fn dispatch(&mut self, now: u64) {
         loop {
-            let Some(sched) = self.schedule.as_ref() else { return };
+            let Some(sched) = self.schedule.as_ref() else {
+                return;
+            };
             let intended = sched.intended(sched.next);
             if intended > now {
                 return;
@@ -531,7 +578,10 @@ impl Worker<'_> {
     fn pop_free(&mut self) -> Option<usize> {
         while let Some((i, g)) = self.free.pop_front() {
             let c = &self.conns[i as usize];
-            if c.generation == g && c.state == ConnState::Open && c.inflight.len() < self.plan.pipeline {
+            if c.generation == g
+                && c.state == ConnState::Open
+                && c.inflight.len() < self.plan.pipeline
+            {
                 return Some(i as usize);
             }
         }
@@ -541,7 +591,9 @@ impl Worker<'_> {
     /// Every due request found all connections busy: count each such request once.
     fn count_waiting(&mut self, now: u64) {
         let warm_end = self.plan.warm_end;
-        let Some(sched) = self.schedule.as_mut() else { return };
+        let Some(sched) = self.schedule.as_mut() else {
+            return;
+        };
         if let Some(last) = sched.last_due(now) {
             for k in sched.next.max(sched.waited_upto)..=last {
                 if sched.intended(k) >= warm_end {
@@ -555,8 +607,14 @@ impl Worker<'_> {
 
 fn arm_timer(timer: &OwnedFd, ns: u64) -> io::Result<()> {
     let spec = libc::itimerspec {
-        it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
-        it_value: libc::timespec { tv_sec: (ns / 1_000_000_000) as libc::time_t, tv_nsec: (ns % 1_000_000_000) as libc::c_long },
+        it_interval: libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        },
+        it_value: libc::timespec {
+            tv_sec: (ns / 1_000_000_000) as libc::time_t,
+            tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+        },
     };
     // SAFETY: arming our own timerfd with a valid itimerspec.
     let rc = unsafe { libc::timerfd_settime(timer.as_raw_fd(), 0, &spec, std::ptr::null_mut()) };

@@ -6,7 +6,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 fn server(cfg: Config) -> Server {
-    hello_server::start(Config { port: 0, threads: 1, ..cfg }).expect("start hello-server")
+    hello_server::start(Config {
+        port: 0,
+        threads: 1,
+        ..cfg
+    })
+    .expect("start hello-server")
 }
 
 fn spec(srv: &Server, path: &str) -> LoadSpec {
@@ -24,7 +29,12 @@ fn go(spec: &LoadSpec) -> LoadReport {
     let start = Instant::now();
     let r = run(spec, &Live::default(), &AtomicBool::new(false)).expect("run");
     let limit = spec.warmup + spec.duration + spec.timeout + Duration::from_millis(500);
-    assert!(start.elapsed() < limit, "run took {:?}, limit {:?}", start.elapsed(), limit);
+    assert!(
+        start.elapsed() < limit,
+        "run took {:?}, limit {:?}",
+        start.elapsed(),
+        limit
+    );
     r
 }
 
@@ -54,10 +64,16 @@ fn assert_clean(r: &LoadReport) {
 #[test]
 fn closed_model_counts_match_server() {
     let srv = server(Config::default());
-    let s = LoadSpec { warmup: Duration::from_millis(300), ..spec(&srv, "/plaintext") };
+    let s = LoadSpec {
+        warmup: Duration::from_millis(300),
+        ..spec(&srv, "/plaintext")
+    };
     let r = go(&s);
     assert_clean(&r);
-    assert!(r.outside_window.requests > 0, "warmup requests must be recorded");
+    assert!(
+        r.outside_window.requests > 0,
+        "warmup requests must be recorded"
+    );
     assert_eq!(r.status_counts.get(&200), Some(&r.requests));
     assert!((r.measured_secs - 1.0).abs() < 1e-6);
     assert!(r.latency.p50_ms > 0.0 && r.latency.max_ms >= r.latency.p99_ms);
@@ -71,7 +87,11 @@ fn closed_model_counts_match_server() {
 #[test]
 fn pipelined_counts_match_server() {
     let srv = server(Config::default());
-    let s = LoadSpec { pipeline: 8, warmup: Duration::from_millis(200), ..spec(&srv, "/json") };
+    let s = LoadSpec {
+        pipeline: 8,
+        warmup: Duration::from_millis(200),
+        ..spec(&srv, "/json")
+    };
     let r = go(&s);
     assert_clean(&r);
     assert!(r.in_flight_at_end <= 8 * 8);
@@ -81,11 +101,19 @@ fn pipelined_counts_match_server() {
 #[test]
 fn open_model_counts_match_server_and_rate_is_met() {
     let srv = server(Config::default());
-    let s = LoadSpec { rate: Some(2000.0), warmup: Duration::from_millis(200), ..spec(&srv, "/plaintext") };
+    let s = LoadSpec {
+        rate: Some(2000.0),
+        warmup: Duration::from_millis(200),
+        ..spec(&srv, "/plaintext")
+    };
     let r = go(&s);
     assert_clean(&r);
     let rate = r.rate.expect("rate report");
-    assert!((rate.achieved - 2000.0).abs() < 100.0, "achieved {}", rate.achieved);
+    assert!(
+        (rate.achieved - 2000.0).abs() < 100.0,
+        "achieved {}",
+        rate.achieved
+    );
     assert_eq!(rate.waited_for_connection, 0);
     assert!(r.latency_uncorrected.is_some());
     assert_counts_match(&srv, &r);
@@ -93,18 +121,31 @@ fn open_model_counts_match_server_and_rate_is_met() {
 
 #[test]
 fn chunked_bodies() {
-    let srv = server(Config { chunked: true, ..Default::default() });
+    let srv = server(Config {
+        chunked: true,
+        ..Default::default()
+    });
     let r = go(&spec(&srv, "/plaintext"));
     assert_clean(&r);
-    let p = probe_request(&format!("http://{}/plaintext", srv.addr()), "GET", &[], None, Duration::from_secs(2)).unwrap();
+    assert_counts_match(&srv, &r);
+    let p = probe_request(
+        &format!("http://{}/plaintext", srv.addr()),
+        "GET",
+        &[],
+        None,
+        Duration::from_secs(2),
+    )
+    .unwrap();
     assert_eq!(p.status, 200);
     assert_eq!(p.body, b"Hello, World!");
-    assert_counts_match(&srv, &r);
 }
 
 #[test]
 fn server_errors_are_bad_responses() {
-    let srv = server(Config { error_rate: 0.25, ..Default::default() });
+    let srv = server(Config {
+        error_rate: 0.25,
+        ..Default::default()
+    });
     let r = go(&spec(&srv, "/plaintext"));
     assert_eq!(r.errors.total(), 0);
     let five = *r.status_counts.get(&500).unwrap_or(&0);
@@ -116,8 +157,14 @@ fn server_errors_are_bad_responses() {
 
 #[test]
 fn garbage_is_counted_as_parse_errors() {
-    let srv = server(Config { garbage: true, ..Default::default() });
-    let s = LoadSpec { duration: Duration::from_millis(500), ..spec(&srv, "/plaintext") };
+    let srv = server(Config {
+        garbage: true,
+        ..Default::default()
+    });
+    let s = LoadSpec {
+        duration: Duration::from_millis(500),
+        ..spec(&srv, "/plaintext")
+    };
     let r = go(&s);
     assert_eq!(r.requests, 0);
     assert!(r.errors.parse > 10, "{:?}", r.errors);
@@ -142,15 +189,26 @@ fn stall_shows_in_corrected_latency_only() {
     };
     let r = go(&s);
     let unc = r.latency_uncorrected.clone().unwrap();
-    assert!(r.latency.p99_ms > 60.0, "corrected p99 {} ms", r.latency.p99_ms);
-    assert!(r.latency.max_ms < 150.0, "corrected max {} ms", r.latency.max_ms);
+    assert!(
+        r.latency.p99_ms > 60.0,
+        "corrected p99 {} ms",
+        r.latency.p99_ms
+    );
+    assert!(
+        r.latency.max_ms < 150.0,
+        "corrected max {} ms",
+        r.latency.max_ms
+    );
     assert!(unc.p99_ms < 20.0, "uncorrected p99 {} ms", unc.p99_ms);
     assert!(r.rate.unwrap().waited_for_connection > 0);
 }
 
 #[test]
 fn timeouts_are_counted_and_connections_replaced() {
-    let srv = server(Config { delay: Duration::from_millis(1000), ..Default::default() });
+    let srv = server(Config {
+        delay: Duration::from_millis(1000),
+        ..Default::default()
+    });
     let s = LoadSpec {
         connections: 4,
         threads: 1,
@@ -162,7 +220,10 @@ fn timeouts_are_counted_and_connections_replaced() {
     assert_eq!(r.requests, 0);
     assert!(r.errors.timeout >= 4 * 3, "{:?}", r.errors);
     assert!(srv.stats().connections >= 4 * 3, "connections are replaced");
-    assert_eq!(r.measurements()["load.errors.timeout"], r.errors.timeout as f64);
+    assert_eq!(
+        r.measurements()["load.errors.timeout"],
+        r.errors.timeout as f64
+    );
     assert!(!r.measurements().contains_key("load.latency.p99"));
 }
 
@@ -172,7 +233,11 @@ fn refused_port_is_a_clear_error() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
     };
-    let s = LoadSpec { url: format!("http://127.0.0.1:{port}/"), duration: Duration::from_secs(1), ..Default::default() };
+    let s = LoadSpec {
+        url: format!("http://127.0.0.1:{port}/"),
+        duration: Duration::from_secs(1),
+        ..Default::default()
+    };
     let e = run(&s, &Live::default(), &AtomicBool::new(false)).unwrap_err();
     assert!(matches!(e, LoadError::Connect { .. }));
     assert!(e.to_string().contains(&format!("127.0.0.1:{port}")), "{e}");
@@ -183,7 +248,10 @@ fn refused_port_is_a_clear_error() {
 #[test]
 fn server_closing_connections_mid_run() {
     // Half the stop: the server says `Connection: close` every 5 responses: no error, reconnects.
-    let srv = server(Config { close_after: Some(5), ..Default::default() });
+    let srv = server(Config {
+        close_after: Some(5),
+        ..Default::default()
+    });
     let r = go(&spec(&srv, "/plaintext"));
     assert_clean(&r);
     assert!(srv.stats().connections > 8 * 5);
@@ -198,7 +266,12 @@ fn big_headers_head_204_304_and_continue() {
         ..spec(&srv, path)
     };
     let r = go(&short("/bigheader", "GET"));
-    assert!(r.requests > 10 && r.errors.total() == 0, "{} {:?}", r.requests, r.errors);
+    assert!(
+        r.requests > 10 && r.errors.total() == 0,
+        "{} {:?}",
+        r.requests,
+        r.errors
+    );
     assert!(r.bytes_read > r.requests * 100 * 1024);
     for (path, method, code) in [
         ("/plaintext", "HEAD", 200u16),
@@ -209,22 +282,50 @@ fn big_headers_head_204_304_and_continue() {
         let r = go(&short(path, method));
         assert!(r.requests > 10, "{path}: {}", r.requests);
         assert_eq!(r.errors.total(), 0, "{path}: {:?}", r.errors);
-        assert_eq!(r.status_counts.keys().copied().collect::<Vec<_>>(), vec![code], "{path}");
+        assert_eq!(
+            r.status_counts.keys().copied().collect::<Vec<_>>(),
+            vec![code],
+            "{path}"
+        );
     }
-    let p = probe_request(&format!("http://{}/continue", srv.addr()), "GET", &[], None, Duration::from_secs(2)).unwrap();
+    let p = probe_request(
+        &format!("http://{}/continue", srv.addr()),
+        "GET",
+        &[],
+        None,
+        Duration::from_secs(2),
+    )
+    .unwrap();
     assert_eq!((p.status, p.body.as_slice()), (200, &b"Continued"[..]));
 }
 
 #[test]
 fn ipv6_literal() {
-    let Ok(srv) = hello_server::start(Config { host: "::1".parse().unwrap(), port: 0, threads: 1, ..Default::default() }) else {
+    let Ok(srv) = hello_server::start(Config {
+        host: "::1".parse().unwrap(),
+        port: 0,
+        threads: 1,
+        ..Default::default()
+    }) else {
         eprintln!("no IPv6 loopback here; skipped");
         return;
     };
     let url = format!("http://[::1]:{}/json", srv.addr().port());
-    let r = go(&LoadSpec { url: url.clone(), connections: 2, duration: Duration::from_millis(300), ..Default::default() });
+    let r = go(&LoadSpec {
+        url: url.clone(),
+        connections: 2,
+        duration: Duration::from_millis(300),
+        ..Default::default()
+    });
     assert_clean(&r);
-    let p = probe_request(&url, "GET", &[("Accept".into(), "application/json".into())], None, Duration::from_secs(2)).unwrap();
+    let p = probe_request(
+        &url,
+        "GET",
+        &[("Accept".into(), "application/json".into())],
+        None,
+        Duration::from_secs(2),
+    )
+    .unwrap();
     assert_eq!(p.status, 200);
     assert!(p.body.starts_with(b"{"));
 }
@@ -232,7 +333,10 @@ fn ipv6_literal() {
 #[test]
 fn cancel_stops_early_with_what_was_measured() {
     let srv = server(Config::default());
-    let s = LoadSpec { duration: Duration::from_secs(20), ..spec(&srv, "/plaintext") };
+    let s = LoadSpec {
+        duration: Duration::from_secs(20),
+        ..spec(&srv, "/plaintext")
+    };
     let cancel = AtomicBool::new(false);
     let live = Live::default();
     let start = Instant::now();
@@ -245,7 +349,11 @@ fn cancel_stops_early_with_what_was_measured() {
     });
     assert!(start.elapsed() < Duration::from_secs(2));
     assert!(r.cancelled);
-    assert!(r.measured_secs > 0.3 && r.measured_secs < 1.0, "{}", r.measured_secs);
+    assert!(
+        r.measured_secs > 0.3 && r.measured_secs < 1.0,
+        "{}",
+        r.measured_secs
+    );
     assert!(r.requests > 0);
     assert_eq!(live.completed.load(Ordering::Relaxed), r.requests);
     assert_eq!(live.phase(), rigor_load::Phase::Done);
@@ -254,13 +362,29 @@ fn cancel_stops_early_with_what_was_measured() {
 #[test]
 fn measurement_ids_follow_design() {
     let srv = server(Config::default());
-    let r = go(&LoadSpec { duration: Duration::from_millis(300), ..spec(&srv, "/plaintext") });
+    let r = go(&LoadSpec {
+        duration: Duration::from_millis(300),
+        ..spec(&srv, "/plaintext")
+    });
     let ids: Vec<&str> = r.measurements().keys().copied().collect();
     let mut want = vec![
-        "load.rps", "load.requests", "load.latency.mean", "load.latency.p50", "load.latency.p75",
-        "load.latency.p90", "load.latency.p99", "load.latency.p999", "load.latency.max",
-        "load.bad_responses", "load.socket_errors", "load.errors.connect", "load.errors.read",
-        "load.errors.write", "load.errors.timeout", "load.throughput", "load.cpu",
+        "load.rps",
+        "load.requests",
+        "load.latency.mean",
+        "load.latency.p50",
+        "load.latency.p75",
+        "load.latency.p90",
+        "load.latency.p99",
+        "load.latency.p999",
+        "load.latency.max",
+        "load.bad_responses",
+        "load.socket_errors",
+        "load.errors.connect",
+        "load.errors.read",
+        "load.errors.write",
+        "load.errors.timeout",
+        "load.throughput",
+        "load.cpu",
     ];
     want.sort();
     assert_eq!(ids, want);

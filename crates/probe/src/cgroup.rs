@@ -384,7 +384,11 @@ impl Mount {
         if rel.split('/').any(|c| c == "..") {
             return None;
         }
-        Some(self.point.join(rel))
+        Some(if rel.is_empty() {
+            self.point.clone()
+        } else {
+            self.point.join(rel)
+        })
     }
 }
 
@@ -468,6 +472,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn v2_without_memory_controller_says_so() {
+        let unified = Path::new("/sys/fs/cgroup/unified");
+        let controllers = read(unified.join("cgroup.controllers"));
+        if controllers.is_some_and(|c| !c.contains("memory")) {
+            let why = create_v2(unified, "rigor-never-made").unwrap_err();
+            assert!(why.contains("no memory controller"), "{why}");
+            assert!(!unified.join("rigor-never-made").exists());
+        }
+    }
+
+    #[test]
     fn mountinfo_lines() {
         let m = parse_mountinfo_line(
             "35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory",
@@ -489,6 +504,10 @@ mod tests {
             Some(PathBuf::from("/sys/fs/cgroup v2/y"))
         );
         assert_eq!(m.dir_for("/docker/xy"), None);
+        assert_eq!(
+            m.dir_for("/docker/x"),
+            Some(PathBuf::from("/sys/fs/cgroup v2"))
+        );
         assert!(parse_mountinfo_line("1 0 0:1 / / rw - ext4 /dev/vda rw").is_none());
     }
 }

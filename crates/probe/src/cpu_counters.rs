@@ -1,7 +1,7 @@
 //! Machine-wide counters read before and after each iteration: a VM whose host steals CPU, or a
 //! CPU that throttles from heat, changes the numbers without any code change.
 
-use crate::procfs::{read, read_u64};
+use crate::procfs::{cpu_dirs, read, read_u64};
 use std::collections::BTreeSet;
 
 /// A snapshot of the `cpu` line of /proc/stat (clock ticks, all CPUs) and the thermal
@@ -61,23 +61,15 @@ fn parse_cpu_line(line: &str) -> CpuCounters {
 }
 
 fn throttle_count() -> Option<u64> {
-    let dir = std::fs::read_dir("/sys/devices/system/cpu").ok()?;
     let mut total = None;
     let mut packages = BTreeSet::new();
-    for e in dir.filter_map(|e| e.ok()) {
-        let name = e.file_name();
-        let name = name.to_string_lossy();
-        if !name
-            .strip_prefix("cpu")
-            .is_some_and(|n| n.parse::<u32>().is_ok())
-        {
-            continue;
-        }
-        let tt = e.path().join("thermal_throttle");
+    for cpu in cpu_dirs() {
+        let tt = cpu.join("thermal_throttle");
         if let Some(n) = read_u64(tt.join("core_throttle_count")) {
             *total.get_or_insert(0) += n;
         }
-        let package = read_u64(e.path().join("topology/physical_package_id"));
+        // Every CPU of a package shows the same package counter: count it once.
+        let package = read_u64(cpu.join("topology/physical_package_id"));
         if packages.insert(package) {
             if let Some(n) = read_u64(tt.join("package_throttle_count")) {
                 *total.get_or_insert(0) += n;

@@ -2,7 +2,7 @@
 //! disagree, captured once before a run so a result explains its own noise.
 
 use crate::cgroup::cgroup_layout;
-use crate::procfs::{keyed_value, read, read_trimmed, read_u64, status_value};
+use crate::procfs::{cpu_dirs, keyed_value, read, read_trimmed, read_u64, status_value};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -191,22 +191,12 @@ fn cpu_model(cpuinfo: &str) -> Option<String> {
 fn topology(cpuinfo: &str) -> (Option<usize>, Option<usize>) {
     let mut cores = BTreeSet::new();
     let mut packages = BTreeSet::new();
-    if let Ok(dir) = std::fs::read_dir("/sys/devices/system/cpu") {
-        for e in dir.filter_map(|e| e.ok()) {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if !name
-                .strip_prefix("cpu")
-                .is_some_and(|n| n.parse::<u32>().is_ok())
-            {
-                continue;
-            }
-            let t = e.path().join("topology");
-            let (Some(p), Some(c)) = (
-                read_u64(t.join("physical_package_id")),
-                read_u64(t.join("core_id")),
-            ) else {
-                continue;
-            };
+    for cpu in cpu_dirs() {
+        let t = cpu.join("topology");
+        if let (Some(p), Some(c)) = (
+            read_u64(t.join("physical_package_id")),
+            read_u64(t.join("core_id")),
+        ) {
             packages.insert(p);
             cores.insert((p, c));
         }
@@ -239,21 +229,11 @@ fn topology(cpuinfo: &str) -> (Option<usize>, Option<usize>) {
 
 /// Distinct values of a per-CPU sysfs file, comma-joined.
 fn per_cpu_values(rel: &str) -> Option<String> {
-    let mut values = BTreeSet::new();
-    for e in std::fs::read_dir("/sys/devices/system/cpu")
-        .ok()?
-        .filter_map(|e| e.ok())
-    {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if name
-            .strip_prefix("cpu")
-            .is_some_and(|n| n.parse::<u32>().is_ok())
-        {
-            if let Some(v) = read_trimmed(e.path().join(rel)).filter(|v| !v.is_empty()) {
-                values.insert(v);
-            }
-        }
-    }
+    let values: BTreeSet<String> = cpu_dirs()
+        .iter()
+        .filter_map(|cpu| read_trimmed(cpu.join(rel)))
+        .filter(|v| !v.is_empty())
+        .collect();
     (!values.is_empty()).then(|| values.into_iter().collect::<Vec<_>>().join(","))
 }
 

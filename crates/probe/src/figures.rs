@@ -74,6 +74,28 @@ impl Samples {
     }
 }
 
+impl AppFigures {
+    /// The figures that have a DESIGN measurement id, as (id, value), present ones only.
+    pub fn measurements(&self) -> Vec<(&'static str, f64)> {
+        [
+            ("app.cpu", self.cpu_max_pct),
+            ("app.cpu.avg", self.cpu_mean_pct),
+            ("app.cores", self.cores_max_pct),
+            ("app.rss", self.rss_max_mib),
+            ("app.rss.lifetime", self.rss_lifetime_max_mib),
+            ("app.private", self.private_max_mib),
+            ("app.cgroup.memory", self.cgroup_memory_max_mib),
+            ("app.cgroup.cache", self.cgroup_cache_max_mib),
+            ("app.threads.start", self.threads_start),
+            ("app.threads.end", self.threads_end),
+            ("app.threads.max", self.threads_max),
+        ]
+        .into_iter()
+        .filter_map(|(id, v)| Some((id, v?)))
+        .collect()
+    }
+}
+
 /// (max, time-weighted mean) raw CPU of the tree, 100 = one core, over consecutive pairs.
 /// Only processes present in both samples of a pair count, so churn is not read as CPU.
 pub(crate) fn cpu(samples: &[ProcSample], clock_ticks: u64) -> (Option<f64>, Option<f64>) {
@@ -160,6 +182,10 @@ mod tests {
         assert_eq!(f.threads_end, Some(3.0));
         assert_eq!(f.threads_max, Some(4.0));
         assert_eq!(f.nonvoluntary_ctxt_switches, Some(10.0));
+        let m = f.measurements();
+        assert_eq!(m.len(), 8);
+        assert!(m.contains(&("app.cores", 150.0)));
+        assert!(m.contains(&("app.rss.lifetime", 900.0)));
     }
 
     #[test]
@@ -171,5 +197,6 @@ mod tests {
             cpus: 1,
         };
         assert_eq!(samples.figures(), AppFigures::default());
+        assert!(AppFigures::default().measurements().is_empty());
     }
 }

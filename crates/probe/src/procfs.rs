@@ -27,6 +27,20 @@ pub(crate) fn all_pids() -> Vec<i32> {
         .collect()
 }
 
+/// The /sys/devices/system/cpu/cpuN directories (one per CPU the kernel knows of).
+pub(crate) fn cpu_dirs() -> Vec<std::path::PathBuf> {
+    let Ok(dir) = fs::read_dir("/sys/devices/system/cpu") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| {
+        let e = e.ok()?;
+        let name = e.file_name();
+        let n = name.to_str()?.strip_prefix("cpu")?;
+        n.parse::<u32>().ok().map(|_| e.path())
+    })
+    .collect()
+}
+
 /// The fields of /proc/PID/stat after the `(comm)` part, indexed so that
 /// `fields[n - 3]` is field `n` of proc(5).
 pub(crate) struct Stat {

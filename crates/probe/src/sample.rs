@@ -36,12 +36,21 @@ pub struct ProcSample {
     pub cgroup_anon: Option<u64>,
 }
 
-/// Reads the tree rooted at `root` (and the cgroup, if given). `None` when the root is gone
+/// Reads the tree rooted at `root` plus any other process in `cgroup`, and the cgroup's memory. `None` when the root is gone
 /// (or a zombie: exited but not yet reaped).
 pub fn sample_tree(root: i32, cgroup: Option<&Cgroup>) -> Option<ProcSample> {
-    let pids = descendants(root);
+    let mut pids = descendants(root);
     if pids.is_empty() {
         return None;
+    }
+    // Processes that left the tree (daemonised, parent exited) but stayed in the app's cgroup
+    // are still the app's.
+    if let Some(cg) = cgroup {
+        for pid in cg.pids() {
+            if !pids.contains(&pid) {
+                pids.push(pid);
+            }
+        }
     }
     let at = Instant::now();
     let mut sample = ProcSample {

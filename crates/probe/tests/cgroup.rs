@@ -121,9 +121,36 @@ fn add_pid_moves_a_running_process_and_cpu_is_accounted() {
 }
 
 #[test]
+fn a_process_that_left_the_tree_is_still_counted_through_the_cgroup() {
+    let Some(cg) = make() else { return };
+    let root = spawn(Command::new("sleep").arg("30"));
+    // A process outside root's tree, but in the app's cgroup (like a daemonised worker).
+    let mut stray = python(
+        "b=bytearray(32<<20)\nfor i in range(0,len(b),4096): b[i]=1\nprint('ready',flush=True)\nimport time; time.sleep(30)",
+    );
+    stray.wait_line();
+    cg.add_pid(root.pid()).unwrap();
+    cg.add_pid(stray.pid()).unwrap();
+    let without = sample_tree(root.pid(), None).unwrap();
+    let with = sample_tree(root.pid(), Some(&cg)).unwrap();
+    assert_eq!(without.pids, 1);
+    assert_eq!(with.pids, 2);
+    assert!(with.rss_bytes >= without.rss_bytes + (32 << 20));
+    cg.kill_all();
+    drop((root, stray));
+    cg.remove().unwrap();
+}
+
+#[test]
 fn names_are_validated_and_unique() {
     assert!(Cgroup::create("a/b").is_err());
     assert!(Cgroup::create("").is_err());
+    if !is_root() {
+        // Not permitted: the error explains why, for the report.
+        let why = Cgroup::create_unique().unwrap_err();
+        eprintln!("{why}");
+        assert!(why.starts_with("no cgroup could be made: "), "{why}");
+    }
     assert_ne!(Cgroup::unique_name(), Cgroup::unique_name());
     assert!(Cgroup::unique_name().starts_with(&format!("rigor-{}-", std::process::id())));
 }

@@ -113,7 +113,7 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<i32> {
 
     let doc = document(&report);
     let color = std::io::stdout().is_terminal()
-        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+        && !matches!(std::env::var_os("NO_COLOR"), Some(v) if !v.is_empty());
     print!("{}", report::terminal::render_document(&doc, color));
 
     if let Some(path) = &args.json {
@@ -163,7 +163,10 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<i32> {
                 c.candidate,
                 c.baseline,
                 row_suffix(&c.row),
-                c.note.as_deref().map(|n| format!(": {n}")).unwrap_or_default()
+                c.note
+                    .as_deref()
+                    .map(|n| format!(": {n}"))
+                    .unwrap_or_default()
             );
         }
         if !found.is_empty() {
@@ -336,7 +339,12 @@ pub fn compare_results(
             let Some(crow) = cand.rows.iter().find(|r| key(cand, r) == bkey) else {
                 warnings.push(Warning::new(
                     "unmatched_row",
-                    format!("{}: row `{}` has no match in {}", names[0], key_label(&bkey), names[ci]),
+                    format!(
+                        "{}: row `{}` has no match in {}",
+                        names[0],
+                        key_label(&bkey),
+                        names[ci]
+                    ),
                     "rows match by scenario, matrix values and variant",
                 ));
                 continue;
@@ -344,8 +352,7 @@ pub fn compare_results(
             matched_any = true;
             let mut ids = common_measurements(brow, crow);
             for id in extra {
-                if !ids.contains(id) && !brow.values(id).is_empty() && !crow.values(id).is_empty()
-                {
+                if !ids.contains(id) && !brow.values(id).is_empty() && !crow.values(id).is_empty() {
                     ids.push(id.clone());
                 }
             }
@@ -366,7 +373,12 @@ pub fn compare_results(
             if !base.rows.iter().any(|r| key(base, r) == ckey) {
                 warnings.push(Warning::new(
                     "unmatched_row",
-                    format!("{}: row `{}` has no match in {}", names[ci], key_label(&ckey), names[0]),
+                    format!(
+                        "{}: row `{}` has no match in {}",
+                        names[ci],
+                        key_label(&ckey),
+                        names[0]
+                    ),
                     "rows match by scenario, matrix values and variant",
                 ));
             }
@@ -523,7 +535,16 @@ mod tests {
 
     #[test]
     fn args_parse() {
-        let cli = Cli::try_parse_from(["x", "a.json", "b.json", "--threshold", "5", "--measurements", "load.rps,app.rss"]).unwrap();
+        let cli = Cli::try_parse_from([
+            "x",
+            "a.json",
+            "b.json",
+            "--threshold",
+            "5",
+            "--measurements",
+            "load.rps,app.rss",
+        ])
+        .unwrap();
         assert_eq!(cli.args.threshold, 5.0);
         assert_eq!(cli.args.measurements, vec!["load.rps", "app.rss"]);
         assert!(!cli.args.fail_on_regression);
@@ -535,9 +556,18 @@ mod tests {
     #[test]
     fn three_files_give_candidate_columns_and_a_drift_warning() {
         let inputs = vec![
-            (PathBuf::from("/tmp/net5.json"), result(None, &noisy(243_000.0, 10), "6.8")),
-            (PathBuf::from("/tmp/net6.json"), result(None, &noisy(260_928.0, 10), "6.8")),
-            (PathBuf::from("/tmp/pr.json"), result(Some("this PR"), &noisy(200_000.0, 10), "6.9")),
+            (
+                PathBuf::from("/tmp/net5.json"),
+                result(None, &noisy(243_000.0, 10), "6.8"),
+            ),
+            (
+                PathBuf::from("/tmp/net6.json"),
+                result(None, &noisy(260_928.0, 10), "6.8"),
+            ),
+            (
+                PathBuf::from("/tmp/pr.json"),
+                result(Some("this PR"), &noisy(200_000.0, 10), "6.9"),
+            ),
         ];
         let report = compare_results(&inputs, &[], 2.0).unwrap();
         let names: Vec<&str> = report.files.iter().map(|f| f.name.as_str()).collect();
@@ -548,14 +578,21 @@ mod tests {
             .filter(|c| c.measurement == "load.rps")
             .map(|c| (c.candidate.as_str(), c.verdict.as_str()))
             .collect();
-        assert_eq!(rps, vec![("net6", "improvement"), ("this PR", "regression")]);
+        assert_eq!(
+            rps,
+            vec![("net6", "improvement"), ("this PR", "regression")]
+        );
         let c = &report.comparisons[0];
         assert_eq!(c.baseline, "net5");
         assert_eq!(c.row["scenario"], "plaintext");
         assert_eq!(c.row["connections"], "64");
         let w = &report.warnings[0];
         assert_eq!(w.kind, "not_interleaved");
-        assert!(w.message.contains("kernel (6.8 / 6.8 / 6.9)"), "{}", w.message);
+        assert!(
+            w.message.contains("kernel (6.8 / 6.8 / 6.9)"),
+            "{}",
+            w.message
+        );
         assert!(!w.message.contains("load_avg"), "{}", w.message);
 
         let doc = document(&report);
@@ -563,8 +600,18 @@ mod tests {
         assert_eq!(
             table.header,
             vec![
-                "measurement", "net5", "net6", "change", "95% CI", "p", "verdict", "this PR",
-                "change", "95% CI", "p", "verdict"
+                "measurement",
+                "net5",
+                "net6",
+                "change",
+                "95% CI",
+                "p",
+                "verdict",
+                "this PR",
+                "change",
+                "95% CI",
+                "p",
+                "verdict"
             ]
         );
         assert_eq!(table.rows[0][0].text, "Max Working Set (MiB)");
@@ -579,7 +626,9 @@ mod tests {
     fn unmatched_rows_are_warned_and_no_match_is_an_error() {
         let a = result(None, &noisy(100.0, 5), "6.8");
         let mut b = result(None, &noisy(100.0, 5), "6.8");
-        b.rows[0].variables.insert("connections".into(), "16".into());
+        b.rows[0]
+            .variables
+            .insert("connections".into(), "16".into());
         let inputs = vec![(PathBuf::from("a.json"), a), (PathBuf::from("b.json"), b)];
         let err = compare_results(&inputs, &[], 2.0).unwrap_err().to_string();
         assert!(err.contains("no row of b matches a row of a"), "{err}");
@@ -599,7 +648,10 @@ mod tests {
         let other = dir.join("other.json");
         std::fs::write(&other, r#"{"schema":"something.else"}"#).unwrap();
         let err = load(&other).unwrap_err().to_string();
-        assert!(err.contains("other.json has schema `something.else`"), "{err}");
+        assert!(
+            err.contains("other.json has schema `something.else`"),
+            "{err}"
+        );
         let no_schema = dir.join("noschema.json");
         std::fs::write(&no_schema, r#"{"rows":[]}"#).unwrap();
         let err = load(&no_schema).unwrap_err().to_string();
@@ -607,7 +659,10 @@ mod tests {
         let broken = dir.join("broken.json");
         std::fs::write(&broken, r#"{"schema":"rigor.run.v1"}"#).unwrap();
         let err = load(&broken).unwrap_err().to_string();
-        assert!(err.contains("does not match the `rigor.run.v1` schema"), "{err}");
+        assert!(
+            err.contains("does not match the `rigor.run.v1` schema"),
+            "{err}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -617,22 +672,48 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let a = dir.join("a.json");
         let b = dir.join("b.json");
-        std::fs::write(&a, serde_json::to_string(&result(None, &noisy(1000.0, 10), "6.8")).unwrap()).unwrap();
-        std::fs::write(&b, serde_json::to_string(&result(None, &noisy(900.0, 10), "6.8")).unwrap()).unwrap();
+        std::fs::write(
+            &a,
+            serde_json::to_string(&result(None, &noisy(1000.0, 10), "6.8")).unwrap(),
+        )
+        .unwrap();
+        std::fs::write(
+            &b,
+            serde_json::to_string(&result(None, &noisy(900.0, 10), "6.8")).unwrap(),
+        )
+        .unwrap();
         let out = dir.join("out.json");
         let args = |extra: &[&str]| {
-            let mut v = vec!["x".to_string(), a.display().to_string(), b.display().to_string()];
+            let mut v = vec![
+                "x".to_string(),
+                a.display().to_string(),
+                b.display().to_string(),
+            ];
             v.extend(extra.iter().map(|s| s.to_string()));
             Cli::try_parse_from(v).unwrap().args
         };
         let out_s = out.display().to_string();
-        assert_eq!(execute(&args(&["--fail-on-regression", "--json", &out_s])).unwrap(), 3);
-        let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        assert_eq!(
+            execute(&args(&["--fail-on-regression", "--json", &out_s])).unwrap(),
+            3
+        );
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
         assert_eq!(json["schema"], "rigor.compare.v1");
         assert_eq!(execute(&args(&[])).unwrap(), 0);
         // Watching only memory (unchanged): no failure.
-        assert_eq!(execute(&args(&["--fail-on-regression", "--measurements", "app.rss"])).unwrap(), 0);
-        let err = execute(&args(&["--measurements", "load.rpz"])).unwrap_err().to_string();
+        assert_eq!(
+            execute(&args(&[
+                "--fail-on-regression",
+                "--measurements",
+                "app.rss"
+            ]))
+            .unwrap(),
+            0
+        );
+        let err = execute(&args(&["--measurements", "load.rpz"]))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("`load.rpz` was not measured"), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();
     }

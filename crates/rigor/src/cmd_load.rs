@@ -1,9 +1,318 @@
-//! TEMPORARY placeholder written by the lead so the crate compiles; the engine author replaces
-//! this whole file with the real `rigor load`.
+//! `rigor load`: the built-in engine alone, like wrk/wrk2/oha, with a wrk-like summary and JSON.
+
+use anyhow::Context;
+use rigor_load::{LatencyStats, Live, LoadReport, LoadSpec};
+use std::fmt::Write as _;
+use std::time::Duration;
+
+/// Flags of `rigor load`; the names match wrk's where wrk has them.
 #[derive(clap::Args, Debug)]
 pub struct LoadArgs {
+    /// Target URL (http:// only; IPv6 literals as http://[::1]:8080/path)
     pub url: String,
+    /// Open connections in total
+    #[arg(short = 'c', long, default_value_t = 64)]
+    pub connections: usize,
+    /// Worker threads, each with its own event loop
+    #[arg(short = 't', long, default_value_t = 1)]
+    pub threads: usize,
+    /// Measured duration (e.g. 10s, 500ms, 1m)
+    #[arg(short = 'd', long, default_value = "10s", value_parser = parse_dur)]
+    pub duration: Duration,
+    /// Warmup before the measured window (not counted)
+    #[arg(short = 'w', long, default_value = "0s", value_parser = parse_dur)]
+    pub warmup: Duration,
+    /// Requests in flight per connection (HTTP/1.1 pipelining)
+    #[arg(long, default_value_t = 1)]
+    pub pipeline: usize,
+    /// Total requests per second: open model, latency corrected for coordinated omission
+    #[arg(long)]
+    pub rate: Option<f64>,
+    /// A request unanswered this long is a timeout error (its connection is replaced)
+    #[arg(long, default_value = "2s", value_parser = parse_dur)]
+    pub timeout: Duration,
+    /// Extra request header 'Name: value' (repeatable)
+    #[arg(short = 'H', long = "header")]
+    pub headers: Vec<String>,
+    /// Request method
+    #[arg(short = 'm', long, default_value = "GET")]
+    pub method: String,
+    /// Request body
+    #[arg(long)]
+    pub body: Option<String>,
+    /// Write the measurements and the full report as JSON to FILE ('-' for stdout)
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
+    /// Pin worker threads to these CPUs, e.g. '1' or '0,2-3'
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
 }
-pub fn execute(_args: &LoadArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("not yet")
+
+fn parse_dur(s: &str) -> Result<Duration, String> {
+    crate::duration::parse_duration(s)
+}
+
+/// Parses `Name: value`; the error names the offending header.
+pub fn parse_header(h: &str) -> Result<(String, String), String> {
+    let (k, v) = h
+        .split_once(':')
+        .ok_or_else(|| format!("invalid header `{h}`: expected 'Name: value'"))?;
+    let k = k.trim();
+    if k.is_empty()
+        || !k
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+    {
+        return Err(format!(
+            "invalid header `{h}`: `{k}` is not a valid header name"
+        ));
+    }
+    Ok((k.to_string(), v.trim().to_string()))
+}
+
+/// Parses a CPU list like `1`, `0,2` or `0-3,6`.
+pub fn parse_cpus(s: &str) -> Result<Vec<usize>, String> {
+    let bad = || format!("invalid CPU list `{s}`: expected e.g. '1', '0,2' or '0-3'");
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (usize, usize) = (
+                    a.trim().parse().map_err(|_| bad())?,
+                    b.trim().parse().map_err(|_| bad())?,
+                );
+                if a > b {
+                    return Err(bad());
+                }
+                out.extend(a..=b);
+            }
+            None => out.push(part.parse().map_err(|_| bad())?),
+        }
+    }
+    Ok(out)
+}
+
+/// Runs `rigor load` and returns the process exit code (2 for bad usage).
+pub fn execute(args: &LoadArgs) -> anyhow::Result<i32> {
+    let mut headers = Vec::new();
+    for h in &args.headers {
+        match parse_header(h) {
+            Ok(kv) => headers.push(kv),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(2);
+            }
+        }
+    }
+    let cpus = match args.cpus.as_deref().map(parse_cpus).transpose() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(2);
+        }
+    };
+    let spec = LoadSpec {
+        url: args.url.clone(),
+        connections: args.connections,
+        threads: args.threads,
+        duration: args.duration,
+        warmup: args.warmup,
+        pipeline: args.pipeline,
+        rate: args.rate,
+        timeout: args.timeout,
+        method: args.method.clone(),
+        headers,
+        body: args.body.as_ref().map(|b| b.clone().into_bytes()),
+        cpus,
+    };
+    println!(
+        "Running {} test @ {}{}",
+        fmt_secs(spec.duration.as_secs_f64()),
+        spec.url,
+        if spec.warmup.is_zero() {
+            String::new()
+        } else {
+            format!(" after {} warmup", fmt_secs(spec.warmup.as_secs_f64()))
+        }
+    );
+    println!(
+        "  {} threads and {} connections{}{}",
+        spec.threads.min(spec.connections),
+        spec.connections,
+        if spec.pipeline > 1 {
+            format!(", pipeline {}", spec.pipeline)
+        } else {
+            String::new()
+        },
+        match spec.rate {
+            Some(r) => format!(", open model at {r} req/s"),
+            None => String::new(),
+        }
+    );
+    crate::interrupt::install();
+    let live = Live::default();
+    let report = rigor_load::run(&spec, &live, crate::interrupt::flag())?;
+    print!("{}", summary(&report));
+    if let Some(path) = &args.json {
+        let doc = serde_json::json!({
+            "schema": "rigor.load.v1",
+            "measurements": report.measurements(),
+            "report": report,
+        });
+        let text = serde_json::to_string_pretty(&doc)? + "\n";
+        if path == "-" {
+            print!("{text}");
+        } else {
+            std::fs::write(path, text).with_context(|| format!("cannot write JSON to {path}"))?;
+        }
+    }
+    Ok(0)
+}
+
+fn fmt_secs(s: f64) -> String {
+    if s >= 1.0 && (s - s.round()).abs() < 1e-9 {
+        format!("{}s", s.round())
+    } else if s >= 1.0 {
+        format!("{s:.2}s")
+    } else {
+        format!("{}ms", (s * 1000.0).round())
+    }
+}
+
+fn ms(v: f64) -> String {
+    if v >= 1000.0 {
+        format!("{:.2}s", v / 1000.0)
+    } else if v >= 1.0 {
+        format!("{v:.2}ms")
+    } else {
+        format!("{:.0}us", v * 1000.0)
+    }
+}
+
+fn latency_block(out: &mut String, title: &str, l: &LatencyStats) {
+    let _ = writeln!(
+        out,
+        "  {title:<22} {:>10} {:>10} {:>10}",
+        "Mean", "Stdev", "Max"
+    );
+    let _ = writeln!(
+        out,
+        "  {:<22} {:>10} {:>10} {:>10}",
+        "",
+        ms(l.mean_ms),
+        ms(l.stdev_ms),
+        ms(l.max_ms)
+    );
+    let _ = write!(out, "  {:<22}", "  percentiles");
+    for (p, v) in [
+        ("50%", l.p50_ms),
+        ("75%", l.p75_ms),
+        ("90%", l.p90_ms),
+        ("99%", l.p99_ms),
+        ("99.9%", l.p999_ms),
+        ("99.99%", l.p9999_ms),
+    ] {
+        let _ = write!(out, " {p} {}", ms(v));
+    }
+    out.push('\n');
+}
+
+/// The wrk-like human summary.
+pub fn summary(r: &LoadReport) -> String {
+    let mut o = String::new();
+    if r.rate.is_some() {
+        latency_block(&mut o, "Latency (corrected)", &r.latency);
+        if let Some(u) = &r.latency_uncorrected {
+            latency_block(&mut o, "Latency (uncorrected)", u);
+        }
+    } else {
+        latency_block(&mut o, "Latency", &r.latency);
+    }
+    let _ = writeln!(
+        o,
+        "  {} requests in {}, {:.2} MiB read",
+        r.requests,
+        fmt_secs(r.measured_secs),
+        r.bytes_read as f64 / (1024.0 * 1024.0)
+    );
+    let codes: Vec<String> = r
+        .status_counts
+        .iter()
+        .map(|(c, n)| format!("{c}: {n}"))
+        .collect();
+    if !codes.is_empty() {
+        let _ = writeln!(
+            o,
+            "  Status codes: {}{}",
+            codes.join(", "),
+            if r.bad_responses > 0 {
+                format!(" ({} not 2xx/3xx)", r.bad_responses)
+            } else {
+                String::new()
+            }
+        );
+    }
+    let e = &r.errors;
+    if e.total() > 0 {
+        let _ = writeln!(
+            o,
+            "  Errors: connect {}, read {}, write {}, timeout {}, parse {}",
+            e.connect, e.read, e.write, e.timeout, e.parse
+        );
+    }
+    if r.abandoned > 0 {
+        let _ = writeln!(
+            o,
+            "  Requests lost with a failed connection: {}",
+            r.abandoned
+        );
+    }
+    let _ = writeln!(
+        o,
+        "  Outside the window: {} requests ({} in flight at the end), {} bytes sent",
+        r.outside_window.requests, r.in_flight_at_end, r.outside_window.bytes
+    );
+    if let Some(rate) = &r.rate {
+        let _ = writeln!(
+            o,
+            "  Rate: offered {:.0} req/s, achieved {:.1} req/s; {} waited for a connection; max schedule lag {:.2}ms",
+            rate.offered, rate.achieved, rate.waited_for_connection, rate.max_schedule_lag_ms
+        );
+    }
+    let _ = writeln!(
+        o,
+        "  Client CPU: {:.1}% of {} core(s) ({:.2} CPU-s)",
+        r.client_cpu_pct, r.client_cores, r.client_cpu_secs
+    );
+    let _ = writeln!(o, "Requests/sec: {:>12.2}", r.rps);
+    let _ = writeln!(o, "Transfer/sec: {:>10.2}MiB", r.throughput_mib_s);
+    for w in &r.warnings {
+        let _ = writeln!(o, "WARNING: {w}");
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_and_cpus() {
+        assert_eq!(
+            parse_header("X-A: b c").unwrap(),
+            ("X-A".into(), "b c".into())
+        );
+        assert_eq!(
+            parse_header("Host:x:1").unwrap(),
+            ("Host".into(), "x:1".into())
+        );
+        assert!(parse_header("nocolon").unwrap_err().contains("nocolon"));
+        assert!(parse_header("Bad Name: x")
+            .unwrap_err()
+            .contains("Bad Name"));
+        assert_eq!(parse_cpus("1").unwrap(), vec![1]);
+        assert_eq!(parse_cpus("0,2-4").unwrap(), vec![0, 2, 3, 4]);
+        assert!(parse_cpus("3-1").is_err());
+        assert!(parse_cpus("x").is_err());
+    }
 }

@@ -87,7 +87,11 @@ pub fn compare_rows(
             note: None,
         };
         if b.is_empty() || c.is_empty() {
-            let side = if b.is_empty() { "baseline" } else { "candidate" };
+            let side = if b.is_empty() {
+                "baseline"
+            } else {
+                "candidate"
+            };
             cmp.note = Some(format!("{id} was not measured in the {side}"));
             out.push(cmp);
             continue;
@@ -158,7 +162,13 @@ fn identical_or_undefined(b: &[f64], c: &[f64], cmp: &mut Comparison) -> String 
 fn too_few_note(nb: usize, nc: usize, settle: Option<usize>) -> String {
     let need = (nb.max(nc).max(1)..=MAX_SUGGESTED_ITERATIONS)
         .find(|&n| rigor_stats::can_ever_be_significant(n, n, CONFIDENCE))
-        .map(|n| n.max(settle.filter(|&s| s <= MAX_SUGGESTED_ITERATIONS).unwrap_or(0)));
+        .map(|n| {
+            n.max(
+                settle
+                    .filter(|&s| s <= MAX_SUGGESTED_ITERATIONS)
+                    .unwrap_or(0),
+            )
+        });
     let advice = match need {
         Some(n) => format!("run more iterations (-i {n})"),
         None => "run more iterations".to_string(),
@@ -239,7 +249,7 @@ pub fn compare_variants(
 pub fn regressions<'a>(cmp: &'a [Comparison], ids: &[String]) -> Vec<&'a Comparison> {
     cmp.iter()
         .filter(|c| c.verdict == "regression")
-        .filter(|c| ids.is_empty() || ids.iter().any(|id| *id == c.measurement))
+        .filter(|c| ids.is_empty() || ids.contains(&c.measurement))
         .collect()
 }
 
@@ -277,8 +287,14 @@ mod tests {
         let cand = row_with(&[], Some("b"), "load.latency.p99", &spread(8.0, 10));
         let same = row_with(&[], Some("c"), "load.latency.p99", &spread(10.0, 10));
         let ids = vec!["load.latency.p99".to_string()];
-        assert_eq!(compare_rows(&base, &cand, &ids, 2.0)[0].verdict, "improvement");
-        assert_eq!(compare_rows(&base, &same, &ids, 2.0)[0].verdict, "no change");
+        assert_eq!(
+            compare_rows(&base, &cand, &ids, 2.0)[0].verdict,
+            "improvement"
+        );
+        assert_eq!(
+            compare_rows(&base, &same, &ids, 2.0)[0].verdict,
+            "no change"
+        );
     }
 
     #[test]
@@ -304,7 +320,11 @@ mod tests {
         let c = compare_rows(&base, &cand, &["load.rps".into(), "app.cpu".into()], 2.0);
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].verdict, "inconclusive");
-        assert!(c[0].note.as_deref().unwrap().contains("not measured in the candidate"));
+        assert!(c[0]
+            .note
+            .as_deref()
+            .unwrap()
+            .contains("not measured in the candidate"));
     }
 
     #[test]
@@ -342,7 +362,12 @@ mod tests {
             })
             .collect();
         let expect = |n: &str, cand: &str, v: &str| {
-            (n.to_string(), "base".to_string(), cand.to_string(), v.to_string())
+            (
+                n.to_string(),
+                "base".to_string(),
+                cand.to_string(),
+                v.to_string(),
+            )
         };
         assert_eq!(
             summary,

@@ -136,7 +136,12 @@ pub(crate) mod tests {
     #[test]
     fn excludes_lowest_and_highest_like_crank() {
         // crank --iterations 6 --exclude 2:1: the worst two and the best one go.
-        let mut row = row_with(&[], None, "load.rps", &[100.0, 90.0, 120.0, 95.0, 110.0, 105.0]);
+        let mut row = row_with(
+            &[],
+            None,
+            "load.rps",
+            &[100.0, 90.0, 120.0, 95.0, 110.0, 105.0],
+        );
         assert!(apply_exclusions(&mut row, 2, 1, "load.rps").is_none());
         assert_eq!(excluded(&row), vec![2, 3, 4]);
         summarize_row(&mut row);
@@ -174,8 +179,12 @@ pub(crate) mod tests {
     #[test]
     fn summary_covers_every_measurement_of_included_iterations() {
         let mut row = row_with(&[], None, "load.rps", &[10.0, 20.0, 30.0]);
-        row.iterations[0].measurements.insert("app.rss".into(), 61.0);
-        row.iterations[1].measurements.insert("app.rss".into(), 63.0);
+        row.iterations[0]
+            .measurements
+            .insert("app.rss".into(), 61.0);
+        row.iterations[1]
+            .measurements
+            .insert("app.rss".into(), 63.0);
         row.iterations[1].excluded = true;
         row.iterations[2].error = Some("timeout".into());
         row.iterations[2]

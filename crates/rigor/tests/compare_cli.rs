@@ -74,10 +74,17 @@ fn clear_rps_drop_exits_3_and_writes_json() {
     );
     let stdout = String::from_utf8_lossy(&o.stdout);
     let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(3), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
     assert!(stdout.contains("Requests/sec (1/s)"), "{stdout}");
     assert!(stdout.contains("regression"), "{stdout}");
-    assert!(!stdout.contains('\x1b'), "NO_COLOR must disable colour: {stdout}");
+    assert!(
+        !stdout.contains('\x1b'),
+        "NO_COLOR must disable colour: {stdout}"
+    );
     assert!(stderr.contains("regression in load.rps"), "{stderr}");
 
     let json: serde_json::Value =
@@ -142,7 +149,10 @@ fn equal_results_exit_0() {
         assert_eq!(c["verdict"], "no change", "{c}");
     }
     let md = std::fs::read_to_string(&md).unwrap();
-    assert!(md.contains("| measurement | a | b | change | 95% CI | p | verdict |"), "{md}");
+    assert!(
+        md.contains("| measurement | a | b | change | 95% CI | p | verdict |"),
+        "{md}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -49,7 +49,13 @@ pub fn compare(baseline: &[f64], candidate: &[f64], confidence: f64) -> Option<C
         let lc: Vec<f64> = cand.iter().map(|v| v.ln()).collect();
         let (point, lo, hi) = shift_with_ci(&lb, &lc, k);
         // exp_m1 would map an unbounded interval to [-100 %, +inf]; keep it symmetric.
-        let pct = |d: f64| if d.is_infinite() { d } else { d.exp_m1() * 100.0 };
+        let pct = |d: f64| {
+            if d.is_infinite() {
+                d
+            } else {
+                d.exp_m1() * 100.0
+            }
+        };
         (pct(point), pct(lo), pct(hi))
     } else {
         let (point, lo, hi) = shift_with_ci(&base, &cand, k);
@@ -101,6 +107,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::approx_constant)] // 3.14 is data, not pi
     fn additive_shift_reference() {
         // Samples from R's ?wilcox.test example (Hollander & Wolfe 1973, p. 29).
         // Independent reference, numpy: d = sort(y[None,:] - x[:,None]); median(d) = -0.56,
@@ -124,9 +131,21 @@ mod tests {
         // numpy: d = sorted(log(c_j) - log(b_i)); k = 3 (exact, n = m = 5)
         //   100*expm1(median(d)) = 10.101010101010088, 100*expm1(d[2]) = 6.93069306930693,
         //   100*expm1(d[22]) = 13.131313131313101
-        assert!(close(c.change_pct, 10.101010101010088, 1e-12), "{}", c.change_pct);
-        assert!(close(c.ci_low_pct, 6.93069306930693, 1e-12), "{}", c.ci_low_pct);
-        assert!(close(c.ci_high_pct, 13.131313131313101, 1e-12), "{}", c.ci_high_pct);
+        assert!(
+            close(c.change_pct, 10.101010101010088, 1e-12),
+            "{}",
+            c.change_pct
+        );
+        assert!(
+            close(c.ci_low_pct, 6.93069306930693, 1e-12),
+            "{}",
+            c.ci_low_pct
+        );
+        assert!(
+            close(c.ci_high_pct, 13.131313131313101, 1e-12),
+            "{}",
+            c.ci_high_pct
+        );
         // scipy.stats.mannwhitneyu(base, cand, method='exact').pvalue = 0.007936507936507936
         assert!(close(c.p_value, 0.007936507936507936, 1e-12));
         assert_eq!((c.baseline_median, c.candidate_median), (100.0, 110.0));
@@ -144,8 +163,16 @@ mod tests {
         assert!(close(a.ci_low_pct, b.ci_low_pct, 1e-9));
         // swapping sides inverts the ratio: (1 + r) * (1 + r') = 1
         let r = compare(&cand, &base, 0.95).unwrap();
-        assert!(close((1.0 + a.change_pct / 100.0) * (1.0 + r.change_pct / 100.0), 1.0, 1e-12));
-        assert!(close((1.0 + a.ci_low_pct / 100.0) * (1.0 + r.ci_high_pct / 100.0), 1.0, 1e-12));
+        assert!(close(
+            (1.0 + a.change_pct / 100.0) * (1.0 + r.change_pct / 100.0),
+            1.0,
+            1e-12
+        ));
+        assert!(close(
+            (1.0 + a.ci_low_pct / 100.0) * (1.0 + r.ci_high_pct / 100.0),
+            1.0,
+            1e-12
+        ));
     }
 
     #[test]
@@ -157,7 +184,10 @@ mod tests {
         assert_eq!(c.change_pct, 100.0);
         // all zeros on both sides: no change at all
         let z = compare(&[0.0; 6], &[0.0; 6], 0.95).unwrap();
-        assert_eq!((z.change_pct, z.ci_low_pct, z.ci_high_pct, z.p_value), (0.0, 0.0, 0.0, 1.0));
+        assert_eq!(
+            (z.change_pct, z.ci_low_pct, z.ci_high_pct, z.p_value),
+            (0.0, 0.0, 0.0, 1.0)
+        );
         // baseline median 0 but the candidate differs: no relative change exists
         assert!(compare(&[0.0; 6], &[1.0; 6], 0.95).is_none());
     }
@@ -167,7 +197,11 @@ mod tests {
         let c = compare(&[100.0, 101.0], &[200.0, 201.0], 0.95).unwrap();
         assert!(c.ci_low_pct.is_infinite() && c.ci_high_pct.is_infinite());
         // numpy: 100*expm1(median(log([200,201])[None,:] - log([100,101])[:,None])) = 99.5043362887628
-        assert!(close(c.change_pct, 99.5043362887628, 1e-9), "{}", c.change_pct);
+        assert!(
+            close(c.change_pct, 99.5043362887628, 1e-9),
+            "{}",
+            c.change_pct
+        );
         // JSON: infinities serialize as null
         let j = serde_json::to_value(&c).unwrap();
         assert!(j["ci_low_pct"].is_null());

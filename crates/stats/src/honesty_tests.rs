@@ -24,25 +24,27 @@ fn sample(rng: &mut Rng, n: usize, level: f64, noise: Noise) -> Vec<f64> {
         .collect()
 }
 
-/// Fraction of trials whose verdict is Regression or Improvement, and how many p < 0.05.
-fn aa_rates(seed: u64, n: usize, noise: Noise, threshold: f64) -> (f64, f64) {
+/// Fractions of A/A trials with a Regression/Improvement verdict at threshold 0 and
+/// at 2%, and with p < 0.05.
+fn aa_rates(seed: u64, n: usize, noise: Noise) -> (f64, f64, f64) {
     let mut rng = Rng::new(seed);
-    let (mut claims, mut significant) = (0, 0);
+    let (mut claims0, mut claims2, mut significant) = (0, 0, 0);
+    let claim = |c: &crate::Change, t: f64| {
+        matches!(
+            verdict(c, Direction::HigherIsBetter, t),
+            Verdict::Regression | Verdict::Improvement
+        ) as usize
+    };
     for _ in 0..TRIALS {
         let a = sample(&mut rng, n, 1000.0, noise);
         let b = sample(&mut rng, n, 1000.0, noise);
         let c = compare(&a, &b, 0.95).unwrap();
-        if matches!(
-            verdict(&c, Direction::HigherIsBetter, threshold),
-            Verdict::Regression | Verdict::Improvement
-        ) {
-            claims += 1;
-        }
-        if c.p_value < 0.05 {
-            significant += 1;
-        }
+        claims0 += claim(&c, 0.0);
+        claims2 += claim(&c, 2.0);
+        significant += (c.p_value < 0.05) as usize;
     }
-    (claims as f64 / TRIALS as f64, significant as f64 / TRIALS as f64)
+    let rate = |k: usize| k as f64 / TRIALS as f64;
+    (rate(claims0), rate(claims2), rate(significant))
 }
 
 #[test]
@@ -56,14 +58,20 @@ fn aa_comparisons_rarely_claim_a_change() {
             Noise::Normal(0.05),
         ] {
             seed += 1;
+            let (claims0, claims2, p_rate) = aa_rates(seed, n, noise);
+            eprintln!("A/A n={n} {noise:?}: claims {claims0} (threshold 0), {claims2} (2%), p<0.05 {p_rate}");
             // Threshold 0: a claim whenever the CI excludes 0, so the nominal 5% applies
             // (the exact interval is conservative: 3.2% at n = 5, 4.3% at n = 10).
-            let (claims0, p_rate) = aa_rates(seed, n, noise, 0.0);
-            assert!(claims0 <= 0.06, "n={n} {noise:?}: {claims0} claims at threshold 0");
+            assert!(
+                claims0 <= 0.06,
+                "n={n} {noise:?}: {claims0} claims at threshold 0"
+            );
             assert!(p_rate <= 0.06, "n={n} {noise:?}: p<0.05 in {p_rate}");
             // Default 2% threshold: far rarer still.
-            let (claims2, _) = aa_rates(seed + 100, n, noise, 2.0);
-            assert!(claims2 <= 0.01, "n={n} {noise:?}: {claims2} claims at threshold 2%");
+            assert!(
+                claims2 <= 0.01,
+                "n={n} {noise:?}: {claims2} claims at threshold 2%"
+            );
         }
     }
 }
@@ -78,10 +86,15 @@ fn five_percent_shift_is_found() {
         let down = sample(&mut rng, 10, 950.0, Noise::Normal(0.01));
         let c = compare(&base, &up, 0.95).unwrap();
         faster += (verdict(&c, Direction::HigherIsBetter, 2.0) == Verdict::Improvement) as usize;
-        slower_latency += (verdict(&c, Direction::LowerIsBetter, 2.0) == Verdict::Regression) as usize;
+        slower_latency +=
+            (verdict(&c, Direction::LowerIsBetter, 2.0) == Verdict::Regression) as usize;
         let c = compare(&base, &down, 0.95).unwrap();
         slower_rps += (verdict(&c, Direction::HigherIsBetter, 2.0) == Verdict::Regression) as usize;
     }
+    eprintln!(
+        "5% shift found: {faster} {slower_latency} {slower_rps} of {}",
+        TRIALS / 4
+    );
     let need = (TRIALS / 4) * 9 / 10;
     assert!(faster >= need, "{faster}");
     assert!(slower_latency >= need, "{slower_latency}");
@@ -95,15 +108,24 @@ fn identical_samples_are_no_change() {
         let a = sample(&mut rng, n, 500.0, Noise::LogNormal(0.001));
         let c = compare(&a, &a, 0.95).unwrap();
         assert_eq!(c.change_pct, 0.0);
-        assert_eq!(verdict(&c, Direction::LowerIsBetter, 2.0), Verdict::NoChange);
+        assert_eq!(
+            verdict(&c, Direction::LowerIsBetter, 2.0),
+            Verdict::NoChange
+        );
         // tiny noise, independent draws
         let b = sample(&mut rng, n, 500.0, Noise::LogNormal(0.001));
         let c = compare(&a, &b, 0.95).unwrap();
-        assert_eq!(verdict(&c, Direction::HigherIsBetter, 2.0), Verdict::NoChange);
+        assert_eq!(
+            verdict(&c, Direction::HigherIsBetter, 2.0),
+            Verdict::NoChange
+        );
     }
     // Too few iterations: never a verdict, however clean the data.
     let c = compare(&[100.0, 100.0, 100.0], &[100.0, 100.0, 100.0], 0.95).unwrap();
-    assert_eq!(verdict(&c, Direction::HigherIsBetter, 2.0), Verdict::Inconclusive);
+    assert_eq!(
+        verdict(&c, Direction::HigherIsBetter, 2.0),
+        Verdict::Inconclusive
+    );
 }
 
 #[test]
@@ -123,8 +145,12 @@ fn ratio_ci_covers_the_truth() {
             covered += (c.ci_low_pct <= true_pct && true_pct <= c.ci_high_pct) as usize;
         }
         let rate = covered as f64 / TRIALS as f64;
+        eprintln!("ratio CI coverage n={n} {noise:?}: {rate}");
         // exact coverage of the interval: 1 - 2*4/252 = 0.968 (n=5), 1 - 2*0.02163 = 0.957 (n=10)
-        assert!((0.94..=0.985).contains(&rate), "n={n} {noise:?}: coverage {rate}");
+        assert!(
+            (0.94..=0.985).contains(&rate),
+            "n={n} {noise:?}: coverage {rate}"
+        );
     }
 }
 
@@ -139,6 +165,7 @@ fn median_ci_covers_the_truth() {
         covered += (lo <= 1000.0 && 1000.0 <= hi) as usize;
     }
     let rate = covered as f64 / TRIALS as f64;
+    eprintln!("median CI coverage n=10: {rate}");
     // exact: 1 - 2 * binom.cdf(1, 10, 0.5) = 0.9785
     assert!((0.965..=0.99).contains(&rate), "coverage {rate}");
 }

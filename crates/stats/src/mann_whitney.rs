@@ -167,7 +167,8 @@ mod tests {
         let p = mann_whitney_p(&[1., 2., 3., 4., 5.], &[6., 7., 8., 9., 10.]).unwrap();
         assert!(rel(p, 0.007936507936507936) < 1e-12);
         // scipy.stats.mannwhitneyu([1.1,2.3,3.8,4.2,6.9,7.7], [3.1,5.5,8.4,9.2,10.1], method='exact').pvalue = 0.12554112554112554
-        let p = mann_whitney_p(&[1.1, 2.3, 3.8, 4.2, 6.9, 7.7], &[3.1, 5.5, 8.4, 9.2, 10.1]).unwrap();
+        let p =
+            mann_whitney_p(&[1.1, 2.3, 3.8, 4.2, 6.9, 7.7], &[3.1, 5.5, 8.4, 9.2, 10.1]).unwrap();
         assert!(rel(p, 0.12554112554112554) < 1e-12);
         // identical order: p = 1 (clipped)
         let p = mann_whitney_p(&[1., 4.], &[2., 3.]).unwrap();
@@ -178,8 +179,11 @@ mod tests {
     fn asymptotic_p_values_with_ties() {
         // scipy.stats.mannwhitneyu([1,2,2,3,4,5,5,6], [3,4,5,5,6,7,8,8,9], method='asymptotic').pvalue
         //   = 0.025496068631499585
-        let p = mann_whitney_p(&[1., 2., 2., 3., 4., 5., 5., 6.], &[3., 4., 5., 5., 6., 7., 8., 8., 9.])
-            .unwrap();
+        let p = mann_whitney_p(
+            &[1., 2., 2., 3., 4., 5., 5., 6.],
+            &[3., 4., 5., 5., 6., 7., 8., 8., 9.],
+        )
+        .unwrap();
         assert!(rel(p, 0.025496068631499585) < 1e-9, "{p}");
         // all tied
         assert_eq!(mann_whitney_p(&[2., 2.], &[2., 2., 2.]), Some(1.0));

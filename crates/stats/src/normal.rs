@@ -46,7 +46,13 @@ pub(crate) fn normal_sf(z: f64) -> f64 {
 /// The z with P(Z > z) = p, by bisection (only called a handful of times per comparison).
 pub(crate) fn normal_isf(p: f64) -> f64 {
     if p.is_nan() || p <= 0.0 || p >= 1.0 {
-        return if p <= 0.0 { f64::INFINITY } else if p >= 1.0 { f64::NEG_INFINITY } else { f64::NAN };
+        return if p <= 0.0 {
+            f64::INFINITY
+        } else if p >= 1.0 {
+            f64::NEG_INFINITY
+        } else {
+            f64::NAN
+        };
     }
     let (mut lo, mut hi) = (-40.0_f64, 40.0_f64);
     for _ in 0..200 {
@@ -88,7 +94,11 @@ mod tests {
             (-1.0, 1.8427007929497148),
         ];
         for (x, want) in cases {
-            assert!(rel(erfc(x), want) < 1e-12, "erfc({x}) = {} want {want}", erfc(x));
+            assert!(
+                rel(erfc(x), want) < 1e-12,
+                "erfc({x}) = {} want {want}",
+                erfc(x)
+            );
         }
     }
 

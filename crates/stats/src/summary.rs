@@ -103,7 +103,10 @@ mod tests {
         assert!(summarize(&[]).is_none());
         assert!(summarize(&[f64::NAN]).is_none());
         let s = summarize(&[5.0, f64::NAN]).unwrap();
-        assert_eq!((s.n, s.mean, s.median, s.stdev, s.cv), (1, 5.0, 5.0, 0.0, 0.0));
+        assert_eq!(
+            (s.n, s.mean, s.median, s.stdev, s.cv),
+            (1, 5.0, 5.0, 0.0, 0.0)
+        );
         let z = summarize(&[0.0, 0.0]).unwrap();
         assert_eq!(z.cv, 0.0);
         let neg = summarize(&[-1.0, 1.0]).unwrap();

@@ -87,7 +87,10 @@ mod tests {
         assert_eq!(v(-1.0, 3.0, HigherIsBetter), Inconclusive);
         assert_eq!(v(1.0, 3.0, LowerIsBetter), Inconclusive); // real but maybe tiny
         assert_eq!(v(-5.0, 5.0, LowerIsBetter), Inconclusive);
-        assert_eq!(v(f64::NEG_INFINITY, f64::INFINITY, LowerIsBetter), Inconclusive);
+        assert_eq!(
+            v(f64::NEG_INFINITY, f64::INFINITY, LowerIsBetter),
+            Inconclusive
+        );
         assert_eq!(v(f64::NAN, 1.0, LowerIsBetter), Inconclusive);
         // zero threshold: any interval excluding 0 is a verdict
         assert_eq!(verdict(&change(0.1, 0.2), LowerIsBetter, 0.0), Regression);

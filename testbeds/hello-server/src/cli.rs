@@ -177,7 +177,12 @@ fn serve(args: &Args, config: Config) -> ExitCode {
         }
     };
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "hello-server listening on {} pid {}", server.addr(), std::process::id());
+    let _ = writeln!(
+        out,
+        "hello-server listening on {} pid {}",
+        server.addr(),
+        std::process::id()
+    );
     let _ = out.flush();
     drop(out);
     signals.wait();

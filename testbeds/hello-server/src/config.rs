@@ -79,7 +79,10 @@ impl Config {
             return bad("threads must be at least 1".into());
         }
         if !(0.0..=1.0).contains(&self.error_rate) {
-            return bad(format!("error rate must be in [0, 1], got {}", self.error_rate));
+            return bad(format!(
+                "error rate must be in [0, 1], got {}",
+                self.error_rate
+            ));
         }
         if let Some((stall, every)) = self.stall {
             if every.is_zero() || stall >= every {

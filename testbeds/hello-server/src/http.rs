@@ -35,7 +35,10 @@ impl Route {
             "/stats" => Route::Stats,
             "/continue" => Route::Continue,
             "/bigheader" => Route::BigHeader,
-            _ => match path.strip_prefix("/status/").and_then(|c| c.parse::<u16>().ok()) {
+            _ => match path
+                .strip_prefix("/status/")
+                .and_then(|c| c.parse::<u16>().ok())
+            {
                 Some(code) if (100..=999).contains(&code) => Route::Status(code),
                 _ => Route::NotFound,
             },
@@ -112,7 +115,10 @@ pub(crate) fn parse(buf: &[u8], on_path: impl FnOnce(&str)) -> Parsed {
     let mut body_len = 0u64;
     for h in req.headers.iter() {
         if h.name.eq_ignore_ascii_case("content-length") {
-            match std::str::from_utf8(h.value).ok().and_then(|v| v.trim().parse().ok()) {
+            match std::str::from_utf8(h.value)
+                .ok()
+                .and_then(|v| v.trim().parse().ok())
+            {
                 Some(n) => body_len = n,
                 None => return Parsed::Bad,
             }
@@ -154,15 +160,27 @@ mod tests {
 
     #[test]
     fn parses_heads() {
-        let Parsed::Complete(h) =
-            parse(b"HEAD /json HTTP/1.1\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello", |_| {})
-        else {
+        let Parsed::Complete(h) = parse(
+            b"HEAD /json HTTP/1.1\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello",
+            |_| {},
+        ) else {
             panic!("not complete")
         };
-        assert_eq!((h.route, h.head_only, h.close, h.body_len), (Route::Json, true, true, 5));
-        assert!(matches!(parse(b"GET /json HTTP/1.1\r\n", |_| {}), Parsed::Partial));
-        assert!(matches!(parse(b"\x01\x02 nonsense\r\n\r\n", |_| {}), Parsed::Bad));
-        let Parsed::Complete(h) = parse(b"GET / HTTP/1.0\r\n\r\n", |_| {}) else { panic!() };
+        assert_eq!(
+            (h.route, h.head_only, h.close, h.body_len),
+            (Route::Json, true, true, 5)
+        );
+        assert!(matches!(
+            parse(b"GET /json HTTP/1.1\r\n", |_| {}),
+            Parsed::Partial
+        ));
+        assert!(matches!(
+            parse(b"\x01\x02 nonsense\r\n\r\n", |_| {}),
+            Parsed::Bad
+        ));
+        let Parsed::Complete(h) = parse(b"GET / HTTP/1.0\r\n\r\n", |_| {}) else {
+            panic!()
+        };
         assert!(h.close);
     }
 }

@@ -22,7 +22,13 @@ pub(crate) struct Canned {
 }
 
 impl Canned {
-    fn new(status: u16, extra_headers: &str, content_type: &str, body: &[u8], chunked: bool) -> Self {
+    fn new(
+        status: u16,
+        extra_headers: &str,
+        content_type: &str,
+        body: &[u8],
+        chunked: bool,
+    ) -> Self {
         let mut head = format!("HTTP/1.1 {status} {}\r\n{SERVER}", reason(status));
         if !content_type.is_empty() {
             head.push_str(&format!("Content-Type: {content_type}\r\n"));
@@ -91,7 +97,10 @@ impl Responses {
             Some(n) => HELLO.iter().chain(b" ").copied().cycle().take(n).collect(),
             None => HELLO.to_vec(),
         };
-        let big = format!("X-Big: {}\r\n", "a".repeat(BIG_HEADER_BYTES - "X-Big: \r\n".len()));
+        let big = format!(
+            "X-Big: {}\r\n",
+            "a".repeat(BIG_HEADER_BYTES - "X-Big: \r\n".len())
+        );
         let mut continued = Canned::new(200, "", text, b"Continued", false);
         let mut head = b"HTTP/1.1 100 Continue\r\n\r\n".to_vec();
         head.extend_from_slice(&continued.head);
@@ -123,7 +132,10 @@ pub(crate) fn put_status(out: &mut Vec<u8>, code: u16, head_only: bool, close: b
         out.extend_from_slice(b"\r\n");
     } else {
         let len = 4 + reason.len();
-        let _ = write!(out, "Content-Type: text/plain\r\nContent-Length: {len}\r\n\r\n");
+        let _ = write!(
+            out,
+            "Content-Type: text/plain\r\nContent-Length: {len}\r\n\r\n"
+        );
         if !head_only {
             let _ = write!(out, "{code} {reason}");
         }
@@ -180,7 +192,10 @@ mod tests {
 
     #[test]
     fn chunked_framing() {
-        assert_eq!(chunk(b"Hello, World!"), b"5\r\nHello\r\n5\r\n, Wor\r\n3\r\nld!\r\n0\r\n\r\n");
+        assert_eq!(
+            chunk(b"Hello, World!"),
+            b"5\r\nHello\r\n5\r\n, Wor\r\n3\r\nld!\r\n0\r\n\r\n"
+        );
     }
 
     #[test]
@@ -189,6 +204,9 @@ mod tests {
         let mut out = Vec::new();
         r.plaintext.put(&mut out, false, true);
         let text = String::from_utf8(out).unwrap();
-        assert!(text.ends_with("Connection: close\r\n\r\nHello, World!"), "{text}");
+        assert!(
+            text.ends_with("Connection: close\r\n\r\nHello, World!"),
+            "{text}"
+        );
     }
 }

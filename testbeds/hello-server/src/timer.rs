@@ -22,7 +22,10 @@ impl Timers {
     pub(crate) fn new(registry: &Registry, token: Token) -> io::Result<Self> {
         // SAFETY: timerfd_create returns a new descriptor we then own, or -1.
         let raw = unsafe {
-            libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC)
+            libc::timerfd_create(
+                libc::CLOCK_MONOTONIC,
+                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+            )
         };
         if raw < 0 {
             return Err(io::Error::last_os_error());
@@ -66,9 +69,14 @@ impl Timers {
             return;
         }
         // A zero it_value would disarm the timer, so wait at least a nanosecond.
-        let wait = due.saturating_duration_since(now).max(std::time::Duration::from_nanos(1));
+        let wait = due
+            .saturating_duration_since(now)
+            .max(std::time::Duration::from_nanos(1));
         let spec = libc::itimerspec {
-            it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
+            it_interval: libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
             it_value: libc::timespec {
                 tv_sec: wait.as_secs() as libc::time_t,
                 tv_nsec: wait.subsec_nanos() as libc::c_long,

@@ -85,11 +85,13 @@ impl Conn {
     }
 
     /// Reads once into the free end of the buffer, compacting or growing it first if needed.
-    fn read_some(&mut self, stats: &WorkerStats) -> io::Result<usize> {
+    /// Returns the bytes read and whether that was less than the room offered (a short read).
+    fn read_some(&mut self, stats: &WorkerStats) -> io::Result<(usize, bool)> {
         if self.rpos == self.rend {
             self.rpos = 0;
             self.rend = 0;
-        } else if self.rpos > 0 && (self.rend == self.rbuf.len() || self.rpos >= self.rbuf.len() / 2)
+        } else if self.rpos > 0
+            && (self.rend == self.rbuf.len() || self.rpos >= self.rbuf.len() / 2)
         {
             self.rbuf.copy_within(self.rpos..self.rend, 0);
             self.rend -= self.rpos;
@@ -101,10 +103,11 @@ impl Conn {
             }
             self.rbuf.resize(self.rbuf.len() * 2, 0);
         }
+        let room = self.rbuf.len() - self.rend;
         let n = self.stream.read(&mut self.rbuf[self.rend..])?;
         self.rend += n;
         stats.received(n);
-        Ok(n)
+        Ok((n, n < room))
     }
 
     /// Writes as much queued output as the socket takes.
@@ -154,7 +157,11 @@ fn answer(
             }
         }
         Route::Health => {
-            let canned = if shared.ready() { &r.health_ok } else { &r.not_ready };
+            let canned = if shared.ready() {
+                &r.health_ok
+            } else {
+                &r.not_ready
+            };
             Some(canned.put(out, head_only, close))
         }
         Route::Stats => {
@@ -242,14 +249,15 @@ impl Worker {
                     LISTENER => self.accept(),
                     WAKER => self.take_inbox(),
                     TIMER => self.timers.acknowledge(),
-                    Token(t) => self.drive_or_close(t - FIRST_CONN),
+                    // After a FIN no new event will come, so then read until EOF is seen.
+                    Token(t) => self.drive_or_close(t - FIRST_CONN, !event.is_read_closed()),
                 }
             }
             let now = Instant::now();
             while let Some(slot) = self.timers.pop_due(now) {
                 if let Some(conn) = self.conns.get_mut(slot).and_then(Option::as_mut) {
                     conn.timer_armed = false;
-                    self.drive_or_close(slot);
+                    self.drive_or_close(slot, false);
                 }
             }
             self.timers.arm(Instant::now());
@@ -291,7 +299,12 @@ impl Worker {
             self.conns.len() - 1
         });
         let interest = Interest::READABLE | Interest::WRITABLE;
-        if self.poll.registry().register(&mut stream, Token(FIRST_CONN + slot), interest).is_err() {
+        if self
+            .poll
+            .registry()
+            .register(&mut stream, Token(FIRST_CONN + slot), interest)
+            .is_err()
+        {
             self.free.push(slot);
             return;
         }
@@ -299,21 +312,25 @@ impl Worker {
         self.conns[slot] = Some(Conn::new(stream));
     }
 
-    fn drive_or_close(&mut self, slot: usize) {
-        if self.conns.get(slot).is_some_and(Option::is_some) && !self.drive(slot) {
+    fn drive_or_close(&mut self, slot: usize, short_read_ends: bool) {
+        if self.conns.get(slot).is_some_and(Option::is_some) && !self.drive(slot, short_read_ends) {
             self.conns[slot] = None;
             self.free.push(slot);
         }
     }
 
     /// Moves a connection forward as far as it can go without blocking; `false` means close it.
-    fn drive(&mut self, slot: usize) -> bool {
+    /// With `short_read_ends`, a short read is taken to mean the socket is empty (see below).
+    fn drive(&mut self, slot: usize, short_read_ends: bool) -> bool {
         let shared = &*self.shared;
         let stats = &shared.stats[self.id];
         let Some(conn) = self.conns[slot].as_mut() else {
             return false;
         };
         let mut now = None;
+        // A short read means the socket was empty at that moment, and Linux epoll reports every
+        // later arrival, so the extra read that would only say WouldBlock can be skipped.
+        let mut drained = false;
         loop {
             let blocked = process(shared, stats, conn, slot, &mut self.timers, &mut now);
             let flushed = conn.flush();
@@ -337,12 +354,12 @@ impl Worker {
             if conn.read_closed {
                 return !conn.pending.is_empty();
             }
-            if blocked {
-                return true; // a timer will pick it up
+            if blocked || drained {
+                return true; // a timer or the next event picks it up
             }
             match conn.read_some(stats) {
-                Ok(0) => conn.read_closed = true,
-                Ok(_) => {}
+                Ok((0, _)) => conn.read_closed = true,
+                Ok((_, short)) => drained = short && short_read_ends,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(_) => return false,
@@ -366,7 +383,8 @@ fn process(
         let t = *now.get_or_insert_with(Instant::now);
         while conn.pending.front().is_some_and(|p| p.due <= t) {
             if let Some(p) = conn.pending.pop_front() {
-                conn.exit_now |= answer(shared, stats, &mut conn.wbuf, p.route, p.head_only, p.close);
+                conn.exit_now |=
+                    answer(shared, stats, &mut conn.wbuf, p.route, p.head_only, p.close);
             }
         }
     }
@@ -405,7 +423,14 @@ fn process(
             || shared.config.close_after.is_some_and(|n| conn.parsed >= n);
         conn.closing = close;
         if delay.is_zero() && conn.pending.is_empty() {
-            conn.exit_now |= answer(shared, stats, &mut conn.wbuf, head.route, head.head_only, close);
+            conn.exit_now |= answer(
+                shared,
+                stats,
+                &mut conn.wbuf,
+                head.route,
+                head.head_only,
+                close,
+            );
         } else {
             conn.pending.push_back(Pending {
                 due: *now.get_or_insert_with(Instant::now) + delay,
@@ -448,7 +473,7 @@ impl Conn {
             self.rpos = 0;
             self.rend = 0;
             match self.read_some(stats) {
-                Ok(0) => return false,
+                Ok((0, _)) => return false,
                 Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}

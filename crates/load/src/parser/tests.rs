@@ -1,6 +1,9 @@
 use super::*;
 
-fn parse_all(parser: &mut ResponseParser, data: &[u8]) -> Result<(Vec<Response>, Vec<u8>), ParseError> {
+fn parse_all(
+    parser: &mut ResponseParser,
+    data: &[u8],
+) -> Result<(Vec<Response>, Vec<u8>), ParseError> {
     let mut out = Vec::new();
     let mut body = Vec::new();
     let mut rest = data;
@@ -40,12 +43,17 @@ fn check_splits(data: &[u8], head: bool, want: &[Response], want_body: &[u8]) {
 }
 
 fn resp(status: u16, close: bool, bytes: usize) -> Response {
-    Response { status, close, bytes: bytes as u64 }
+    Response {
+        status,
+        close,
+        bytes: bytes as u64,
+    }
 }
 
 #[test]
 fn content_length() {
-    let d = b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\nContent-Type: text/plain\r\n\r\nHello, World!";
+    let d =
+        b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\nContent-Type: text/plain\r\n\r\nHello, World!";
     check_splits(d, false, &[resp(200, false, d.len())], b"Hello, World!");
 }
 
@@ -57,7 +65,11 @@ fn pipelined_responses() {
     check_splits(
         &data,
         false,
-        &[resp(200, false, one.len()), resp(404, false, two.len()), resp(200, false, one.len())],
+        &[
+            resp(200, false, one.len()),
+            resp(404, false, two.len()),
+            resp(200, false, one.len()),
+        ],
         b"hihi",
     );
 }
@@ -137,7 +149,11 @@ fn garbage_is_an_error() {
         b"HTTP/1.1 101 Switching Protocols\r\n\r\n",
     ] {
         let mut p = ResponseParser::new(false);
-        assert!(parse_all(&mut p, bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
+        assert!(
+            parse_all(&mut p, bad).is_err(),
+            "{:?}",
+            String::from_utf8_lossy(bad)
+        );
     }
 }
 

@@ -42,14 +42,6 @@ impl<'a> Locator<'a> {
             .position(|l| key_matches(l.trim_start(), leaf))
             .map(|i| i + 1)
     }
-
-    /// 1-based line of the first occurrence of `needle`.
-    pub fn text(&self, needle: &str) -> Option<usize> {
-        self.text
-            .lines()
-            .position(|l| l.contains(needle))
-            .map(|i| i + 1)
-    }
 }
 
 fn key_matches(line: &str, key: &str) -> bool {
@@ -72,6 +64,5 @@ mod tests {
         assert_eq!(l.key("jobs.hello", "url"), Some(6));
         assert_eq!(l.key("jobs.load", "url"), Some(8));
         assert_eq!(l.key("jobs.load", "missing"), Some(7));
-        assert_eq!(l.text("\"z\""), Some(8));
     }
 }

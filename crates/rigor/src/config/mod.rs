@@ -9,7 +9,7 @@ mod resolve;
 mod vars;
 
 pub use cpus::parse_cpu_list;
-pub use model::{AppJob, LoadJob, Ready, RowPlan, ScenarioPlan, Validate};
+pub use model::{AppJob, Ready, RowPlan};
 pub use vars::Vars;
 
 use locate::Locator;
@@ -91,11 +91,6 @@ impl Config {
     /// Scenario names in declared order.
     pub fn scenario_names(&self) -> Vec<String> {
         self.raw.scenarios.keys().cloned().collect()
-    }
-
-    /// Whether a profile of that name is declared.
-    pub fn has_profile(&self, name: &str) -> bool {
-        self.raw.profiles.contains_key(name)
     }
 
     fn locator(&self) -> Locator<'_> {

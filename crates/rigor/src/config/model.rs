@@ -38,7 +38,6 @@ pub struct AppJob {
 /// The load role of one row: the engine's settings plus an optional validation.
 #[derive(Debug, Clone)]
 pub struct LoadJob {
-    pub name: String,
     pub url: String,
     pub connections: usize,
     pub threads: usize,
@@ -73,7 +72,6 @@ pub struct RowPlan {
 /// Everything one scenario will run.
 #[derive(Debug, Clone)]
 pub struct ScenarioPlan {
-    pub name: String,
     pub iterations: Option<usize>,
     pub variants: Vec<Option<String>>,
     pub rows: Vec<RowPlan>,

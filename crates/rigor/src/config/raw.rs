@@ -105,7 +105,6 @@ pub struct RawScenario {
     pub matrix: IndexMap<String, Vec<Scalar>>,
     #[serde(default)]
     pub variants: IndexMap<String, RawVariant>,
-    pub description: Option<String>,
 }
 
 /// Named overrides compared against each other in one interleaved run.

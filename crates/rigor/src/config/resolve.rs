@@ -105,7 +105,6 @@ impl Config {
             }
         }
         Ok(ScenarioPlan {
-            name: scenario.to_string(),
             iterations: s.iterations,
             variants,
             rows,
@@ -363,7 +362,6 @@ impl Config {
         });
         let (cpus, _) = self.role(role, "load")?;
         Ok(LoadJob {
-            name: name.to_string(),
             url,
             connections: count("connections", &job.connections, 64)?,
             threads: count("threads", &job.threads, 1)?,

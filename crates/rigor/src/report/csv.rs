@@ -54,10 +54,7 @@ pub fn render(result: &RunResult) -> String {
             &row.scenario
         };
         for it in &row.iterations {
-            let mut fields = vec![
-                scenario.clone(),
-                row.variant.clone().unwrap_or_default(),
-            ];
+            let mut fields = vec![scenario.clone(), row.variant.clone().unwrap_or_default()];
             fields.extend(
                 vars.iter()
                     .map(|v| row.variables.get(*v).cloned().unwrap_or_default()),

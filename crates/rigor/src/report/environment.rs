@@ -119,9 +119,15 @@ fn fold_load_average(fields: &mut Vec<(String, String)>) {
     if values.is_empty() {
         return;
     }
-    let at = fields.iter().position(|(f, _)| keys.contains(&f.as_str())).unwrap_or(0);
+    let at = fields
+        .iter()
+        .position(|(f, _)| keys.contains(&f.as_str()))
+        .unwrap_or(0);
     fields.retain(|(f, _)| !keys.contains(&f.as_str()));
-    fields.insert(at.min(fields.len()), (LOAD_AVERAGE.to_string(), values.join(" / ")));
+    fields.insert(
+        at.min(fields.len()),
+        (LOAD_AVERAGE.to_string(), values.join(" / ")),
+    );
 }
 
 fn shorten(s: &str) -> String {
@@ -153,6 +159,7 @@ pub fn table(env: &Value, rigor_version: &str) -> Option<Table> {
     Some(Table {
         header: vec!["environment".into(), String::new()],
         rows,
+        numeric: false,
     })
 }
 
@@ -260,12 +267,16 @@ mod tests {
     #[test]
     fn differences_ignore_volatile_readings() {
         let a = json!({"kernel": "6.8", "load_avg_1m": 0.1, "governor": "performance", "memory_available_mib": 5});
-        let b = json!({"kernel": "6.9", "load_avg_1m": 3.0, "governor": "performance", "turbo": true});
+        let b =
+            json!({"kernel": "6.9", "load_avg_1m": 3.0, "governor": "performance", "turbo": true});
         let d = differences(&[&a, &b]);
         assert_eq!(
             d,
             vec![
-                ("kernel".to_string(), vec![Some("6.8".to_string()), Some("6.9".to_string())]),
+                (
+                    "kernel".to_string(),
+                    vec![Some("6.8".to_string()), Some("6.9".to_string())]
+                ),
                 ("turbo".to_string(), vec![None, Some("yes".to_string())]),
             ]
         );

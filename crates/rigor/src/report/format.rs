@@ -36,20 +36,20 @@ pub fn number(v: f64) -> String {
 }
 
 fn text_is_nonzero(int: &str, frac: Option<&str>) -> bool {
-    int.chars().chain(frac.unwrap_or("").chars()).any(|c| c != '0')
+    int.chars()
+        .chain(frac.unwrap_or("").chars())
+        .any(|c| c != '0')
 }
 
 /// Inserts `,` every three digits of an unsigned integer string: `1232440` → `1,232,440`.
 fn group_thousands(digits: &str) -> String {
-    let n = digits.len();
-    let mut out = String::with_capacity(n + n / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (n - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    let groups: Vec<&str> = digits
+        .as_bytes()
+        .rchunks(3)
+        .rev()
+        .map(|g| std::str::from_utf8(g).unwrap_or(""))
+        .collect();
+    groups.join(",")
 }
 
 /// A signed percentage with one decimal (`+2.7%`, `-0.1%`): a change reads differently from a level.
@@ -59,7 +59,7 @@ pub fn signed_pct(v: f64) -> String {
     }
     let text = format!("{:.1}", v.abs());
     let sign = if text.chars().all(|c| c == '0' || c == '.') {
-        "±"
+        ""
     } else if v < 0.0 {
         "-"
     } else {
@@ -128,7 +128,8 @@ mod tests {
         assert_eq!(number(0.57), "0.57");
         assert_eq!(number(0.0123), "0.012");
         assert_eq!(number(-1234.0), "-1,234");
-        assert_eq!(number(-0.0001), "0.00010");
+        assert_eq!(number(-0.0001), "-0.00010");
+        assert_eq!(number(-0.0), "0");
         assert_eq!(number(999.0), "999");
         assert_eq!(number(100.0), "100");
     }
@@ -137,7 +138,8 @@ mod tests {
     fn percentages() {
         assert_eq!(signed_pct(2.684), "+2.7%");
         assert_eq!(signed_pct(-0.0767), "-0.1%");
-        assert_eq!(signed_pct(0.01), "±0.0%");
+        assert_eq!(signed_pct(0.01), "0.0%");
+        assert_eq!(signed_pct(-0.01), "0.0%");
         assert_eq!(signed_pct(-12345.0), "-12,345.0%");
         assert_eq!(cv_pct(1.26), "±1.3%");
         assert_eq!(ci(-1.23, 3.4), "[-1.2%, +3.4%]");

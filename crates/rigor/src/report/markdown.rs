@@ -18,7 +18,11 @@ pub fn render_document(doc: &Document) -> String {
         }
         match block {
             Block::Heading(level, text) => {
-                out.push_str(&format!("{} {}\n", "#".repeat(*level as usize + 1), escape_text(text)));
+                out.push_str(&format!(
+                    "{} {}\n",
+                    "#".repeat(*level as usize + 1),
+                    escape_text(text)
+                ));
             }
             Block::Text(text) => {
                 out.push_str(text);
@@ -54,11 +58,17 @@ fn escape_cell(s: &str) -> String {
 }
 
 /// Keeps user text (error messages, paths) from turning into markup by accident, escaping only
-/// what commonly bites (`*`, backticks, `<`) so the raw file stays readable.
+/// what commonly bites (`*`, `\\`, an HTML-looking `<`) so the raw file stays readable.
 fn escape_text(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for ch in s.chars() {
-        if matches!(ch, '*' | '`' | '<' | '\\') {
+    let mut chars = s.chars().peekable();
+    while let Some(ch) = chars.next() {
+        // `<` only opens HTML before a letter, `/` or `!`; `<0.001` stays as it is.
+        let html = ch == '<'
+            && chars
+                .peek()
+                .is_some_and(|n| n.is_ascii_alphabetic() || *n == '/' || *n == '!');
+        if matches!(ch, '*' | '\\') || html {
             out.push('\\');
         }
         out.push(ch);
@@ -74,7 +84,11 @@ fn table(t: &Table) -> String {
     }
     out.push_str("\n|");
     for i in 0..t.header.len() {
-        out.push_str(if i == 0 { " --- |" } else { " ---: |" });
+        out.push_str(if i == 0 || !t.numeric {
+            " --- |"
+        } else {
+            " ---: |"
+        });
     }
     out.push('\n');
     for row in &t.rows {
@@ -95,11 +109,22 @@ mod tests {
     #[test]
     fn github_tables() {
         let md = render(&sample_result());
-        assert!(md.contains("| application | connections=16 | connections=64 |\n| --- | ---: | ---: |\n"), "{md}");
-        assert!(md.contains("| Max Working Set (MiB) | 61.81 ±1.0% |"), "{md}");
+        assert!(
+            md.contains(
+                "| application | connections=16 | connections=64 |\n| --- | ---: | ---: |\n"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains("| Max Working Set (MiB) | 61.81 ±1.0% |"),
+            "{md}"
+        );
         assert!(md.contains("| **regression** |"), "{md}");
         assert!(md.contains("| [-12.0%, -9.5%] |"), "{md}");
-        assert!(md.contains("- [debug_build] artifact looks like a debug build"), "{md}");
+        assert!(
+            md.contains("- [debug_build] artifact looks like a debug build"),
+            "{md}"
+        );
         assert!(md.contains("## "), "{md}");
     }
 
@@ -108,6 +133,7 @@ mod tests {
         let t = Table {
             header: vec!["a".into(), "b".into()],
             rows: vec![vec![Cell::plain("x|y"), Cell::plain("1\n2")]],
+            numeric: true,
         };
         assert_eq!(table(&t), "| a | b |\n| --- | ---: |\n| x\\|y | 1<br>2 |\n");
     }

@@ -62,11 +62,13 @@ impl Cell {
     }
 }
 
-/// A table whose first column holds labels and the others figures (right-aligned).
+/// A table whose first column holds labels and the others values.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Table {
     pub header: Vec<String>,
     pub rows: Vec<Vec<Cell>>,
+    /// Values are figures (right-aligned, so digits line up) rather than text (left-aligned).
+    pub numeric: bool,
 }
 
 /// One piece of a report, in reading order.
@@ -202,7 +204,11 @@ fn scenario_blocks(rows: &[&Row]) -> Vec<Block> {
         line
     };
     let mut iterations_shown = false;
-    for (title, ids) in [("application", &app), ("load", &load), ("measurements", &other)] {
+    for (title, ids) in [
+        ("application", &app),
+        ("load", &load),
+        ("measurements", &other),
+    ] {
         if ids.is_empty() {
             continue;
         }
@@ -228,6 +234,7 @@ fn scenario_blocks(rows: &[&Row]) -> Vec<Block> {
         blocks.push(Block::Table(Table {
             header,
             rows: lines,
+            numeric: true,
         }));
     }
     if !iterations_shown && !rows.is_empty() {
@@ -237,6 +244,7 @@ fn scenario_blocks(rows: &[&Row]) -> Vec<Block> {
         blocks.push(Block::Table(Table {
             header,
             rows: vec![iterations_line()],
+            numeric: true,
         }));
     }
     let failures: Vec<Cell> = rows
@@ -309,7 +317,11 @@ fn used_iterations(row: &Row) -> usize {
 /// `3/5 (1 excluded, 1 failed)`: how many iterations the medians stand on.
 fn iterations_cell(row: &Row) -> String {
     let total = row.iterations.len();
-    let failed = row.iterations.iter().filter(|it| it.error.is_some()).count();
+    let failed = row
+        .iterations
+        .iter()
+        .filter(|it| it.error.is_some())
+        .count();
     let excluded = row
         .iterations
         .iter()
@@ -358,8 +370,7 @@ pub fn comparison_blocks(cmps: &[Comparison]) -> Vec<Block> {
     for row in groups {
         let members: Vec<&Comparison> = cmps.iter().filter(|c| &c.row == row).collect();
         if !row.is_empty() {
-            let label: Vec<String> = row.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            blocks.push(Block::Heading(3, label.join(" ")));
+            blocks.push(Block::Heading(3, comparison_row_label(row)));
         }
         let baseline = members[0].baseline.clone();
         let mut candidates: Vec<&str> = Vec::new();
@@ -418,6 +429,7 @@ pub fn comparison_blocks(cmps: &[Comparison]) -> Vec<Block> {
         blocks.push(Block::Table(Table {
             header,
             rows: lines,
+            numeric: true,
         }));
         let notes = comparison_notes(&members, candidates.len() > 1);
         if !notes.is_empty() {
@@ -425,6 +437,27 @@ pub fn comparison_blocks(cmps: &[Comparison]) -> Vec<Block> {
         }
     }
     blocks
+}
+
+/// `plaintext · connections=64 · variant fast`: the scenario first, the variant last, whichever
+/// of them the comparison's row map carries.
+fn comparison_row_label(row: &BTreeMap<String, String>) -> String {
+    let mut parts = Vec::new();
+    if let Some(s) = row.get("scenario") {
+        parts.push(s.clone());
+    }
+    let vars: Vec<String> = row
+        .iter()
+        .filter(|(k, _)| *k != "scenario" && *k != "variant")
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    if !vars.is_empty() {
+        parts.push(vars.join(" "));
+    }
+    if let Some(v) = row.get("variant") {
+        parts.push(format!("variant {v}"));
+    }
+    parts.join(" · ")
 }
 
 /// Notes grouped so one sentence covers every measurement it applies to, instead of repeating
@@ -526,8 +559,8 @@ fn warning_items(result: &RunResult) -> Vec<Cell> {
 pub(crate) mod tests {
     use super::*;
     use crate::result::{Comparison, RunResult, Warning, SCHEMA};
-    use crate::summarize::tests::{iteration, row_with};
     use crate::summarize::summarize_row;
+    use crate::summarize::tests::{iteration, row_with};
 
     /// A two-row matrix result with application and load figures, a failed iteration, warnings at
     /// every level, a comparison and an environment: enough to exercise every block.
@@ -542,12 +575,16 @@ pub(crate) mod tests {
                 it.measurements.insert("load.latency.p99".into(), 0.57 * f);
                 it.measurements.insert("load.requests".into(), 12_000_000.0);
             }
-            row.iterations[0]
-                .warnings
-                .push(Warning::new("client_saturated", "load client at 98% CPU", "use more cores"));
-            row.iterations[1]
-                .warnings
-                .push(Warning::new("client_saturated", "load client at 98% CPU", "use more cores"));
+            row.iterations[0].warnings.push(Warning::new(
+                "client_saturated",
+                "load client at 98% CPU",
+                "use more cores",
+            ));
+            row.iterations[1].warnings.push(Warning::new(
+                "client_saturated",
+                "load client at 98% CPU",
+                "use more cores",
+            ));
             summarize_row(&mut row);
             rows.push(row);
         }
@@ -555,9 +592,11 @@ pub(crate) mod tests {
         failed.error = Some("app exited with code 1 before ready".into());
         failed.log = Some("logs/4.log".into());
         rows[1].iterations.push(failed);
-        rows[1]
-            .warnings
-            .push(Warning::new("page_cache", "cgroup memory is mostly page cache", ""));
+        rows[1].warnings.push(Warning::new(
+            "page_cache",
+            "cgroup memory is mostly page cache",
+            "",
+        ));
         RunResult {
             schema: SCHEMA.into(),
             rigor_version: "0.1.0".into(),
@@ -572,7 +611,11 @@ pub(crate) mod tests {
                 "os": "Ubuntu 24.04", "kernel": "6.8.0", "cpu_model": "Xeon", "logical_cores": 2,
                 "governor": "performance", "turbo": false, "hostname": "bench1",
             }),
-            warnings: vec![Warning::new("debug_build", "artifact looks like a debug build", "build with --release")],
+            warnings: vec![Warning::new(
+                "debug_build",
+                "artifact looks like a debug build",
+                "build with --release",
+            )],
             builds: vec![],
             rows,
             comparisons: vec![Comparison {
@@ -597,18 +640,33 @@ pub(crate) mod tests {
         let doc = run_document(&sample_result());
         let tables = doc.tables();
         let app = tables[0];
-        assert_eq!(app.header, vec!["application", "connections=16", "connections=64"]);
+        assert_eq!(
+            app.header,
+            vec!["application", "connections=16", "connections=64"]
+        );
         assert_eq!(app.rows[0][0].text, "Max Working Set (MiB)");
         assert_eq!(app.rows[0][1].text, "61.81 ±1.0%");
         // Only the failed iteration measured its start time: no line for it.
         assert!(!app.rows.iter().any(|r| r[0].text == "Start Time (ms)"));
         let load = tables[1];
         assert_eq!(load.header[0], "load");
-        let rps = load.rows.iter().find(|r| r[0].text == "Requests/sec (1/s)").unwrap();
+        let rps = load
+            .rows
+            .iter()
+            .find(|r| r[0].text == "Requests/sec (1/s)")
+            .unwrap();
         assert_eq!(rps[1].text, "1,244,764 ±1.0%");
-        let outside = load.rows.iter().find(|r| r[0].text == "Requests outside window").unwrap();
+        let outside = load
+            .rows
+            .iter()
+            .find(|r| r[0].text == "Requests outside window")
+            .unwrap();
         assert_eq!(outside[1].text, "2 (180 B)");
-        let its = app.rows.iter().find(|r| r[0].text.starts_with("Iterations")).unwrap();
+        let its = app
+            .rows
+            .iter()
+            .find(|r| r[0].text.starts_with("Iterations"))
+            .unwrap();
         assert_eq!(its[1].text, "3/3");
         assert_eq!(its[2].text, "3/4 (1 failed)");
     }
@@ -624,26 +682,61 @@ pub(crate) mod tests {
                 _ => None,
             })
             .collect();
-        let all: Vec<&str> = lists.iter().flat_map(|l| l.iter().map(|c| c.text.as_str())).collect();
-        assert!(all.iter().any(|t| t.contains("iteration 4: app exited with code 1 before ready (log: logs/4.log)")));
-        assert!(all.contains(&"[debug_build] artifact looks like a debug build — build with --release"));
+        let all: Vec<&str> = lists
+            .iter()
+            .flat_map(|l| l.iter().map(|c| c.text.as_str()))
+            .collect();
+        assert!(all
+            .iter()
+            .any(|t| t
+                .contains("iteration 4: app exited with code 1 before ready (log: logs/4.log)")));
+        assert!(
+            all.contains(&"[debug_build] artifact looks like a debug build — build with --release")
+        );
         assert!(all.contains(&"connections=64: [page_cache] cgroup memory is mostly page cache"));
         assert!(all.contains(
             &"connections=16 · iterations 1, 2: [client_saturated] load client at 98% CPU — use more cores"
         ));
-        let cmp = doc.tables().into_iter().find(|t| t.header[0] == "measurement").unwrap();
+        let cmp = doc
+            .tables()
+            .into_iter()
+            .find(|t| t.header[0] == "measurement")
+            .unwrap();
         assert_eq!(
             cmp.header,
-            vec!["measurement", "base", "slow", "change", "95% CI", "p", "verdict"]
+            vec![
+                "measurement",
+                "base",
+                "slow",
+                "change",
+                "95% CI",
+                "p",
+                "verdict"
+            ]
         );
         let texts: Vec<&str> = cmp.rows[0].iter().map(|c| c.text.as_str()).collect();
         assert_eq!(
             texts,
-            vec!["Requests/sec (1/s)", "1,232,440", "1,100,000", "-10.8%", "[-12.0%, -9.5%]", "<0.001", "regression"]
+            vec![
+                "Requests/sec (1/s)",
+                "1,232,440",
+                "1,100,000",
+                "-10.8%",
+                "[-12.0%, -9.5%]",
+                "<0.001",
+                "regression"
+            ]
         );
         assert_eq!(cmp.rows[0][6].style, Style::Regression);
-        let env = doc.tables().into_iter().find(|t| t.header[0] == "environment").unwrap();
-        assert!(env.rows.iter().any(|r| r[0].text == "Kernel" && r[1].text == "6.8.0"));
+        let env = doc
+            .tables()
+            .into_iter()
+            .find(|t| t.header[0] == "environment")
+            .unwrap();
+        assert!(env
+            .rows
+            .iter()
+            .any(|r| r[0].text == "Kernel" && r[1].text == "6.8.0"));
     }
 
     #[test]
@@ -660,10 +753,14 @@ pub(crate) mod tests {
             ci_high_pct: None,
             p_value: None,
             verdict: "inconclusive".into(),
-            note: Some("n=2 vs 2 can never reach 95% confidence: run more iterations (-i 5)".into()),
+            note: Some(
+                "n=2 vs 2 can never reach 95% confidence: run more iterations (-i 5)".into(),
+            ),
         };
         let blocks = comparison_blocks(&[mk("load.rps"), mk("app.rss")]);
-        let Block::List(notes) = &blocks[1] else { panic!("{blocks:?}") };
+        let Block::List(notes) = &blocks[1] else {
+            panic!("{blocks:?}")
+        };
         assert_eq!(notes.len(), 1);
         assert_eq!(
             notes[0].text,

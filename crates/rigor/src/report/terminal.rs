@@ -20,12 +20,16 @@ pub fn render_document(doc: &Document, color: bool) -> String {
                 if !out.is_empty() {
                     out.push('\n');
                 }
-                let text = if *level == 1 {
-                    text.clone()
-                } else {
-                    format!("{} {text}", "#".repeat(*level as usize))
-                };
-                out.push_str(&paint(&text, Style::Plain, color, true));
+                // Markdown's `##` would look odd on a terminal: underline sections instead.
+                match level {
+                    1 => out.push_str(&paint(text, Style::Plain, color, true)),
+                    2 => {
+                        out.push_str(&paint(text, Style::Plain, color, true));
+                        out.push('\n');
+                        out.push_str(&"─".repeat(text.chars().count()));
+                    }
+                    _ => out.push_str(&paint(&format!("▸ {text}"), Style::Plain, color, true)),
+                }
                 out.push('\n');
             }
             Block::Text(text) => {
@@ -39,7 +43,12 @@ pub fn render_document(doc: &Document, color: bool) -> String {
             }
             Block::List(items) => {
                 for item in items {
-                    out.push_str(&paint(&format!("• {}", item.text), item.style, color, false));
+                    out.push_str(&paint(
+                        &format!("• {}", item.text),
+                        item.style,
+                        color,
+                        false,
+                    ));
                     out.push('\n');
                 }
             }
@@ -111,9 +120,11 @@ fn table(t: &Table, color: bool) -> String {
     for row in &t.rows {
         table.add_row(row.iter().map(|c| cell(c, color)));
     }
-    for i in 1..t.header.len() {
-        if let Some(col) = table.column_mut(i) {
-            col.set_cell_alignment(CellAlignment::Right);
+    if t.numeric {
+        for i in 1..t.header.len() {
+            if let Some(col) = table.column_mut(i) {
+                col.set_cell_alignment(CellAlignment::Right);
+            }
         }
     }
     table.to_string()

@@ -88,7 +88,15 @@ pub fn build(job: &AppJob, log: &Path) -> Result<Built, String> {
         })?;
         let modified = newest_mtime(artifact).unwrap_or(meta.modified().unwrap_or(started_wall));
         if job.build.is_some() && modified < started_wall {
-            if let Some(newer) = newer_source(&job.dir, artifact, modified) {
+            let newer = match dep_info_sources(artifact) {
+                Some(sources) => sources.into_iter().find(|src| {
+                    std::fs::metadata(src)
+                        .and_then(|m| m.modified())
+                        .is_ok_and(|t| t > modified)
+                }),
+                None => newer_source(&job.dir, artifact, modified),
+            };
+            if let Some(newer) = newer {
                 return Err(format!(
                     "stale artifact: {} was not rewritten by this build, yet {} is newer; \
                      the build claimed success but did not produce it (build the project itself, \
@@ -130,6 +138,37 @@ fn newest_mtime(path: &Path) -> Option<SystemTime> {
         }
     }
     newest
+}
+
+/// The exact inputs of an artifact when its compiler wrote a Makefile-style dep-info file beside
+/// it (`target/release/app.d` from cargo, `app.d` from gcc -MD).
+fn dep_info_sources(artifact: &Path) -> Option<Vec<PathBuf>> {
+    let mut name = artifact.file_name()?.to_os_string();
+    name.push(".d");
+    let text = std::fs::read_to_string(artifact.with_file_name(name)).ok()?;
+    let joined = text.replace("\\\n", " ");
+    let (_, deps) = joined.lines().next()?.split_once(": ")?;
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut chars = deps.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&' ') => {
+                current.push(' ');
+                chars.next();
+            }
+            ' ' => {
+                if !current.is_empty() {
+                    out.push(PathBuf::from(std::mem::take(&mut current)));
+                }
+            }
+            _ => current.push(c),
+        }
+    }
+    if !current.is_empty() {
+        out.push(PathBuf::from(current));
+    }
+    Some(out)
 }
 
 /// Folders that hold outputs or tooling, never sources.

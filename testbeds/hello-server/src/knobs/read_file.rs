@@ -16,7 +16,11 @@ pub fn read_cold(path: &Path, mib: u64) -> io::Result<Duration> {
     let want = mib * MIB as u64;
     let have = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     if have < want {
-        let mut f = OpenOptions::new().create(true).write(true).truncate(true).open(path)?;
+        let mut f = OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .open(path)?;
         let block: Vec<u8> = (0..MIB).map(|i| (i % 251) as u8 + 1).collect();
         for _ in 0..mib {
             f.write_all(&block)?;

@@ -12,7 +12,11 @@ pub(crate) struct Stall {
 
 impl Stall {
     pub(crate) fn new(start: Instant, stall: Duration, every: Duration) -> Self {
-        Stall { start, stall, every }
+        Stall {
+            start,
+            stall,
+            every,
+        }
     }
 
     /// Time left in the current stall window, if `now` is inside one.

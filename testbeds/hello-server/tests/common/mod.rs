@@ -51,7 +51,9 @@ pub struct Client {
 impl Client {
     pub fn connect(addr: SocketAddr) -> Client {
         let stream = TcpStream::connect(addr).expect("connect");
-        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
         stream.set_nodelay(true).unwrap();
         Client {
             writer: stream.try_clone().unwrap(),
@@ -74,11 +76,16 @@ impl Client {
         self.reader.read_line(&mut line).expect("status line");
         let mut parts = line.trim_end().splitn(3, ' ');
         assert_eq!(parts.next(), Some("HTTP/1.1"), "status line {line:?}");
-        let status: u16 = parts.next().and_then(|s| s.parse().ok()).expect("status code");
+        let status: u16 = parts
+            .next()
+            .and_then(|s| s.parse().ok())
+            .expect("status code");
         let mut headers = Vec::new();
         loop {
             let mut line = Vec::new();
-            self.reader.read_until(b'\n', &mut line).expect("header line");
+            self.reader
+                .read_until(b'\n', &mut line)
+                .expect("header line");
             let line = String::from_utf8(line).expect("utf8 header");
             let line = line.strip_suffix("\r\n").expect("CRLF");
             if line.is_empty() {
@@ -111,7 +118,11 @@ impl Client {
                 resp.body.extend_from_slice(&chunk[..n]);
             }
         } else {
-            let len: usize = resp.header("content-length").expect("length").parse().unwrap();
+            let len: usize = resp
+                .header("content-length")
+                .expect("length")
+                .parse()
+                .unwrap();
             resp.body = vec![0; len];
             self.reader.read_exact(&mut resp.body).expect("body");
         }
@@ -124,8 +135,23 @@ impl Client {
         match self.reader.read(&mut byte) {
             Ok(0) => true,
             Ok(_) => false,
-            Err(e) => !matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut),
+            Err(e) => !matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ),
         }
+    }
+
+    /// Half-closes: no more requests, but answers can still arrive.
+    pub fn shutdown_write(&mut self) {
+        self.writer.shutdown(std::net::Shutdown::Write).unwrap();
+    }
+
+    /// Reads exactly `n` raw bytes.
+    pub fn read_raw(&mut self, n: usize) -> Vec<u8> {
+        let mut out = vec![0; n];
+        self.reader.read_exact(&mut out).expect("raw bytes");
+        out
     }
 
     /// Reads everything until the server closes.
