@@ -61,24 +61,36 @@ pub fn parse_threshold(s: &str) -> Result<f64, String> {
 /// One input file as the JSON output names it.
 #[derive(Debug, Clone, Serialize)]
 pub struct FileInfo {
+    /// The path as given on the command line.
     pub path: String,
     /// The column name: the result's `description`, else the file stem.
     pub name: String,
+    /// The result's scenario(s), so a reader sees what was compared.
     pub scenario: String,
+    /// The result's `--description`, if any.
     pub description: Option<String>,
+    /// When the run started: separately recorded runs may be days apart.
     pub started_at: String,
+    /// The rigor that wrote the result (measurement methods can change between versions).
     pub rigor_version: String,
+    /// `complete`, `interrupted`, `failed`…
     pub status: String,
 }
 
 /// What `rigor compare` found, before rendering: also the `--json` document.
 #[derive(Debug, Clone, Serialize)]
 pub struct CompareReport {
+    /// Always [`COMPARE_SCHEMA`], so readers can refuse what they do not understand.
     pub schema: String,
+    /// The practical threshold the verdicts used, in %.
     pub threshold_pct: f64,
+    /// The confidence of every interval (0.95).
     pub confidence: f64,
+    /// The inputs in order: the first is the baseline.
     pub files: Vec<FileInfo>,
+    /// Caveats: not interleaved, environment differences, unmatched rows, inputs' own warnings.
     pub warnings: Vec<Warning>,
+    /// One entry per (row, measurement, candidate file).
     pub comparisons: Vec<Comparison>,
 }
 
@@ -180,8 +192,7 @@ fn row_suffix(row: &BTreeMap<String, String>) -> String {
     if row.is_empty() {
         String::new()
     } else {
-        let parts: Vec<String> = row.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        format!(", {}", parts.join(" "))
+        format!(", {}", report::comparison_row_label(row))
     }
 }
 
@@ -329,8 +340,7 @@ pub fn compare_results(
         }
     }
 
-    let (base_path, base) = &inputs[0];
-    let _ = base_path;
+    let base = &inputs[0].1;
     let mut comparisons = Vec::new();
     let mut matched_any = false;
     for (ci, (_, cand)) in inputs.iter().enumerate().skip(1) {

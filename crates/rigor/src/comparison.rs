@@ -99,6 +99,8 @@ pub fn compare_rows(
         if let (Some(bm), Some(cm)) = (cmp.baseline_median, cmp.candidate_median) {
             if bm != 0.0 {
                 cmp.change_pct = Some((cm - bm) / bm.abs() * 100.0);
+            } else if cm == 0.0 {
+                cmp.change_pct = Some(0.0);
             }
         }
         let change = rigor_stats::compare(&b, &c, CONFIDENCE);

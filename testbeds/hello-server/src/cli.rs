@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use clap::builder::BoolishValueParser;
 use clap::Parser;
 
 use crate::config::{default_threads, Config};
@@ -14,6 +15,7 @@ use crate::knobs::process::{idle_child, spawn_idle_child, ShutdownSignals};
 use crate::knobs::read_file::read_cold;
 
 /// Fast HTTP/1.1 testbed server for rigor, with knobs for latency, faults and resource use.
+/// Switches also read `HELLO_*=1/0` (or true/false, yes/no, on/off) from the environment.
 #[derive(Debug, Parser)]
 #[command(name = "hello-server", version)]
 pub struct Args {
@@ -45,16 +47,16 @@ pub struct Args {
     #[arg(long, env = "HELLO_CLOSE_AFTER", value_parser = clap::value_parser!(u64).range(1..))]
     pub close_after: Option<u64>,
     /// Answer /plaintext and /json with non-HTTP bytes.
-    #[arg(long, env = "HELLO_GARBAGE")]
+    #[arg(long, env = "HELLO_GARBAGE", value_parser = BoolishValueParser::new())]
     pub garbage: bool,
     /// Send /plaintext and /json with chunked transfer encoding.
-    #[arg(long, env = "HELLO_CHUNKED")]
+    #[arg(long, env = "HELLO_CHUNKED", value_parser = BoolishValueParser::new())]
     pub chunked: bool,
     /// /health answers 503 until this many ms after start.
     #[arg(long, env = "HELLO_READY_AFTER_MS", default_value_t = 0)]
     pub ready_after_ms: u64,
     /// /health always answers 503.
-    #[arg(long, env = "HELLO_NEVER_READY")]
+    #[arg(long, env = "HELLO_NEVER_READY", value_parser = BoolishValueParser::new())]
     pub never_ready: bool,
     /// Allocate and touch this many MiB (at start, or after the first request to --hold-after).
     #[arg(long, env = "HELLO_HOLD_MIB", default_value_t = 0)]
@@ -69,16 +71,16 @@ pub struct Args {
     #[arg(long, env = "HELLO_READ_FILE_MIB")]
     pub read_file_mib: Option<u64>,
     /// Ignore SIGTERM (SIGINT still stops the server; SIGKILL always does).
-    #[arg(long, env = "HELLO_IGNORE_SIGTERM")]
+    #[arg(long, env = "HELLO_IGNORE_SIGTERM", value_parser = BoolishValueParser::new())]
     pub ignore_sigterm: bool,
     /// Exit with code 3 after answering this many requests (/health and /stats not counted).
     #[arg(long, env = "HELLO_EXIT_AFTER_REQUESTS", value_parser = clap::value_parser!(u64).range(1..))]
     pub exit_after_requests: Option<u64>,
     /// Print `fatal: told to exit at start` and exit with code 2 before listening.
-    #[arg(long, env = "HELLO_EXIT_AT_START")]
+    #[arg(long, env = "HELLO_EXIT_AT_START", value_parser = BoolishValueParser::new())]
     pub exit_at_start: bool,
     /// Keep an idle child process alive alongside the server (killed on graceful exit).
-    #[arg(long, env = "HELLO_SPAWN_CHILD")]
+    #[arg(long, env = "HELLO_SPAWN_CHILD", value_parser = BoolishValueParser::new())]
     pub spawn_child: bool,
     /// Internal: run as the idle child of the given parent pid.
     #[arg(long, hide = true, value_name = "PARENT_PID")]

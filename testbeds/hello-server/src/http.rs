@@ -88,6 +88,8 @@ pub(crate) struct Head {
     /// The client asked to close (or spoke HTTP/1.0 without keep-alive).
     pub close: bool,
     pub body_len: u64,
+    /// `Expect: 100-continue`: the client waits for a 100 before sending the body.
+    pub expect_continue: bool,
 }
 
 /// Result of looking at the start of the read buffer.
@@ -113,6 +115,7 @@ pub(crate) fn parse(buf: &[u8], on_path: impl FnOnce(&str)) -> Parsed {
     on_path(path);
     let mut close = version == 0;
     let mut body_len = 0u64;
+    let mut expect_continue = false;
     for h in req.headers.iter() {
         if h.name.eq_ignore_ascii_case("content-length") {
             match std::str::from_utf8(h.value)
@@ -125,6 +128,8 @@ pub(crate) fn parse(buf: &[u8], on_path: impl FnOnce(&str)) -> Parsed {
         } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
             // Request bodies are only supported with Content-Length.
             return Parsed::Bad;
+        } else if h.name.eq_ignore_ascii_case("expect") {
+            expect_continue = h.value.eq_ignore_ascii_case(b"100-continue");
         } else if h.name.eq_ignore_ascii_case("connection") {
             for token in h.value.split(|&b| b == b',') {
                 let token = token.trim_ascii();
@@ -142,6 +147,7 @@ pub(crate) fn parse(buf: &[u8], on_path: impl FnOnce(&str)) -> Parsed {
         head_only: method == "HEAD",
         close,
         body_len,
+        expect_continue,
     })
 }
 

@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! hello-server: a fast HTTP/1.1 testbed for rigor, with knobs for latency, stalls, errors,
 //! broken framing, readiness, memory growth and crashes. Tests start it in-process with
 //! [`start`]; the `hello-server` binary wraps the same code behind flags (see [`cli`]).

@@ -8,6 +8,8 @@ const SERVER: &str = "Server: hello-server\r\n";
 const CLOSE: &[u8] = b"Connection: close\r\n";
 /// What `--garbage` answers instead of HTTP: a client must report a parse error, not hang.
 pub(crate) const GARBAGE: &[u8] = b"garbage!\r\n\r\n\x00\xff not http at all \xfe\r\n\r\n";
+/// Interim answer to `Expect: 100-continue` and the first part of `/continue`.
+pub(crate) const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
 const HELLO: &[u8] = b"Hello, World!";
 const JSON: &[u8] = br#"{"message":"Hello, World!"}"#;
 /// Size of the single header `/bigheader` sends, to trip clients' header limits.
@@ -102,7 +104,7 @@ impl Responses {
             "a".repeat(BIG_HEADER_BYTES - "X-Big: \r\n".len())
         );
         let mut continued = Canned::new(200, "", text, b"Continued", false);
-        let mut head = b"HTTP/1.1 100 Continue\r\n\r\n".to_vec();
+        let mut head = CONTINUE.to_vec();
         head.extend_from_slice(&continued.head);
         continued.head = head.into();
         Responses {

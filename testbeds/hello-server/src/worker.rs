@@ -13,7 +13,7 @@ use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
 
 use crate::http::{self, Head, Parsed, Route};
-use crate::response::{put_json, put_status, GARBAGE};
+use crate::response::{put_json, put_status, CONTINUE, GARBAGE};
 use crate::shared::Shared;
 use crate::stats::WorkerStats;
 use crate::timer::Timers;
@@ -417,6 +417,11 @@ fn process(
         };
         conn.rpos += head.len;
         conn.skip = head.body_len;
+        if head.expect_continue && conn.pending.is_empty() {
+            // The body is not sent until we say so; without this the client stalls, or skips
+            // the body after our answer and the next request is misread as body bytes.
+            conn.wbuf.extend_from_slice(CONTINUE);
+        }
         conn.parsed += 1;
         let close = head.close
             || matches!(head.route, Route::BadRequest | Route::TooLarge)
@@ -456,6 +461,7 @@ fn bad_head(len: usize, route: Route) -> Head {
         head_only: false,
         close: true,
         body_len: 0,
+        expect_continue: false,
     }
 }
 

@@ -110,16 +110,18 @@ fn microsecond_delay_is_not_rounded_to_milliseconds() {
         ..config()
     });
     let mut c = Client::connect(server.addr());
-    c.get("/plaintext");
-    let t0 = Instant::now();
+    let mut fastest = Duration::MAX;
     for _ in 0..50 {
+        let t0 = Instant::now();
         c.get("/plaintext");
+        let took = t0.elapsed();
+        assert!(took >= Duration::from_micros(200), "{took:?}");
+        fastest = fastest.min(took);
     }
-    let per = t0.elapsed() / 50;
-    assert!(per >= Duration::from_micros(200), "{per:?}");
+    // Millisecond timers (epoll's timeout) would make every answer take at least 1 ms.
     assert!(
-        per < Duration::from_micros(900),
-        "timer too coarse: {per:?}"
+        fastest < Duration::from_micros(900),
+        "timer too coarse: {fastest:?}"
     );
 }
 

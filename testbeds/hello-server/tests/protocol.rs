@@ -310,3 +310,15 @@ fn many_pipelined_connections_across_threads() {
     assert_eq!(stats.requests, 40 * 5 * 200);
     assert_eq!(stats.bytes_received, (40 * 5 * batch.len()) as u64);
 }
+
+#[test]
+fn expect_continue_gets_interim_100_before_the_body() {
+    let server = start(config());
+    let mut c = Client::connect(server.addr());
+    c.send(b"POST /json HTTP/1.1\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n");
+    assert_eq!(c.read(false).status, 100);
+    assert_eq!(c.read(false).status, 200);
+    c.send(b"hello");
+    assert_eq!(c.get("/plaintext").text(), "Hello, World!");
+    assert_eq!(server.stats().requests, 2);
+}

@@ -17,12 +17,16 @@ use std::collections::BTreeMap;
 /// How a cell wants to be shown; terminals colour it, markdown emphasises it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Style {
+    /// Most cells: figures and labels.
     Plain,
+    /// A regression verdict or a failed iteration (red).
     Regression,
+    /// An improvement verdict (green).
     Improvement,
+    /// An inconclusive verdict or a note asking for more iterations (yellow).
     Inconclusive,
+    /// A warning about the run (yellow).
     Warning,
-    Muted,
 }
 
 impl Style {
@@ -40,7 +44,9 @@ impl Style {
 /// Text plus how to show it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cell {
+    /// What is shown, already formatted.
     pub text: String,
+    /// How it is shown.
     pub style: Style,
 }
 
@@ -65,7 +71,9 @@ impl Cell {
 /// A table whose first column holds labels and the others values.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Table {
+    /// Column titles; the first names the table (`application`, `load`, `measurement`…).
     pub header: Vec<String>,
+    /// One line per measurement (or field), as many cells as the header.
     pub rows: Vec<Vec<Cell>>,
     /// Values are figures (right-aligned, so digits line up) rather than text (left-aligned).
     pub numeric: bool,
@@ -78,6 +86,7 @@ pub enum Block {
     Heading(u8, String),
     /// A sentence or two of prose.
     Text(String),
+    /// A table (measurements, a comparison, the environment).
     Table(Table),
     /// Bulleted items (failures, warnings, notes).
     List(Vec<Cell>),
@@ -86,11 +95,13 @@ pub enum Block {
 /// A whole report, independent of where it is shown.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Document {
+    /// The blocks in reading order.
     pub blocks: Vec<Block>,
 }
 
 impl Document {
-    /// Every table in the document, for tests and for callers that want just the figures.
+    /// Every table in the document, so tests can check structure rather than rendered text.
+    #[cfg(test)]
     pub fn tables(&self) -> Vec<&Table> {
         self.blocks
             .iter()
@@ -439,9 +450,9 @@ pub fn comparison_blocks(cmps: &[Comparison]) -> Vec<Block> {
     blocks
 }
 
-/// `plaintext · connections=64 · variant fast`: the scenario first, the variant last, whichever
-/// of them the comparison's row map carries.
-fn comparison_row_label(row: &BTreeMap<String, String>) -> String {
+/// `plaintext · connections=64 · variant fast`: a comparison's row map for people, the scenario
+/// first and the variant last (whichever of them the map carries).
+pub fn comparison_row_label(row: &BTreeMap<String, String>) -> String {
     let mut parts = Vec::new();
     if let Some(s) = row.get("scenario") {
         parts.push(s.clone());
@@ -737,6 +748,38 @@ pub(crate) mod tests {
             .rows
             .iter()
             .any(|r| r[0].text == "Kernel" && r[1].text == "6.8.0"));
+    }
+
+    #[test]
+    fn single_row_gets_one_value_column_and_variants_their_names() {
+        let mut r = sample_result();
+        r.rows.truncate(1);
+        r.rows[0].variables.clear();
+        let doc = run_document(&r);
+        assert_eq!(doc.tables()[0].header, vec!["application", "plaintext"]);
+        r.rows[0].variant = Some("slow".into());
+        r.rows[0]
+            .variables
+            .insert("connections".into(), "64".into());
+        let doc = run_document(&r);
+        assert_eq!(
+            doc.tables()[0].header,
+            vec!["application", "connections=64 slow"]
+        );
+    }
+
+    #[test]
+    fn excluded_iterations_are_counted() {
+        let mut r = sample_result();
+        r.rows[0].iterations[0].excluded = true;
+        let doc = run_document(&r);
+        let app = doc.tables()[0];
+        let its = app
+            .rows
+            .iter()
+            .find(|l| l[0].text.starts_with("Iterations"))
+            .unwrap();
+        assert_eq!(its[1].text, "2/3 (1 excluded)");
     }
 
     #[test]

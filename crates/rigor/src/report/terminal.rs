@@ -63,7 +63,6 @@ fn color_of(style: Style) -> Option<Color> {
         Style::Regression => Some(Color::Red),
         Style::Improvement => Some(Color::Green),
         Style::Inconclusive | Style::Warning => Some(Color::Yellow),
-        Style::Muted => Some(Color::DarkGrey),
     }
 }
 
@@ -77,7 +76,6 @@ fn paint(text: &str, style: Style, color: bool, bold: bool) -> String {
         Style::Regression => Some("31"),
         Style::Improvement => Some("32"),
         Style::Inconclusive | Style::Warning => Some("33"),
-        Style::Muted => Some("90"),
     };
     match (code, bold) {
         (None, false) => text.to_string(),

@@ -194,7 +194,7 @@ fn newer_source(dir: &Path, artifact: &Path, than: SystemTime) -> Option<PathBuf
                 if !SKIP.contains(&name.as_ref()) && !name.starts_with('.') {
                     stack.push(p);
                 }
-            } else if ft.is_file() && p != artifact && !name.ends_with(".log") {
+            } else if ft.is_file() && p != artifact && !name.ends_with(".log") && name != "rigor.toml" {
                 if let Ok(t) = e.metadata().and_then(|m| m.modified()) {
                     if t > than {
                         return Some(p);

@@ -133,6 +133,7 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
         eprintln!("error: cannot create {}: {e}", run_dir.display());
         return Ok(EXIT_FAILED);
     }
+    let run_dir = std::fs::canonicalize(&run_dir).unwrap_or(run_dir);
     let outputs = Outputs {
         json: args.json.clone().unwrap_or_else(|| run_dir.join("result.json")),
         markdown: args.markdown.clone(),

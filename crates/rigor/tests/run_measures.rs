@@ -1,0 +1,125 @@
+//! `rigor run` end to end on the testbed: fresh processes, the application's figures against
+//! what /proc and the server itself say.
+
+mod common;
+use common::*;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+#[test]
+fn two_iterations_agree_with_proc_and_with_the_server() {
+    let dir = temp_dir("measures");
+    let port = free_port();
+    let toml = config(port, "", "/json", "");
+    // Watch the app from outside: its PIDs and the largest VmRSS /proc reports.
+    let stop = Arc::new(AtomicBool::new(false));
+    let watcher = {
+        let stop = stop.clone();
+        let needle = format!("--port {port} ");
+        std::thread::spawn(move || {
+            let mut seen: Vec<(i32, f64)> = Vec::new();
+            while !stop.load(Ordering::Relaxed) {
+                for pid in processes_with(&needle) {
+                    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+                    let rss = status
+                        .lines()
+                        .find_map(|l| l.strip_prefix("VmRSS:"))
+                        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok());
+                    if let Some(kib) = rss {
+                        match seen.iter_mut().find(|(p, _)| *p == pid) {
+                            Some(s) => s.1 = s.1.max(kib / 1024.0),
+                            None => seen.push((pid, kib / 1024.0)),
+                        }
+                    }
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            seen
+        })
+    };
+    let (out, json) = run(&dir, &toml, &["-i", "2"]);
+    stop.store(true, Ordering::Relaxed);
+    let seen = watcher.join().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let json = json.expect("result json");
+    assert_eq!(json["schema"], "rigor.run.v1");
+    assert_eq!(json["status"], "complete");
+    let its = iterations(&json);
+    assert_eq!(its.len(), 2);
+    let pids: Vec<i64> = its.iter().map(|i| i["pid"].as_i64().unwrap()).collect();
+    assert_ne!(pids[0], pids[1], "each iteration must be a fresh process");
+    for it in its {
+        let pid = it["pid"].as_i64().unwrap() as i32;
+        let rss = m(it, "app.rss").expect("app.rss");
+        let (_, proc_rss) = seen
+            .iter()
+            .find(|(p, _)| *p == pid)
+            .unwrap_or_else(|| panic!("the watcher never saw PID {pid}: {seen:?}"));
+        assert!(
+            (rss - proc_rss).abs() / proc_rss <= 0.10,
+            "app.rss {rss:.2} MiB vs /proc VmRSS {proc_rss:.2} MiB"
+        );
+        assert!(m(it, "app.start_time").unwrap() > 0.0);
+        assert!(m(it, "app.first_request").unwrap() > 0.0);
+        assert!(m(it, "app.threads.start").unwrap() >= 1.0);
+        assert!(m(it, "app.threads.end").unwrap() >= 1.0);
+        assert!(m(it, "app.cpu").is_some() && m(it, "app.cores").is_some());
+        assert!(m(it, "load.cpu").is_some());
+        // Every request the engine sent to the row's URL, in or outside the window, reached
+        // the server: the server's own count for /json lies between the two bounds.
+        let stats = server_stats(it);
+        let served = stats["by_path"]["/json"].as_f64().unwrap();
+        let load = &it["load"];
+        let in_window = m(it, "load.requests").unwrap();
+        let outside = load["outside_window"]["requests"].as_f64().unwrap();
+        let in_flight = load["in_flight_at_end"].as_f64().unwrap();
+        let sent = in_window + outside + 1.0; // + the first request
+        assert!(
+            served <= sent && served >= sent - in_flight,
+            "server answered {served} on /json; engine: {in_window} measured + {outside} outside \
+             (+1 first request), {in_flight} in flight at the end"
+        );
+        let health = stats["by_path"]["/health"].as_f64().unwrap_or(0.0);
+        let outside_total = it["outside_window"]["requests"].as_f64().unwrap();
+        assert_eq!(outside_total, outside + 1.0 + health, "outside_window counts probes, first request and warmup");
+    }
+    assert!(processes_with(&format!("--port {port} ")).is_empty());
+}
+
+#[test]
+fn memory_held_after_an_endpoint_shows_in_app_rss() {
+    let dir = temp_dir("hold");
+    let port = free_port();
+    let toml = config(port, "--hold-mib 100 --hold-after /json", "/json", "");
+    let (out, json) = run(&dir, &toml, &["-i", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let it = &iterations(json.as_ref().unwrap())[0];
+    let rss = m(it, "app.rss").unwrap();
+    let private = m(it, "app.private").unwrap();
+    assert!(rss >= 100.0 && rss < 130.0, "app.rss = {rss}");
+    assert!(private >= 95.0, "app.private = {private}");
+}
+
+#[test]
+fn a_matrix_of_two_rows_gets_two_fresh_processes() {
+    let dir = temp_dir("matrix");
+    let port = free_port();
+    let toml = config(port, "", "/plaintext", "") + "matrix = { connections = [4, 16] }\n";
+    let (out, json) = run(&dir, &toml, &["-i", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let json = json.unwrap();
+    let rows = json["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["variables"]["connections"], "4");
+    assert_eq!(rows[1]["variables"]["connections"], "16");
+    let p0 = rows[0]["iterations"][0]["pid"].as_i64().unwrap();
+    let p1 = rows[1]["iterations"][0]["pid"].as_i64().unwrap();
+    assert_ne!(p0, p1);
+    for r in rows {
+        assert!(r["summary"]["load.rps"]["median"].as_f64().unwrap() > 0.0);
+        assert_eq!(r["summary"]["load.rps"]["n"], 1);
+    }
+    let c0 = rows[0]["iterations"][0]["load"]["connections"].as_u64();
+    let c1 = rows[1]["iterations"][0]["load"]["connections"].as_u64();
+    assert_eq!((c0, c1), (Some(4), Some(16)));
+}
