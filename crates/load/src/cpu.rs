@@ -31,6 +31,20 @@ pub fn allowed_cpus() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
+/// The CPUs this process may run on.
+pub fn allowed_cpu_list() -> Vec<usize> {
+    // SAFETY: as above.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return Vec::new();
+        }
+        (0..8 * std::mem::size_of::<libc::cpu_set_t>())
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
+    }
+}
+
 /// Pins the calling thread to `cpu`.
 pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
     // SAFETY: as above; CPU_SET bounds-checks against the set size.

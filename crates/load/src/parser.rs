@@ -637,8 +637,14 @@ impl ResponseParser {
 /// a cut chosen by its first bytes and panics if an invariant breaks. Never panics on bad input.
 #[doc(hidden)]
 pub fn fuzz_check(data: &[u8]) {
-    let Some((&flags, rest)) = data.split_first() else { return };
-    let cut = if rest.is_empty() { 0 } else { usize::from(flags >> 1) * rest.len() / 128 };
+    let Some((&flags, rest)) = data.split_first() else {
+        return;
+    };
+    let cut = if rest.is_empty() {
+        0
+    } else {
+        usize::from(flags >> 1) * rest.len() / 128
+    };
     let mut p = ResponseParser::new(flags & 1 == 1);
     let mut total = 0u64;
     let mut body = 0u64;

@@ -27,6 +27,14 @@ fn validate(spec: &LoadSpec) -> Result<(), LoadError> {
     if spec.timeout.is_zero() {
         return bad("timeout must be more than zero");
     }
+    if let Some(cpus) = &spec.cpus {
+        let allowed = cpu::allowed_cpu_list();
+        if let Some(bad) = cpus.iter().find(|c| !allowed.contains(c)) {
+            return Err(LoadError::InvalidSpec(format!(
+                "CPU {bad} is not available to this process (allowed: {allowed:?})"
+            )));
+        }
+    }
     if let Some(r) = spec.rate {
         if !(r.is_finite() && r > 0.0) {
             return bad("rate must be a positive number of requests per second");

@@ -80,10 +80,14 @@ pub fn run(
     cancel: &AtomicBool,
 ) -> io::Result<ThreadStats> {
     // Set up, then meet the other workers so all start at the same t0 (even if setup failed).
-    let setup = setup(plan, share);
+    let setup = setup(plan, share).and_then(|mut w| {
+        w.preconnect()?;
+        Ok(w)
+    });
     let t0 = sync();
     let mut w = setup?;
     w.t0 = t0;
+    w.activate_open_connections();
     w.event_loop(share.index == 0, live, cancel)?;
     Ok(w.s)
 }
@@ -135,6 +139,90 @@ fn make_timer(poll: &Poll) -> io::Result<OwnedFd> {
 }
 
 impl Worker<'_> {
+    /// Opens every connection before the clock starts (bounded by the timeout), so neither the
+    /// window nor the open-model schedule pays for TCP handshakes.
+    fn preconnect(&mut self) -> io::Result<()> {
+        let start = Instant::now();
+        let limit = Duration::from_nanos(self.plan.timeout_ns);
+        let mut pending = 0usize;
+        let mut idle = Vec::new();
+        for idx in std::mem::take(&mut self.reconnect) {
+            match TcpStream::connect(self.plan.addr) {
+                Ok(mut stream) => {
+                    self.poll.registry().register(
+                        &mut stream,
+                        Token(idx),
+                        Interest::READABLE | Interest::WRITABLE,
+                    )?;
+                    self.conns[idx].stream = Some(stream);
+                    self.conns[idx].state = ConnState::Connecting;
+                    pending += 1;
+                }
+                Err(_) => idle.push(idx),
+            }
+        }
+        let mut events = Events::with_capacity(1024);
+        while pending > 0 {
+            let left = limit.saturating_sub(start.elapsed());
+            if left.is_zero() {
+                break;
+            }
+            match self.poll.poll(&mut events, Some(left)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+            for ev in events.iter() {
+                let idx = ev.token().0;
+                let c = &mut self.conns[idx];
+                if c.state != ConnState::Connecting {
+                    continue;
+                }
+                let Some(stream) = c.stream.as_ref() else {
+                    continue;
+                };
+                let failed = ev.is_error() || matches!(stream.take_error(), Ok(Some(_)) | Err(_));
+                let connected = !failed && stream.peer_addr().is_ok();
+                if failed {
+                    c.reset();
+                    idle.push(idx);
+                    pending -= 1;
+                } else if connected {
+                    let _ = stream.set_nodelay(true);
+                    c.state = ConnState::Open;
+                    pending -= 1;
+                }
+            }
+        }
+        // Failed ones retry (and count) once the clock runs; slow ones time out as usual.
+        self.reconnect = idle;
+        Ok(())
+    }
+
+    /// At t0: put connections opened by `preconnect` to work.
+    fn activate_open_connections(&mut self) {
+        for idx in 0..self.conns.len() {
+            if self.conns[idx].state == ConnState::Open {
+                self.start_connection(idx, 0);
+            }
+        }
+    }
+
+    /// A connection just became usable: fill its pipeline (closed model) or offer its slots.
+    fn start_connection(&mut self, idx: usize, now: u64) {
+        if self.schedule.is_some() {
+            let g = self.conns[idx].generation;
+            for _ in 0..self.plan.pipeline {
+                self.free.push_back((idx as u32, g));
+            }
+        } else {
+            for _ in 0..self.plan.pipeline {
+                self.enqueue(idx, now, now);
+            }
+            self.flush(idx, now);
+        }
+    }
+
     #[inline]
     fn now(&self) -> u64 {
         self.t0.elapsed().as_nanos() as u64
@@ -382,17 +470,7 @@ impl Worker<'_> {
         }
         let _ = stream.set_nodelay(true);
         c.state = ConnState::Open;
-        if self.schedule.is_some() {
-            let g = c.generation;
-            for _ in 0..self.plan.pipeline {
-                self.free.push_back((idx as u32, g));
-            }
-        } else {
-            for _ in 0..self.plan.pipeline {
-                self.enqueue(idx, now, now);
-            }
-            self.flush(idx, now);
-        }
+        self.start_connection(idx, now);
     }
 
     /// Queues one request on `idx`; the caller flushes.

@@ -14,7 +14,11 @@ pub fn now_rfc3339() -> String {
 
 /// `20261130-021504`, for folder names.
 pub fn now_compact() -> String {
-    now_rfc3339().replace(['-', ':'], "").replace('T', "-").trim_end_matches('Z').to_string()
+    now_rfc3339()
+        .replace(['-', ':'], "")
+        .replace('T', "-")
+        .trim_end_matches('Z')
+        .to_string()
 }
 
 fn format_unix(secs: u64) -> String {

@@ -22,7 +22,11 @@ pub struct RunArgs {
     #[arg(long = "exclude", value_name = "LOW:HIGH")]
     pub exclude: Option<String>,
     /// Measurement that orders iterations for --exclude.
-    #[arg(long = "exclude-order", value_name = "MEASUREMENT", default_value = "load.rps")]
+    #[arg(
+        long = "exclude-order",
+        value_name = "MEASUREMENT",
+        default_value = "load.rps"
+    )]
     pub exclude_order: String,
     /// Override a variable (highest precedence), e.g. --var port=6000.
     #[arg(long = "var", value_name = "K=V")]
@@ -93,6 +97,8 @@ pub fn parse_threshold(text: &str) -> Result<f64, String> {
     let t = text.trim().trim_end_matches('%');
     match t.parse::<f64>() {
         Ok(v) if v >= 0.0 && v.is_finite() => Ok(v),
-        _ => Err(format!("--threshold `{text}`: expected a percentage like 2%")),
+        _ => Err(format!(
+            "--threshold `{text}`: expected a percentage like 2%"
+        )),
     }
 }

@@ -105,7 +105,9 @@ pub fn compare_rows(
         }
         let change = rigor_stats::compare(&b, &c, CONFIDENCE);
         if let Some(ch) = &change {
-            cmp.change_pct = Some(ch.change_pct);
+            if ch.change_pct.is_finite() {
+                cmp.change_pct = Some(ch.change_pct);
+            }
             // An unbounded interval (too few iterations) is "no interval", JSON null.
             cmp.ci_low_pct = Some(ch.ci_low_pct).filter(|v| v.is_finite());
             cmp.ci_high_pct = Some(ch.ci_high_pct).filter(|v| v.is_finite());

@@ -9,9 +9,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("invalid duration `{text}`: expected a number and a unit like 10s, 250ms or 2m"))?;
+    let value: f64 = num.parse().map_err(|_| {
+        format!("invalid duration `{text}`: expected a number and a unit like 10s, 250ms or 2m")
+    })?;
     let secs = match unit.trim() {
         "" | "s" | "sec" | "secs" => value,
         "ms" => value / 1e3,

@@ -36,7 +36,7 @@ enum Command {
     /// Drive HTTP load at a URL with the built-in engine (like wrk, wrk2 and oha).
     Load(cmd_load::LoadArgs),
     /// Build, start fresh, load and measure the scenarios of a rigor.toml.
-    Run(cmd_run::RunArgs),
+    Run(Box<cmd_run::RunArgs>),
     /// Compare saved results (rigor run --json) with confidence intervals and verdicts.
     Compare(cmd_compare::CompareArgs),
 }

@@ -46,14 +46,26 @@ pub const CATALOGUE: &[MeasurementInfo] = &[
     m("app.cpu.avg", "Mean CPU Usage", "%", Down, App),
     m("app.cores", "Max Cores usage", "%", Down, App),
     m("app.rss", "Max Working Set", "MiB", Down, App),
-    m("app.rss.lifetime", "Lifetime Max Working Set", "MiB", Down, App),
+    m(
+        "app.rss.lifetime",
+        "Lifetime Max Working Set",
+        "MiB",
+        Down,
+        App,
+    ),
     m("app.private", "Max Private Memory", "MiB", Down, App),
     m("app.cgroup.memory", "Max cgroup Memory", "MiB", Down, App),
     m("app.cgroup.cache", "cgroup Page Cache", "MiB", Down, App),
     m("app.threads.start", "Threads at Start", "count", Down, App),
     m("app.threads.end", "Threads at End", "count", Down, App),
     m("app.threads.max", "Max Threads", "count", Down, App),
-    m("app.ctx_switches.involuntary", "Involuntary Context Switches", "count", Down, App),
+    m(
+        "app.ctx_switches.involuntary",
+        "Involuntary Context Switches",
+        "count",
+        Down,
+        App,
+    ),
     m("app.build_time", "Build Time", "ms", Down, App),
     m("app.start_time", "Start Time", "ms", Down, App),
     m("app.first_request", "First Request", "ms", Down, App),
@@ -119,7 +131,11 @@ pub fn validate(id: &str) -> Result<(), String> {
     } else {
         Err(format!(
             "unknown measurement `{id}`; known: {}",
-            CATALOGUE.iter().map(|m| m.id).collect::<Vec<_>>().join(", ")
+            CATALOGUE
+                .iter()
+                .map(|m| m.id)
+                .collect::<Vec<_>>()
+                .join(", ")
         ))
     }
 }

@@ -11,25 +11,38 @@ fn assert_no_leftovers(port: u16) {
     while !processes_with(&needle).is_empty() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert!(processes_with(&needle).is_empty(), "processes left: {:?}", processes_with(&needle));
+    assert!(
+        processes_with(&needle).is_empty(),
+        "processes left: {:?}",
+        processes_with(&needle)
+    );
 }
 
 fn failed(port: u16, flags: &str, extra_app: &str, args: &[&str]) -> (String, serde_json::Value) {
     let dir = temp_dir(&format!("fault-{port}"));
     let mut toml = config(port, flags, "/plaintext", "");
-    toml = toml.replace("stop_timeout = \"2s\"", &format!("stop_timeout = \"2s\"\n{extra_app}"));
+    toml = toml.replace(
+        "stop_timeout = \"2s\"",
+        &format!("stop_timeout = \"2s\"\n{extra_app}"),
+    );
     let (out, json) = run(&dir, &toml, args);
     let t = text(&out);
     assert_eq!(out.status.code(), Some(1), "{t}");
     assert_no_leftovers(port);
-    (t, json.expect("a result is written even when iterations fail"))
+    (
+        t,
+        json.expect("a result is written even when iterations fail"),
+    )
 }
 
 #[test]
 fn app_that_exits_before_ready_shows_its_log_tail() {
     let port = free_port();
     let (t, json) = failed(port, "--exit-at-start", "", &["-i", "2"]);
-    assert!(t.contains("exited") && t.contains("before it was ready"), "{t}");
+    assert!(
+        t.contains("exited") && t.contains("before it was ready"),
+        "{t}"
+    );
     assert!(t.contains("told to exit at start"), "log tail missing: {t}");
     let its = iterations(&json);
     assert_eq!(its.len(), 2, "other iterations go on");
@@ -49,7 +62,10 @@ fn app_never_ready_times_out() {
 fn app_crashing_mid_load_is_reported() {
     let port = free_port();
     let (t, json) = failed(port, "--exit-after-requests 2000", "", &["-i", "1"]);
-    assert!(t.contains("crashed during the load") || t.contains("exited"), "{t}");
+    assert!(
+        t.contains("crashed during the load") || t.contains("exited"),
+        "{t}"
+    );
     let it = &iterations(&json)[0];
     assert!(it["error"].as_str().unwrap().contains("exit"), "{it}");
 }
@@ -63,7 +79,12 @@ fn app_ignoring_sigterm_is_killed_and_said_so() {
     let (out, json) = run(&dir, &toml, &["-i", "1"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let it = &iterations(json.as_ref().unwrap())[0];
-    let kinds: Vec<&str> = it["warnings"].as_array().unwrap().iter().filter_map(|w| w["kind"].as_str()).collect();
+    let kinds: Vec<&str> = it["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w["kind"].as_str())
+        .collect();
     assert!(kinds.contains(&"ignored_sigterm"), "{kinds:?}");
     assert_no_leftovers(port);
     // --strict turns that warning into exit 4.
@@ -77,22 +98,48 @@ fn a_taken_port_is_named_before_starting() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let (t, _) = failed(port, "", "", &["-i", "1"]);
-    assert!(t.contains(&format!("port {port} is already taken by PID {}", std::process::id())), "{t}");
+    assert!(
+        t.contains(&format!(
+            "port {port} is already taken by PID {}",
+            std::process::id()
+        )),
+        "{t}"
+    );
 }
 
 #[test]
 fn a_failed_build_stops_with_its_log_tail() {
     let port = free_port();
-    let (t, json) = failed(port, "", "build = \"echo compiling; echo 'error: it broke' >&2; exit 3\"", &["-i", "2"]);
-    assert!(t.contains("build of `app` failed") && t.contains("error: it broke"), "{t}");
-    assert_eq!(iterations(&json).len(), 1, "no iteration runs without a build");
+    let (t, json) = failed(
+        port,
+        "",
+        "build = \"echo compiling; echo 'error: it broke' >&2; exit 3\"",
+        &["-i", "2"],
+    );
+    assert!(
+        t.contains("build of `app` failed") && t.contains("error: it broke"),
+        "{t}"
+    );
+    assert_eq!(
+        iterations(&json).len(),
+        1,
+        "no iteration runs without a build"
+    );
 }
 
 #[test]
 fn a_missing_or_stale_artifact_is_an_error() {
     let port = free_port();
-    let (t, _) = failed(port, "", "build = \"true\"\nartifact = \"no-such-file\"", &["-i", "1"]);
-    assert!(t.contains("artifact of `app` not found") && t.contains("no-such-file"), "{t}");
+    let (t, _) = failed(
+        port,
+        "",
+        "build = \"true\"\nartifact = \"no-such-file\"",
+        &["-i", "1"],
+    );
+    assert!(
+        t.contains("artifact of `app` not found") && t.contains("no-such-file"),
+        "{t}"
+    );
     // An artifact older than a source beside it, that the build did not rewrite: stale.
     let port = free_port();
     let dir = temp_dir("stale");
@@ -112,13 +159,18 @@ fn a_missing_or_stale_artifact_is_an_error() {
 #[test]
 fn bad_config_names_file_line_and_key() {
     let dir = temp_dir("badcfg");
-    let toml = config(free_port(), "", "/plaintext", "").replace("connections = 8", "conections = 8");
+    let toml =
+        config(free_port(), "", "/plaintext", "").replace("connections = 8", "conections = 8");
     let (out, _) = run(&dir, &toml, &[]);
     let t = text(&out);
     assert_eq!(out.status.code(), Some(1), "{t}");
     assert!(t.contains("rigor.toml:") && t.contains("conections"), "{t}");
     assert!(!t.contains("panicked"), "{t}");
-    let (out, _) = run(&dir, "[scenarios.x]\napplication = \"nope\"\nload = \"nope\"\n", &[]);
+    let (out, _) = run(
+        &dir,
+        "[scenarios.x]\napplication = \"nope\"\nload = \"nope\"\n",
+        &[],
+    );
     let t = text(&out);
     assert!(t.contains("rigor.toml:2") && t.contains("`nope`"), "{t}");
     let out = rigor(&dir, &["run", "-f", "missing.toml"]);
@@ -130,10 +182,19 @@ fn bad_config_names_file_line_and_key() {
 fn ctrl_c_keeps_finished_iterations_and_leaves_no_process() {
     let port = free_port();
     let dir = temp_dir("ctrlc");
-    let toml = config(port, "--spawn-child", "/plaintext", "").replace("duration = \"1s\"", "duration = \"3s\"");
+    let toml = config(port, "--spawn-child", "/plaintext", "")
+        .replace("duration = \"1s\"", "duration = \"3s\"");
     std::fs::write(dir.join("rigor.toml"), toml).unwrap();
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_rigor"))
-        .args(["run", "-i", "3", "--json", "result.json", "--out-dir", "out"])
+        .args([
+            "run",
+            "-i",
+            "3",
+            "--json",
+            "result.json",
+            "--out-dir",
+            "out",
+        ])
         .current_dir(&dir)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -161,6 +222,9 @@ fn ctrl_c_keeps_finished_iterations_and_leaves_no_process() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
     assert_eq!(json["status"], "interrupted");
     let its = iterations(&json);
-    assert!(its.iter().any(|i| i["error"].is_null()), "the finished iteration is kept: {its:?}");
+    assert!(
+        its.iter().any(|i| i["error"].is_null()),
+        "the finished iteration is kept: {its:?}"
+    );
     assert_no_leftovers(port);
 }

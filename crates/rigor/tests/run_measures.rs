@@ -20,7 +20,8 @@ fn two_iterations_agree_with_proc_and_with_the_server() {
             let mut seen: Vec<(i32, f64)> = Vec::new();
             while !stop.load(Ordering::Relaxed) {
                 for pid in processes_with(&needle) {
-                    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+                    let status =
+                        std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
                     let rss = status
                         .lines()
                         .find_map(|l| l.strip_prefix("VmRSS:"))
@@ -81,7 +82,11 @@ fn two_iterations_agree_with_proc_and_with_the_server() {
         );
         let health = stats["by_path"]["/health"].as_f64().unwrap_or(0.0);
         let outside_total = it["outside_window"]["requests"].as_f64().unwrap();
-        assert_eq!(outside_total, outside + 1.0 + health, "outside_window counts probes, first request and warmup");
+        assert_eq!(
+            outside_total,
+            outside + 1.0 + health,
+            "outside_window counts probes, first request and warmup"
+        );
     }
     assert!(processes_with(&format!("--port {port} ")).is_empty());
 }
@@ -96,7 +101,7 @@ fn memory_held_after_an_endpoint_shows_in_app_rss() {
     let it = &iterations(json.as_ref().unwrap())[0];
     let rss = m(it, "app.rss").unwrap();
     let private = m(it, "app.private").unwrap();
-    assert!(rss >= 100.0 && rss < 130.0, "app.rss = {rss}");
+    assert!((100.0..130.0).contains(&rss), "app.rss = {rss}");
     assert!(private >= 95.0, "app.private = {private}");
 }
 

@@ -87,6 +87,8 @@ pub(crate) struct Head {
     pub head_only: bool,
     /// The client asked to close (or spoke HTTP/1.0 without keep-alive).
     pub close: bool,
+    /// HTTP/1.0 (a kept-alive 1.0 connection must be told so in each answer).
+    pub http10: bool,
     pub body_len: u64,
     /// `Expect: 100-continue`: the client waits for a 100 before sending the body.
     pub expect_continue: bool,
@@ -146,6 +148,7 @@ pub(crate) fn parse(buf: &[u8], on_path: impl FnOnce(&str)) -> Parsed {
         route: Route::from_path(path),
         head_only: method == "HEAD",
         close,
+        http10: version == 0,
         body_len,
         expect_continue,
     })

@@ -5,7 +5,27 @@ use std::io::Write;
 use crate::config::Config;
 
 const SERVER: &str = "Server: hello-server\r\n";
-const CLOSE: &[u8] = b"Connection: close\r\n";
+/// The `Connection` header an answer carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Connection {
+    /// HTTP/1.1 default: persistent, no header needed.
+    Default,
+    /// This is the last answer on the connection.
+    Close,
+    /// HTTP/1.0 client that asked for keep-alive: it needs to hear it back.
+    KeepAlive,
+}
+
+impl Connection {
+    #[inline]
+    fn header(self) -> &'static [u8] {
+        match self {
+            Connection::Default => b"",
+            Connection::Close => b"Connection: close\r\n",
+            Connection::KeepAlive => b"Connection: keep-alive\r\n",
+        }
+    }
+}
 /// What `--garbage` answers instead of HTTP: a client must report a parse error, not hang.
 pub(crate) const GARBAGE: &[u8] = b"garbage!\r\n\r\n\x00\xff not http at all \xfe\r\n\r\n";
 /// Interim answer to `Expect: 100-continue` and the first part of `/continue`.
@@ -16,7 +36,7 @@ const JSON: &[u8] = br#"{"message":"Hello, World!"}"#;
 pub(crate) const BIG_HEADER_BYTES: usize = 100 * 1024;
 
 /// A pre-serialised response. `head` holds the status line and headers without the blank line,
-/// so `Connection: close` can be slipped in without a second copy of the response.
+/// so a `Connection` header can be slipped in without a second copy of the response.
 pub(crate) struct Canned {
     head: Box<[u8]>,
     body: Box<[u8]>,
@@ -52,11 +72,9 @@ impl Canned {
 
     /// Appends the response to `out`; returns its status for the stats.
     #[inline]
-    pub(crate) fn put(&self, out: &mut Vec<u8>, head_only: bool, close: bool) -> u16 {
+    pub(crate) fn put(&self, out: &mut Vec<u8>, head_only: bool, conn: Connection) -> u16 {
         out.extend_from_slice(&self.head);
-        if close {
-            out.extend_from_slice(CLOSE);
-        }
+        out.extend_from_slice(conn.header());
         out.extend_from_slice(b"\r\n");
         if !head_only {
             out.extend_from_slice(&self.body);
@@ -124,12 +142,10 @@ impl Responses {
 
 /// `/status/{code}`: rare enough to format on the fly (into the connection's buffer, no allocation
 /// once it has grown).
-pub(crate) fn put_status(out: &mut Vec<u8>, code: u16, head_only: bool, close: bool) -> u16 {
+pub(crate) fn put_status(out: &mut Vec<u8>, code: u16, head_only: bool, conn: Connection) -> u16 {
     let reason = reason(code);
     let _ = write!(out, "HTTP/1.1 {code} {reason}\r\n{SERVER}");
-    if close {
-        out.extend_from_slice(CLOSE);
-    }
+    out.extend_from_slice(conn.header());
     if code < 200 || code == 204 || code == 304 {
         out.extend_from_slice(b"\r\n");
     } else {
@@ -146,15 +162,13 @@ pub(crate) fn put_status(out: &mut Vec<u8>, code: u16, head_only: bool, close: b
 }
 
 /// `/stats`: a JSON body computed per request.
-pub(crate) fn put_json(out: &mut Vec<u8>, body: &[u8], head_only: bool, close: bool) -> u16 {
+pub(crate) fn put_json(out: &mut Vec<u8>, body: &[u8], head_only: bool, conn: Connection) -> u16 {
     let _ = write!(
         out,
         "HTTP/1.1 200 OK\r\n{SERVER}Content-Type: application/json\r\nContent-Length: {}\r\n",
         body.len()
     );
-    if close {
-        out.extend_from_slice(CLOSE);
-    }
+    out.extend_from_slice(conn.header());
     out.extend_from_slice(b"\r\n");
     if !head_only {
         out.extend_from_slice(body);
@@ -204,7 +218,7 @@ mod tests {
     fn close_is_inserted_before_blank_line() {
         let r = Responses::new(&Config::default());
         let mut out = Vec::new();
-        r.plaintext.put(&mut out, false, true);
+        r.plaintext.put(&mut out, false, Connection::Close);
         let text = String::from_utf8(out).unwrap();
         assert!(
             text.ends_with("Connection: close\r\n\r\nHello, World!"),

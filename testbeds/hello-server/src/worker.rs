@@ -13,7 +13,7 @@ use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
 
 use crate::http::{self, Head, Parsed, Route};
-use crate::response::{put_json, put_status, CONTINUE, GARBAGE};
+use crate::response::{put_json, put_status, Connection, CONTINUE, GARBAGE};
 use crate::shared::Shared;
 use crate::stats::WorkerStats;
 use crate::timer::Timers;
@@ -38,7 +38,7 @@ struct Pending {
     due: Instant,
     route: Route,
     head_only: bool,
-    close: bool,
+    connection: Connection,
 }
 
 struct Conn {
@@ -140,7 +140,7 @@ fn answer(
     out: &mut Vec<u8>,
     route: Route,
     head_only: bool,
-    close: bool,
+    connection: Connection,
 ) -> bool {
     let r = &shared.responses;
     let status = match route {
@@ -149,11 +149,11 @@ fn answer(
                 out.extend_from_slice(GARBAGE);
                 None
             } else if shared.errors.next_is_error() {
-                Some(r.error.put(out, head_only, close))
+                Some(r.error.put(out, head_only, connection))
             } else if route == Route::Plaintext {
-                Some(r.plaintext.put(out, head_only, close))
+                Some(r.plaintext.put(out, head_only, connection))
             } else {
-                Some(r.json.put(out, head_only, close))
+                Some(r.json.put(out, head_only, connection))
             }
         }
         Route::Health => {
@@ -162,18 +162,18 @@ fn answer(
             } else {
                 &r.not_ready
             };
-            Some(canned.put(out, head_only, close))
+            Some(canned.put(out, head_only, connection))
         }
         Route::Stats => {
             let body = serde_json::to_vec(&shared.snapshot()).unwrap_or_default();
-            Some(put_json(out, &body, head_only, close))
+            Some(put_json(out, &body, head_only, connection))
         }
-        Route::Continue => Some(r.continued.put(out, head_only, close)),
-        Route::BigHeader => Some(r.big_header.put(out, head_only, close)),
-        Route::NotFound => Some(r.not_found.put(out, head_only, close)),
-        Route::Status(code) => Some(put_status(out, code, head_only, close)),
-        Route::BadRequest => Some(r.bad_request.put(out, false, true)),
-        Route::TooLarge => Some(r.too_large.put(out, false, true)),
+        Route::Continue => Some(r.continued.put(out, head_only, connection)),
+        Route::BigHeader => Some(r.big_header.put(out, head_only, connection)),
+        Route::NotFound => Some(r.not_found.put(out, head_only, connection)),
+        Route::Status(code) => Some(put_status(out, code, head_only, connection)),
+        Route::BadRequest => Some(r.bad_request.put(out, false, Connection::Close)),
+        Route::TooLarge => Some(r.too_large.put(out, false, Connection::Close)),
     };
     stats.answered(route, status);
     match shared.config.exit_after_requests {
@@ -348,8 +348,14 @@ impl Worker {
             if conn.wpos < conn.wbuf.len() {
                 return true; // wait until writable
             }
-            if conn.closing && conn.pending.is_empty() {
-                return conn.linger(stats);
+            if conn.closing {
+                // Nothing more will be parsed: linger once the last answer is out, else wait
+                // for the timer that releases the delayed answers still queued.
+                return if conn.pending.is_empty() {
+                    conn.linger(stats)
+                } else {
+                    true
+                };
             }
             if conn.read_closed {
                 return !conn.pending.is_empty();
@@ -357,6 +363,9 @@ impl Worker {
             if blocked || drained {
                 return true; // a timer or the next event picks it up
             }
+            // Requests in what comes next are delayed from when they arrive, not from a
+            // time cached earlier in this loop.
+            now = None;
             match conn.read_some(stats) {
                 Ok((0, _)) => conn.read_closed = true,
                 Ok((_, short)) => drained = short && short_read_ends,
@@ -383,8 +392,14 @@ fn process(
         let t = *now.get_or_insert_with(Instant::now);
         while conn.pending.front().is_some_and(|p| p.due <= t) {
             if let Some(p) = conn.pending.pop_front() {
-                conn.exit_now |=
-                    answer(shared, stats, &mut conn.wbuf, p.route, p.head_only, p.close);
+                conn.exit_now |= answer(
+                    shared,
+                    stats,
+                    &mut conn.wbuf,
+                    p.route,
+                    p.head_only,
+                    p.connection,
+                );
             }
         }
     }
@@ -427,6 +442,11 @@ fn process(
             || matches!(head.route, Route::BadRequest | Route::TooLarge)
             || shared.config.close_after.is_some_and(|n| conn.parsed >= n);
         conn.closing = close;
+        let connection = match (close, head.http10) {
+            (true, _) => Connection::Close,
+            (false, true) => Connection::KeepAlive,
+            (false, false) => Connection::Default,
+        };
         if delay.is_zero() && conn.pending.is_empty() {
             conn.exit_now |= answer(
                 shared,
@@ -434,14 +454,14 @@ fn process(
                 &mut conn.wbuf,
                 head.route,
                 head.head_only,
-                close,
+                connection,
             );
         } else {
             conn.pending.push_back(Pending {
                 due: *now.get_or_insert_with(Instant::now) + delay,
                 route: head.route,
                 head_only: head.head_only,
-                close,
+                connection,
             });
         }
     }
@@ -460,6 +480,7 @@ fn bad_head(len: usize, route: Route) -> Head {
         route,
         head_only: false,
         close: true,
+        http10: false,
         body_len: 0,
         expect_continue: false,
     }

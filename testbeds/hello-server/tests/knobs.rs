@@ -173,3 +173,18 @@ fn hold_makes_memory_resident_after_the_trigger_path() {
     let grown = rss_kib().saturating_sub(before);
     assert!(grown >= 60 * 1024, "RSS grew {grown} KiB");
 }
+
+#[test]
+fn close_after_with_delay_still_delivers_queued_answers() {
+    let server = start(Config {
+        close_after: Some(2),
+        delay: Duration::from_millis(50),
+        ..config()
+    });
+    let mut c = Client::connect(server.addr());
+    c.send(get("/json").repeat(4).as_bytes());
+    assert_eq!(c.read(false).header("connection"), None);
+    assert_eq!(c.read(false).header("connection"), Some("close"));
+    assert!(c.closed());
+    assert_eq!(server.stats().requests, 2);
+}

@@ -322,3 +322,16 @@ fn expect_continue_gets_interim_100_before_the_body() {
     assert_eq!(c.get("/plaintext").text(), "Hello, World!");
     assert_eq!(server.stats().requests, 2);
 }
+
+#[test]
+fn http10_keep_alive_is_acknowledged() {
+    let server = start(config());
+    let mut c = Client::connect(server.addr());
+    for _ in 0..3 {
+        c.send(b"GET /plaintext HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+        let r = c.read(false);
+        assert_eq!(r.header("connection"), Some("keep-alive"));
+        assert_eq!(r.text(), "Hello, World!");
+    }
+    assert_eq!(server.stats().connections, 1);
+}

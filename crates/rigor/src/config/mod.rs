@@ -62,7 +62,14 @@ impl Config {
                         line
                     };
                     let snippet = text.lines().nth(line - 1).unwrap_or("").trim();
-                    format!("{}:{line}: {msg}\n    {snippet}", path.display())
+                    let table = text
+                        .lines()
+                        .take(line)
+                        .filter(|l| l.trim_start().starts_with('['))
+                        .last()
+                        .map(|t| format!(" in {}", t.trim()))
+                        .unwrap_or_default();
+                    format!("{}:{line}{table}: {msg}\n    {snippet}", path.display())
                 }
                 None => format!("{}: {msg}", path.display()),
             }

@@ -143,7 +143,8 @@ impl Config {
     }
 
     fn expand(&self, vars: &Vars, table: &str, key: &str, text: &str) -> Result<String, String> {
-        vars.expand(text).map_err(|e| self.error_at(table, Some(key), &e))
+        vars.expand(text)
+            .map_err(|e| self.error_at(table, Some(key), &e))
     }
 
     fn resolve_app(
@@ -156,12 +157,12 @@ impl Config {
     ) -> Result<AppJob, String> {
         let table = format!("jobs.{name}");
         let vtable = variant.map(|(v, s, _)| format!("scenarios.{s}.variants.{v}"));
-        let pick = |key: &str, base: &Option<String>, over: Option<&Option<String>>| {
-            match (over, &vtable) {
+        let pick =
+            |key: &str, base: &Option<String>, over: Option<&Option<String>>| match (over, &vtable)
+            {
                 (Some(Some(v)), Some(vt)) => Some((vt.clone(), key.to_string(), v.clone())),
                 _ => base.clone().map(|b| (table.clone(), key.to_string(), b)),
-            }
-        };
+            };
         let rv = variant.map(|(_, _, rv)| rv);
         let expand_opt = |t: Option<(String, String, String)>| -> Result<Option<String>, String> {
             t.map(|(tb, k, v)| self.expand(vars, &tb, &k, &v))
@@ -174,8 +175,8 @@ impl Config {
             None => self.dir.clone(),
         };
         let build = expand_opt(pick("build", &job.build, rv.map(|r| &r.build)))?;
-        let artifact = expand_opt(pick("artifact", &job.artifact, rv.map(|r| &r.artifact)))?
-            .map(|a| {
+        let artifact =
+            expand_opt(pick("artifact", &job.artifact, rv.map(|r| &r.artifact)))?.map(|a| {
                 if Path::new(&a).is_absolute() {
                     PathBuf::from(a)
                 } else {
@@ -207,11 +208,19 @@ impl Config {
             .and_then(|r| r.timeout.clone())
             .or_else(|| job.ready_timeout.clone());
         let ready_timeout = match ready_timeout_text {
-            Some(t) => self.duration(&table, "ready_timeout", &self.expand(vars, &table, "ready", &t)?)?,
+            Some(t) => self.duration(
+                &table,
+                "ready_timeout",
+                &self.expand(vars, &table, "ready", &t)?,
+            )?,
             None => Duration::from_secs(30),
         };
         let stop_timeout = match &job.stop_timeout {
-            Some(t) => self.duration(&table, "stop_timeout", &self.expand(vars, &table, "stop_timeout", t)?)?,
+            Some(t) => self.duration(
+                &table,
+                "stop_timeout",
+                &self.expand(vars, &table, "stop_timeout", t)?,
+            )?,
             None => Duration::from_secs(5),
         };
         let ready = match &job.ready {
@@ -258,15 +267,18 @@ impl Config {
         })
     }
 
-    fn role(&self, role: Option<&RawRole>, name: &str) -> Result<(Option<Vec<usize>>, bool), String> {
+    fn role(
+        &self,
+        role: Option<&RawRole>,
+        name: &str,
+    ) -> Result<(Option<Vec<usize>>, bool), String> {
         let Some(r) = role else {
             return Ok((None, false));
         };
         let table = "profiles";
         let cpus = match &r.cpus {
             Some(c) => Some(
-                parse_cpu_list(&c.as_text())
-                    .map_err(|e| self.error_at(table, Some(name), &e))?,
+                parse_cpu_list(&c.as_text()).map_err(|e| self.error_at(table, Some(name), &e))?,
             ),
             None => None,
         };
@@ -321,12 +333,13 @@ impl Config {
                 },
             }
         };
-        let dur = |key: &str, raw: &Option<Scalar>, default: Duration| -> Result<Duration, String> {
-            match value(key, raw)? {
-                None => Ok(default),
-                Some(t) => self.duration(&table, key, &t),
-            }
-        };
+        let dur =
+            |key: &str, raw: &Option<Scalar>, default: Duration| -> Result<Duration, String> {
+                match value(key, raw)? {
+                    None => Ok(default),
+                    Some(t) => self.duration(&table, key, &t),
+                }
+            };
         let url = self.expand(vars, &table, "url", job.url.as_deref().unwrap_or_default())?;
         let rate = match value("rate", &job.rate)? {
             None => None,
@@ -400,7 +413,11 @@ fn matrix_rows(matrix: &IndexMap<String, Vec<Scalar>>) -> Vec<Vec<(String, Strin
 fn authority(url: &str) -> String {
     let rest = url.split_once("://").map(|(_, r)| r).unwrap_or(url);
     let auth = rest.split('/').next().unwrap_or(rest);
-    if auth.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok()) && !auth.ends_with(']') {
+    if auth
+        .rsplit_once(':')
+        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+        && !auth.ends_with(']')
+    {
         auth.to_string()
     } else {
         format!("{auth}:80")

@@ -84,28 +84,45 @@ fn cli_vars_win_over_everything() {
 fn unknown_key_names_file_line_and_key() {
     let text = GOOD.replace("pipeline = 16", "pipelines = 16");
     let err = parse(&text).err().unwrap();
-    assert!(err.starts_with("/tmp/x/rigor.toml:17:"), "{err}");
-    assert!(err.contains("pipelines"), "{err}");
+    assert!(err.starts_with("/tmp/x/rigor.toml:15:"), "{err}");
+    assert!(
+        err.contains("pipelines") && err.contains("[jobs.plaintext]"),
+        "{err}"
+    );
 }
 
 #[test]
 fn missing_job_is_named() {
     let text = GOOD.replace("load = \"plaintext\"", "load = \"plain\"");
     let err = parse(&text).err().unwrap();
-    assert!(err.contains("scenarios.plaintext.load") && err.contains("`plain`"), "{err}");
-    assert!(err.contains("rigor.toml:23:"), "{err}");
+    assert!(
+        err.contains("scenarios.plaintext.load") && err.contains("`plain`"),
+        "{err}"
+    );
+    assert!(err.contains("rigor.toml:21:"), "{err}");
 }
 
 #[test]
 fn undefined_variable_and_bad_duration_are_located() {
     let text = GOOD.replace("--port {{port}}", "--port {{prot}}");
-    let err = parse(&text).unwrap().plan("plaintext", &req()).err().unwrap();
-    assert!(err.contains("jobs.hello.command") && err.contains("`prot`"), "{err}");
-    assert!(err.contains("rigor.toml:9:"), "{err}");
+    let err = parse(&text)
+        .unwrap()
+        .plan("plaintext", &req())
+        .err()
+        .unwrap();
+    assert!(
+        err.contains("jobs.hello.command") && err.contains("`prot`"),
+        "{err}"
+    );
+    assert!(err.contains("rigor.toml:8:"), "{err}");
     let text = GOOD.replace("duration = \"2s\"", "duration = \"2 fortnights\"");
-    let err = parse(&text).unwrap().plan("plaintext", &req()).err().unwrap();
+    let err = parse(&text)
+        .unwrap()
+        .plan("plaintext", &req())
+        .err()
+        .unwrap();
     assert!(err.contains("jobs.plaintext.duration"), "{err}");
-    assert!(err.contains("rigor.toml:18:"), "{err}");
+    assert!(err.contains("rigor.toml:17:"), "{err}");
 }
 
 #[test]
@@ -118,7 +135,10 @@ fn unknown_scenario_profile_and_variant_are_named() {
     let mut r = req();
     r.variants = Some(vec!["fast".into()]);
     let err = c.plan("plaintext", &r).err().unwrap();
-    assert!(err.contains("`fast`") && err.contains("base, slow"), "{err}");
+    assert!(
+        err.contains("`fast`") && err.contains("base, slow"),
+        "{err}"
+    );
 }
 
 #[test]

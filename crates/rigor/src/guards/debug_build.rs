@@ -24,7 +24,7 @@ pub fn debug_build_warnings(
     if let Some(b) = build {
         for part in b.split(['&', ';', '|']) {
             let words: Vec<&str> = part.split_whitespace().collect();
-            let has = |w: &str| words.iter().any(|x| *x == w);
+            let has = |w: &str| words.contains(&w);
             let pos = |w: &str| words.iter().position(|x| *x == w);
             if words.first() == Some(&"cargo") && (has("build") || has("run")) {
                 let release = has("--release")
@@ -45,20 +45,30 @@ pub fn debug_build_warnings(
                     .map(str::to_ascii_lowercase);
                 match config.or(inline).as_deref() {
                     Some("release") => {}
-                    Some(other) => why.push(format!("`{}` builds configuration {other}", part.trim())),
+                    Some(other) => {
+                        why.push(format!("`{}` builds configuration {other}", part.trim()))
+                    }
                     None => why.push(format!(
                         "`{}` has no `-c Release` (dotnet defaults to Debug)",
                         part.trim()
                     )),
                 }
             }
-            if words.first() == Some(&"go") && part.contains("-gcflags") && part.contains("-N")
+            if words.first() == Some(&"go")
+                && part.contains("-gcflags")
+                && part.contains("-N")
                 && part.contains("-l")
             {
-                why.push(format!("`{}` disables optimisation (-gcflags -N -l)", part.trim()));
+                why.push(format!(
+                    "`{}` disables optimisation (-gcflags -N -l)",
+                    part.trim()
+                ));
             }
-            if (words.first() == Some(&"cmake") || words.iter().any(|w| w.starts_with("-DCMAKE_BUILD_TYPE")))
-                && words.iter().any(|w| w.eq_ignore_ascii_case("-DCMAKE_BUILD_TYPE=Debug"))
+            if (words.first() == Some(&"cmake")
+                || words.iter().any(|w| w.starts_with("-DCMAKE_BUILD_TYPE")))
+                && words
+                    .iter()
+                    .any(|w| w.eq_ignore_ascii_case("-DCMAKE_BUILD_TYPE=Debug"))
             {
                 why.push(format!("`{}` is a CMake Debug build", part.trim()));
             }
@@ -91,13 +101,33 @@ mod tests {
     #[test]
     fn spots_each_kind_of_debug_build() {
         assert_eq!(kinds(Some("cargo build -p x"), None, "x", None), 1);
-        assert_eq!(kinds(Some("cargo build --release -p x"), None, "x", None), 0);
-        assert_eq!(kinds(Some("cargo build --profile bench"), None, "x", None), 0);
-        assert_eq!(kinds(None, Some("target/debug/x"), "target/debug/x", None), 2);
+        assert_eq!(
+            kinds(Some("cargo build --release -p x"), None, "x", None),
+            0
+        );
+        assert_eq!(
+            kinds(Some("cargo build --profile bench"), None, "x", None),
+            0
+        );
+        assert_eq!(
+            kinds(None, Some("target/debug/x"), "target/debug/x", None),
+            2
+        );
         assert_eq!(kinds(Some("dotnet publish -c Release"), None, "x", None), 0);
         assert_eq!(kinds(Some("dotnet build"), None, "x", None), 1);
-        assert_eq!(kinds(Some("dotnet build -c Debug"), None, "bin/Debug/net8.0/app", None), 2);
-        assert_eq!(kinds(Some("go build -gcflags='all=-N -l' ."), None, "x", None), 1);
+        assert_eq!(
+            kinds(
+                Some("dotnet build -c Debug"),
+                None,
+                "bin/Debug/net8.0/app",
+                None
+            ),
+            2
+        );
+        assert_eq!(
+            kinds(Some("go build -gcflags='all=-N -l' ."), None, "x", None),
+            1
+        );
         assert_eq!(kinds(Some("go build ."), None, "x", None), 0);
         assert_eq!(kinds(None, None, "x", Some("debug")), 1);
         assert_eq!(

@@ -20,6 +20,19 @@ pub fn noisy_machine_before_run(env: &Environment) -> Vec<Warning> {
             ));
         }
     }
+    if let Some(r) = env.runnable_threads {
+        let already = out.iter().any(|w| w.kind == "busy_machine");
+        if !already && r as f64 / cores > 0.5 && r >= 2 {
+            out.push(Warning::new(
+                "busy_machine",
+                format!(
+                    "the machine was busy before the run: {r} threads were runnable on {} cores",
+                    env.logical_cores
+                ),
+                "stop other work on the machine (or wait for it to settle) and run again",
+            ));
+        }
+    }
     if let Some(p) = env.cpu_pressure_some_avg10 {
         if p > 10.0 {
             out.push(Warning::new(
@@ -59,5 +72,70 @@ pub fn machine_guards(before: &CpuCounters, after: &CpuCounters, warnings: &mut 
                 "cool the machine, or run fewer/shorter iterations with pauses",
             ));
         }
+    }
+}
+
+/// Warns when a row's iterations vary more than 10% (CV) on the primary measurement: changes
+/// smaller than the noise cannot be seen.
+pub fn noisy_row(primary: &str, summary: Option<&crate::result::Summary>) -> Option<Warning> {
+    let s = summary?;
+    (s.n >= 2 && s.cv > 0.10).then(|| {
+        Warning::new(
+            "noisy_row",
+            format!(
+                "{primary} varies by {:.1}% CV across iterations: a change smaller than that cannot be seen",
+                s.cv * 100.0
+            ),
+            "quiet the machine (pin CPUs with a profile, stop other work), lengthen `duration`, or run more iterations",
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::Summary;
+
+    fn summary(n: usize, cv: f64) -> Summary {
+        Summary {
+            n,
+            mean: 1.0,
+            median: 1.0,
+            stdev: cv,
+            cv,
+            min: 1.0,
+            max: 1.0,
+        }
+    }
+
+    #[test]
+    fn a_row_noisier_than_ten_percent_is_flagged() {
+        assert!(noisy_row("load.rps", Some(&summary(3, 0.12))).is_some());
+        assert!(noisy_row("load.rps", Some(&summary(3, 0.08))).is_none());
+        assert!(noisy_row("load.rps", Some(&summary(1, 0.5))).is_none());
+        assert!(noisy_row("load.rps", None).is_none());
+    }
+
+    #[test]
+    fn steal_and_throttle_read_from_counter_deltas() {
+        let before = CpuCounters {
+            steal: 0,
+            total: 1000,
+            throttle_count: Some(5),
+            ..Default::default()
+        };
+        let after = CpuCounters {
+            steal: 50,
+            total: 2000,
+            throttle_count: Some(7),
+            ..Default::default()
+        };
+        let mut w = Vec::new();
+        machine_guards(&before, &after, &mut w);
+        let kinds: Vec<&str> = w.iter().map(|w| w.kind.as_str()).collect();
+        assert_eq!(kinds, vec!["steal", "throttled"]);
+        let mut w = Vec::new();
+        machine_guards(&before, &before, &mut w);
+        assert!(w.is_empty());
     }
 }

@@ -103,7 +103,8 @@ impl AppProcess {
                     libc::write(*fd, buf[i..].as_ptr().cast(), buf.len() - i);
                 }
                 if let Some(set) = &cpuset {
-                    if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0 {
+                    if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0
+                    {
                         return Err(std::io::Error::last_os_error());
                     }
                 }

@@ -4,8 +4,8 @@
 use super::logtail::tail;
 use crate::config::AppJob;
 use std::fs::File;
-use std::path::{Path, PathBuf};
 use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Instant, SystemTime};
 
@@ -173,7 +173,14 @@ fn dep_info_sources(artifact: &Path) -> Option<Vec<PathBuf>> {
 
 /// Folders that hold outputs or tooling, never sources.
 const SKIP: &[&str] = &[
-    "target", ".git", "node_modules", "bin", "obj", "rigor-results", "fuzz", ".cache",
+    "target",
+    ".git",
+    "node_modules",
+    "bin",
+    "obj",
+    "rigor-results",
+    "fuzz",
+    ".cache",
 ];
 
 /// A source file under `dir` modified after the artifact, if any (bounded walk).
@@ -194,7 +201,11 @@ fn newer_source(dir: &Path, artifact: &Path, than: SystemTime) -> Option<PathBuf
                 if !SKIP.contains(&name.as_ref()) && !name.starts_with('.') {
                     stack.push(p);
                 }
-            } else if ft.is_file() && p != artifact && !name.ends_with(".log") && name != "rigor.toml" {
+            } else if ft.is_file()
+                && p != artifact
+                && !name.ends_with(".log")
+                && name != "rigor.toml"
+            {
                 if let Ok(t) = e.metadata().and_then(|m| m.modified()) {
                     if t > than {
                         return Some(p);

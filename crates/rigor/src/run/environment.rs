@@ -37,7 +37,10 @@ pub fn collect(env: &rigor_probe::Environment, apps: &[&AppJob], cgroup_note: &s
         jobs.insert(job.name.clone(), Value::Object(j));
     }
     if let Value::Object(m) = &mut root {
-        m.insert("rigor_version".into(), Value::String(env!("CARGO_PKG_VERSION").into()));
+        m.insert(
+            "rigor_version".into(),
+            Value::String(env!("CARGO_PKG_VERSION").into()),
+        );
         m.insert("cgroup".into(), Value::String(cgroup_note.to_string()));
         m.insert("jobs".into(), Value::Object(jobs));
     }
@@ -71,12 +74,16 @@ fn version_of(cmd: &str, job: &AppJob) -> String {
     }
     match child.wait_with_output() {
         Ok(o) => {
-            let text = String::from_utf8_lossy(if o.stdout.is_empty() { &o.stderr } else { &o.stdout })
-                .lines()
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_string();
+            let text = String::from_utf8_lossy(if o.stdout.is_empty() {
+                &o.stderr
+            } else {
+                &o.stdout
+            })
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string();
             if o.status.success() {
                 text
             } else {

@@ -80,8 +80,11 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
         }
     };
     let status = |phase: &str| {
-        ctx.progress
-            .status(format!("{} · iteration {} · {phase}", ctx.label, ctx.index + 1))
+        ctx.progress.status(format!(
+            "{} · iteration {} · {phase}",
+            ctx.label,
+            ctx.index + 1
+        ))
     };
     status("starting");
     let mut app = match AppProcess::spawn(app_job, &ctx.log, cgroup.as_ref()) {
@@ -164,7 +167,11 @@ fn drive(
     let row = ctx.row;
     let load_job = &row.load;
     status("waiting until ready");
-    let ready = app.wait_ready(&row.app.ready, row.app.ready_timeout, &mut it.outside_window)?;
+    let ready = app.wait_ready(
+        &row.app.ready,
+        row.app.ready_timeout,
+        &mut it.outside_window,
+    )?;
     it.measurements
         .insert("app.start_time".into(), ready.as_secs_f64() * 1e3);
     if let Some(addr) = url_addr(&load_job.url) {
@@ -181,11 +188,19 @@ fn drive(
         body.as_deref(),
         load_job.timeout.max(Duration::from_secs(5)),
     )
-    .map_err(|e| format!("first request to {} failed: {e}\n{}", load_job.url, app.log_tail()))?;
+    .map_err(|e| {
+        format!(
+            "first request to {} failed: {e}\n{}",
+            load_job.url,
+            app.log_tail()
+        )
+    })?;
     it.outside_window.requests += 1;
     it.outside_window.bytes += first.bytes_sent;
-    it.measurements
-        .insert("app.first_request".into(), first.latency.as_secs_f64() * 1e3);
+    it.measurements.insert(
+        "app.first_request".into(),
+        first.latency.as_secs_f64() * 1e3,
+    );
     if let Some(v) = &load_job.validate {
         if let Some(want) = v.status {
             if first.status != want {

@@ -13,7 +13,11 @@ pub fn tail(path: &Path, lines: usize) -> String {
         return String::from("    (log is empty)");
     }
     let start = all.len().saturating_sub(lines);
-    let mut out = format!("    --- last {} lines of {} ---", all.len() - start, path.display());
+    let mut out = format!(
+        "    --- last {} lines of {} ---",
+        all.len() - start,
+        path.display()
+    );
     for l in &all[start..] {
         out.push_str("\n    ");
         out.push_str(l);

@@ -15,7 +15,7 @@ mod target;
 use crate::cmd_run::{parse_exclude, parse_threshold, parse_vars, RunArgs};
 use crate::config::{Config, PlanRequest, RowPlan};
 use crate::duration::parse_duration;
-use crate::result::{BuildRecord, Iteration, OutsideWindow, Row, RunResult, Warning, SCHEMA};
+use crate::result::{BuildRecord, Iteration, OutsideWindow, Row, RunResult, SCHEMA};
 use crate::{comparison, guards, interrupt, report, summarize};
 use build::Built;
 use iteration::{run_iteration, IterationContext};
@@ -135,21 +135,25 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
     }
     let run_dir = std::fs::canonicalize(&run_dir).unwrap_or(run_dir);
     let outputs = Outputs {
-        json: args.json.clone().unwrap_or_else(|| run_dir.join("result.json")),
+        json: args
+            .json
+            .clone()
+            .unwrap_or_else(|| run_dir.join("result.json")),
         markdown: args.markdown.clone(),
         csv: args.csv.clone(),
     };
 
     // The machine's story and the run-level guards.
     let env = rigor_probe::environment();
-    let cgroup_note = match rigor_probe::Cgroup::create(&format!("rigor-{}-check", std::process::id())) {
-        Ok(c) => {
-            let d = c.describe();
-            let _ = c.remove();
-            d
-        }
-        Err(why) => format!("unavailable: {why}"),
-    };
+    let cgroup_note =
+        match rigor_probe::Cgroup::create(&format!("rigor-{}-check", std::process::id())) {
+            Ok(c) => {
+                let d = c.describe();
+                let _ = c.remove();
+                d
+            }
+            Err(why) => format!("unavailable: {why}"),
+        };
     let apps: Vec<&crate::config::AppJob> = planned.iter().map(|p| &p.plan.app).collect();
     let mut run_warnings = guards::noisy_machine_before_run(&env);
     let mut seen_debug = std::collections::BTreeSet::new();
@@ -221,7 +225,12 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
                     variant: p.plan.variant.clone(),
                     command: p.plan.app.build.clone(),
                     dir: p.plan.app.dir.display().to_string(),
-                    artifact: p.plan.app.artifact.as_ref().map(|a| a.display().to_string()),
+                    artifact: p
+                        .plan
+                        .app
+                        .artifact
+                        .as_ref()
+                        .map(|a| a.display().to_string()),
                     build_time_ms: b.build_time_ms,
                     size_kib: b.size_kib,
                     log: b.log.as_ref().map(|l| l.display().to_string()),
@@ -304,7 +313,9 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
             }
         }
         // --until-conclusive: more rounds while the primary measurement is inconclusive.
-        let Some(max) = args.until_conclusive else { break };
+        let Some(max) = args.until_conclusive else {
+            break;
+        };
         if interrupt::interrupted() || done_rounds >= max || variant_order.len() < 2 {
             break;
         }
@@ -339,27 +350,20 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
             }
         }
         summarize::summarize_row(row);
-        if let Some(s) = row.summary.get(&args.primary) {
-            if s.n >= 2 && s.cv > 0.10 {
-                row.warnings.push(Warning::new(
-                    "noisy_row",
-                    format!(
-                        "{} varies by {:.1}% CV across iterations: a change smaller than that cannot be seen",
-                        args.primary,
-                        s.cv * 100.0
-                    ),
-                    "quiet the machine (pin CPUs with a profile, stop other work), lengthen `duration`, or run more iterations",
-                ));
-            }
+        if let Some(w) = guards::noisy_row(&args.primary, row.summary.get(&args.primary)) {
+            row.warnings.push(w);
         }
     }
     if variant_order.len() > 1 {
         let ids = comparison::default_measurements(&result.rows);
         for g in &groups {
             let rows: Vec<Row> = g.iter().map(|i| result.rows[*i].clone()).collect();
-            result
-                .comparisons
-                .extend(comparison::compare_variants(&rows, &variant_order, &ids, threshold));
+            result.comparisons.extend(comparison::compare_variants(
+                &rows,
+                &variant_order,
+                &ids,
+                threshold,
+            ));
         }
     }
     let interrupted = interrupt::interrupted();
@@ -376,20 +380,32 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
         eprintln!("error: {e}");
         failed = true;
     }
-    let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let color =
+        std::io::stdout().is_terminal() && std::env::var("NO_COLOR").map_or(true, |v| v.is_empty());
     print!("{}", report::terminal::render(&result, color));
-    eprintln!("results: {} (logs in {})", outputs.json.display(), run_dir.display());
+    eprintln!(
+        "results: {} (logs in {})",
+        outputs.json.display(),
+        run_dir.display()
+    );
     if !result.comparisons.is_empty() {
         if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY") {
             use std::io::Write;
-            if let Ok(mut f) = std::fs::OpenOptions::new().append(true).create(true).open(PathBuf::from(summary)) {
+            if let Ok(mut f) = std::fs::OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(PathBuf::from(summary))
+            {
                 let _ = writeln!(f, "{}", report::markdown::render(&result));
             }
         }
     }
 
     if interrupted {
-        eprintln!("rigor: interrupted; finished iterations are kept in {}", outputs.json.display());
+        eprintln!(
+            "rigor: interrupted; finished iterations are kept in {}",
+            outputs.json.display()
+        );
         return Ok(EXIT_FAILED);
     }
     if failed {

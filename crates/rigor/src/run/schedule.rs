@@ -22,7 +22,10 @@ pub fn groups(keys: &[String]) -> Vec<Vec<usize>> {
         }
         map.entry(k.clone()).or_default().push(i);
     }
-    order.into_iter().map(|k| map.remove(&k).unwrap_or_default()).collect()
+    order
+        .into_iter()
+        .map(|k| map.remove(&k).unwrap_or_default())
+        .collect()
 }
 
 /// Rounds `from..to` of every group: without variants a row's iterations run back to back; with
@@ -57,7 +60,10 @@ mod tests {
 
     #[test]
     fn same_seed_same_order_and_balanced_rounds() {
-        let keys: Vec<String> = ["a", "a", "a", "b", "b", "b"].iter().map(|s| s.to_string()).collect();
+        let keys: Vec<String> = ["a", "a", "a", "b", "b", "b"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         let g = groups(&keys);
         assert_eq!(g, vec![vec![0, 1, 2], vec![3, 4, 5]]);
         let p1 = plan(&g, 0, 4, &mut rng(7));
@@ -69,8 +75,10 @@ mod tests {
             rows.sort();
             assert_eq!(rows, vec![0, 1, 2]);
         }
-        let orders: std::collections::BTreeSet<Vec<usize>> =
-            p1[..12].chunks(3).map(|c| c.iter().map(|s| s.row).collect()).collect();
+        let orders: std::collections::BTreeSet<Vec<usize>> = p1[..12]
+            .chunks(3)
+            .map(|c| c.iter().map(|s| s.row).collect())
+            .collect();
         assert!(orders.len() > 1, "rounds should not all share one order");
     }
 

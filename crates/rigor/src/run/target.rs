@@ -22,7 +22,10 @@ mod tests {
     #[test]
     fn resolves_v4_v6_and_default_port() {
         assert_eq!(url_addr("http://127.0.0.1:5000/x").unwrap().port(), 5000);
-        assert_eq!(url_addr("http://[::1]:8080/").unwrap().to_string(), "[::1]:8080");
+        assert_eq!(
+            url_addr("http://[::1]:8080/").unwrap().to_string(),
+            "[::1]:8080"
+        );
         assert_eq!(url_addr("http://127.0.0.1/").unwrap().port(), 80);
     }
 }

@@ -117,7 +117,10 @@ pub fn processes_with(needle: &str) -> Vec<i32> {
         let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
         let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let zombie = stat.rsplit(')').next().is_some_and(|s| s.trim_start().starts_with('Z'));
+        let zombie = stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|s| s.trim_start().starts_with('Z'));
         if cmd.contains(needle) && !zombie && !cmd.contains("rigor run") {
             out.push(pid);
         }
@@ -127,7 +130,9 @@ pub fn processes_with(needle: &str) -> Vec<i32> {
 
 /// The iterations of the first row.
 pub fn iterations(json: &Value) -> &Vec<Value> {
-    json["rows"][0]["iterations"].as_array().expect("iterations")
+    json["rows"][0]["iterations"]
+        .as_array()
+        .expect("iterations")
 }
 
 /// A measurement of an iteration.

@@ -1,0 +1,291 @@
+//! The guards of issue 4, each triggered by its real condition, and quiet on a clean run.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::time::Duration;
+
+fn kinds(list: &Value) -> Vec<String> {
+    list.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|w| w["kind"].as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Warnings about the state of this shared, noisy machine are true alarms, not false ones.
+const MACHINE_STATE: &[&str] = &[
+    "busy_machine",
+    "cpu_pressure",
+    "governor",
+    "steal",
+    "noisy_row",
+];
+
+fn all_warnings(json: &Value) -> Vec<String> {
+    let mut out = kinds(&json["warnings"]);
+    for row in json["rows"].as_array().unwrap() {
+        out.extend(kinds(&row["warnings"]));
+        for it in row["iterations"].as_array().unwrap() {
+            out.extend(kinds(&it["warnings"]));
+        }
+    }
+    out
+}
+
+fn is_root() -> bool {
+    unsafe { libc::geteuid() == 0 }
+}
+
+#[test]
+fn a_clean_run_of_the_testbed_raises_no_false_alarm() {
+    let dir = temp_dir("clean");
+    let port = free_port();
+    let toml = config(
+        port,
+        "",
+        "/json",
+        "validate = { status = 200, body_contains = \"Hello\" }",
+    );
+    let (out, json) = run(&dir, &toml, &["-i", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let json = json.unwrap();
+    let unexpected: Vec<String> = all_warnings(&json)
+        .into_iter()
+        .filter(|k| !MACHINE_STATE.contains(&k.as_str()) && k != "client_saturated")
+        .collect();
+    assert!(
+        unexpected.is_empty(),
+        "false alarms: {unexpected:?}\n{}",
+        text(&out)
+    );
+    let env = &json["environment"];
+    for key in [
+        "os",
+        "kernel",
+        "cpu_model",
+        "logical_cores",
+        "memory_mib",
+        "hostname",
+        "aslr",
+        "rigor_version",
+    ] {
+        assert!(!env[key].is_null(), "environment.{key} missing: {env}");
+    }
+    assert!(env["jobs"]["app"].is_object(), "{env}");
+    // Pre-warming is visible: probes, the first request and the warmup are counted.
+    let it = &iterations(&json)[0];
+    assert!(it["outside_window"]["requests"].as_u64().unwrap() >= 2);
+    assert!(text(&out).contains("outside window"), "{}", text(&out));
+}
+
+#[test]
+fn validation_checks_the_rows_own_url() {
+    let dir = temp_dir("validate");
+    let port = free_port();
+    let toml = config(
+        port,
+        "",
+        "/json",
+        "validate = { status = 200, body_contains = \"Goodbye\" }",
+    );
+    let (out, _) = run(&dir, &toml, &["-i", "1"]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains("validation failed") && t.contains("Goodbye") && t.contains("/json"),
+        "{t}"
+    );
+}
+
+#[test]
+fn page_cache_in_the_cgroup_is_not_called_app_memory() {
+    if !is_root() {
+        eprintln!("skipped: cgroups need root");
+        return;
+    }
+    let dir = temp_dir("pagecache");
+    let port = free_port();
+    let file = dir.join("big.dat");
+    let toml = config(
+        port,
+        &format!("--read-file {} --read-file-mib 256", file.display()),
+        "/plaintext",
+        "",
+    );
+    let (out, json) = run(&dir, &toml, &["-i", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let json = json.unwrap();
+    let it = &iterations(&json)[0];
+    if it["measurements"]["app.cgroup.memory"].is_null() {
+        eprintln!(
+            "skipped: no cgroup could be made here: {}",
+            json["environment"]["cgroup"]
+        );
+        return;
+    }
+    let cg = m(it, "app.cgroup.memory").unwrap();
+    let cache = m(it, "app.cgroup.cache").unwrap();
+    let rss = m(it, "app.rss").unwrap();
+    assert!(
+        cache > 200.0 && cg > 200.0 && rss < 50.0,
+        "cg {cg} cache {cache} rss {rss}"
+    );
+    assert!(
+        kinds(&it["warnings"]).contains(&"page_cache".to_string()),
+        "{}",
+        it["warnings"]
+    );
+    assert!(text(&out).contains("page cache"), "{}", text(&out));
+    let _ = std::fs::remove_file(file);
+}
+
+/// A userspace TCP relay, like docker-proxy or socat: every connection copied both ways.
+fn start_proxy(to: u16) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let Ok(server) = TcpStream::connect(("127.0.0.1", to)) else {
+                continue;
+            };
+            let (mut c2, mut s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+            let (mut c1, mut s1) = (client, server);
+            std::thread::spawn(move || pipe(&mut c1, &mut s1));
+            std::thread::spawn(move || pipe(&mut s2, &mut c2));
+        }
+    });
+    port
+}
+
+fn pipe(from: &mut TcpStream, to: &mut TcpStream) {
+    let mut buf = [0u8; 16 * 1024];
+    while let Ok(n) = from.read(&mut buf) {
+        if n == 0 || to.write_all(&buf[..n]).is_err() {
+            break;
+        }
+    }
+    let _ = to.shutdown(std::net::Shutdown::Write);
+}
+
+#[test]
+fn load_through_a_proxy_is_named() {
+    let dir = temp_dir("proxy");
+    let app_port = free_port();
+    let proxy_port = start_proxy(app_port);
+    let toml = config(app_port, "", "/plaintext", "").replace(
+        &format!("url = \"http://127.0.0.1:{app_port}/plaintext\""),
+        &format!("url = \"http://127.0.0.1:{proxy_port}/plaintext\""),
+    );
+    // The proxy listens before the app starts: that is not "port taken" for the app's own port.
+    let (out, json) = run(&dir, &toml, &["-i", "1"]);
+    let t = text(&out);
+    // The load URL's port is held by the test process (the proxy) before the app starts.
+    if out.status.code() == Some(1) && t.contains("already taken") {
+        assert!(t.contains(&format!("PID {}", std::process::id())), "{t}");
+        return;
+    }
+    let json = json.unwrap();
+    let it = &iterations(&json)[0];
+    let w = it["warnings"].to_string();
+    assert!(
+        kinds(&it["warnings"]).contains(&"proxy".to_string()),
+        "{w}\n{t}"
+    );
+    assert!(w.contains(&format!("PID {}", std::process::id())), "{w}");
+}
+
+#[test]
+fn a_debug_build_is_flagged() {
+    let dir = temp_dir("debugbuild");
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[package]\nname = \"shim\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[workspace]\n",
+    )
+    .unwrap();
+    // The app is a real debug build that execs the testbed.
+    std::fs::write(
+        dir.join("src/main.rs"),
+        format!(
+            "use std::os::unix::process::CommandExt;\nfn main() {{ let e = std::process::Command::new({:?}).args(std::env::args().skip(1)).exec(); panic!(\"{{e}}\"); }}\n",
+            hello_server().display().to_string()
+        ),
+    )
+    .unwrap();
+    let port = free_port();
+    let toml = config(port, "", "/plaintext", "")
+        .replace(&hello_server().display().to_string(), "target/debug/shim")
+        .replace(
+            "stop_timeout = \"2s\"",
+            "stop_timeout = \"2s\"\nbuild = \"cargo build -q\"\nartifact = \"target/debug/shim\"",
+        );
+    let (out, json) = run(&dir, &toml, &["-i", "1", "--strict"]);
+    let t = text(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "--strict makes the warning fatal: {t}"
+    );
+    let json = json.unwrap();
+    let w = json["warnings"].to_string();
+    assert!(
+        kinds(&json["warnings"]).contains(&"debug_build".to_string()),
+        "{w}"
+    );
+    assert!(
+        w.contains("without --release") && w.contains("target/debug"),
+        "{w}"
+    );
+    assert!(m(&iterations(&json)[0], "app.build_time").unwrap() > 0.0);
+}
+
+#[test]
+fn an_unmet_rate_and_a_saturated_client_are_said() {
+    let dir = temp_dir("rate");
+    let port = free_port();
+    let toml = config(port, "--delay-us 2000", "/plaintext", "rate = 50000")
+        .replace("connections = 8", "connections = 2");
+    let (out, json) = run(&dir, &toml, &["-i", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let it = &iterations(json.as_ref().unwrap())[0];
+    let k = kinds(&it["warnings"]);
+    assert!(k.contains(&"rate_not_met".to_string()), "{k:?}");
+    // Saturation is judged on the client's measured CPU: the warning follows the reading.
+    let cpu = m(it, "load.cpu").unwrap();
+    assert_eq!(
+        k.contains(&"client_saturated".to_string()),
+        cpu >= 90.0,
+        "load.cpu {cpu}: {k:?}"
+    );
+}
+
+#[test]
+fn a_busy_machine_is_said_before_the_run() {
+    let hogs: Vec<std::process::Child> = (0..6)
+        .map(|_| {
+            std::process::Command::new("sh")
+                .args(["-c", "while :; do :; done"])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(1500));
+    let dir = temp_dir("busy");
+    let port = free_port();
+    let (out, json) = run(&dir, &config(port, "", "/plaintext", ""), &["-i", "1"]);
+    for mut h in hogs {
+        let _ = h.kill();
+        let _ = h.wait();
+    }
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let k = kinds(&json.unwrap()["warnings"]);
+    assert!(
+        k.contains(&"busy_machine".to_string()) || k.contains(&"cpu_pressure".to_string()),
+        "{k:?}"
+    );
+}
