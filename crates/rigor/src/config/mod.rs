@@ -67,9 +67,9 @@ impl Config {
                         .take(line)
                         .filter(|l| l.trim_start().starts_with('['))
                         .last()
-                        .map(|t| format!(" in {}", t.trim()))
+                        .map(|t| format!(" in {}:", t.trim()))
                         .unwrap_or_default();
-                    format!("{}:{line}{table}: {msg}\n    {snippet}", path.display())
+                    format!("{}:{line}:{table} {msg}\n    {snippet}", path.display())
                 }
                 None => format!("{}: {msg}", path.display()),
             }
