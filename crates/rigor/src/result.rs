@@ -115,6 +115,9 @@ impl Row {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Iteration {
     pub index: usize,
+    /// Position in the run's execution order (shows the interleaving; `--seed` replays it).
+    #[serde(default)]
+    pub sequence: usize,
     pub excluded: bool,
     /// Why the iteration failed; failed iterations carry what was measured before the fault.
     #[serde(default)]

@@ -87,6 +87,7 @@ pub(crate) mod tests {
     pub(crate) fn iteration(index: usize, values: &[(&str, f64)]) -> Iteration {
         Iteration {
             index,
+            sequence: index,
             excluded: false,
             error: None,
             pid: Some(1000 + index as i32),

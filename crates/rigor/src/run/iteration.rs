@@ -20,6 +20,7 @@ pub struct IterationContext<'a> {
     pub row: &'a RowPlan,
     pub built: &'a Built,
     pub index: usize,
+    pub sequence: usize,
     pub log: PathBuf,
     pub sample_interval: Duration,
     pub progress: &'a Progress,
@@ -30,6 +31,7 @@ pub struct IterationContext<'a> {
 pub fn run_iteration(ctx: &IterationContext) -> Iteration {
     let mut it = Iteration {
         index: ctx.index,
+        sequence: ctx.sequence,
         excluded: false,
         error: None,
         pid: None,

@@ -262,6 +262,7 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
         .collect();
     let mut done_rounds = max_n;
     let rows_total = planned.len();
+    let mut sequence = 0usize;
     loop {
         for slot in std::mem::take(&mut slots) {
             if interrupt::interrupted() {
@@ -290,12 +291,14 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
                 row: &p.plan,
                 built,
                 index: slot.iteration,
+                sequence,
                 log,
                 sample_interval,
                 progress: &progress,
                 label: label.clone(),
             };
             let it = run_iteration(&ctx);
+            sequence += 1;
             progress.advance();
             match &it.error {
                 Some(e) => {
@@ -447,6 +450,7 @@ fn has_warnings(r: &RunResult) -> bool {
 fn failed_iteration(index: usize, error: &str) -> Iteration {
     Iteration {
         index,
+        sequence: 0,
         excluded: false,
         error: Some(error.to_string()),
         pid: None,
