@@ -133,6 +133,36 @@ pub struct Iteration {
     /// The load engine's full report (histogram percentiles, timeline, status codes…).
     #[serde(default)]
     pub load: Option<serde_json::Value>,
+    /// Where the load went: the path to the target and who owned the listening socket.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<NetworkPath>,
+    /// What the machine did during this iteration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<MachineDuring>,
+    /// Outcome of `priority = "high"`: `raised` or why it could not be.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<String>,
+}
+
+/// Where the load went, relative to the application (DESIGN principle 3).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct NetworkPath {
+    /// `loopback`, `local interface` or `other host`.
+    pub path: String,
+    pub target: String,
+    /// `PID (comm)` of each process holding the listening socket.
+    pub owners: Vec<String>,
+    /// Whether the owner is the application or one of its descendants.
+    pub owned_by_app: bool,
+}
+
+/// Machine counters across one iteration: CPU stolen by a hypervisor, thermal throttling.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct MachineDuring {
+    pub steal_pct: f64,
+    pub busy_pct: f64,
+    #[serde(default)]
+    pub throttle_events: Option<u64>,
 }
 
 /// Requests the app received outside the measured window: readiness probes, validation, warmup.

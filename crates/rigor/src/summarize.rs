@@ -99,6 +99,9 @@ pub(crate) mod tests {
                 bytes: 180,
             },
             load: None,
+            network: None,
+            machine: None,
+            priority: None,
         }
     }
 

@@ -54,8 +54,12 @@ pub fn noisy_machine_before_run(env: &Environment) -> Vec<Warning> {
     out
 }
 
-/// Warnings about what the machine did during one iteration.
-pub fn machine_guards(before: &CpuCounters, after: &CpuCounters, warnings: &mut Vec<Warning>) {
+/// Warnings about what the machine did during one iteration, and the readings themselves.
+pub fn machine_guards(
+    before: &CpuCounters,
+    after: &CpuCounters,
+    warnings: &mut Vec<Warning>,
+) -> crate::result::MachineDuring {
     let steal = after.steal_pct_since(before);
     if steal > 2.0 {
         warnings.push(Warning::new(
@@ -72,6 +76,11 @@ pub fn machine_guards(before: &CpuCounters, after: &CpuCounters, warnings: &mut 
                 "cool the machine, or run fewer/shorter iterations with pauses",
             ));
         }
+    }
+    crate::result::MachineDuring {
+        steal_pct: steal,
+        busy_pct: after.busy_pct_since(before),
+        throttle_events: after.throttled_since(before),
     }
 }
 
@@ -131,11 +140,11 @@ mod tests {
             ..Default::default()
         };
         let mut w = Vec::new();
-        machine_guards(&before, &after, &mut w);
+        let _ = machine_guards(&before, &after, &mut w);
         let kinds: Vec<&str> = w.iter().map(|w| w.kind.as_str()).collect();
         assert_eq!(kinds, vec!["steal", "throttled"]);
         let mut w = Vec::new();
-        machine_guards(&before, &before, &mut w);
+        let _ = machine_guards(&before, &before, &mut w);
         assert!(w.is_empty());
     }
 }

@@ -1,18 +1,30 @@
 //! Know where the load went: the listening socket must belong to the application's own tree.
 
-use crate::result::Warning;
+use crate::result::{NetworkPath, Warning};
+use rigor_probe::NetPath;
 use std::net::SocketAddr;
 
 /// Warns, naming the owner, when the port the load hits is held by a process outside the app's
-/// tree (docker-proxy, socat, wslrelay…); records the network path either way.
-pub fn proxy_guard(app_pid: i32, addr: SocketAddr, warnings: &mut Vec<Warning>) {
+/// tree (docker-proxy, socat, wslrelay…); returns the network path either way.
+pub fn proxy_guard(app_pid: i32, addr: SocketAddr, warnings: &mut Vec<Warning>) -> NetworkPath {
     let tree = rigor_probe::descendants(app_pid);
     let owners = rigor_probe::listener_owners(addr);
-    if owners.is_empty() {
-        return;
-    }
+    let path = match rigor_probe::net_path(addr.ip()) {
+        NetPath::Loopback => "loopback",
+        NetPath::LocalInterface => "local interface",
+        NetPath::OtherHost => "other host",
+    };
     let foreign: Vec<_> = owners.iter().filter(|o| !tree.contains(&o.pid)).collect();
-    if foreign.len() == owners.len() {
+    let network = NetworkPath {
+        path: path.to_string(),
+        target: addr.to_string(),
+        owners: owners
+            .iter()
+            .map(|o| format!("{} ({})", o.pid, o.comm))
+            .collect(),
+        owned_by_app: !owners.is_empty() && foreign.is_empty(),
+    };
+    if !owners.is_empty() && foreign.len() == owners.len() {
         let names: Vec<String> = foreign
             .iter()
             .map(|o| format!("PID {} ({})", o.pid, o.comm))
@@ -27,4 +39,5 @@ pub fn proxy_guard(app_pid: i32, addr: SocketAddr, warnings: &mut Vec<Warning>) 
             "point the load at the application's own port (or run the load next to it, on the same network)",
         ));
     }
+    network
 }

@@ -40,6 +40,9 @@ pub fn run_iteration(ctx: &IterationContext) -> Iteration {
         warnings: Vec::new(),
         outside_window: OutsideWindow::default(),
         load: None,
+        network: None,
+        machine: None,
+        priority: None,
     };
     if let Some(t) = ctx.built.build_time_ms {
         it.measurements.insert("app.build_time".into(), t);
@@ -100,13 +103,17 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
     };
     it.pid = Some(app.pid);
     if app_job.priority_high {
-        match rigor_probe::set_priority_high(app.pid) {
-            Ok(()) => {}
-            Err(why) => it.warnings.push(Warning::new(
+        let outcome = rigor_probe::set_priority_high(app.pid);
+        it.priority = Some(match &outcome {
+            Ok(()) => "raised".to_string(),
+            Err(why) => format!("not raised: {why}"),
+        });
+        if let Err(why) = outcome {
+            it.warnings.push(Warning::new(
                 "priority",
                 format!("could not raise the application's priority: {why}"),
                 "run as root (or with CAP_SYS_NICE), or drop `priority = \"high\"`",
-            )),
+            ));
         }
     }
     let norm = app_job
@@ -177,7 +184,7 @@ fn drive(
     it.measurements
         .insert("app.start_time".into(), ready.as_secs_f64() * 1e3);
     if let Some(addr) = url_addr(&load_job.url) {
-        guards::proxy_guard(app.pid, addr, &mut it.warnings);
+        it.network = Some(guards::proxy_guard(app.pid, addr, &mut it.warnings));
     }
     // The row's own URL, once: first-request latency and the optional validation.
     let headers = load_job.headers.clone();
@@ -288,7 +295,7 @@ fn drive(
         (handle.join(), crashed)
     });
     let after = rigor_probe::cpu_counters();
-    guards::machine_guards(&before, &after, &mut it.warnings);
+    it.machine = Some(guards::machine_guards(&before, &after, &mut it.warnings));
     let report = match report {
         Ok(Ok(r)) => r,
         Ok(Err(e)) => return Err(format!("load failed: {e}")),

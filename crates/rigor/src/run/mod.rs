@@ -15,7 +15,7 @@ mod target;
 use crate::cmd_run::{parse_exclude, parse_threshold, parse_vars, RunArgs};
 use crate::config::{Config, PlanRequest, RowPlan};
 use crate::duration::parse_duration;
-use crate::result::{BuildRecord, Iteration, OutsideWindow, Row, RunResult, SCHEMA};
+use crate::result::{BuildRecord, Iteration, OutsideWindow, Row, RunResult, Warning, SCHEMA};
 use crate::{comparison, guards, interrupt, report, summarize};
 use build::Built;
 use iteration::{run_iteration, IterationContext};
@@ -369,6 +369,26 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
             ));
         }
     }
+    if variant_order.len() > 1 {
+        let sizes: Vec<usize> = result
+            .rows
+            .iter()
+            .map(|r| r.values(&args.primary).len())
+            .collect();
+        let smallest = sizes.iter().copied().min().unwrap_or(0);
+        if !rigor_stats::can_ever_be_significant(smallest, smallest, comparison::CONFIDENCE) {
+            let need = (2..100)
+                .find(|n| rigor_stats::can_ever_be_significant(*n, *n, comparison::CONFIDENCE))
+                .unwrap_or(5);
+            result.warnings.push(Warning::new(
+                "too_few_iterations",
+                format!(
+                    "{smallest} iteration(s) per variant can never show a significant difference at 95% confidence"
+                ),
+                format!("run at least {need} iterations per variant (-i {need}), or use --until-conclusive"),
+            ));
+        }
+    }
     let interrupted = interrupt::interrupted();
     result.status = if interrupted {
         "interrupted"
@@ -459,6 +479,9 @@ fn failed_iteration(index: usize, error: &str) -> Iteration {
         warnings: Vec::new(),
         outside_window: OutsideWindow::default(),
         load: None,
+        network: None,
+        machine: None,
+        priority: None,
     }
 }
 
