@@ -151,7 +151,9 @@ pub fn execute(args: &LoadArgs) -> anyhow::Result<i32> {
     );
     crate::interrupt::install();
     let live = Live::default();
-    let report = rigor_load::run(&spec, &live, crate::interrupt::flag())?;
+    // Flatten the error: its message already names the cause, so anyhow's chain would repeat it.
+    let report = rigor_load::run(&spec, &live, crate::interrupt::flag())
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     print!("{}", summary(&report));
     if let Some(path) = &args.json {
         let doc = serde_json::json!({
@@ -220,7 +222,9 @@ fn latency_block(out: &mut String, title: &str, l: &LatencyStats) {
 /// The wrk-like human summary.
 pub fn summary(r: &LoadReport) -> String {
     let mut o = String::new();
-    if r.rate.is_some() {
+    if r.requests == 0 {
+        o.push_str("  Latency: no response completed in the measured window\n");
+    } else if r.rate.is_some() {
         latency_block(&mut o, "Latency (corrected)", &r.latency);
         if let Some(u) = &r.latency_uncorrected {
             latency_block(&mut o, "Latency (uncorrected)", u);

@@ -58,12 +58,18 @@ pub struct RunArgs {
     /// Folder for logs and, unless given elsewhere, results.
     #[arg(long = "out-dir", default_value = "rigor-results")]
     pub out_dir: PathBuf,
+    /// The result as JSON (schema rigor.run.v1); default: OUT_DIR/<time>/result.json.
     #[arg(long = "json", value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// The report as GitHub markdown (tables ready for a PR comment).
     #[arg(long = "markdown", value_name = "FILE")]
     pub markdown: Option<PathBuf>,
+    /// One line per iteration, a column per measurement.
     #[arg(long = "csv", value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    /// A standalone HTML page of the report.
+    #[arg(long = "html", value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Free text recorded in the result (what this run is about).
     #[arg(long = "description")]
     pub description: Option<String>,

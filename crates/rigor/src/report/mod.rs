@@ -7,6 +7,7 @@
 pub mod csv;
 pub mod environment;
 pub mod format;
+pub mod html;
 pub mod markdown;
 pub mod terminal;
 

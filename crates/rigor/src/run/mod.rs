@@ -141,6 +141,7 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
             .unwrap_or_else(|| run_dir.join("result.json")),
         markdown: args.markdown.clone(),
         csv: args.csv.clone(),
+        html: args.html.clone(),
     };
 
     // The machine's story and the run-level guards.

@@ -10,6 +10,7 @@ pub struct Outputs {
     pub json: PathBuf,
     pub markdown: Option<PathBuf>,
     pub csv: Option<PathBuf>,
+    pub html: Option<PathBuf>,
 }
 
 impl Outputs {
@@ -19,6 +20,9 @@ impl Outputs {
         write_atomic(&self.json, &json)?;
         if let Some(p) = &self.markdown {
             write_atomic(p, &crate::report::markdown::render(result))?;
+        }
+        if let Some(p) = &self.html {
+            write_atomic(p, &crate::report::html::render(result))?;
         }
         if let Some(p) = &self.csv {
             write_atomic(p, &crate::report::csv::render(result))?;
