@@ -165,6 +165,27 @@ pub struct MachineDuring {
     pub throttle_events: Option<u64>,
 }
 
+impl Iteration {
+    /// An iteration about to run (or that failed before it could): nothing measured yet.
+    pub fn new(index: usize, sequence: usize) -> Self {
+        Iteration {
+            index,
+            sequence,
+            excluded: false,
+            error: None,
+            pid: None,
+            log: None,
+            measurements: BTreeMap::new(),
+            warnings: Vec::new(),
+            outside_window: OutsideWindow::default(),
+            load: None,
+            network: None,
+            machine: None,
+            priority: None,
+        }
+    }
+}
+
 /// Requests the app received outside the measured window: readiness probes, validation, warmup.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
 pub struct OutsideWindow {
@@ -172,31 +193,8 @@ pub struct OutsideWindow {
     pub bytes: u64,
 }
 
-/// Every summary carries its noise: n, centre, spread and range.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Summary {
-    pub n: usize,
-    pub mean: f64,
-    pub median: f64,
-    pub stdev: f64,
-    pub cv: f64,
-    pub min: f64,
-    pub max: f64,
-}
-
-impl From<rigor_stats::Summary> for Summary {
-    fn from(s: rigor_stats::Summary) -> Self {
-        Summary {
-            n: s.n,
-            mean: s.mean,
-            median: s.median,
-            stdev: s.stdev,
-            cv: s.cv,
-            min: s.min,
-            max: s.max,
-        }
-    }
-}
+/// Every summary carries its noise: n, mean, median, stdev, CV, min, max.
+pub use rigor_stats::Summary;
 
 /// One measurement of one candidate against the baseline, with its interval and verdict.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -72,7 +72,7 @@ pub fn summarize_row(row: &mut Row) {
     row.summary.clear();
     for id in ids {
         if let Some(s) = rigor_stats::summarize(&row.values(&id)) {
-            row.summary.insert(id, Summary::from(s));
+            row.summary.insert(id, s);
         }
     }
 }

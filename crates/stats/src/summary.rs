@@ -1,8 +1,8 @@
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The figures every reported number carries (DESIGN principle 5), so a reader can
 /// judge the noise before trusting the median.
-#[derive(Serialize, Clone, Debug)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct Summary {
     pub n: usize,
     pub mean: f64,

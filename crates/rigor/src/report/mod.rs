@@ -294,7 +294,7 @@ pub fn summary_of(row: &Row, id: &str) -> Option<Summary> {
     row.summary
         .get(id)
         .cloned()
-        .or_else(|| rigor_stats::summarize(&row.values(id)).map(Summary::from))
+        .or_else(|| rigor_stats::summarize(&row.values(id)))
 }
 
 /// `median ±CV%`, with `(n=k)` when fewer iterations than the row's used ones carry the figure.

@@ -7,10 +7,9 @@ use super::progress::Progress;
 use super::target::url_addr;
 use crate::config::RowPlan;
 use crate::guards;
-use crate::result::{Iteration, OutsideWindow, Warning};
+use crate::result::{Iteration, Warning};
 use rigor_load::{Live, LoadSpec, Phase};
 use rigor_probe::{Cgroup, Mark, Sampler};
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -29,21 +28,8 @@ pub struct IterationContext<'a> {
 
 /// Runs one iteration; faults end it with `error` set, never with a panic.
 pub fn run_iteration(ctx: &IterationContext) -> Iteration {
-    let mut it = Iteration {
-        index: ctx.index,
-        sequence: ctx.sequence,
-        excluded: false,
-        error: None,
-        pid: None,
-        log: Some(ctx.log.display().to_string()),
-        measurements: BTreeMap::new(),
-        warnings: Vec::new(),
-        outside_window: OutsideWindow::default(),
-        load: None,
-        network: None,
-        machine: None,
-        priority: None,
-    };
+    let mut it = Iteration::new(ctx.index, ctx.sequence);
+    it.log = Some(ctx.log.display().to_string());
     if let Some(t) = ctx.built.build_time_ms {
         it.measurements.insert("app.build_time".into(), t);
     }

@@ -15,7 +15,7 @@ mod target;
 use crate::cmd_run::{parse_exclude, parse_threshold, parse_vars, RunArgs};
 use crate::config::{Config, PlanRequest, RowPlan};
 use crate::duration::parse_duration;
-use crate::result::{BuildRecord, Iteration, OutsideWindow, Row, RunResult, Warning, SCHEMA};
+use crate::result::{BuildRecord, Iteration, Row, RunResult, Warning, SCHEMA};
 use crate::{comparison, guards, interrupt, report, summarize};
 use build::Built;
 use iteration::{run_iteration, IterationContext};
@@ -469,21 +469,9 @@ fn has_warnings(r: &RunResult) -> bool {
 }
 
 fn failed_iteration(index: usize, error: &str) -> Iteration {
-    Iteration {
-        index,
-        sequence: 0,
-        excluded: false,
-        error: Some(error.to_string()),
-        pid: None,
-        log: None,
-        measurements: BTreeMap::new(),
-        warnings: Vec::new(),
-        outside_window: OutsideWindow::default(),
-        load: None,
-        network: None,
-        machine: None,
-        priority: None,
-    }
+    let mut it = Iteration::new(index, 0);
+    it.error = Some(error.to_string());
+    it
 }
 
 /// One line per finished iteration, so progress survives in a non-terminal log.
