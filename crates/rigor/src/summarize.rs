@@ -1,7 +1,7 @@
 //! Turning a row's iterations into its summary: crank's `--exclude LOW:HIGH --exclude-order ID`
 //! trimming, then n/median/mean/stdev/CV/min/max per measurement over what is left.
 
-use crate::result::{Row, Summary, Warning};
+use crate::result::{Row, Warning};
 
 /// Marks the `low` lowest and `high` highest successful iterations of `row`, ranked by measurement
 /// `by`, as excluded (crank's `--exclude LOW:HIGH --exclude-order ID`), so one cold start or one
