@@ -561,15 +561,20 @@ impl Worker<'_> {
                             self.kill(idx, None, now);
                             return false;
                         }
-                        if self.schedule.is_none() && now < self.plan.end {
-                            self.enqueue(idx, now, now);
-                        }
                     }
                 }
                 Err(_) => {
                     self.kill(idx, Some(Kind::Parse), now);
                     return false;
                 }
+            }
+        }
+        // Closed model: refill the pipeline once half of it has drained (at once when it is 1),
+        // so each write carries at least N/2 requests instead of one syscall per response.
+        let out = self.conns[idx].inflight.len();
+        if self.schedule.is_none() && out <= self.plan.pipeline / 2 {
+            for _ in out..self.plan.pipeline {
+                self.enqueue(idx, now, now);
             }
         }
         true

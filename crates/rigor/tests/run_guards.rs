@@ -268,8 +268,9 @@ fn an_unmet_rate_and_a_saturated_client_are_said() {
 fn a_busy_machine_is_said_before_the_run() {
     let hogs: Vec<std::process::Child> = (0..6)
         .map(|_| {
-            std::process::Command::new("sh")
-                .args(["-c", "while :; do :; done"])
+            // `timeout` ends the hog by itself even if this test dies before killing it.
+            std::process::Command::new("timeout")
+                .args(["30", "sh", "-c", "while :; do :; done"])
                 .spawn()
                 .unwrap()
         })
