@@ -14,10 +14,12 @@ const PER_ITERATION: &[&str] = &[
     "pid",
     "outside_window_requests",
     "outside_window_bytes",
+    "warnings",
 ];
 
 /// The run as CSV: `scenario, variant, <matrix variables…>, iteration, excluded, error, pid,
-/// outside_window_requests, outside_window_bytes, <measurement ids…>` (ids are the union over all
+/// outside_window_requests, outside_window_bytes, warnings, <measurement ids…>` (`warnings` holds
+/// the kinds of the iteration's, its row's and the run's warnings, `;`-separated) (ids are the union over all
 /// iterations in catalogue order; a figure an iteration lacks is an empty field, never 0).
 pub fn render(result: &RunResult) -> String {
     let mut vars: Vec<&String> = Vec::new();
@@ -53,7 +55,16 @@ pub fn render(result: &RunResult) -> String {
         } else {
             &row.scenario
         };
+        let inherited: Vec<&str> = result
+            .warnings
+            .iter()
+            .chain(&row.warnings)
+            .map(|w| w.kind.as_str())
+            .collect();
         for it in &row.iterations {
+            let mut kinds = inherited.clone();
+            kinds.extend(it.warnings.iter().map(|w| w.kind.as_str()));
+            kinds.dedup();
             let mut fields = vec![scenario.clone(), row.variant.clone().unwrap_or_default()];
             fields.extend(
                 vars.iter()
@@ -66,6 +77,7 @@ pub fn render(result: &RunResult) -> String {
                 it.pid.map(|p| p.to_string()).unwrap_or_default(),
                 it.outside_window.requests.to_string(),
                 it.outside_window.bytes.to_string(),
+                kinds.join(";"),
             ]);
             fields.extend(ids.iter().map(|id| {
                 it.measurements
@@ -120,16 +132,16 @@ mod tests {
         assert_eq!(
             lines[0],
             "scenario,variant,connections,iteration,excluded,error,pid,outside_window_requests,\
-             outside_window_bytes,app.rss,app.start_time,load.rps,load.requests,load.latency.p99"
+             outside_window_bytes,warnings,app.rss,app.start_time,load.rps,load.requests,load.latency.p99"
         );
         assert_eq!(lines.len(), 1 + 3 + 4);
         assert_eq!(
             lines[1],
-            "plaintext,,16,1,false,,1001,2,180,61.2,,1232440,12000000,0.57"
+            "plaintext,,16,1,false,,1001,2,180,debug_build;client_saturated,61.2,,1232440,12000000,0.57"
         );
         assert_eq!(
             lines[7],
-            "plaintext,,64,4,false,\"crashed, \"\"SIGSEGV\"\"\",1004,2,180,,12,,,"
+            "plaintext,,64,4,false,\"crashed, \"\"SIGSEGV\"\"\",1004,2,180,debug_build;page_cache,,12,,,"
         );
     }
 }
