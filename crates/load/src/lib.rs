@@ -35,8 +35,8 @@ pub struct LoadSpec {
     pub threads: usize,
     pub duration: Duration,
     pub warmup: Duration,
-    /// Requests in flight per connection (HTTP/1.1 pipelining); 1 = none. The closed model refills
-    /// a connection once half its pipeline has drained, so each write carries at least N/2.
+    /// Requests in flight per connection (HTTP/1.1 pipelining); 1 = none. The closed model sends
+    /// N in one write and the next N once all are answered, like wrk's pipeline script.
     pub pipeline: usize,
     /// Requests per second in total: switches to the open model (no coordinated omission).
     pub rate: Option<f64>,

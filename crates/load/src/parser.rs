@@ -111,25 +111,39 @@ pub struct ResponseParser {
     chunk_digits: u32,
 }
 
+const fn token_table() -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric()
+            || matches!(
+                c,
+                b'!' | b'#'
+                    | b'$'
+                    | b'%'
+                    | b'&'
+                    | b'\''
+                    | b'*'
+                    | b'+'
+                    | b'-'
+                    | b'.'
+                    | b'^'
+                    | b'_'
+                    | b'`'
+                    | b'|'
+                    | b'~'
+            );
+        b += 1;
+    }
+    t
+}
+
+static TOKEN: [bool; 256] = token_table();
+
 #[inline]
 fn is_token(b: u8) -> bool {
-    matches!(
-        b,
-        b'!' | b'#'
-            | b'$'
-            | b'%'
-            | b'&'
-            | b'\''
-            | b'*'
-            | b'+'
-            | b'-'
-            | b'.'
-            | b'^'
-            | b'_'
-            | b'`'
-            | b'|'
-            | b'~'
-    ) || b.is_ascii_alphanumeric()
+    TOKEN[b as usize]
 }
 
 impl ResponseParser {
@@ -421,6 +435,50 @@ impl ResponseParser {
                         }
                     }
                     continue;
+                }
+                State::Name => {
+                    // Bulk-scan the header name; the byte that ends it is handled below.
+                    let rest = &data[i..];
+                    let n = rest
+                        .iter()
+                        .position(|&c| !is_token(c))
+                        .unwrap_or(rest.len());
+                    for &c in &rest[..n] {
+                        if self.name_len < NAME_CAP {
+                            self.name[self.name_len] = c.to_ascii_lowercase();
+                        }
+                        self.name_len = (self.name_len + 1).min(NAME_CAP);
+                    }
+                    i += n;
+                    self.bytes += n as u64;
+                    if i == len {
+                        continue;
+                    }
+                }
+                State::Start if len - i >= 13 && data[i..i + 7] == *PREFIX => {
+                    // Whole status line prefix in hand: `HTTP/1.x ddd` then SP or CR.
+                    let d = &data[i..i + 13];
+                    let digits =
+                        d[9].is_ascii_digit() && d[10].is_ascii_digit() && d[11].is_ascii_digit();
+                    if d[7].is_ascii_digit()
+                        && d[8] == b' '
+                        && digits
+                        && matches!(d[12], b' ' | b'\r')
+                    {
+                        self.start_head();
+                        head_start = i;
+                        self.minor = d[7] - b'0';
+                        self.status = u16::from(d[9] - b'0') * 100
+                            + u16::from(d[10] - b'0') * 10
+                            + u16::from(d[11] - b'0');
+                        if self.status < 100 {
+                            return Err(ParseError::StatusLine);
+                        }
+                        i += 13;
+                        self.bytes += 13;
+                        self.state = State::Reason;
+                        continue;
+                    }
                 }
                 State::Value if self.hdr == Hdr::Other => {
                     match data[i..].iter().position(|&c| c == b'\n') {

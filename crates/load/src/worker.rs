@@ -569,10 +569,10 @@ impl Worker<'_> {
                 }
             }
         }
-        // Closed model: refill the pipeline once half of it has drained (at once when it is 1),
-        // so each write carries at least N/2 requests instead of one syscall per response.
+        // Closed model: the next batch of N goes out in one write once all N are answered, as with
+        // wrk's pipeline script (refilling per response costs a syscall per response).
         let out = self.conns[idx].inflight.len();
-        if self.schedule.is_none() && out <= self.plan.pipeline / 2 {
+        if self.schedule.is_none() && out == 0 {
             for _ in out..self.plan.pipeline {
                 self.enqueue(idx, now, now);
             }
