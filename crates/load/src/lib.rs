@@ -24,6 +24,12 @@ pub use report::{
 };
 pub use run::run;
 
+/// Checks that the engine accepts `url` (scheme, host, port; the host resolves) without
+/// connecting, so configs and flags fail before anything is built or started.
+pub fn validate_url(url: &str) -> Result<(), LoadError> {
+    url::parse(url).map(|_| ())
+}
+
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::time::Duration;
 

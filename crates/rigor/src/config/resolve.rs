@@ -341,6 +341,8 @@ impl Config {
                 }
             };
         let url = self.expand(vars, &table, "url", job.url.as_deref().unwrap_or_default())?;
+        rigor_load::validate_url(&url)
+            .map_err(|e| self.error_at(&table, Some("url"), &e.to_string()))?;
         let rate = match value("rate", &job.rate)? {
             None => None,
             Some(t) => match t.trim().parse::<f64>() {

@@ -150,3 +150,20 @@ fn readiness_defaults_to_a_tcp_connect_on_the_load_url() {
     let plan = parse(&text).unwrap().plan("plaintext", &req()).unwrap();
     assert_eq!(plan.rows[0].app.ready, Ready::Tcp("127.0.0.1:5000".into()));
 }
+
+#[test]
+fn a_bad_load_url_is_located() {
+    let text = GOOD.replace(
+        "url = \"http://127.0.0.1:{{port}}/plaintext\"",
+        "url = \"https://127.0.0.1:{{port}}/plaintext\"",
+    );
+    let err = parse(&text)
+        .unwrap()
+        .plan("plaintext", &req())
+        .err()
+        .unwrap();
+    assert!(
+        err.contains("rigor.toml:13:") && err.contains("jobs.plaintext.url") && err.contains("TLS"),
+        "{err}"
+    );
+}
