@@ -266,22 +266,26 @@ fn an_unmet_rate_and_a_saturated_client_are_said() {
 
 #[test]
 fn a_busy_machine_is_said_before_the_run() {
-    let hogs: Vec<std::process::Child> = (0..6)
+    // Busy threads in this very process: real runnable load, and they cannot outlive the test.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let hogs: Vec<_> = (0..6)
         .map(|_| {
-            // `timeout` ends the hog by itself even if this test dies before killing it.
-            std::process::Command::new("timeout")
-                .args(["30", "sh", "-c", "while :; do :; done"])
-                .spawn()
-                .unwrap()
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut x = 0u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    x = std::hint::black_box(x.wrapping_add(1));
+                }
+            })
         })
         .collect();
     std::thread::sleep(Duration::from_millis(1500));
     let dir = temp_dir("busy");
     let port = free_port();
     let (out, json) = run(&dir, &config(port, "", "/plaintext", ""), &["-i", "1"]);
-    for mut h in hogs {
-        let _ = h.kill();
-        let _ = h.wait();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for h in hogs {
+        let _ = h.join();
     }
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let k = kinds(&json.unwrap()["warnings"]);
