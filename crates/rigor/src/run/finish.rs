@@ -1,0 +1,122 @@
+//! After the last iteration: exclusions, summaries, row warnings, comparisons, and the exit code.
+
+use crate::cmd_run::RunArgs;
+use crate::result::{Row, RunResult, Warning};
+use crate::{comparison, guards, summarize};
+
+/// Fills summaries, row warnings and comparisons of a finished run.
+pub fn summarize_and_compare(
+    result: &mut RunResult,
+    args: &RunArgs,
+    exclude: Option<(usize, usize)>,
+    variant_order: &[String],
+    groups: &[Vec<usize>],
+    threshold: f64,
+) {
+    for row in &mut result.rows {
+        row.iterations.sort_by_key(|i| i.index);
+        if let Some((low, high)) = exclude {
+            if let Some(w) = summarize::apply_exclusions(row, low, high, &args.exclude_order) {
+                row.warnings.push(w);
+            }
+        }
+        summarize::summarize_row(row);
+        if let Some(w) = guards::noisy_row(&args.primary, row.summary.get(&args.primary)) {
+            row.warnings.push(w);
+        }
+    }
+    if variant_order.len() < 2 {
+        return;
+    }
+    let ids = comparison::default_measurements(&result.rows);
+    for g in groups {
+        let rows: Vec<Row> = g.iter().map(|i| result.rows[*i].clone()).collect();
+        result.comparisons.extend(comparison::compare_variants(
+            &rows,
+            variant_order,
+            &ids,
+            threshold,
+        ));
+    }
+    let smallest = result
+        .rows
+        .iter()
+        .map(|r| r.values(&args.primary).len())
+        .min()
+        .unwrap_or(0);
+    if !rigor_stats::can_ever_be_significant(smallest, smallest, comparison::CONFIDENCE) {
+        let need = (2..100)
+            .find(|n| rigor_stats::can_ever_be_significant(*n, *n, comparison::CONFIDENCE))
+            .unwrap_or(5);
+        result.warnings.push(Warning::new(
+            "too_few_iterations",
+            format!(
+                "{smallest} iteration(s) per variant can never show a significant difference at 95% confidence"
+            ),
+            format!("run at least {need} iterations per variant (-i {need}), or use --until-conclusive"),
+        ));
+    }
+}
+
+/// Whether any group of variants is still inconclusive on the primary measurement.
+pub fn inconclusive_groups(
+    result: &RunResult,
+    args: &RunArgs,
+    variant_order: &[String],
+    groups: &[Vec<usize>],
+    threshold: f64,
+) -> Vec<Vec<usize>> {
+    groups
+        .iter()
+        .filter(|g| {
+            let rows: Vec<Row> = g.iter().map(|i| result.rows[*i].clone()).collect();
+            comparison::compare_variants(
+                &rows,
+                variant_order,
+                std::slice::from_ref(&args.primary),
+                threshold,
+            )
+            .iter()
+            .any(|c| c.verdict == "inconclusive")
+        })
+        .cloned()
+        .collect()
+}
+
+/// DESIGN.md's exit code for a finished run: failure, then regression, then --strict warnings.
+pub fn exit_code(result: &RunResult, args: &RunArgs, failed: bool) -> i32 {
+    if failed || result.status == "interrupted" {
+        return super::EXIT_FAILED;
+    }
+    if args.fail_on_regression {
+        let ids = args
+            .measurements
+            .clone()
+            .unwrap_or_else(|| vec![args.primary.clone()]);
+        let regs = comparison::regressions(&result.comparisons, &ids);
+        for r in &regs {
+            eprintln!(
+                "regression: {} {} vs {}: {:+.1}%",
+                r.measurement,
+                r.candidate,
+                r.baseline,
+                r.change_pct.unwrap_or(f64::NAN)
+            );
+        }
+        if !regs.is_empty() {
+            return super::EXIT_REGRESSION;
+        }
+    }
+    if args.strict && has_warnings(result) {
+        eprintln!("rigor: --strict: warnings were raised (see above)");
+        return super::EXIT_STRICT;
+    }
+    0
+}
+
+fn has_warnings(r: &RunResult) -> bool {
+    !r.warnings.is_empty()
+        || r.rows.iter().any(|row| {
+            !row.warnings.is_empty() || row.iterations.iter().any(|i| !i.warnings.is_empty())
+        })
+}
