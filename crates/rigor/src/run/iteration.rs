@@ -5,11 +5,12 @@ use super::app::AppProcess;
 use super::build::Built;
 use super::progress::Progress;
 use super::target::url_addr;
-use crate::config::RowPlan;
+use crate::config::{Ready, RowPlan};
 use crate::guards;
 use crate::result::{Iteration, Warning};
 use rigor_load::{Live, LoadSpec, Phase};
 use rigor_probe::{Cgroup, Mark, Sampler};
+use std::net::ToSocketAddrs;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -47,7 +48,13 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
     let app_job = &row.app;
     let load_job = &row.load;
     let target = url_addr(&load_job.url);
-    if let Some(addr) = target {
+    // The app's own port: where readiness is checked (a proxy may already own the load's port).
+    let app_port = match &app_job.ready {
+        Ready::Http(url) => url_addr(url),
+        Ready::Tcp(addr) => addr.to_socket_addrs().ok().and_then(|mut a| a.next()),
+        Ready::Stdout(_) | Ready::Stderr(_) => target,
+    };
+    if let Some(addr) = app_port {
         let owners = rigor_probe::listener_owners(addr);
         if let Some(o) = owners.first() {
             return Err(format!(
