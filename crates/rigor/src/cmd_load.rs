@@ -70,28 +70,6 @@ pub fn parse_header(h: &str) -> Result<(String, String), String> {
     Ok((k.to_string(), v.trim().to_string()))
 }
 
-/// Parses a CPU list like `1`, `0,2` or `0-3,6`.
-pub fn parse_cpus(s: &str) -> Result<Vec<usize>, String> {
-    let bad = || format!("invalid CPU list `{s}`: expected e.g. '1', '0,2' or '0-3'");
-    let mut out = Vec::new();
-    for part in s.split(',').map(str::trim) {
-        match part.split_once('-') {
-            Some((a, b)) => {
-                let (a, b): (usize, usize) = (
-                    a.trim().parse().map_err(|_| bad())?,
-                    b.trim().parse().map_err(|_| bad())?,
-                );
-                if a > b {
-                    return Err(bad());
-                }
-                out.extend(a..=b);
-            }
-            None => out.push(part.parse().map_err(|_| bad())?),
-        }
-    }
-    Ok(out)
-}
-
 /// Runs `rigor load` and returns the process exit code (2 for bad usage).
 pub fn execute(args: &LoadArgs) -> anyhow::Result<i32> {
     let mut headers = Vec::new();
@@ -104,7 +82,12 @@ pub fn execute(args: &LoadArgs) -> anyhow::Result<i32> {
             }
         }
     }
-    let cpus = match args.cpus.as_deref().map(parse_cpus).transpose() {
+    let cpus = match args
+        .cpus
+        .as_deref()
+        .map(crate::config::parse_cpu_list)
+        .transpose()
+    {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: {e}");
@@ -315,9 +298,12 @@ mod tests {
         assert!(parse_header("Bad Name: x")
             .unwrap_err()
             .contains("Bad Name"));
-        assert_eq!(parse_cpus("1").unwrap(), vec![1]);
-        assert_eq!(parse_cpus("0,2-4").unwrap(), vec![0, 2, 3, 4]);
-        assert!(parse_cpus("3-1").is_err());
-        assert!(parse_cpus("x").is_err());
+        assert_eq!(crate::config::parse_cpu_list("1").unwrap(), vec![1]);
+        assert_eq!(
+            crate::config::parse_cpu_list("0,2-4").unwrap(),
+            vec![0, 2, 3, 4]
+        );
+        assert!(crate::config::parse_cpu_list("3-1").is_err());
+        assert!(crate::config::parse_cpu_list("x").is_err());
     }
 }
