@@ -44,8 +44,9 @@ pub struct RunArgs {
     #[arg(long = "primary", default_value = "load.rps")]
     pub primary: String,
     /// Practical threshold below which a change is "no change".
-    #[arg(long = "threshold", default_value = "2%")]
-    pub threshold: String,
+    #[arg(long = "threshold", default_value = "2%", value_name = "PCT",
+          value_parser = crate::cmd_compare::parse_threshold)]
+    pub threshold: f64,
     /// Measurements checked by --fail-on-regression (comma-separated; default: the primary).
     #[arg(long = "measurements", value_delimiter = ',')]
     pub measurements: Option<Vec<String>>,
@@ -96,15 +97,4 @@ pub fn parse_exclude(text: &str) -> Result<(usize, usize), String> {
         a.trim().parse().map_err(|_| bad())?,
         b.trim().parse().map_err(|_| bad())?,
     ))
-}
-
-/// Parses `2%` or `2` into percent.
-pub fn parse_threshold(text: &str) -> Result<f64, String> {
-    let t = text.trim().trim_end_matches('%');
-    match t.parse::<f64>() {
-        Ok(v) if v >= 0.0 && v.is_finite() => Ok(v),
-        _ => Err(format!(
-            "--threshold `{text}`: expected a percentage like 2%"
-        )),
-    }
 }

@@ -1,6 +1,6 @@
 //! Flags of `rigor run` turned into checked values before anything starts (usage errors: exit 2).
 
-use crate::cmd_run::{parse_exclude, parse_threshold, parse_vars, RunArgs};
+use crate::cmd_run::{parse_exclude, parse_vars, RunArgs};
 use crate::duration::parse_duration;
 use std::time::Duration;
 
@@ -31,7 +31,7 @@ pub fn parse(args: &RunArgs) -> Result<Settings, String> {
     Ok(Settings {
         cli_vars: parse_vars(&args.vars)?,
         exclude: args.exclude.as_deref().map(parse_exclude).transpose()?,
-        threshold: parse_threshold(&args.threshold)?,
+        threshold: args.threshold,
         sample_interval,
     })
 }
