@@ -128,3 +128,30 @@ fn a_matrix_of_two_rows_gets_two_fresh_processes() {
     let c1 = rows[1]["iterations"][0]["load"]["connections"].as_u64();
     assert_eq!((c0, c1), (Some(4), Some(16)));
 }
+
+#[test]
+fn readiness_by_stdout_text_and_by_tcp_connect() {
+    for (name, ready) in [
+        ("stdout", "{ stdout = \"listening on\" }".to_string()),
+        ("tcp", "{ tcp = \"127.0.0.1:PORT\" }".to_string()),
+    ] {
+        let dir = temp_dir(&format!("ready-{name}"));
+        let port = free_port();
+        let toml = config(port, "", "/plaintext", "").replace(
+            &format!("ready = {{ http = \"http://127.0.0.1:{port}/health\", timeout = \"10s\" }}"),
+            &format!("ready = {}", ready.replace("PORT", &port.to_string())),
+        );
+        assert!(toml.contains(&format!("ready = {{ {name}")), "{toml}");
+        let (out, json) = run(&dir, &toml, &["-i", "1"]);
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", text(&out));
+        let it = &iterations(json.as_ref().unwrap())[0];
+        assert!(m(it, "app.start_time").unwrap() > 0.0);
+        // Neither check sends an HTTP request: only the first request and the warmup are outside.
+        let stats = server_stats(it);
+        assert_eq!(
+            stats["by_path"]["/health"].as_u64().unwrap_or(0),
+            0,
+            "{name}: {stats}"
+        );
+    }
+}
