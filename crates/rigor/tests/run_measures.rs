@@ -155,3 +155,39 @@ fn readiness_by_stdout_text_and_by_tcp_connect() {
         );
     }
 }
+
+#[test]
+fn raising_the_load_priority_does_not_leak_into_the_application() {
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: raising priority needs root");
+        return;
+    }
+    let dir = temp_dir("load-priority");
+    let port = free_port();
+    let toml =
+        config(port, "", "/plaintext", "") + "[profiles.local]\nload = { priority = \"high\" }\n";
+    let needle = format!("--port {port} ");
+    let watcher = std::thread::spawn(move || {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while std::time::Instant::now() < deadline {
+            if let Some(pid) = processes_with(&needle).first() {
+                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+                let after = stat.rsplit(')').next().unwrap_or("");
+                // Fields after the command: state is 3rd overall, nice is the 19th.
+                if let Some(nice) = after.split_whitespace().nth(16) {
+                    return nice.parse::<i32>().ok();
+                }
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        None
+    });
+    let (out, json) = run(&dir, &toml, &["-i", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(json.unwrap()["environment"]["load_priority"], "raised");
+    assert_eq!(
+        watcher.join().unwrap(),
+        Some(0),
+        "the application must keep the normal priority"
+    );
+}

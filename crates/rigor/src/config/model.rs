@@ -50,6 +50,8 @@ pub struct LoadJob {
     pub headers: Vec<(String, String)>,
     pub body: Option<String>,
     pub cpus: Option<Vec<usize>>,
+    /// `priority = "high"` on the load role: rigor raises its own priority (the engine runs in it).
+    pub priority_high: bool,
     pub validate: Option<Validate>,
 }
 

@@ -375,7 +375,7 @@ impl Config {
             status: v.status,
             body_contains: v.body_contains.clone(),
         });
-        let (cpus, _) = self.role(role, "load")?;
+        let (cpus, priority_high) = self.role(role, "load")?;
         Ok(LoadJob {
             url,
             connections: count("connections", &job.connections, 64)?,
@@ -389,6 +389,7 @@ impl Config {
             headers,
             body,
             cpus,
+            priority_high,
             validate,
         })
     }

@@ -84,6 +84,7 @@ impl AppProcess {
             }
             set
         });
+        let base_nice = BASE_NICE.load(std::sync::atomic::Ordering::SeqCst);
         // SAFETY: the closure only makes async-signal-safe system calls on prepared data.
         unsafe {
             cmd.pre_exec(move || {
@@ -107,6 +108,9 @@ impl AppProcess {
                     {
                         return Err(std::io::Error::last_os_error());
                     }
+                }
+                if base_nice != i32::MIN {
+                    libc::setpriority(libc::PRIO_PROCESS, 0, base_nice);
                 }
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                 Ok(())
@@ -281,6 +285,16 @@ fn reap_group(pgid: i32) {
             break;
         }
     }
+}
+
+/// rigor's nice value before it raised its own priority for the load; applications start with it.
+static BASE_NICE: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(i32::MIN);
+
+/// Remembers the current nice value, so raising rigor's priority never leaks into applications.
+pub fn remember_base_nice() {
+    // SAFETY: getpriority only reads this process's nice value (errno ignored: -1 is a valid nice).
+    let nice = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
+    BASE_NICE.store(nice, std::sync::atomic::Ordering::SeqCst);
 }
 
 /// Makes rigor the reaper of its applications' orphans, so none is left as a zombie.

@@ -78,6 +78,26 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
         progress.note(&format!("warning: {}", report::warning_text(w)));
     }
 
+    if planned.rows.iter().any(|r| r.plan.load.priority_high) {
+        app::remember_base_nice();
+        let outcome = rigor_probe::set_priority_high(std::process::id() as i32);
+        if let serde_json::Value::Object(env) = &mut result.environment {
+            env.insert(
+                "load_priority".into(),
+                match &outcome {
+                    Ok(()) => "raised".into(),
+                    Err(why) => format!("not raised: {why}").into(),
+                },
+            );
+        }
+        if let Err(why) = outcome {
+            result.warnings.push(crate::result::Warning::new(
+                "priority",
+                format!("could not raise the load client's priority: {why}"),
+                "run as root (or with CAP_SYS_NICE), or drop `priority = \"high\"`",
+            ));
+        }
+    }
     let builds = builds::build_all(&planned.rows, &run_dir, &progress, &mut result);
     let mut failed = false;
     for (i, p) in planned.rows.iter().enumerate() {
