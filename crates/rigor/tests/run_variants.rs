@@ -64,7 +64,13 @@ fn identical_variants_are_neither_regression_nor_improvement() {
     let dir = temp_dir("variants-aa");
     let port = free_port();
     let toml = variants_config(port, "SAME = \"1\"");
-    let (out, json) = run(&dir, &toml, &["-i", "5", "--fail-on-regression"]);
+    // A 5% practical threshold: this shared 2-core machine is noisy, and a false verdict here
+    // would fail CI for nothing (the stats crate's A/A tests check the nominal rates).
+    let (out, json) = run(
+        &dir,
+        &toml,
+        &["-i", "5", "--threshold", "5%", "--fail-on-regression"],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let json = json.unwrap();
     for id in ["load.rps", "load.latency.mean"] {
