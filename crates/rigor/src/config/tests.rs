@@ -167,3 +167,24 @@ fn a_bad_load_url_is_located() {
         "{err}"
     );
 }
+
+#[test]
+fn variants_override_command_build_dir_and_artifact() {
+    let text = GOOD.to_string()
+        + "[scenarios.plaintext.variants.other]\ncommand = \"./alt --port {{port}}\"\nbuild = \"make alt\"\ndir = \"sub\"\nartifact = \"alt\"\n";
+    let plan = parse(&text).unwrap().plan("plaintext", &req()).unwrap();
+    let other: Vec<_> = plan
+        .rows
+        .iter()
+        .filter(|r| r.variant.as_deref() == Some("other"))
+        .collect();
+    assert_eq!(other.len(), 4);
+    let app = &other[0].app;
+    assert_eq!(app.command, "./alt --port 5000");
+    assert_eq!(app.build.as_deref(), Some("make alt"));
+    assert_eq!(app.dir, Path::new("/tmp/x/sub"));
+    assert_eq!(app.artifact.as_deref(), Some(Path::new("/tmp/x/sub/alt")));
+    let base = &plan.rows[0].app;
+    assert_eq!(base.build.as_deref(), Some("cargo build --release -p hello-server"));
+    assert_eq!(base.dir, Path::new("/tmp/x"));
+}
