@@ -185,6 +185,9 @@ fn variants_override_command_build_dir_and_artifact() {
     assert_eq!(app.dir, Path::new("/tmp/x/sub"));
     assert_eq!(app.artifact.as_deref(), Some(Path::new("/tmp/x/sub/alt")));
     let base = &plan.rows[0].app;
-    assert_eq!(base.build.as_deref(), Some("cargo build --release -p hello-server"));
+    assert_eq!(
+        base.build.as_deref(),
+        Some("cargo build --release -p hello-server")
+    );
     assert_eq!(base.dir, Path::new("/tmp/x"));
 }
