@@ -129,6 +129,10 @@ pub fn compare_rows(
         if matches!(v, rigor_stats::Verdict::Inconclusive) {
             cmp.note = Some(
                 match rigor_stats::iterations_to_settle(&b, &c, threshold_pct, CONFIDENCE) {
+                    Some(k) if k > MAX_SUGGESTED_ITERATIONS => format!(
+                        "over {MAX_SUGGESTED_ITERATIONS} iterations per side would be needed: \
+                         the change is small next to the noise (quiet the machine, or accept it as unsettled)"
+                    ),
                     Some(k) => {
                         let more = k.saturating_sub(b.len().max(c.len())).max(1);
                         format!(

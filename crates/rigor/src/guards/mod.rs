@@ -19,8 +19,8 @@ pub fn iteration_guards(it: &mut Iteration, _target: Option<SocketAddr>) {
     memory::page_cache_guard(&it.measurements, &mut it.warnings);
 }
 
-/// Guards on the load client: saturated CPU, an open-model rate not met, and the engine's own
-/// warnings.
+/// Guards on the load: a saturated client, an open-model rate not met or queued behind busy
+/// connections, errors and bad responses, each read from the engine's report, not its text.
 pub fn load_guards(report: &rigor_load::LoadReport, warnings: &mut Vec<Warning>) {
     if report.client_cpu_pct >= 90.0 {
         warnings.push(Warning::new(
@@ -46,10 +46,37 @@ pub fn load_guards(report: &rigor_load::LoadReport, warnings: &mut Vec<Warning>)
             ));
         }
     }
-    for w in &report.warnings {
-        let dup = w.contains("CPU") || w.contains("rate");
-        if !dup {
-            warnings.push(Warning::new("load", w.clone(), ""));
-        }
+    if let Some(rate) = report.rate.as_ref().filter(|r| r.waited_for_connection > 0) {
+        warnings.push(Warning::new(
+            "waited_for_connection",
+            format!(
+                "{} requests waited for a free connection (max schedule lag {:.1} ms): their latency includes the wait",
+                rate.waited_for_connection, rate.max_schedule_lag_ms
+            ),
+            "add connections (or pipelining) so the offered rate never queues in the client",
+        ));
+    }
+    let e = &report.errors;
+    if e.total() > 0 {
+        warnings.push(Warning::new(
+            "load_errors",
+            format!(
+                "{} load errors: connect {}, read {}, write {}, timeout {}, parse {}",
+                e.total(),
+                e.connect,
+                e.read,
+                e.write,
+                e.timeout,
+                e.parse
+            ),
+            "read the application's log for this iteration; errors are counted, never dropped",
+        ));
+    }
+    if report.bad_responses > 0 {
+        warnings.push(Warning::new(
+            "bad_responses",
+            format!("{} responses were not 2xx or 3xx", report.bad_responses),
+            "check the URL, method and body of the load job (and the application's log)",
+        ));
     }
 }
