@@ -292,3 +292,24 @@ fn a_busy_machine_is_said_before_the_run() {
         "{k:?}"
     );
 }
+
+#[test]
+fn bad_responses_are_counted_and_said() {
+    let dir = temp_dir("bad-responses");
+    let port = free_port();
+    let (out, json) = run(
+        &dir,
+        &config(port, "--error-rate 0.25", "/plaintext", ""),
+        &["-i", "1"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let it = &iterations(json.as_ref().unwrap())[0];
+    let bad = m(it, "load.bad_responses").unwrap();
+    let all = m(it, "load.requests").unwrap();
+    assert!((bad / all - 0.25).abs() < 0.02, "bad {bad} of {all}");
+    assert!(
+        kinds(&it["warnings"]).contains(&"bad_responses".to_string()),
+        "{}",
+        it["warnings"]
+    );
+}
