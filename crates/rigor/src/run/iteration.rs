@@ -66,7 +66,7 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
             ));
         }
     }
-    let cgroup = match Cgroup::create(&format!("rigor-{}-{}", std::process::id(), ctx.index)) {
+    let cgroup = match Cgroup::create(&format!("rigor-{}-{}", std::process::id(), ctx.sequence)) {
         Ok(c) => Some(c),
         Err(why) => {
             it.warnings.push(Warning::new(
