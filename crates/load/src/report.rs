@@ -63,6 +63,22 @@ pub struct ErrorCounts {
     pub parse: u64,
 }
 
+/// `7 errors: connect 0, read 2, write 0, timeout 5, parse 0`, for warnings and summaries.
+impl std::fmt::Display for ErrorCounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} errors: connect {}, read {}, write {}, timeout {}, parse {}",
+            self.total(),
+            self.connect,
+            self.read,
+            self.write,
+            self.timeout,
+            self.parse
+        )
+    }
+}
+
 impl ErrorCounts {
     /// DESIGN.md's `load.socket_errors`: connect + read + write + timeout.
     pub fn socket_errors(&self) -> u64 {
@@ -259,15 +275,7 @@ impl LoadReport {
         }
         let e = &self.errors;
         if e.total() > 0 {
-            w.push(format!(
-                "{} errors: connect {}, read {}, write {}, timeout {}, parse {}",
-                e.total(),
-                e.connect,
-                e.read,
-                e.write,
-                e.timeout,
-                e.parse
-            ));
+            w.push(e.to_string());
         }
         if self.bad_responses > 0 {
             w.push(format!(

@@ -60,15 +60,7 @@ pub fn load_guards(report: &rigor_load::LoadReport, warnings: &mut Vec<Warning>)
     if e.total() > 0 {
         warnings.push(Warning::new(
             "load_errors",
-            format!(
-                "{} load errors: connect {}, read {}, write {}, timeout {}, parse {}",
-                e.total(),
-                e.connect,
-                e.read,
-                e.write,
-                e.timeout,
-                e.parse
-            ),
+            format!("load {e}"),
             "read the application's log for this iteration; errors are counted, never dropped",
         ));
     }
