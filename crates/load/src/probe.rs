@@ -86,6 +86,14 @@ pub fn probe_request(
     let mut body_out = Vec::new();
     let mut buf = vec![0u8; 16 * 1024];
     let mut bytes_read = 0u64;
+    let sent = req.len() as u64;
+    let done = |status: u16, body: Vec<u8>, bytes_read: u64| ProbeResponse {
+        status,
+        body,
+        latency: start.elapsed(),
+        bytes_sent: sent,
+        bytes_read,
+    };
     loop {
         stream
             .set_read_timeout(Some(left(deadline).ok_or_else(timed_out)?))
@@ -97,13 +105,7 @@ pub fn probe_request(
         };
         if n == 0 {
             if let Some(r) = parser.eof() {
-                return Ok(ProbeResponse {
-                    status: r.status,
-                    body: body_out,
-                    latency: start.elapsed(),
-                    bytes_sent: req.len() as u64,
-                    bytes_read,
-                });
+                return Ok(done(r.status, body_out, bytes_read));
             }
             return Err(LoadError::Protocol {
                 url: url.to_string(),
@@ -121,13 +123,7 @@ pub fn probe_request(
                 })?;
             off += used;
             if let Some(r) = resp {
-                return Ok(ProbeResponse {
-                    status: r.status,
-                    body: body_out,
-                    latency: start.elapsed(),
-                    bytes_sent: req.len() as u64,
-                    bytes_read,
-                });
+                return Ok(done(r.status, body_out, bytes_read));
             }
         }
     }
