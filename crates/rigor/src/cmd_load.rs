@@ -70,6 +70,45 @@ pub fn parse_header(h: &str) -> Result<(String, String), String> {
     Ok((k.to_string(), v.trim().to_string()))
 }
 
+/// A live line on a terminal (phase, elapsed, live RPS) while the engine runs; nothing elsewhere.
+fn show_progress(live: &Live, spec: &LoadSpec, finished: impl Fn() -> bool) {
+    use std::io::IsTerminal;
+    use std::sync::atomic::Ordering;
+    if !std::io::stderr().is_terminal() {
+        while !finished() {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        return;
+    }
+    let bar = indicatif::ProgressBar::new_spinner();
+    let start = std::time::Instant::now();
+    let mut last = (std::time::Instant::now(), 0u64);
+    let mut rps = 0.0;
+    while !finished() {
+        let done = live.completed.load(Ordering::Relaxed);
+        if last.0.elapsed() >= Duration::from_millis(500) {
+            rps = done.saturating_sub(last.1) as f64 / last.0.elapsed().as_secs_f64();
+            last = (std::time::Instant::now(), done);
+        }
+        let phase = match live.phase() {
+            rigor_load::Phase::Starting => "connecting",
+            rigor_load::Phase::Warmup => "warmup",
+            rigor_load::Phase::Measuring => "measuring",
+            rigor_load::Phase::Done => "finishing",
+        };
+        bar.set_message(format!(
+            "{phase} {:.0}s/{:.0}s · {} rps · {} errors",
+            start.elapsed().as_secs_f64(),
+            (spec.warmup + spec.duration).as_secs_f64(),
+            crate::report::format::number(rps),
+            live.errors.load(Ordering::Relaxed)
+        ));
+        bar.tick();
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    bar.finish_and_clear();
+}
+
 /// Runs `rigor load` and returns the process exit code (2 for bad usage).
 pub fn execute(args: &LoadArgs) -> anyhow::Result<i32> {
     let mut headers = Vec::new();
@@ -136,8 +175,13 @@ pub fn execute(args: &LoadArgs) -> anyhow::Result<i32> {
     crate::interrupt::install();
     let live = Live::default();
     // Flatten the error: its message already names the cause, so anyhow's chain would repeat it.
-    let report = rigor_load::run(&spec, &live, crate::interrupt::flag())
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let report = std::thread::scope(|scope| {
+        let engine = scope.spawn(|| rigor_load::run(&spec, &live, crate::interrupt::flag()));
+        show_progress(&live, &spec, || engine.is_finished());
+        engine.join()
+    })
+    .map_err(|_| anyhow::anyhow!("the load engine panicked"))?
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
     print!("{}", summary(&report));
     if let Some(path) = &args.json {
         let doc = serde_json::json!({
