@@ -24,10 +24,18 @@ pub use report::{
 };
 pub use run::run;
 
-/// Checks that the engine accepts `url` (scheme, host, port; the host resolves) without
-/// connecting, so configs and flags fail before anything is built or started.
-pub fn validate_url(url: &str) -> Result<(), LoadError> {
-    url::parse(url).map(|_| ())
+/// The address the engine would connect to for `url` (scheme, host and port checked, host
+/// resolved, nothing connected), so callers fail early and check the same socket the load hits.
+pub fn resolve_url(url: &str) -> Result<std::net::SocketAddr, LoadError> {
+    let target = url::parse(url)?;
+    target
+        .addrs
+        .first()
+        .copied()
+        .ok_or_else(|| LoadError::InvalidUrl {
+            url: url.to_string(),
+            reason: "the host resolves to no address".into(),
+        })
 }
 
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};

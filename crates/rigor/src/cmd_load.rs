@@ -147,7 +147,7 @@ pub fn execute(args: &LoadArgs) -> anyhow::Result<i32> {
         body: args.body.as_ref().map(|b| b.clone().into_bytes()),
         cpus,
     };
-    rigor_load::validate_url(&spec.url)?;
+    rigor_load::resolve_url(&spec.url)?;
     println!(
         "Running {} test @ {}{}",
         fmt_secs(spec.duration.as_secs_f64()),

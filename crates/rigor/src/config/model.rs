@@ -39,6 +39,8 @@ pub struct AppJob {
 #[derive(Debug, Clone)]
 pub struct LoadJob {
     pub url: String,
+    /// Where `url` points, resolved once when the config is read.
+    pub addr: std::net::SocketAddr,
     pub connections: usize,
     pub threads: usize,
     pub pipeline: usize,

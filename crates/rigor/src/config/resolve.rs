@@ -94,7 +94,7 @@ impl Config {
                 )?;
                 let mut app = app;
                 if app.ready == Ready::Tcp(String::new()) {
-                    app.ready = Ready::Tcp(authority(&load.url));
+                    app.ready = Ready::Tcp(load.addr.to_string());
                 }
                 rows.push(RowPlan {
                     variables: combo.iter().cloned().collect::<BTreeMap<_, _>>(),
@@ -238,7 +238,10 @@ impl Config {
                 }
                 let e = |t: &String| self.expand(vars, &table, "ready", t);
                 if let Some(u) = &r.http {
-                    Ready::Http(e(u)?)
+                    let url = e(u)?;
+                    rigor_load::resolve_url(&url)
+                        .map_err(|err| self.error_at(&table, Some("ready"), &err.to_string()))?;
+                    Ready::Http(url)
                 } else if let Some(t) = &r.tcp {
                     Ready::Tcp(e(t)?)
                 } else if let Some(t) = &r.stdout {
@@ -341,7 +344,7 @@ impl Config {
                 }
             };
         let url = self.expand(vars, &table, "url", job.url.as_deref().unwrap_or_default())?;
-        rigor_load::validate_url(&url)
+        let addr = rigor_load::resolve_url(&url)
             .map_err(|e| self.error_at(&table, Some("url"), &e.to_string()))?;
         let rate = match value("rate", &job.rate)? {
             None => None,
@@ -378,6 +381,7 @@ impl Config {
         let (cpus, priority_high) = self.role(role, "load")?;
         Ok(LoadJob {
             url,
+            addr,
             connections: count("connections", &job.connections, 64)?,
             threads: count("threads", &job.threads, 1)?,
             pipeline: count("pipeline", &job.pipeline, 1)?,
@@ -410,19 +414,4 @@ fn matrix_rows(matrix: &IndexMap<String, Vec<Scalar>>) -> Vec<Vec<(String, Strin
         rows = next;
     }
     rows
-}
-
-/// `host:port` of an http URL, for the default readiness check (a TCP connect).
-fn authority(url: &str) -> String {
-    let rest = url.split_once("://").map(|(_, r)| r).unwrap_or(url);
-    let auth = rest.split('/').next().unwrap_or(rest);
-    if auth
-        .rsplit_once(':')
-        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
-        && !auth.ends_with(']')
-    {
-        auth.to_string()
-    } else {
-        format!("{auth}:80")
-    }
 }

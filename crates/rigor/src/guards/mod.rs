@@ -12,10 +12,9 @@ pub use memory::record_figures;
 pub use proxy::proxy_guard;
 
 use crate::result::{Iteration, Warning};
-use std::net::SocketAddr;
 
 /// Guards that read an iteration's finished measurements.
-pub fn iteration_guards(it: &mut Iteration, _target: Option<SocketAddr>) {
+pub fn iteration_guards(it: &mut Iteration) {
     memory::page_cache_guard(&it.measurements, &mut it.warnings);
 }
 

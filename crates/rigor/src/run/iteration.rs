@@ -4,7 +4,6 @@
 use super::app::AppProcess;
 use super::build::Built;
 use super::progress::Progress;
-use super::target::url_addr;
 use crate::config::{Ready, RowPlan};
 use crate::guards;
 use crate::result::{Iteration, Warning};
@@ -47,12 +46,12 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
     let row = ctx.row;
     let app_job = &row.app;
     let load_job = &row.load;
-    let target = url_addr(&load_job.url);
+    let target = load_job.addr;
     // The app's own port: where readiness is checked (a proxy may already own the load's port).
     let app_port = match &app_job.ready {
-        Ready::Http(url) => url_addr(url),
+        Ready::Http(url) => rigor_load::resolve_url(url).ok(),
         Ready::Tcp(addr) => addr.to_socket_addrs().ok().and_then(|mut a| a.next()),
-        Ready::Stdout(_) | Ready::Stderr(_) => target,
+        Ready::Stdout(_) | Ready::Stderr(_) => Some(target),
     };
     if let Some(addr) = app_port {
         let owners = rigor_probe::listener_owners(addr);
@@ -153,7 +152,7 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
         });
     }
     if result.is_ok() {
-        guards::iteration_guards(it, target);
+        guards::iteration_guards(it);
     }
     result
 }
@@ -176,9 +175,11 @@ fn drive(
     )?;
     it.measurements
         .insert("app.start_time".into(), ready.as_secs_f64() * 1e3);
-    if let Some(addr) = url_addr(&load_job.url) {
-        it.network = Some(guards::proxy_guard(app.pid, addr, &mut it.warnings));
-    }
+    it.network = Some(guards::proxy_guard(
+        app.pid,
+        load_job.addr,
+        &mut it.warnings,
+    ));
     // The row's own URL, once: first-request latency and the optional validation.
     let headers = load_job.headers.clone();
     let body = load_job.body.as_ref().map(|b| b.as_bytes().to_vec());

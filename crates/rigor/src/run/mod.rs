@@ -14,7 +14,6 @@ mod plan;
 mod progress;
 mod schedule;
 mod settings;
-mod target;
 
 use crate::cmd_run::RunArgs;
 use crate::config::Config;
