@@ -151,7 +151,16 @@ pub struct LoadReport {
     pub client_cpu_pct: f64,
     pub client_cpu_secs: f64,
     pub client_cores: usize,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<LoadWarning>,
+}
+
+/// Something that makes the figures suspect, decided once here for every caller: `kind` is a
+/// stable code (`client_saturated`, `rate_not_met`, `waited_for_connection`, `load_errors`,
+/// `bad_responses`, `no_responses`, `cancelled`), `message` says it with the numbers.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct LoadWarning {
+    pub kind: &'static str,
+    pub message: String,
 }
 
 pub(crate) struct ReportInput<'a> {
@@ -243,48 +252,63 @@ impl LoadReport {
         r
     }
 
-    fn compute_warnings(&self) -> Vec<String> {
+    fn compute_warnings(&self) -> Vec<LoadWarning> {
         let mut w = Vec::new();
+        let mut say = |kind: &'static str, message: String| w.push(LoadWarning { kind, message });
         if self.cancelled {
-            w.push(format!(
-                "run cancelled after {:.1}s of the measured window",
-                self.measured_secs
-            ));
+            say(
+                "cancelled",
+                format!(
+                    "run cancelled after {:.1}s of the measured window",
+                    self.measured_secs
+                ),
+            );
         }
         if self.client_cpu_pct >= 90.0 {
-            w.push(format!(
-                "the load client used {:.0}% of its {} core(s): the numbers measure the client, not the server; add threads or cores",
-                self.client_cpu_pct, self.client_cores
-            ));
+            say(
+                "client_saturated",
+                format!(
+                    "the load client used {:.0}% of its {} core(s): the figures may measure the client, not the server",
+                    self.client_cpu_pct, self.client_cores
+                ),
+            );
         }
         if let Some(rate) = &self.rate {
             if self.measured_secs > 0.0 && rate.achieved < rate.offered * 0.95 {
-                w.push(format!(
-                    "offered {:.0} req/s but achieved {:.0} req/s ({:.0}%)",
-                    rate.offered,
-                    rate.achieved,
-                    100.0 * rate.achieved / rate.offered
-                ));
+                say(
+                    "rate_not_met",
+                    format!(
+                        "offered {:.0} req/s but achieved {:.0} req/s ({:.0}%)",
+                        rate.offered,
+                        rate.achieved,
+                        100.0 * rate.achieved / rate.offered
+                    ),
+                );
             }
             if rate.waited_for_connection > 0 {
-                w.push(format!(
-                    "{} requests waited for a free connection (max schedule lag {:.1} ms): add connections or pipelining",
-                    rate.waited_for_connection, rate.max_schedule_lag_ms
-                ));
+                say(
+                    "waited_for_connection",
+                    format!(
+                        "{} requests waited for a free connection (max schedule lag {:.1} ms): their latency includes the wait",
+                        rate.waited_for_connection, rate.max_schedule_lag_ms
+                    ),
+                );
             }
         }
-        let e = &self.errors;
-        if e.total() > 0 {
-            w.push(e.to_string());
+        if self.errors.total() > 0 {
+            say("load_errors", self.errors.to_string());
         }
         if self.bad_responses > 0 {
-            w.push(format!(
-                "{} responses were not 2xx or 3xx",
-                self.bad_responses
-            ));
+            say(
+                "bad_responses",
+                format!("{} responses were not 2xx or 3xx", self.bad_responses),
+            );
         }
         if self.requests == 0 && !self.cancelled {
-            w.push("no response completed in the measured window".to_string());
+            say(
+                "no_responses",
+                "no response completed in the measured window".to_string(),
+            );
         }
         w
     }

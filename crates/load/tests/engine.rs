@@ -94,7 +94,10 @@ fn garbage_is_counted_as_parse_errors() {
     let r = go(&s);
     assert_eq!(r.requests, 0);
     assert!(r.errors.parse > 10, "{:?}", r.errors);
-    assert!(r.warnings.iter().any(|w| w.contains("parse")));
+    assert!(r
+        .warnings
+        .iter()
+        .any(|w| w.kind == "load_errors" && w.message.contains("parse")));
 }
 
 #[test]

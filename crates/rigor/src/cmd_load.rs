@@ -319,7 +319,7 @@ pub fn summary(r: &LoadReport) -> String {
     let _ = writeln!(o, "Requests/sec: {:>12.2}", r.rps);
     let _ = writeln!(o, "Transfer/sec: {:>10.2}MiB", r.throughput_mib_s);
     for w in &r.warnings {
-        let _ = writeln!(o, "WARNING: {w}");
+        let _ = writeln!(o, "WARNING: {}", w.message);
     }
     o
 }
