@@ -38,6 +38,15 @@ fn parse(text: &str) -> Result<Config, String> {
     Config::parse(Path::new("/tmp/x/rigor.toml"), text.to_string())
 }
 
+/// The error planning `text` gives (the config itself parses).
+fn plan_err(text: &str) -> String {
+    parse(text)
+        .unwrap()
+        .plan("plaintext", &req())
+        .err()
+        .unwrap()
+}
+
 fn req() -> PlanRequest {
     PlanRequest {
         profile: "local".into(),
@@ -105,22 +114,14 @@ fn missing_job_is_named() {
 #[test]
 fn undefined_variable_and_bad_duration_are_located() {
     let text = GOOD.replace("--port {{port}}", "--port {{prot}}");
-    let err = parse(&text)
-        .unwrap()
-        .plan("plaintext", &req())
-        .err()
-        .unwrap();
+    let err = plan_err(&text);
     assert!(
         err.contains("jobs.hello.command") && err.contains("`prot`"),
         "{err}"
     );
     assert!(err.contains("rigor.toml:8:"), "{err}");
     let text = GOOD.replace("duration = \"2s\"", "duration = \"2 fortnights\"");
-    let err = parse(&text)
-        .unwrap()
-        .plan("plaintext", &req())
-        .err()
-        .unwrap();
+    let err = plan_err(&text);
     assert!(err.contains("jobs.plaintext.duration"), "{err}");
     assert!(err.contains("rigor.toml:17:"), "{err}");
 }
@@ -157,11 +158,7 @@ fn a_bad_load_url_is_located() {
         "url = \"http://127.0.0.1:{{port}}/plaintext\"",
         "url = \"https://127.0.0.1:{{port}}/plaintext\"",
     );
-    let err = parse(&text)
-        .unwrap()
-        .plan("plaintext", &req())
-        .err()
-        .unwrap();
+    let err = plan_err(&text);
     assert!(
         err.contains("rigor.toml:13:") && err.contains("jobs.plaintext.url") && err.contains("TLS"),
         "{err}"

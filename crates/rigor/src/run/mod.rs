@@ -211,15 +211,17 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
 /// The result skeleton: the machine's story, run-level guards, one empty row per planned row.
 fn new_result(args: &RunArgs, planned: &plan::RunPlan, seed: u64) -> RunResult {
     let env = rigor_probe::environment();
-    let cgroup_note =
-        match rigor_probe::Cgroup::create(&format!("rigor-{}-check", std::process::id())) {
-            Ok(c) => {
-                let d = c.describe();
-                let _ = c.remove();
-                d
-            }
-            Err(why) => format!("unavailable: {why}"),
-        };
+    // Make (and remove) one cgroup now, so the result says where iterations' cgroups go or why
+    // there are none.
+    let probe_name = format!("rigor-{}-check", std::process::id());
+    let cgroup_note = match rigor_probe::Cgroup::create(&probe_name) {
+        Ok(c) => {
+            let d = c.describe().replace(&format!("/{probe_name}"), "");
+            let _ = c.remove();
+            format!("{d} (a new cgroup per iteration)")
+        }
+        Err(why) => format!("unavailable: {why}"),
+    };
     let apps: Vec<&crate::config::AppJob> = planned.rows.iter().map(|p| &p.plan.app).collect();
     let mut warnings = guards::noisy_machine_before_run(&env);
     let mut seen = std::collections::BTreeSet::new();
