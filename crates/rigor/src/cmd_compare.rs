@@ -8,7 +8,7 @@ use crate::result::{Comparison, Row, RunResult, Warning, SCHEMA};
 use anyhow::{anyhow, bail, Context};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Schema tag of `rigor compare --json`.
@@ -124,9 +124,10 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<i32> {
     }
 
     let doc = document(&report);
-    let color = std::io::stdout().is_terminal()
-        && !matches!(std::env::var_os("NO_COLOR"), Some(v) if !v.is_empty());
-    print!("{}", report::terminal::render_document(&doc, color));
+    print!(
+        "{}",
+        report::terminal::render_document(&doc, report::terminal::use_color())
+    );
 
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&report)?;

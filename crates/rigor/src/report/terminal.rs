@@ -6,6 +6,13 @@ use super::{Block, Cell, Document, Style, Table};
 use crate::result::RunResult;
 use comfy_table::{presets, Attribute, CellAlignment, Color, ContentArrangement};
 
+/// Colour only on a terminal, and never when `NO_COLOR` is set to something (no-color.org).
+pub fn use_color() -> bool {
+    use std::io::IsTerminal;
+    std::io::stdout().is_terminal()
+        && !matches!(std::env::var_os("NO_COLOR"), Some(v) if !v.is_empty())
+}
+
 /// The run report for a terminal.
 pub fn render(result: &RunResult, color: bool) -> String {
     render_document(&super::run_document(result), color)

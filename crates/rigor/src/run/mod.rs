@@ -23,7 +23,6 @@ use iteration::{run_iteration, IterationContext};
 use output::Outputs;
 use progress::Progress;
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 /// Exit codes of DESIGN.md.
@@ -269,9 +268,10 @@ fn new_result(args: &RunArgs, planned: &plan::RunPlan, seed: u64) -> RunResult {
 
 /// Prints the report, says where the files are, and feeds `$GITHUB_STEP_SUMMARY`.
 fn report_run(result: &RunResult, outputs: &Outputs, run_dir: &Path) {
-    let color =
-        std::io::stdout().is_terminal() && std::env::var("NO_COLOR").map_or(true, |v| v.is_empty());
-    print!("{}", report::terminal::render(result, color));
+    print!(
+        "{}",
+        report::terminal::render(result, report::terminal::use_color())
+    );
     eprintln!(
         "results: {} (logs in {})",
         outputs.json.display(),
