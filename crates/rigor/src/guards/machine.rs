@@ -3,30 +3,40 @@
 use crate::result::Warning;
 use rigor_probe::{CpuCounters, Environment};
 
-/// Warnings about the machine's state before the first iteration.
-pub fn noisy_machine_before_run(env: &Environment) -> Vec<Warning> {
+/// How busy the machine is right now: CPU use over a short look (the load average lags by a
+/// minute, so a build that just finished would read as "busy" for a while after).
+pub fn busy_now_pct() -> f64 {
+    let before = rigor_probe::cpu_counters();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    rigor_probe::cpu_counters().busy_pct_since(&before)
+}
+
+/// Warnings about the machine's state before the first iteration. A load average above 0.5 per
+/// core counts as busy only while the CPUs are still busy now (`busy_now_pct` ≥ 20%).
+pub fn noisy_machine_before_run(env: &Environment, busy_now_pct: f64) -> Vec<Warning> {
     let mut out = Vec::new();
     let cores = env.logical_cores.max(1) as f64;
-    if let Some(load) = env.load_avg_1m {
-        if load / cores > 0.5 {
-            out.push(Warning::new(
-                "busy_machine",
-                format!(
-                    "the machine was busy before the run: load average {load:.2} on {} cores ({:.2} per core)",
-                    env.logical_cores,
-                    load / cores
-                ),
-                "stop other work on the machine (or wait for it to settle) and run again",
-            ));
-        }
+    let busy_now = busy_now_pct >= 20.0;
+    if let Some(load) = env.load_avg_1m.filter(|l| l / cores > 0.5 && busy_now) {
+        out.push(Warning::new(
+            "busy_machine",
+            format!(
+                "the machine was busy before the run: load average {load:.2} on {} cores ({:.2} per core), \
+                 CPUs {busy_now_pct:.0}% busy just before the start",
+                env.logical_cores,
+                load / cores
+            ),
+            "stop other work on the machine (or wait for it to settle) and run again",
+        ));
     }
     if let Some(r) = env.runnable_threads {
         let already = out.iter().any(|w| w.kind == "busy_machine");
-        if !already && r as f64 / cores > 0.5 && r >= 2 {
+        if !already && busy_now && r as f64 / cores > 0.5 && r >= 2 {
             out.push(Warning::new(
                 "busy_machine",
                 format!(
-                    "the machine was busy before the run: {r} threads were runnable on {} cores",
+                    "the machine was busy before the run: {r} threads were runnable on {} cores, \
+                     CPUs {busy_now_pct:.0}% busy just before the start",
                     env.logical_cores
                 ),
                 "stop other work on the machine (or wait for it to settle) and run again",
@@ -34,7 +44,7 @@ pub fn noisy_machine_before_run(env: &Environment) -> Vec<Warning> {
         }
     }
     if let Some(p) = env.cpu_pressure_some_avg10 {
-        if p > 10.0 {
+        if p > 10.0 && busy_now {
             out.push(Warning::new(
                 "cpu_pressure",
                 format!("CPU pressure was {p:.1}% (some, avg10) before the run: tasks were waiting for CPU"),
@@ -123,6 +133,25 @@ mod tests {
         assert!(noisy_row("load.rps", Some(&summary(3, 0.08))).is_none());
         assert!(noisy_row("load.rps", Some(&summary(1, 0.5))).is_none());
         assert!(noisy_row("load.rps", None).is_none());
+    }
+
+    #[test]
+    fn a_lagging_load_average_alone_is_not_a_busy_machine() {
+        let env = Environment {
+            logical_cores: 2,
+            load_avg_1m: Some(1.8),
+            runnable_threads: Some(3),
+            cpu_pressure_some_avg10: Some(40.0),
+            ..Default::default()
+        };
+        let kinds = |busy: f64| -> Vec<String> {
+            noisy_machine_before_run(&env, busy)
+                .into_iter()
+                .map(|w| w.kind)
+                .collect()
+        };
+        assert_eq!(kinds(95.0), vec!["busy_machine", "cpu_pressure"]);
+        assert!(kinds(3.0).is_empty(), "{:?}", kinds(3.0));
     }
 
     #[test]

@@ -7,7 +7,7 @@ mod memory;
 mod proxy;
 
 pub use debug_build::debug_build_warnings;
-pub use machine::{machine_guards, noisy_machine_before_run, noisy_row};
+pub use machine::{busy_now_pct, machine_guards, noisy_machine_before_run, noisy_row};
 pub use memory::record_figures;
 pub use proxy::proxy_guard;
 

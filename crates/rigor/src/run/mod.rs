@@ -222,7 +222,7 @@ fn new_result(args: &RunArgs, planned: &plan::RunPlan, seed: u64) -> RunResult {
         Err(why) => format!("unavailable: {why}"),
     };
     let apps: Vec<&crate::config::AppJob> = planned.rows.iter().map(|p| &p.plan.app).collect();
-    let mut warnings = guards::noisy_machine_before_run(&env);
+    let mut warnings = guards::noisy_machine_before_run(&env, guards::busy_now_pct());
     let mut seen = std::collections::BTreeSet::new();
     for a in &apps {
         for w in guards::debug_build_warnings(
