@@ -12,6 +12,7 @@ mod normal;
 mod outliers;
 mod settle;
 mod summary;
+mod tied_exact;
 mod verdict;
 
 #[cfg(test)]
