@@ -3,6 +3,7 @@
 //! separately recorded runs were not interleaved, and exit code 3 for CI (`--fail-on-regression`).
 
 use crate::comparison::{self, CONFIDENCE};
+use crate::declarations::{self, Better, Declaration, Declarations};
 use crate::report::{self, environment, format, Block, Cell, Document, Style};
 use crate::result::{Comparison, Row, RunResult, Warning, SCHEMA};
 use anyhow::{anyhow, bail, Context};
@@ -44,6 +45,12 @@ pub struct CompareArgs {
     /// Exit with code 3 when a watched measurement regressed.
     #[arg(long)]
     pub fail_on_regression: bool,
+    /// Which direction is better for a measurement id rigor does not know (`ID=higher` or
+    /// `ID=lower`; repeat or comma-separate). Overrides the `[measurements.ID]` declarations the
+    /// result files carry; ids with neither get no verdict.
+    #[arg(long = "measure", value_delimiter = ',', value_name = "ID=higher|lower",
+          value_parser = declarations::parse_flag)]
+    pub measure: Vec<(String, Better)>,
 }
 
 /// Accepts `2`, `2%` or `2.5 %`: how people write a threshold.
@@ -92,6 +99,9 @@ pub struct CompareReport {
     pub warnings: Vec<Warning>,
     /// One entry per (row, measurement, candidate file).
     pub comparisons: Vec<Comparison>,
+    /// The declarations the verdicts used: the files' `measurements`, then `--measure`.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub measurements: Declarations,
 }
 
 /// Runs `rigor compare`; returns the process exit code (0, or 3 for a watched regression with
@@ -110,7 +120,7 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<i32> {
             .filter(|m| !m.is_empty())
             .collect()
     };
-    let report = compare_results(&inputs, &args.measurements, args.threshold)?;
+    let report = compare_results(&inputs, &args.measurements, args.threshold, &args.measure)?;
     if !args.measurements.is_empty() {
         for id in &watched {
             if !report.comparisons.iter().any(|c| &c.measurement == id) {
@@ -193,7 +203,7 @@ fn row_suffix(row: &BTreeMap<String, String>) -> String {
     if row.is_empty() {
         String::new()
     } else {
-        format!(", {}", report::comparison_row_label(row))
+        format!(", {}", report::comparison_row_label("", row))
     }
 }
 
@@ -283,15 +293,77 @@ fn key_label(k: &RowKey) -> String {
     parts.join(" ")
 }
 
+/// The declarations of every input merged, then `flags` on top. Files that disagree on an id's
+/// direction leave it undeclared (with a warning) unless a flag settles it.
+fn merge_declarations(
+    inputs: &[(PathBuf, RunResult)],
+    names: &[String],
+    flags: &[(String, Better)],
+    warnings: &mut Vec<Warning>,
+) -> Declarations {
+    let mut merged = Declarations::new();
+    let mut conflicts: Vec<String> = Vec::new();
+    for (_, r) in inputs {
+        for (id, d) in &r.measurements {
+            let entry = merged.entry(id.clone()).or_insert_with(|| d.clone());
+            if entry.direction.is_some()
+                && d.direction.is_some()
+                && entry.direction != d.direction
+                && !conflicts.contains(id)
+            {
+                conflicts.push(id.clone());
+            }
+            entry.direction = entry.direction.or(d.direction);
+            entry.unit = entry.unit.clone().or_else(|| d.unit.clone());
+            entry.label = entry.label.clone().or_else(|| d.label.clone());
+        }
+    }
+    for id in &conflicts {
+        if flags.iter().any(|(f, _)| f == id) {
+            continue;
+        }
+        if let Some(d) = merged.get_mut(id) {
+            d.direction = None;
+        }
+        let said: Vec<String> = inputs
+            .iter()
+            .zip(names)
+            .filter_map(|((_, r), name)| {
+                r.measurements
+                    .get(id)
+                    .and_then(|d| d.direction)
+                    .map(|b| format!("{name}: {}", b.as_str()))
+            })
+            .collect();
+        warnings.push(Warning::new(
+            "conflicting_declarations",
+            format!(
+                "the results declare {id} differently ({}): no verdict for it",
+                said.join(", ")
+            ),
+            format!("settle it with --measure {id}=higher or --measure {id}=lower"),
+        ));
+    }
+    for (id, better) in flags {
+        merged
+            .entry(id.clone())
+            .or_insert_with(Declaration::default)
+            .direction = Some(*better);
+    }
+    merged
+}
+
 /// Compares saved results: rows matched by (scenario, matrix values, variant), the first input is
-/// the baseline and each other a candidate. Every comparison's `row` carries `scenario` (and
-/// `variant` when the row has one) next to the matrix values, so entries from different files and
-/// scenarios stay distinguishable. `extra` ids are compared even when they are bookkeeping ids
-/// that [`comparison::default_measurements`] leaves out.
+/// the baseline and each other a candidate. Every comparison carries its scenario, and its `row`
+/// carries `scenario` (and `variant` when the row has one) next to the matrix values, so entries
+/// from different files and scenarios stay distinguishable. `extra` ids are compared even when
+/// they are bookkeeping ids that [`comparison::default_measurements`] leaves out. Directions come
+/// from the files' declarations and `flags` (`--measure`); ids with none get no verdict.
 pub fn compare_results(
     inputs: &[(PathBuf, RunResult)],
     extra: &[String],
     threshold_pct: f64,
+    flags: &[(String, Better)],
 ) -> anyhow::Result<CompareReport> {
     if inputs.len() < 2 {
         bail!("rigor compare needs at least two result files");
@@ -311,6 +383,7 @@ pub fn compare_results(
         })
         .collect();
     let mut warnings = vec![not_interleaved(inputs, &names)];
+    let decl = merge_declarations(inputs, &names, flags, &mut warnings);
     for ((_, r), name) in inputs.iter().zip(&names) {
         if !r.status.is_empty() && r.status != "complete" {
             warnings.push(Warning::new(
@@ -368,7 +441,8 @@ pub fn compare_results(
                 }
             }
             let ids = crate::measurements::order(ids);
-            for mut c in comparison::compare_rows(brow, crow, &ids, threshold_pct) {
+            for mut c in comparison::compare_rows(brow, crow, &ids, threshold_pct, &decl) {
+                c.scenario = bkey.0.to_string();
                 c.baseline = names[0].clone();
                 c.candidate = names[ci].clone();
                 c.row = brow.variables.clone();
@@ -402,6 +476,8 @@ pub fn compare_results(
             names[0]
         );
     }
+    let undeclared = declarations::undeclared(comparisons.iter().map(|c| &c.measurement), &decl);
+    warnings.extend(declarations::undeclared_warning(&undeclared));
     Ok(CompareReport {
         schema: COMPARE_SCHEMA.into(),
         threshold_pct,
@@ -409,6 +485,7 @@ pub fn compare_results(
         files,
         warnings,
         comparisons,
+        measurements: decl,
     })
 }
 
@@ -480,7 +557,10 @@ pub fn document(report: &CompareReport) -> Document {
         format::number(report.threshold_pct),
         format::number(report.confidence * 100.0)
     )));
-    blocks.extend(report::comparison_blocks(&report.comparisons));
+    blocks.extend(report::comparison_blocks(
+        &report.comparisons,
+        &report.measurements,
+    ));
     if !report.warnings.is_empty() {
         blocks.push(Block::Heading(2, "warnings".into()));
         blocks.push(Block::List(
@@ -526,6 +606,7 @@ mod tests {
             builds: vec![],
             rows: vec![row],
             comparisons: vec![],
+            measurements: Default::default(),
         }
     }
 
@@ -580,7 +661,7 @@ mod tests {
                 result(Some("this PR"), &noisy(200_000.0, 10), "6.9"),
             ),
         ];
-        let report = compare_results(&inputs, &[], 2.0).unwrap();
+        let report = compare_results(&inputs, &[], 2.0, &[]).unwrap();
         let names: Vec<&str> = report.files.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(names, vec!["net5", "net6", "this PR"]);
         let rps: Vec<(&str, &str)> = report
@@ -641,7 +722,9 @@ mod tests {
             .variables
             .insert("connections".into(), "16".into());
         let inputs = vec![(PathBuf::from("a.json"), a), (PathBuf::from("b.json"), b)];
-        let err = compare_results(&inputs, &[], 2.0).unwrap_err().to_string();
+        let err = compare_results(&inputs, &[], 2.0, &[])
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("no row of b matches a row of a"), "{err}");
     }
 

@@ -3,8 +3,9 @@
 //!
 //! Used by `rigor run` (variants of one row, interleaved) and `rigor compare` (saved results).
 
+use crate::declarations::{self, Declarations};
 use crate::measurements;
-use crate::result::{Comparison, Row};
+use crate::result::{Comparison, Row, Warning};
 use std::collections::BTreeMap;
 
 /// Confidence of every interval and verdict rigor reports.
@@ -45,20 +46,39 @@ pub fn default_measurements(rows: &[Row]) -> Vec<String> {
     measurements::order(ids)
 }
 
+/// Iterations of a row left out of its statistics by `--exclude` (failed ones aside).
+fn excluded_count(row: &Row) -> usize {
+    row.iterations
+        .iter()
+        .filter(|it| it.excluded && it.error.is_none())
+        .count()
+}
+
 /// Compares one candidate row with its baseline on each of `measurements`.
 ///
 /// Measurements that neither side reported are skipped; one missing side gives an `inconclusive`
 /// entry with a note, so a figure that vanished is visible rather than silently dropped. With too
 /// few iterations to ever reach 95% confidence the medians and change are still filled in, but the
-/// verdict is `inconclusive` and the note says how many iterations would be needed.
-/// `baseline`/`candidate` names are the rows' variants (`baseline`/`candidate` without one) and
-/// `row` their matrix variables; callers such as `rigor compare` rename them.
+/// verdict is `inconclusive` and the note says how many iterations would be needed (counting the
+/// iterations `--exclude` will drop again). An id with no known direction ([`declarations`]) gets
+/// no verdict either, and a note saying how to declare it.
+///
+/// `change_pct` is the change of the two medians printed beside it; the interval is the
+/// Hodges–Lehmann one. When the medians' change falls outside that interval the samples are not
+/// one shifted distribution: the interval is withheld and the verdict is `inconclusive`, so the
+/// figures shown side by side never contradict each other.
+///
+/// `baseline`/`candidate` names are the rows' variants (`baseline`/`candidate` without one), `row`
+/// their matrix variables and `scenario` the baseline's scenario; callers such as
+/// `rigor compare` rename them.
 pub fn compare_rows(
     baseline: &Row,
     candidate: &Row,
     measurements: &[String],
     threshold_pct: f64,
+    decl: &Declarations,
 ) -> Vec<Comparison> {
+    let excluded = excluded_count(baseline).max(excluded_count(candidate));
     let mut out = Vec::new();
     for id in measurements {
         let b = baseline.values(id);
@@ -67,6 +87,7 @@ pub fn compare_rows(
             continue;
         }
         let mut cmp = Comparison {
+            scenario: baseline.scenario.clone(),
             row: baseline.variables.clone(),
             measurement: id.clone(),
             baseline: baseline
@@ -82,7 +103,9 @@ pub fn compare_rows(
             change_pct: None,
             ci_low_pct: None,
             ci_high_pct: None,
+            shift_pct: None,
             p_value: None,
+            direction: declarations::direction_str(id, decl),
             verdict: "inconclusive".into(),
             note: None,
         };
@@ -105,17 +128,25 @@ pub fn compare_rows(
         }
         let change = rigor_stats::compare(&b, &c, CONFIDENCE);
         if let Some(ch) = &change {
-            if ch.change_pct.is_finite() {
-                cmp.change_pct = Some(ch.change_pct);
+            cmp.shift_pct = Some(ch.change_pct).filter(|v| v.is_finite());
+            // An unbounded interval (too few iterations) is "no interval", JSON null; so is one
+            // the medians' own change falls outside of (it would contradict the figures beside it).
+            if ch.agrees() {
+                cmp.ci_low_pct = Some(ch.ci_low_pct).filter(|v| v.is_finite());
+                cmp.ci_high_pct = Some(ch.ci_high_pct).filter(|v| v.is_finite());
             }
-            // An unbounded interval (too few iterations) is "no interval", JSON null.
-            cmp.ci_low_pct = Some(ch.ci_low_pct).filter(|v| v.is_finite());
-            cmp.ci_high_pct = Some(ch.ci_high_pct).filter(|v| v.is_finite());
             cmp.p_value = Some(ch.p_value).filter(|v| v.is_finite());
         }
+        let Some(direction) = declarations::direction(id, decl) else {
+            cmp.note = Some(format!(
+                "no verdict: whether higher or lower is better for {id} is not declared"
+            ));
+            out.push(cmp);
+            continue;
+        };
         if !rigor_stats::can_ever_be_significant(b.len(), c.len(), CONFIDENCE) {
             let settle = rigor_stats::iterations_to_settle(&b, &c, threshold_pct, CONFIDENCE);
-            cmp.note = Some(too_few_note(b.len(), c.len(), settle));
+            cmp.note = Some(too_few_note(b.len(), c.len(), excluded, settle));
             out.push(cmp);
             continue;
         }
@@ -124,7 +155,12 @@ pub fn compare_rows(
             out.push(cmp);
             continue;
         };
-        let v = rigor_stats::verdict(&ch, measurements::direction(id), threshold_pct);
+        if !ch.agrees() {
+            cmp.note = Some(disagreement_note(&ch));
+            out.push(cmp);
+            continue;
+        }
+        let v = rigor_stats::verdict(&ch, direction, threshold_pct);
         cmp.verdict = verdict_str(v).to_string();
         if matches!(v, rigor_stats::Verdict::Inconclusive) {
             cmp.note = Some(
@@ -134,10 +170,11 @@ pub fn compare_rows(
                          the change is small next to the noise (quiet the machine, or accept it as unsettled)"
                     ),
                     Some(k) => {
-                        let more = k.saturating_sub(b.len().max(c.len())).max(1);
+                        let kept = b.len().max(c.len());
+                        let more = k.saturating_sub(kept).max(1);
                         format!(
                             "about {more} more iterations per side would likely settle it (-i {})",
-                            b.len().max(c.len()) + more
+                            kept + more + excluded
                         )
                     }
                     None => format!(
@@ -150,6 +187,20 @@ pub fn compare_rows(
         out.push(cmp);
     }
     out
+}
+
+/// Why a comparison whose medians and Hodges–Lehmann interval disagree has no verdict.
+fn disagreement_note(ch: &rigor_stats::Change) -> String {
+    use crate::report::format::signed_pct;
+    format!(
+        "the medians moved {} but the typical pairwise change is {} (95% interval {} to {}): \
+         the iterations do not move as one (two modes? drift?), so there is no verdict; \
+         look at the iterations",
+        signed_pct(ch.median_change_pct),
+        signed_pct(ch.change_pct),
+        signed_pct(ch.ci_low_pct),
+        signed_pct(ch.ci_high_pct)
+    )
 }
 
 /// When the statistics cannot express a relative change (a zero baseline, e.g. zero errors), the
@@ -165,19 +216,28 @@ fn identical_or_undefined(b: &[f64], c: &[f64], cmp: &mut Comparison) -> String 
     }
 }
 
-/// The advice for samples too small for any test to reach 95% confidence: the smallest
-/// per-side count that could, or the statistics' estimate of what would settle it if larger.
-fn too_few_note(nb: usize, nc: usize, settle: Option<usize>) -> String {
-    let need = (nb.max(nc).max(1)..=MAX_SUGGESTED_ITERATIONS)
+/// The smallest per-side count of kept iterations that can ever reach 95% confidence.
+fn smallest_sufficient(from: usize) -> Option<usize> {
+    (from.max(1)..=MAX_SUGGESTED_ITERATIONS)
         .find(|&n| rigor_stats::can_ever_be_significant(n, n, CONFIDENCE))
-        .map(|n| {
-            n.max(
-                settle
-                    .filter(|&s| s <= MAX_SUGGESTED_ITERATIONS)
-                    .unwrap_or(0),
-            )
-        });
+}
+
+/// The advice for samples too small for any test to reach 95% confidence: the smallest
+/// per-side count that could, or the statistics' estimate of what would settle it if larger,
+/// plus the `excluded` iterations `--exclude` will drop again.
+fn too_few_note(nb: usize, nc: usize, excluded: usize, settle: Option<usize>) -> String {
+    let need = smallest_sufficient(nb.max(nc)).map(|n| {
+        n.max(
+            settle
+                .filter(|&s| s <= MAX_SUGGESTED_ITERATIONS)
+                .unwrap_or(0),
+        )
+    });
     let advice = match need {
+        Some(n) if excluded > 0 => format!(
+            "run more iterations (-i {}: {n} kept after excluding {excluded})",
+            n + excluded
+        ),
         Some(n) => format!("run more iterations (-i {n})"),
         None => "run more iterations".to_string(),
     };
@@ -185,6 +245,33 @@ fn too_few_note(nb: usize, nc: usize, settle: Option<usize>) -> String {
         "n={nb} vs {nc} can never reach {}% confidence: {advice}",
         (CONFIDENCE * 100.0).round()
     )
+}
+
+/// Said before anything runs: variants planned with `iterations` per row, of which `--exclude`
+/// drops `excluded`, leave too few per side for any verdict, however clear the difference.
+pub fn never_enough(iterations: usize, excluded: usize) -> Option<Warning> {
+    let kept = iterations.saturating_sub(excluded);
+    if rigor_stats::can_ever_be_significant(kept, kept, CONFIDENCE) {
+        return None;
+    }
+    let need = smallest_sufficient(kept).unwrap_or(5);
+    let how = if excluded > 0 {
+        format!("-i {iterations} with {excluded} excluded by --exclude leaves {kept} per variant")
+    } else {
+        format!("{kept} iteration(s) per variant")
+    };
+    Some(Warning::new(
+        "too_few_iterations",
+        format!(
+            "{how}: that can never show a significant difference at {}% confidence, so no \
+             comparison of this run can reach a verdict",
+            (CONFIDENCE * 100.0).round()
+        ),
+        format!(
+            "run at least -i {} ({need} kept per variant), or use --until-conclusive",
+            need + excluded
+        ),
+    ))
 }
 
 /// The contract spelling of a verdict (JSON `verdict`, table cells, `--fail-on-regression`).
@@ -198,27 +285,22 @@ pub fn verdict_str(v: rigor_stats::Verdict) -> &'static str {
 }
 
 /// Compares the variants of one run: rows with the same scenario and matrix `variables` form a
-/// group, the group's row for `variants_in_order[0]` is the baseline and every other listed variant
-/// a candidate. Groups keep the order rows first appear in. An empty `measurements` means
-/// [`default_measurements`] of `rows`. When `rows` span several scenarios, each entry's `row` map
-/// also carries a `scenario` key so entries stay distinguishable (Comparison has no scenario field).
+/// group; in each group the first variant of `variants_in_order` it has is the baseline and every
+/// later one a candidate (scenarios may declare different variants). Groups keep the order rows
+/// first appear in, and every entry carries its scenario. An empty `measurements` means
+/// [`default_measurements`] of `rows`.
 pub fn compare_variants(
     rows: &[Row],
     variants_in_order: &[String],
     measurements: &[String],
     threshold_pct: f64,
+    decl: &Declarations,
 ) -> Vec<Comparison> {
-    let Some(base_name) = variants_in_order.first() else {
-        return Vec::new();
-    };
     let ids: Vec<String> = if measurements.is_empty() {
         default_measurements(rows)
     } else {
         measurements.to_vec()
     };
-    let several_scenarios = rows
-        .iter()
-        .any(|r| r.scenario != rows.first().map(|f| f.scenario.as_str()).unwrap_or(""));
     type Key<'a> = (&'a str, &'a BTreeMap<String, String>);
     let mut groups: Vec<Key> = Vec::new();
     for r in rows {
@@ -234,19 +316,15 @@ pub fn compare_variants(
     };
     let mut out = Vec::new();
     for key in &groups {
-        let Some(base) = find(key, base_name) else {
+        let present: Vec<&Row> = variants_in_order
+            .iter()
+            .filter_map(|v| find(key, v))
+            .collect();
+        let Some((base, candidates)) = present.split_first() else {
             continue;
         };
-        for cand_name in &variants_in_order[1..] {
-            let Some(cand) = find(key, cand_name) else {
-                continue;
-            };
-            for mut c in compare_rows(base, cand, &ids, threshold_pct) {
-                if several_scenarios {
-                    c.row.insert("scenario".into(), key.0.to_string());
-                }
-                out.push(c);
-            }
+        for cand in candidates {
+            out.extend(compare_rows(base, cand, &ids, threshold_pct, decl));
         }
     }
     out
@@ -266,6 +344,10 @@ mod tests {
     use super::*;
     use crate::summarize::tests::row_with;
 
+    fn none() -> Declarations {
+        Declarations::new()
+    }
+
     fn spread(center: f64, n: usize) -> Vec<f64> {
         // Deterministic ±0.5% jitter around the centre.
         (0..n)
@@ -277,7 +359,7 @@ mod tests {
     fn clear_rps_drop_is_a_regression() {
         let base = row_with(&[], Some("base"), "load.rps", &spread(100_000.0, 10));
         let cand = row_with(&[], Some("slow"), "load.rps", &spread(90_000.0, 10));
-        let c = compare_rows(&base, &cand, &["load.rps".into()], 2.0);
+        let c = compare_rows(&base, &cand, &["load.rps".into()], 2.0, &none());
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].verdict, "regression");
         assert_eq!(c[0].baseline, "base");
@@ -296,11 +378,11 @@ mod tests {
         let same = row_with(&[], Some("c"), "load.latency.p99", &spread(10.0, 10));
         let ids = vec!["load.latency.p99".to_string()];
         assert_eq!(
-            compare_rows(&base, &cand, &ids, 2.0)[0].verdict,
+            compare_rows(&base, &cand, &ids, 2.0, &none())[0].verdict,
             "improvement"
         );
         assert_eq!(
-            compare_rows(&base, &same, &ids, 2.0)[0].verdict,
+            compare_rows(&base, &same, &ids, 2.0, &none())[0].verdict,
             "no change"
         );
     }
@@ -309,7 +391,7 @@ mod tests {
     fn two_iterations_are_inconclusive_with_advice() {
         let base = row_with(&[], None, "load.rps", &[100.0, 101.0]);
         let cand = row_with(&[], None, "load.rps", &[50.0, 51.0]);
-        let c = &compare_rows(&base, &cand, &["load.rps".into()], 2.0)[0];
+        let c = &compare_rows(&base, &cand, &["load.rps".into()], 2.0, &none())[0];
         assert_eq!(c.verdict, "inconclusive");
         let note = c.note.as_deref().unwrap();
         assert!(
@@ -325,7 +407,13 @@ mod tests {
     fn missing_side_is_reported_not_dropped() {
         let base = row_with(&[], None, "load.rps", &[1.0, 2.0, 3.0]);
         let cand = row_with(&[], None, "app.rss", &[1.0, 2.0, 3.0]);
-        let c = compare_rows(&base, &cand, &["load.rps".into(), "app.cpu".into()], 2.0);
+        let c = compare_rows(
+            &base,
+            &cand,
+            &["load.rps".into(), "app.cpu".into()],
+            2.0,
+            &none(),
+        );
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].verdict, "inconclusive");
         assert!(c[0]
@@ -339,7 +427,7 @@ mod tests {
     fn zero_errors_on_both_sides_is_no_change() {
         let base = row_with(&[], None, "load.bad_responses", &[0.0; 10]);
         let cand = row_with(&[], None, "load.bad_responses", &[0.0; 10]);
-        let c = &compare_rows(&base, &cand, &["load.bad_responses".into()], 2.0)[0];
+        let c = &compare_rows(&base, &cand, &["load.bad_responses".into()], 2.0, &none())[0];
         assert_eq!(c.verdict, "no change");
     }
 
@@ -357,7 +445,7 @@ mod tests {
             }
         }
         let order = vec!["base".to_string(), "slow".to_string(), "fast".to_string()];
-        let c = compare_variants(&rows, &order, &[], 2.0);
+        let c = compare_variants(&rows, &order, &[], 2.0, &none());
         let summary: Vec<(String, String, String, String)> = c
             .iter()
             .map(|c| {

@@ -7,6 +7,7 @@ mod cmd_load;
 mod cmd_run;
 mod comparison;
 mod config;
+mod declarations;
 mod duration;
 mod guards;
 mod interrupt;

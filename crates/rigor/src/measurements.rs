@@ -89,7 +89,8 @@ pub const CATALOGUE: &[MeasurementInfo] = &[
     m("load.throughput", "Read throughput", "MiB/s", Up, Load),
 ];
 
-/// Looks an id up; unknown ids (e.g. from a command job's own figures) get a neutral entry.
+/// Looks an id up; unknown ids (e.g. from a command job's own figures) are `None`: their
+/// direction comes only from a declaration (see `declarations`).
 pub fn info(id: &str) -> Option<&'static MeasurementInfo> {
     CATALOGUE.iter().find(|m| m.id == id)
 }
@@ -101,11 +102,6 @@ pub fn label(id: &str) -> String {
         Some(m) => format!("{} ({})", m.name, m.unit),
         None => id.to_string(),
     }
-}
-
-/// Direction used by verdicts; ids outside the catalogue are taken as lower-is-better.
-pub fn direction(id: &str) -> Direction {
-    info(id).map(|m| m.direction).unwrap_or(Down)
 }
 
 /// Sorts ids into catalogue order, unknown ids last in name order.

@@ -34,6 +34,10 @@ pub struct RunResult {
     pub rows: Vec<Row>,
     #[serde(default)]
     pub comparisons: Vec<Comparison>,
+    /// The config's `[measurements.ID]` declarations, so `rigor compare` judges self-reported
+    /// ids the way the run did.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub measurements: crate::declarations::Declarations,
 }
 
 /// A warning with its reason and what to do about it; `--strict` makes any of them fatal.
@@ -114,6 +118,7 @@ impl Row {
 /// One fresh start of the application plus one measured load.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Iteration {
+    /// 0-based position within its row (the JSON contract); people see [`Iteration::number`].
     pub index: usize,
     /// Position in the run's execution order (shows the interleaving; `--seed` replays it).
     #[serde(default)]
@@ -166,6 +171,12 @@ pub struct MachineDuring {
 }
 
 impl Iteration {
+    /// The 1-based number people see for this iteration: progress lines, log file names,
+    /// reports, warnings and the CSV `iteration` column all use it.
+    pub fn number(&self) -> usize {
+        self.index + 1
+    }
+
     /// An iteration about to run (or that failed before it could): nothing measured yet.
     pub fn new(index: usize, sequence: usize) -> Self {
         Iteration {
@@ -199,6 +210,10 @@ pub use rigor_stats::Summary;
 /// One measurement of one candidate against the baseline, with its interval and verdict.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Comparison {
+    /// The scenario both rows belong to, so comparisons of several scenarios stay apart.
+    #[serde(default)]
+    pub scenario: String,
+    /// The matrix values of the compared rows.
     #[serde(default)]
     pub row: BTreeMap<String, String>,
     pub measurement: String,
@@ -206,10 +221,20 @@ pub struct Comparison {
     pub candidate: String,
     pub baseline_median: Option<f64>,
     pub candidate_median: Option<f64>,
+    /// candidate median / baseline median − 1, in %: the change of the two medians beside it.
     pub change_pct: Option<f64>,
+    /// Hodges–Lehmann interval of the ratio (the typical pairwise change), in %.
     pub ci_low_pct: Option<f64>,
     pub ci_high_pct: Option<f64>,
+    /// The Hodges–Lehmann point estimate the interval is built around, in %.
+    #[serde(default)]
+    pub shift_pct: Option<f64>,
+    /// Mann–Whitney two-sided p-value (exact for small samples, ties included).
     pub p_value: Option<f64>,
+    /// `higher` or `lower` is better; `null` when the id is neither known nor declared (then the
+    /// verdict is `inconclusive` and the note says how to declare it).
+    #[serde(default)]
+    pub direction: Option<String>,
     /// `regression`, `improvement`, `no change` or `inconclusive`.
     pub verdict: String,
     /// Why the verdict is what it is (too few iterations, how many more would settle it…).

@@ -83,14 +83,15 @@ pub(crate) mod tests {
     use crate::result::{Iteration, OutsideWindow};
     use std::collections::BTreeMap;
 
-    /// An iteration with the given measurements, for hand-built results in tests.
+    /// An iteration with the given measurements, for hand-built results in tests. `index` is
+    /// 0-based, as `rigor run` writes it.
     pub(crate) fn iteration(index: usize, values: &[(&str, f64)]) -> Iteration {
         Iteration {
             index,
             sequence: index,
             excluded: false,
             error: None,
-            pid: Some(1000 + index as i32),
+            pid: Some(1001 + index as i32),
             log: None,
             measurements: values.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
             warnings: vec![],
@@ -122,18 +123,19 @@ pub(crate) mod tests {
             iterations: values
                 .iter()
                 .enumerate()
-                .map(|(i, v)| iteration(i + 1, &[(id, *v)]))
+                .map(|(i, v)| iteration(i, &[(id, *v)]))
                 .collect(),
             summary: BTreeMap::new(),
             warnings: vec![],
         }
     }
 
+    /// The 1-based numbers of the excluded iterations.
     fn excluded(row: &Row) -> Vec<usize> {
         row.iterations
             .iter()
             .filter(|it| it.excluded)
-            .map(|it| it.index)
+            .map(|it| it.number())
             .collect()
     }
 

@@ -5,12 +5,20 @@ use crate::summary::{median_of_sorted, sorted_clean};
 
 /// How the candidate differs from the baseline, with its uncertainty, ready to be
 /// turned into a verdict. Percentages are relative to the baseline.
+///
+/// Two point estimates travel together because readers see medians: `median_change_pct` is
+/// what the two medians say, `change_pct` the Hodges–Lehmann shift the interval is built
+/// around. On overlapping or bimodal samples they can differ even in sign; [`Change::agrees`]
+/// says whether the medians' change lies inside the interval, and the verdict requires it.
 #[derive(Serialize, Clone, Debug)]
 pub struct Change {
     pub baseline_median: f64,
     pub candidate_median: f64,
-    /// Point estimate of candidate/baseline − 1, in %.
+    /// Hodges–Lehmann point estimate of candidate/baseline − 1, in %.
     pub change_pct: f64,
+    /// candidate median / baseline median − 1, in % (additive relative to |baseline median| in
+    /// the fallback for zero or negative data); NaN when the baseline median is 0.
+    pub median_change_pct: f64,
     /// Confidence interval for the change, in %. −∞/+∞ (JSON `null`) when the
     /// sample sizes cannot support an interval at the requested confidence at all
     /// (see `can_ever_be_significant`).
@@ -71,14 +79,39 @@ pub fn compare(baseline: &[f64], candidate: &[f64], confidence: f64) -> Option<C
             (pct(point), pct(lo), pct(hi))
         }
     };
+    let median_change_pct = if baseline_median != 0.0 {
+        if positive {
+            (candidate_median / baseline_median - 1.0) * 100.0
+        } else {
+            (candidate_median - baseline_median) / baseline_median.abs() * 100.0
+        }
+    } else if candidate_median == 0.0 {
+        0.0
+    } else {
+        f64::NAN
+    };
     Some(Change {
         baseline_median,
         candidate_median,
         change_pct: point,
+        median_change_pct,
         ci_low_pct: lo,
         ci_high_pct: hi,
         p_value,
     })
+}
+
+impl Change {
+    /// Whether the change of the medians lies inside the interval, so a table printing the
+    /// medians, their change and the interval side by side cannot contradict itself. An
+    /// unbounded interval holds anything; a NaN median change agrees with nothing.
+    pub fn agrees(&self) -> bool {
+        let m = self.median_change_pct;
+        // A relative tolerance keeps identical figures computed two ways (ln/exp vs a
+        // division) from disagreeing in the last bit.
+        let slack = 1e-9 * m.abs().max(1.0);
+        m >= self.ci_low_pct - slack && m <= self.ci_high_pct + slack
+    }
 }
 
 /// Hodges–Lehmann shift (median of all y_j − x_i) and the interval [D(k), D(mn+1−k)]

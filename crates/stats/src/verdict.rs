@@ -27,11 +27,13 @@ pub enum Verdict {
 /// not evidence of "no change". The whole CI beyond the threshold in the bad direction
 /// is a regression, in the good direction an improvement; the whole CI within
 /// ±threshold is no change; anything else (including a NaN or unbounded CI) is
-/// inconclusive.
+/// inconclusive. So is an interval the medians' own change falls outside of
+/// ([`Change::agrees`]): the samples are not one shifted distribution, and a verdict printed
+/// beside medians that moved the other way would contradict them.
 pub fn verdict(change: &Change, direction: Direction, threshold_pct: f64) -> Verdict {
     let t = threshold_pct.abs();
     let (lo, hi) = (change.ci_low_pct, change.ci_high_pct);
-    if lo.is_nan() || hi.is_nan() || t.is_nan() {
+    if lo.is_nan() || hi.is_nan() || t.is_nan() || !change.agrees() {
         return Verdict::Inconclusive;
     }
     let (up, down) = (lo > t, hi < -t);
@@ -67,6 +69,7 @@ mod tests {
             baseline_median: 1.0,
             candidate_median: 1.0,
             change_pct: (lo + hi) / 2.0,
+            median_change_pct: (lo + hi) / 2.0,
             ci_low_pct: lo,
             ci_high_pct: hi,
             p_value: 0.5,

@@ -2,6 +2,7 @@
 //! into rows of concrete jobs.
 
 mod cpus;
+mod declared;
 mod locate;
 mod model;
 mod raw;
@@ -92,6 +93,7 @@ impl Config {
             raw,
         };
         config.check_references()?;
+        config.declarations()?;
         Ok(config)
     }
 

@@ -37,6 +37,18 @@ pub struct RawConfig {
     pub scenarios: IndexMap<String, RawScenario>,
     #[serde(default)]
     pub profiles: IndexMap<String, RawProfile>,
+    #[serde(default)]
+    pub measurements: IndexMap<String, RawMeasurement>,
+}
+
+/// `[measurements.ID]`: how to show and judge a measurement id.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMeasurement {
+    pub unit: Option<String>,
+    /// `higher` or `lower` is better (checked when the file is read).
+    pub direction: Option<String>,
+    pub label: Option<String>,
 }
 
 /// A job: application keys (`command`, `ready`, …) or load keys (`url`, `connections`, …).

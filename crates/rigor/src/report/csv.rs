@@ -71,7 +71,7 @@ pub fn render(result: &RunResult) -> String {
                     .map(|v| row.variables.get(*v).cloned().unwrap_or_default()),
             );
             fields.extend([
-                it.index.to_string(),
+                it.number().to_string(),
                 it.excluded.to_string(),
                 it.error.clone().unwrap_or_default(),
                 it.pid.map(|p| p.to_string()).unwrap_or_default(),

@@ -11,6 +11,7 @@ pub mod html;
 pub mod markdown;
 pub mod terminal;
 
+use crate::declarations::{self, Declarations};
 use crate::measurements::{self, Group};
 use crate::result::{Comparison, Iteration, Row, RunResult, Summary, Warning};
 use std::collections::BTreeMap;
@@ -129,13 +130,25 @@ pub fn run_document(result: &RunResult) -> Document {
     }
     intro.push(format!("started {}", result.started_at));
     if !result.status.is_empty() && result.status != "complete" {
-        intro.push(format!("status: **{}**", result.status));
+        intro.push(format!("status: {}", result.status));
     }
     if let Some(seed) = result.seed {
         intro.push(format!("order seed {seed}"));
     }
     blocks.push(Block::Text(intro.join(" · ")));
+    // Said before any table: no figure below can change it.
+    let up_front: Vec<Cell> = result
+        .warnings
+        .iter()
+        .filter(|w| UP_FRONT.contains(&w.kind.as_str()))
+        .map(|w| Cell::styled(warning_text(w), Style::Warning))
+        .collect();
+    if !up_front.is_empty() {
+        blocks.push(Block::List(up_front));
+    }
+    blocks.push(Block::Text(CELL_LEGEND.into()));
 
+    let decl = &result.measurements;
     let scenarios = scenarios_in_order(result);
     for scenario in &scenarios {
         let rows: Vec<&Row> = result
@@ -146,11 +159,11 @@ pub fn run_document(result: &RunResult) -> Document {
         if scenarios.len() > 1 {
             blocks.push(Block::Heading(2, format!("scenario {scenario}")));
         }
-        blocks.extend(scenario_blocks(&rows));
+        blocks.extend(scenario_blocks(&rows, decl));
     }
     if !result.comparisons.is_empty() {
         blocks.push(Block::Heading(2, "comparison".into()));
-        blocks.extend(comparison_blocks(&result.comparisons));
+        blocks.extend(comparison_blocks(&result.comparisons, decl));
     }
     let warnings = warning_items(result);
     if !warnings.is_empty() {
@@ -162,6 +175,14 @@ pub fn run_document(result: &RunResult) -> Document {
     }
     Document { blocks }
 }
+
+/// Warning kinds shown before the tables instead of after them: they say the run cannot answer
+/// its question, whatever the figures are.
+const UP_FRONT: &[&str] = &["too_few_iterations"];
+
+/// What a measurement cell holds, said once above the tables.
+const CELL_LEGEND: &str =
+    "cells: median ±CV% (mean) of the kept iterations; excluded and failed iterations are left out";
 
 /// Scenario names in the order their rows appear.
 fn scenarios_in_order(result: &RunResult) -> Vec<String> {
@@ -190,7 +211,7 @@ fn column_label(row: &Row) -> String {
 }
 
 /// The measurement tables and failure list of one scenario's rows.
-fn scenario_blocks(rows: &[&Row]) -> Vec<Block> {
+fn scenario_blocks(rows: &[&Row], decl: &Declarations) -> Vec<Block> {
     let mut blocks = Vec::new();
     let ids = measurements::order(
         rows.iter()
@@ -229,7 +250,7 @@ fn scenario_blocks(rows: &[&Row]) -> Vec<Block> {
         let mut lines: Vec<Vec<Cell>> = ids
             .iter()
             .map(|id| {
-                let mut line = vec![Cell::plain(measurements::label(id))];
+                let mut line = vec![Cell::plain(declarations::label(id, decl))];
                 line.extend(rows.iter().map(|r| Cell::plain(measurement_cell(r, id))));
                 line
             })
@@ -279,7 +300,7 @@ fn failure_text(row: &Row, it: &Iteration) -> String {
     let mut s = format!(
         "{} · iteration {}: {}",
         row.label(),
-        it.index,
+        it.number(),
         it.error.as_deref().unwrap_or("")
     );
     if let Some(log) = &it.log {
@@ -297,7 +318,9 @@ pub fn summary_of(row: &Row, id: &str) -> Option<Summary> {
         .or_else(|| rigor_stats::summarize(&row.values(id)))
 }
 
-/// `median ±CV%`, with `(n=k)` when fewer iterations than the row's used ones carry the figure.
+/// `median ±CV% (mean)`, with `(n=k)` when fewer iterations than the row's used ones carry the
+/// figure. The mean of the same kept iterations stands beside the median for readers who compare
+/// means (crank's tables do).
 fn measurement_cell(row: &Row, id: &str) -> String {
     let Some(s) = summary_of(row, id) else {
         return "—".to_string();
@@ -311,6 +334,7 @@ fn measurement_cell(row: &Row, id: &str) -> String {
         };
         text.push(' ');
         text.push_str(&format::cv_pct(cv));
+        text.push_str(&format!(" ({})", format::number(s.mean)));
     }
     let used = used_iterations(row);
     if s.n < used {
@@ -368,21 +392,35 @@ fn outside_window_cell(row: &Row) -> String {
     format!("{} ({})", format::number(requests), format::bytes(bytes))
 }
 
-/// Comparison tables, one per matrix row (in order of appearance): measurement, the baseline's
-/// median, then per candidate its median, change, 95% CI, p-value and verdict (like seed 001's
-/// before/after columns, plus the noise), followed by the notes explaining `inconclusive` cells.
-pub fn comparison_blocks(cmps: &[Comparison]) -> Vec<Block> {
-    let mut groups: Vec<&BTreeMap<String, String>> = Vec::new();
+/// What the comparison columns are, said once under the comparison heading.
+const COMPARISON_LEGEND: &str = "change: candidate median vs baseline median · 95% CI: \
+     Hodges–Lehmann interval of the ratio (the typical pairwise change) · p: Mann–Whitney \
+     (exact for small samples) · no verdict where the interval misses the medians' change";
+
+/// Comparison tables, one per scenario and matrix row (in order of appearance): measurement, the
+/// baseline's median, then per candidate its median, the change of the medians, the 95% CI,
+/// p-value and verdict (like seed 001's before/after columns, plus the noise), followed by the
+/// notes explaining `inconclusive` cells. A measurement with no known direction shows
+/// `no verdict`.
+pub fn comparison_blocks(cmps: &[Comparison], decl: &Declarations) -> Vec<Block> {
+    type Group<'a> = (&'a str, &'a BTreeMap<String, String>);
+    let mut groups: Vec<Group> = Vec::new();
     for c in cmps {
-        if !groups.contains(&&c.row) {
-            groups.push(&c.row);
+        let key = (c.scenario.as_str(), &c.row);
+        if !groups.contains(&key) {
+            groups.push(key);
         }
     }
-    let mut blocks = Vec::new();
-    for row in groups {
-        let members: Vec<&Comparison> = cmps.iter().filter(|c| &c.row == row).collect();
-        if !row.is_empty() {
-            blocks.push(Block::Heading(3, comparison_row_label(row)));
+    let several_scenarios = groups.iter().any(|g| g.0 != groups[0].0);
+    let mut blocks = vec![Block::Text(COMPARISON_LEGEND.into())];
+    for (scenario, row) in groups {
+        let members: Vec<&Comparison> = cmps
+            .iter()
+            .filter(|c| c.scenario == scenario && &c.row == row)
+            .collect();
+        let heading = comparison_row_label(if several_scenarios { scenario } else { "" }, row);
+        if !heading.is_empty() {
+            blocks.push(Block::Heading(3, heading));
         }
         let baseline = members[0].baseline.clone();
         let mut candidates: Vec<&str> = Vec::new();
@@ -418,7 +456,7 @@ pub fn comparison_blocks(cmps: &[Comparison]) -> Vec<Block> {
                 .filter_map(|cand| find(cand))
                 .find_map(|c| c.baseline_median);
             let mut line = vec![
-                Cell::plain(measurements::label(id)),
+                Cell::plain(declarations::label(id, decl)),
                 Cell::plain(opt(base_median, format::number)),
             ];
             for cand in &candidates {
@@ -431,7 +469,7 @@ pub fn comparison_blocks(cmps: &[Comparison]) -> Vec<Block> {
                             _ => "—".into(),
                         }),
                         Cell::plain(opt(c.p_value, format::p_value)),
-                        Cell::styled(c.verdict.clone(), Style::of_verdict(&c.verdict)),
+                        verdict_cell(c),
                     ]),
                     None => line.extend((0..5).map(|_| Cell::plain("—"))),
                 }
@@ -443,7 +481,7 @@ pub fn comparison_blocks(cmps: &[Comparison]) -> Vec<Block> {
             rows: lines,
             numeric: true,
         }));
-        let notes = comparison_notes(&members, candidates.len() > 1);
+        let notes = comparison_notes(&members, candidates.len() > 1, decl);
         if !notes.is_empty() {
             blocks.push(Block::List(notes));
         }
@@ -451,11 +489,22 @@ pub fn comparison_blocks(cmps: &[Comparison]) -> Vec<Block> {
     blocks
 }
 
-/// `plaintext · connections=64 · variant fast`: a comparison's row map for people, the scenario
-/// first and the variant last (whichever of them the map carries).
-pub fn comparison_row_label(row: &BTreeMap<String, String>) -> String {
+/// The verdict as a table shows it; an id whose direction nobody declared has none to show.
+fn verdict_cell(c: &Comparison) -> Cell {
+    if c.direction.is_none() && c.verdict == "inconclusive" {
+        return Cell::styled("no verdict", Style::Inconclusive);
+    }
+    Cell::styled(c.verdict.clone(), Style::of_verdict(&c.verdict))
+}
+
+/// `plaintext · connections=64 · variant fast`: a comparison's scenario and row map for people,
+/// the scenario first and the variant last. The scenario comes from `scenario` when given, else
+/// from the map's `scenario` key (which `rigor compare` writes).
+pub fn comparison_row_label(scenario: &str, row: &BTreeMap<String, String>) -> String {
     let mut parts = Vec::new();
-    if let Some(s) = row.get("scenario") {
+    if !scenario.is_empty() {
+        parts.push(scenario.to_string());
+    } else if let Some(s) = row.get("scenario") {
         parts.push(s.clone());
     }
     let vars: Vec<String> = row
@@ -474,13 +523,17 @@ pub fn comparison_row_label(row: &BTreeMap<String, String>) -> String {
 
 /// Notes grouped so one sentence covers every measurement it applies to, instead of repeating
 /// "n=2 vs 2 can never reach…" once per line.
-fn comparison_notes(members: &[&Comparison], name_candidate: bool) -> Vec<Cell> {
+fn comparison_notes(
+    members: &[&Comparison],
+    name_candidate: bool,
+    decl: &Declarations,
+) -> Vec<Cell> {
     let mut notes: Vec<(String, String, Vec<String>)> = Vec::new();
     for c in members {
         let Some(note) = c.note.as_deref() else {
             continue;
         };
-        let label = measurements::label(&c.measurement);
+        let label = declarations::label(&c.measurement, decl);
         match notes
             .iter_mut()
             .find(|(cand, n, _)| *cand == c.candidate && n == note)
@@ -524,6 +577,7 @@ fn warning_items(result: &RunResult) -> Vec<Cell> {
     let mut items: Vec<Cell> = result
         .warnings
         .iter()
+        .filter(|w| !UP_FRONT.contains(&w.kind.as_str()))
         .map(|w| Cell::styled(warning_text(w), Style::Warning))
         .collect();
     for row in &result.rows {
@@ -541,8 +595,8 @@ fn warning_items(result: &RunResult) -> Vec<Cell> {
                     .iter_mut()
                     .find(|(g, _)| g.kind == w.kind && g.message == w.message)
                 {
-                    Some((_, idx)) => idx.push(it.index),
-                    None => grouped.push((w, vec![it.index])),
+                    Some((_, idx)) => idx.push(it.number()),
+                    None => grouped.push((w, vec![it.number()])),
                 }
             }
         }
@@ -600,7 +654,7 @@ pub(crate) mod tests {
             summarize_row(&mut row);
             rows.push(row);
         }
-        let mut failed = iteration(4, &[("app.start_time", 12.0)]);
+        let mut failed = iteration(3, &[("app.start_time", 12.0)]);
         failed.error = Some("app exited with code 1 before ready".into());
         failed.log = Some("logs/4.log".into());
         rows[1].iterations.push(failed);
@@ -630,7 +684,11 @@ pub(crate) mod tests {
             )],
             builds: vec![],
             rows,
+            measurements: Default::default(),
             comparisons: vec![Comparison {
+                scenario: "plaintext".into(),
+                shift_pct: Some(-10.8),
+                direction: Some("higher".into()),
                 row: [("connections".to_string(), "16".to_string())].into(),
                 measurement: "load.rps".into(),
                 baseline: "base".into(),
@@ -657,7 +715,8 @@ pub(crate) mod tests {
             vec!["application", "connections=16", "connections=64"]
         );
         assert_eq!(app.rows[0][0].text, "Max Working Set (MiB)");
-        assert_eq!(app.rows[0][1].text, "61.81 ±1.0%");
+        // median ±CV (mean): numpy mean of 61.2 * [1, 1.01, 1.02] = 61.812
+        assert_eq!(app.rows[0][1].text, "61.81 ±1.0% (61.81)");
         // Only the failed iteration measured its start time: no line for it.
         assert!(!app.rows.iter().any(|r| r[0].text == "Start Time (ms)"));
         let load = tables[1];
@@ -667,7 +726,7 @@ pub(crate) mod tests {
             .iter()
             .find(|r| r[0].text == "Requests/sec (1/s)")
             .unwrap();
-        assert_eq!(rps[1].text, "1,244,764 ±1.0%");
+        assert_eq!(rps[1].text, "1,244,764 ±1.0% (1,244,764)");
         let outside = load
             .rows
             .iter()
@@ -786,6 +845,9 @@ pub(crate) mod tests {
     #[test]
     fn inconclusive_notes_are_grouped() {
         let mk = |id: &str| Comparison {
+            scenario: "plaintext".into(),
+            shift_pct: None,
+            direction: Some("lower".into()),
             row: BTreeMap::new(),
             measurement: id.into(),
             baseline: "a".into(),
@@ -801,8 +863,8 @@ pub(crate) mod tests {
                 "n=2 vs 2 can never reach 95% confidence: run more iterations (-i 5)".into(),
             ),
         };
-        let blocks = comparison_blocks(&[mk("load.rps"), mk("app.rss")]);
-        let Block::List(notes) = &blocks[1] else {
+        let blocks = comparison_blocks(&[mk("load.rps"), mk("app.rss")], &Declarations::new());
+        let Block::List(notes) = &blocks[2] else {
             panic!("{blocks:?}")
         };
         assert_eq!(notes.len(), 1);

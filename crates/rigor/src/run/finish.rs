@@ -1,8 +1,8 @@
 //! After the last iteration: exclusions, summaries, row warnings, comparisons, and the exit code.
 
 use crate::cmd_run::RunArgs;
-use crate::result::{Row, RunResult, Warning};
-use crate::{comparison, guards, summarize};
+use crate::result::{Row, RunResult};
+use crate::{comparison, declarations, guards, summarize};
 
 /// Fills summaries, row warnings and comparisons of a finished run.
 pub fn summarize_and_compare(
@@ -36,25 +36,39 @@ pub fn summarize_and_compare(
             variant_order,
             &ids,
             threshold,
+            &result.measurements,
         ));
     }
-    let smallest = result
+    let undeclared = declarations::undeclared(
+        result.comparisons.iter().map(|c| &c.measurement),
+        &result.measurements,
+    );
+    result
+        .warnings
+        .extend(declarations::undeclared_warning(&undeclared));
+    // The kept iterations of the smallest row, and what --exclude took from it.
+    let (kept, excluded) = result
         .rows
         .iter()
-        .map(|r| r.values(&args.primary).len())
+        .map(|r| {
+            let kept = r.values(&args.primary).len();
+            let dropped = r
+                .iterations
+                .iter()
+                .filter(|it| it.excluded && it.error.is_none())
+                .count();
+            (kept, dropped)
+        })
         .min()
-        .unwrap_or(0);
-    if !rigor_stats::can_ever_be_significant(smallest, smallest, comparison::CONFIDENCE) {
-        let need = (2..100)
-            .find(|n| rigor_stats::can_ever_be_significant(*n, *n, comparison::CONFIDENCE))
-            .unwrap_or(5);
-        result.warnings.push(Warning::new(
-            "too_few_iterations",
-            format!(
-                "{smallest} iteration(s) per variant can never show a significant difference at 95% confidence"
-            ),
-            format!("run at least {need} iterations per variant (-i {need}), or use --until-conclusive"),
-        ));
+        .unwrap_or((0, 0));
+    let already_said = result
+        .warnings
+        .iter()
+        .any(|w| w.kind == "too_few_iterations");
+    if !already_said {
+        result
+            .warnings
+            .extend(comparison::never_enough(kept + excluded, excluded));
     }
 }
 
@@ -75,6 +89,7 @@ pub fn inconclusive_groups(
                 variant_order,
                 std::slice::from_ref(&args.primary),
                 threshold,
+                &result.measurements,
             )
             .iter()
             .any(|c| c.verdict == "inconclusive")

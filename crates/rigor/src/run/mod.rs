@@ -70,6 +70,9 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
     };
     let seed = args.seed.unwrap_or_else(rand::random);
     let mut result = new_result(args, &planned, seed);
+    result
+        .warnings
+        .extend(planned.never_enough(settings.exclude, args.until_conclusive.is_some()));
     let total: usize = planned.rows.iter().map(|r| r.iterations).sum();
     let progress = Progress::new(total as u64);
     for w in &result.warnings {
@@ -263,6 +266,7 @@ fn new_result(args: &RunArgs, planned: &plan::RunPlan, seed: u64) -> RunResult {
             })
             .collect(),
         comparisons: Vec::new(),
+        measurements: planned.declarations.clone(),
     }
 }
 
@@ -309,7 +313,7 @@ fn row_label(row: &Row, index: usize, total: usize) -> String {
 /// One line per finished iteration, so progress survives in a non-terminal log.
 fn iteration_line(label: &str, it: &Iteration) -> String {
     let m = |id: &str| it.measurements.get(id).copied();
-    let mut s = format!("{label} iteration {}:", it.index + 1);
+    let mut s = format!("{label} iteration {}:", it.number());
     if let Some(v) = m("load.rps") {
         s.push_str(&format!(" {} rps", report::format::number(v)));
     }

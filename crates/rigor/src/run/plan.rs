@@ -18,6 +18,8 @@ pub struct RunPlan {
     pub scenarios: Vec<String>,
     pub rows: Vec<PlannedRow>,
     pub variant_order: Vec<String>,
+    /// The config's `[measurements.ID]` declarations.
+    pub declarations: crate::declarations::Declarations,
 }
 
 /// Resolves the selected scenarios (all, in declared order, by default).
@@ -66,6 +68,7 @@ pub fn plan(
         scenarios,
         rows,
         variant_order,
+        declarations: config.declarations()?,
     })
 }
 
@@ -78,5 +81,25 @@ impl RunPlan {
             .map(|p| format!("{}\u{0}{:?}", p.scenario, p.plan.variables))
             .collect();
         super::schedule::groups(&keys)
+    }
+}
+
+impl RunPlan {
+    /// Said before anything runs: variants whose smallest row, after `--exclude` takes its
+    /// `low + high`, keeps too few iterations per side for any verdict. Nothing to say without
+    /// variants, or with `--until-conclusive` (it adds rounds until a verdict is possible).
+    pub fn never_enough(
+        &self,
+        exclude: Option<(usize, usize)>,
+        until_conclusive: bool,
+    ) -> Option<crate::result::Warning> {
+        if self.variant_order.len() < 2 || until_conclusive {
+            return None;
+        }
+        let n = self.rows.iter().map(|r| r.iterations).min()?;
+        let (low, high) = exclude.unwrap_or((0, 0));
+        // Exclusions are skipped (with their own warning) when they would leave nothing.
+        let excluded = if n > low + high { low + high } else { 0 };
+        crate::comparison::never_enough(n, excluded)
     }
 }
