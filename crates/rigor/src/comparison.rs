@@ -478,6 +478,148 @@ mod tests {
     }
 
     #[test]
+    fn the_change_shown_agrees_with_the_medians_beside_it() {
+        // Two-mode samples whose medians rise 26.93 → 33.90 while the Hodges–Lehmann shift is
+        // slightly negative (numpy: 100*expm1(median of pairwise log ratios) = -0.2932551319647856).
+        let base = row_with(
+            &[],
+            Some("a"),
+            "load.latency.p99",
+            &[26.10, 26.50, 26.93, 34.10, 34.30],
+        );
+        let cand = row_with(
+            &[],
+            Some("b"),
+            "load.latency.p99",
+            &[26.00, 26.20, 33.90, 34.00, 34.20],
+        );
+        let c = &compare_rows(&base, &cand, &["load.latency.p99".into()], 2.0, &none())[0];
+        assert_eq!(
+            (c.baseline_median, c.candidate_median),
+            (Some(26.93), Some(33.9))
+        );
+        // 100*(33.9/26.93 - 1) = 25.88191607872261: same sign as the medians.
+        let change = c.change_pct.unwrap();
+        assert!((change - 25.88191607872261).abs() < 1e-9, "{change}");
+        assert!((c.shift_pct.unwrap() + 0.2932551319647856).abs() < 1e-9);
+        // The interval [-23.6%, +29.9%] holds the medians' change, so it is shown.
+        let (lo, hi) = (c.ci_low_pct.unwrap(), c.ci_high_pct.unwrap());
+        assert!(lo <= change && change <= hi, "{lo} {change} {hi}");
+        assert_eq!(c.verdict, "inconclusive");
+    }
+
+    #[test]
+    fn advice_counts_the_iterations_exclude_drops() {
+        // -i 6 --exclude 2:1 keeps 3 per side: 3 vs 3 can never reach 95%; 4 kept would need
+        // -i 7, not the -i 4 a count of kept iterations alone suggests.
+        let mut base = row_with(
+            &[],
+            Some("a"),
+            "load.rps",
+            &[100., 99., 101., 98., 102., 100.5],
+        );
+        let mut cand = row_with(&[], Some("b"), "load.rps", &[90., 89., 91., 88., 92., 90.5]);
+        for r in [&mut base, &mut cand] {
+            assert!(crate::summarize::apply_exclusions(r, 2, 1, "load.rps").is_none());
+        }
+        let c = &compare_rows(&base, &cand, &["load.rps".into()], 2.0, &none())[0];
+        assert_eq!(c.verdict, "inconclusive");
+        let note = c.note.as_deref().unwrap();
+        assert!(
+            note.starts_with("n=3 vs 3 can never reach 95% confidence: run more iterations (-i 7: 4 kept after excluding 3)"),
+            "{note}"
+        );
+        let w = never_enough(6, 3).expect("warning");
+        assert_eq!(w.kind, "too_few_iterations");
+        assert!(
+            w.message
+                .starts_with("-i 6 with 3 excluded by --exclude leaves 3 per variant"),
+            "{}",
+            w.message
+        );
+        assert!(
+            w.advice
+                .starts_with("run at least -i 7 (4 kept per variant)"),
+            "{}",
+            w.advice
+        );
+        assert!(never_enough(7, 3).is_none());
+        assert!(never_enough(3, 0).is_some());
+        assert!(never_enough(4, 0).is_none());
+    }
+
+    #[test]
+    fn every_scenario_is_compared_with_its_own_first_variant() {
+        // Scenario `a` declares variants base/fast, scenario `b` declares old/new: one run's
+        // variant order is [base, fast, old, new], and `b` has no `base`.
+        let mut rows = Vec::new();
+        for (scenario, variant, rps) in [
+            ("a", "base", 100.0),
+            ("a", "fast", 120.0),
+            ("b", "old", 100.0),
+            ("b", "new", 80.0),
+        ] {
+            let mut r = row_with(
+                &[("connections", "64")],
+                Some(variant),
+                "load.rps",
+                &spread(rps, 10),
+            );
+            r.scenario = scenario.into();
+            rows.push(r);
+        }
+        let order: Vec<String> = ["base", "fast", "old", "new"].map(String::from).to_vec();
+        let c = compare_variants(&rows, &order, &[], 2.0, &none());
+        let got: Vec<(&str, &str, &str, &str, &str)> = c
+            .iter()
+            .map(|c| {
+                (
+                    c.scenario.as_str(),
+                    c.row["connections"].as_str(),
+                    c.baseline.as_str(),
+                    c.candidate.as_str(),
+                    c.verdict.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("a", "64", "base", "fast", "improvement"),
+                ("b", "64", "old", "new", "regression"),
+            ]
+        );
+    }
+
+    #[test]
+    fn unknown_ids_get_a_verdict_only_once_declared() {
+        // A self-reported throughput that dropped 10%.
+        let base = row_with(&[], Some("a"), "cmd.msgs_per_sec", &spread(800_000.0, 10));
+        let cand = row_with(&[], Some("b"), "cmd.msgs_per_sec", &spread(720_000.0, 10));
+        let ids = vec!["cmd.msgs_per_sec".to_string()];
+        let c = &compare_rows(&base, &cand, &ids, 2.0, &none())[0];
+        assert_eq!(c.verdict, "inconclusive");
+        assert_eq!(c.direction, None);
+        assert!(
+            c.note.as_deref().unwrap().contains("is not declared"),
+            "{:?}",
+            c.note
+        );
+        assert!(c.ci_high_pct.unwrap() < -2.0, "the figures are still there");
+        let mut decl = none();
+        decl.insert(
+            "cmd.msgs_per_sec".into(),
+            crate::declarations::Declaration {
+                direction: Some(crate::declarations::Better::Higher),
+                ..Default::default()
+            },
+        );
+        let c = &compare_rows(&base, &cand, &ids, 2.0, &decl)[0];
+        assert_eq!(c.verdict, "regression");
+        assert_eq!(c.direction.as_deref(), Some("higher"));
+    }
+
+    #[test]
     fn default_measurements_skip_bookkeeping() {
         let mut row = row_with(&[], None, "load.rps", &[1.0]);
         let m = &mut row.iterations[0].measurements;

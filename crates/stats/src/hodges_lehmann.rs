@@ -226,6 +226,44 @@ mod tests {
     }
 
     #[test]
+    fn medians_and_shift_can_disagree_in_sign() {
+        // Two modes (≈26 and ≈34): the baseline's middle value sits in the low mode, the
+        // candidate's in the high one. numpy: medians 26.93 and 33.9, so the medians moved
+        // 100*(33.9/26.93 - 1) = 25.88191607872261 %, while d = sorted(log(c_j) - log(b_i)) gives
+        // 100*expm1(median(d)) = -0.2932551319647856 and, k = 3, the interval
+        // [100*expm1(d[2]), 100*expm1(d[22])] = [-23.615160349854214, 29.885057471264343].
+        let base = [26.10, 26.50, 26.93, 34.10, 34.30];
+        let cand = [26.00, 26.20, 33.90, 34.00, 34.20];
+        let c = compare(&base, &cand, 0.95).unwrap();
+        assert_eq!((c.baseline_median, c.candidate_median), (26.93, 33.9));
+        assert!(close(c.median_change_pct, 25.88191607872261, 1e-12));
+        assert!(
+            close(c.change_pct, -0.2932551319647856, 1e-9),
+            "{}",
+            c.change_pct
+        );
+        assert!(close(c.ci_low_pct, -23.615160349854214, 1e-9));
+        assert!(close(c.ci_high_pct, 29.885057471264343, 1e-9));
+        // The medians' change lies inside the interval: the two can be shown side by side.
+        assert!(c.agrees());
+        // scipy.stats.mannwhitneyu(base, cand, method='exact').pvalue = 0.8412698412698413
+        assert!(close(c.p_value, 0.8412698412698413, 1e-12));
+    }
+
+    #[test]
+    fn agreement_needs_the_median_change_inside_the_interval() {
+        let mut c = compare(&[100.0, 101.0, 99.0, 100.5, 99.5], &[110.0; 5], 0.95).unwrap();
+        assert!(c.agrees());
+        c.median_change_pct = c.ci_high_pct + 1.0;
+        assert!(!c.agrees());
+        c.median_change_pct = f64::NAN;
+        assert!(!c.agrees());
+        // Too few iterations: an unbounded interval holds any change.
+        let tiny = compare(&[100.0, 101.0], &[200.0, 201.0], 0.95).unwrap();
+        assert!(tiny.agrees());
+    }
+
+    #[test]
     fn too_small_gives_unbounded_interval() {
         let c = compare(&[100.0, 101.0], &[200.0, 201.0], 0.95).unwrap();
         assert!(c.ci_low_pct.is_infinite() && c.ci_high_pct.is_infinite());

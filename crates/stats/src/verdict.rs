@@ -101,6 +101,25 @@ mod tests {
     }
 
     #[test]
+    fn no_verdict_when_the_medians_contradict_the_interval() {
+        // The interval says "clearly up", the medians moved down: neither story is told.
+        let mut c = change(5.0, 9.0);
+        assert_eq!(
+            verdict(&c, Direction::HigherIsBetter, 2.0),
+            Verdict::Improvement
+        );
+        c.median_change_pct = -0.5;
+        assert_eq!(
+            verdict(&c, Direction::HigherIsBetter, 2.0),
+            Verdict::Inconclusive
+        );
+        assert_eq!(
+            verdict(&c, Direction::LowerIsBetter, 2.0),
+            Verdict::Inconclusive
+        );
+    }
+
+    #[test]
     fn serialized_names_match_the_contract() {
         let s = |v: Verdict| serde_json::to_string(&v).unwrap();
         assert_eq!(s(Verdict::Regression), "\"regression\"");
