@@ -1,6 +1,6 @@
 //! `--csv F`: one line per iteration, every figure in full precision, for spreadsheets and pandas.
 //! Quoting follows RFC 4180 (fields with `,`, `"` or line breaks are quoted, quotes doubled);
-//! lines end in `\n`.
+//! lines end in `\n`. Text that a spreadsheet would run as a formula is defused first.
 
 use crate::measurements;
 use crate::result::RunResult;
@@ -94,11 +94,24 @@ pub fn render(result: &RunResult) -> String {
 fn line(fields: &[String]) -> String {
     let mut s = fields
         .iter()
-        .map(|f| quote(f))
+        .map(|f| quote(&defuse(f)))
         .collect::<Vec<_>>()
         .join(",");
     s.push('\n');
     s
+}
+
+/// Spreadsheets run a cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return as a
+/// formula: user text (a description, a variant, an error message) could then compute, fetch or
+/// execute. Such text gets a leading `'` (the spreadsheet convention for "this is text");
+/// numbers such as `-3.5` stay numbers.
+pub fn defuse(field: &str) -> String {
+    let risky = field.starts_with(['=', '+', '-', '@', '\t', '\r']);
+    if risky && field.trim().parse::<f64>().is_err() {
+        format!("'{field}")
+    } else {
+        field.to_string()
+    }
 }
 
 /// RFC 4180: quote a field when it holds a separator, a quote or a line break; double its quotes.
@@ -121,6 +134,36 @@ mod tests {
         assert_eq!(quote("a,b"), "\"a,b\"");
         assert_eq!(quote("say \"hi\""), "\"say \"\"hi\"\"\"");
         assert_eq!(quote("two\nlines"), "\"two\nlines\"");
+    }
+
+    #[test]
+    fn formulas_are_defused_and_numbers_kept() {
+        assert_eq!(
+            defuse("=HYPERLINK(\"http://x\")"),
+            "'=HYPERLINK(\"http://x\")"
+        );
+        assert_eq!(defuse("@SUM(A1)"), "'@SUM(A1)");
+        assert_eq!(defuse("+cmd|' /C calc'!A0"), "'+cmd|' /C calc'!A0");
+        assert_eq!(defuse("-3.5"), "-3.5");
+        assert_eq!(defuse("+2"), "+2");
+        assert_eq!(defuse("plain"), "plain");
+    }
+
+    #[test]
+    fn user_strings_cannot_become_formulas_or_break_lines() {
+        let mut r = sample_result();
+        r.rows[0].variant = Some("=1+2".into());
+        r.rows[0]
+            .variables
+            .insert("connections".into(), "@cmd".into());
+        r.rows[1].iterations[3].error = Some("-boom\n=HYPERLINK(\"x\")".into());
+        let csv = render(&r);
+        // Each field is read back exactly as a spreadsheet would see it.
+        let mut lines = csv.lines();
+        lines.next();
+        let first = lines.next().unwrap();
+        assert!(first.starts_with("plaintext,'=1+2,'@cmd,1,"), "{first}");
+        assert!(csv.contains(",\"'-boom\n=HYPERLINK(\"\"x\"\")\","), "{csv}");
     }
 
     #[test]

@@ -97,6 +97,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn user_strings_in_a_run_report_are_text() {
+        let mut r = crate::report::tests::sample_result();
+        r.description = Some("<script>alert(1)</script> & \"q\"".into());
+        r.scenario = "<b>s</b>".into();
+        r.rows[0].variant = Some("<img src=x onerror=alert(1)>".into());
+        r.rows[1].iterations[3].error = Some("</td></tr><script>x</script>".into());
+        let html = render(&r);
+        for raw in ["<script", "</script", "<img", "<b>s", "</td></tr><"] {
+            assert!(!html.contains(raw), "{raw} in {html}");
+        }
+        assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;q&quot;"));
+        assert!(html.contains("<title>rigor · &lt;b&gt;s&lt;/b&gt;</title>"));
+        assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;"));
+    }
+
+    #[test]
     fn escapes_text_and_colours_verdicts() {
         let doc = Document {
             blocks: vec![

@@ -21,11 +21,11 @@ pub fn render_document(doc: &Document) -> String {
                 out.push_str(&format!(
                     "{} {}\n",
                     "#".repeat(*level as usize + 1),
-                    escape_text(text)
+                    escape_text(&text.replace(['\r', '\n'], " "))
                 ));
             }
             Block::Text(text) => {
-                out.push_str(text);
+                out.push_str(&escape_text(text));
                 out.push('\n');
             }
             Block::Table(t) => out.push_str(&table(t)),
@@ -52,28 +52,65 @@ fn styled(c: &Cell, in_table: bool) -> String {
     }
 }
 
-/// Pipes end a cell and newlines end a table row; both must be escaped inside cells.
+/// Cell text: [`escape_text`] already escapes the pipes that would end a cell and turns the
+/// line breaks that would end a row into `<br>`.
+/// Nothing starts a block inside a cell, so `-10.8%` stays as it is.
 fn escape_cell(s: &str) -> String {
-    escape_text(s).replace('|', "\\|").replace('\n', "<br>")
+    escape(s, false)
 }
 
-/// Keeps user text (error messages, paths) from turning into markup by accident, escaping only
-/// what commonly bites (`*`, `\\`, an HTML-looking `<`) so the raw file stays readable.
+/// [`escape`] for text that stands on its own line (headings, paragraphs, list items).
 fn escape_text(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars().peekable();
-    while let Some(ch) = chars.next() {
-        // `<` only opens HTML before a letter, `/` or `!`; `<0.001` stays as it is.
-        let html = ch == '<'
-            && chars
-                .peek()
-                .is_some_and(|n| n.is_ascii_alphabetic() || *n == '/' || *n == '!');
-        if matches!(ch, '*' | '\\') || html {
+    escape(s, true)
+}
+
+/// Makes any text (descriptions, file names, error messages, names from the config) show as
+/// the same text and never as markup: emphasis, code, strike-through, entity and pipe characters
+/// are backslash-escaped, and so are a `<` that could open HTML or an autolink and a `]` that
+/// could close a link. Line breaks become `<br>` so user text cannot start a heading, list or
+/// table of its own, and a first character that could start a block (`-`, `+`, `=`, `>`, `#`,
+/// `1.`) is escaped where `line_start` says the text begins a line. What cannot be markup is
+/// left as it is, so the raw file stays readable (`<0.001`, `[-1.0%, +2.0%]`, `client_saturated`).
+fn escape(s: &str, line_start: bool) -> String {
+    let s = s.replace("\r\n", "\n").replace('\r', "\n");
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = String::with_capacity(s.len() + 8);
+    for (i, &ch) in chars.iter().enumerate() {
+        let prev = i.checked_sub(1).map(|p| chars[p]);
+        let next = chars.get(i + 1).copied();
+        if ch == '\n' {
+            out.push_str("<br>");
+            continue;
+        }
+        let escape = match ch {
+            '\\' | '`' | '*' | '~' | '|' | '&' | '#' => true,
+            // An underscore inside a word never emphasises (`client_saturated`).
+            '_' => {
+                !(prev.is_some_and(char::is_alphanumeric)
+                    && next.is_some_and(char::is_alphanumeric))
+            }
+            // `<` opens HTML or an autolink only before a letter, `/`, `!` or `?`.
+            '<' => next.is_some_and(|n| n.is_ascii_alphabetic() || matches!(n, '/' | '!' | '?')),
+            // `]` closes a link or reference only before `(`, `[` or `:`.
+            ']' => matches!(next, Some('(' | '[' | ':')),
+            '-' | '+' | '=' | '>' => line_start && i == 0,
+            // `12. text` starts an ordered list: escape its `.` (digits cannot be escaped).
+            '.' | ')' => line_start && Some(i) == ordered_list_delimiter(&s),
+            _ => false,
+        };
+        if escape {
             out.push('\\');
         }
         out.push(ch);
     }
     out
+}
+
+/// Where the `.` or `)` of an ordered-list start (`12. text`, `3) text`) sits, if `s` has one.
+fn ordered_list_delimiter(s: &str) -> Option<usize> {
+    let digits = s.chars().take_while(char::is_ascii_digit).count();
+    let rest = &s[digits..];
+    (digits > 0 && (rest.starts_with(". ") || rest.starts_with(") "))).then_some(digits)
 }
 
 fn table(t: &Table) -> String {
@@ -126,6 +163,46 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("## "), "{md}");
+    }
+
+    /// User text of every kind: raw HTML, emphasis, a link, a line that would start a heading,
+    /// a table row, a list.
+    const HOSTILE: &str =
+        "<script>alert(1)</script> **b** [x](javascript:alert(1))\n# h\n| a | b |\n- item";
+
+    #[test]
+    fn user_strings_never_become_markup() {
+        let mut r = sample_result();
+        r.description = Some(HOSTILE.into());
+        r.rows[0].variant = Some("<img src=x onerror=alert(1)>".into());
+        r.rows[1].iterations[3].error = Some(HOSTILE.into());
+        let md = render(&r);
+        // Markup survives only where no backslash precedes it.
+        let unescaped = |needle: &str| {
+            md.match_indices(needle)
+                .any(|(i, _)| !md[..i].ends_with('\\'))
+        };
+        assert!(!unescaped("<script>"), "{md}");
+        assert!(!unescaped("</script>"), "{md}");
+        assert!(!unescaped("<img"), "{md}");
+        assert!(!md.contains("[x](javascript"), "{md}");
+        assert!(!md.contains("**b**"), "{md}");
+        assert!(!md.contains("\n# h"), "{md}");
+        assert!(!md.contains("\n| a |"), "{md}");
+        assert!(!md.contains("\n- item"), "{md}");
+        assert!(
+            md.contains(
+                "\\<script>alert(1)\\</script> \\*\\*b\\*\\* [x\\](javascript:alert(1))<br>\\# h<br>\\| a \\| b \\|<br>- item"
+            ),
+            "{md}"
+        );
+        assert!(md.contains("\\<img src=x onerror=alert(1)>"), "{md}");
+        // A text that starts like a list item or a heading is escaped where it starts a line.
+        assert_eq!(escape_text("- a"), "\\- a");
+        assert_eq!(escape_text("12. a"), "12\\. a");
+        assert_eq!(escape_text("> quote"), "\\> quote");
+        assert_eq!(escape_cell("-10.8%"), "-10.8%");
+        assert_eq!(escape_cell("<0.001"), "<0.001");
     }
 
     #[test]

@@ -28,6 +28,7 @@ pub fn render_document(doc: &Document, color: bool) -> String {
                     out.push('\n');
                 }
                 // Markdown's `##` would look odd on a terminal: underline sections instead.
+                let text = &visible(text);
                 match level {
                     1 => out.push_str(&paint(text, Style::Plain, color, true)),
                     2 => {
@@ -40,7 +41,7 @@ pub fn render_document(doc: &Document, color: bool) -> String {
                 out.push('\n');
             }
             Block::Text(text) => {
-                out.push_str(&text.replace("**", ""));
+                out.push_str(&visible(text));
                 out.push('\n');
             }
             Block::Table(t) => {
@@ -51,7 +52,7 @@ pub fn render_document(doc: &Document, color: bool) -> String {
             Block::List(items) => {
                 for item in items {
                     out.push_str(&paint(
-                        &format!("• {}", item.text),
+                        &format!("• {}", visible(&item.text)),
                         item.style,
                         color,
                         false,
@@ -92,8 +93,29 @@ fn paint(text: &str, style: Style, color: bool, bold: bool) -> String {
     }
 }
 
+/// Control characters in text (an escape sequence in a description or an error message could
+/// clear the screen, move the cursor or retitle the terminal) are shown as `\u{1b}`-style
+/// escapes; line breaks and tabs stay.
+pub fn visible(text: &str) -> String {
+    if !text
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() && c != '\n' && c != '\t' {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 fn cell(c: &Cell, color: bool) -> comfy_table::Cell {
-    let mut cell = comfy_table::Cell::new(&c.text);
+    let mut cell = comfy_table::Cell::new(visible(&c.text));
     if color {
         if let Some(col) = color_of(c.style) {
             cell = cell.fg(col);
@@ -115,7 +137,7 @@ fn table(t: &Table, color: bool) -> String {
         table.enforce_styling();
     }
     table.set_header(t.header.iter().map(|h| {
-        let c = comfy_table::Cell::new(h);
+        let c = comfy_table::Cell::new(visible(h));
         if color {
             c.add_attribute(Attribute::Bold)
         } else {
@@ -150,6 +172,21 @@ mod tests {
         assert!(text.contains("regression"), "{text}");
         assert!(text.contains("[debug_build]"), "{text}");
         assert!(text.contains("Kernel"), "{text}");
+    }
+
+    #[test]
+    fn escape_sequences_in_user_text_are_shown_not_obeyed() {
+        let mut r = sample_result();
+        r.description = Some("PR \x1b[2J\x1b]0;owned\x07".into());
+        r.rows[0].variant = Some("v\x1b[31m".into());
+        let text = render(&r, false);
+        assert!(!text.contains('\x1b'), "{text}");
+        assert!(!text.contains('\x07'), "{text}");
+        assert!(
+            text.contains("PR \\u{1b}[2J\\u{1b}]0;owned\\u{7}"),
+            "{text}"
+        );
+        assert!(text.contains("v\\u{1b}[31m"), "{text}");
     }
 
     #[test]
