@@ -136,6 +136,9 @@ pub fn compare_rows(
                 cmp.ci_high_pct = Some(ch.ci_high_pct).filter(|v| v.is_finite());
             }
             cmp.p_value = Some(ch.p_value).filter(|v| v.is_finite());
+        } else {
+            // No relative change exists (a zero baseline median), but the rank test still does.
+            cmp.p_value = rigor_stats::mann_whitney_p(&b, &c).filter(|v| v.is_finite());
         }
         let Some(direction) = declarations::direction(id, decl) else {
             cmp.note = Some(format!(

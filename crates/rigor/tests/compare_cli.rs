@@ -179,3 +179,285 @@ fn one_file_is_a_usage_error() {
     assert_eq!(o.status.code(), Some(2));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A `rigor.run.v1` result with one row whose iterations carry `values[i]` of each id, plus
+/// top-level fields from `extra` (a description, declarations…).
+fn result_with(values: &[(&str, &[f64])], extra: serde_json::Value) -> String {
+    let n = values[0].1.len();
+    let iterations: Vec<serde_json::Value> = (0..n)
+        .map(|i| {
+            let m: serde_json::Map<String, serde_json::Value> = values
+                .iter()
+                .map(|(id, v)| (id.to_string(), serde_json::json!(v[i])))
+                .collect();
+            serde_json::json!({"index": i, "excluded": false, "measurements": m,
+                               "warnings": [], "outside_window": {"requests": 2, "bytes": 180}})
+        })
+        .collect();
+    let mut doc = serde_json::json!({
+        "schema": "rigor.run.v1", "rigor_version": "0.1.0", "scenario": "s", "profile": "local",
+        "description": null, "started_at": "2026-11-30T02:00:00Z", "status": "complete",
+        "environment": {"kernel": "6.8.0"}, "warnings": [],
+        "rows": [{"scenario": "s", "variables": {}, "variant": null, "iterations": iterations,
+                  "summary": {}, "warnings": []}],
+        "comparisons": []
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        doc[k] = v.clone();
+    }
+    doc.to_string()
+}
+
+fn comparison<'a>(json: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    json["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["measurement"] == id)
+        .unwrap_or_else(|| panic!("no {id} in {json}"))
+}
+
+fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn an_undeclared_throughput_drop_gets_no_verdict_until_its_direction_is_declared() {
+    let dir = temp_dir("undeclared");
+    let (a, b, out) = (dir.join("a.json"), dir.join("b.json"), dir.join("out.json"));
+    let around = |c: f64| -> Vec<f64> {
+        (0..10)
+            .map(|i| c * (1.0 + 0.002 * ((i * 7 % 5) as f64 - 2.0)))
+            .collect()
+    };
+    let (base, cand) = (around(800_000.0), around(720_000.0));
+    std::fs::write(
+        &a,
+        result_with(&[("cmd.msgs_per_sec", &base)], serde_json::json!({})),
+    )
+    .unwrap();
+    std::fs::write(
+        &b,
+        result_with(&[("cmd.msgs_per_sec", &cand)], serde_json::json!({})),
+    )
+    .unwrap();
+    let watch = [
+        "--fail-on-regression",
+        "--measurements",
+        "cmd.msgs_per_sec",
+        "--json",
+    ];
+
+    // Undeclared: a 10% drop is neither an improvement nor a regression, and the warning says
+    // how to declare it.
+    let o = rigor(&[&a, &b], &[&watch[..], &[out.to_str().unwrap()]].concat());
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let json = read_json(&out);
+    let c = comparison(&json, "cmd.msgs_per_sec");
+    assert_eq!(c["verdict"], "inconclusive", "{c}");
+    assert!(c["direction"].is_null(), "{c}");
+    assert!(c["change_pct"].as_f64().unwrap() < -9.0, "{c}");
+    let w = json["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "undeclared_measurement")
+        .expect("undeclared warning");
+    assert!(
+        w["advice"]
+            .as_str()
+            .unwrap()
+            .contains("--measure cmd.msgs_per_sec=higher"),
+        "{w}"
+    );
+    assert!(stdout.contains("no verdict"), "{stdout}");
+    assert!(!stdout.contains("improvement"), "{stdout}");
+
+    // Declared on the command line: a regression, exit 3.
+    let o = rigor(
+        &[&a, &b],
+        &[
+            &watch[..],
+            &[
+                out.to_str().unwrap(),
+                "--measure",
+                "cmd.msgs_per_sec=higher",
+            ],
+        ]
+        .concat(),
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert_eq!(
+        comparison(&read_json(&out), "cmd.msgs_per_sec")["verdict"],
+        "regression"
+    );
+
+    // Declared in the results (as `rigor run` stores rigor.toml's [measurements.ID]): the same.
+    let decl = serde_json::json!({"measurements": {"cmd.msgs_per_sec": {"direction": "higher", "unit": "1/s", "label": "Messages/sec"}}});
+    std::fs::write(
+        &a,
+        result_with(&[("cmd.msgs_per_sec", &base)], decl.clone()),
+    )
+    .unwrap();
+    std::fs::write(&b, result_with(&[("cmd.msgs_per_sec", &cand)], decl)).unwrap();
+    let o = rigor(&[&a, &b], &[&watch[..], &[out.to_str().unwrap()]].concat());
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(3), "{stdout}");
+    assert!(stdout.contains("Messages/sec (1/s)"), "{stdout}");
+    let json = read_json(&out);
+    assert_eq!(comparison(&json, "cmd.msgs_per_sec")["direction"], "higher");
+
+    // A flag that contradicts the catalogue, or is not a direction, is a usage error.
+    let o = rigor(&[&a, &b], &["--measure", "load.rps=lower"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("higher is better"));
+    let o = rigor(&[&a, &b], &["--measure", "cmd.msgs_per_sec=up"]);
+    assert_eq!(o.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_change_column_never_contradicts_the_medians_beside_it() {
+    // Two modes: the medians rise 26.93 → 33.90 while the Hodges–Lehmann shift of the same data
+    // is -0.29% (numpy: 100*expm1(median of pairwise log ratios) = -0.2932551319647856).
+    let dir = temp_dir("contradiction");
+    let (a, b, out, md) = (
+        dir.join("a.json"),
+        dir.join("b.json"),
+        dir.join("out.json"),
+        dir.join("out.md"),
+    );
+    let id = "load.latency.p99";
+    std::fs::write(
+        &a,
+        result_with(
+            &[(id, &[26.10, 26.50, 26.93, 34.10, 34.30])],
+            serde_json::json!({}),
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        &b,
+        result_with(
+            &[(id, &[26.00, 26.20, 33.90, 34.00, 34.20])],
+            serde_json::json!({}),
+        ),
+    )
+    .unwrap();
+    let o = rigor(
+        &[&a, &b],
+        &[
+            "--json",
+            out.to_str().unwrap(),
+            "--markdown",
+            md.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let json = read_json(&out);
+    let c = comparison(&json, id);
+    assert_eq!(c["baseline_median"], 26.93);
+    assert_eq!(c["candidate_median"], 33.9);
+    // 100*(33.9/26.93 - 1) = 25.88191607872261
+    assert!(
+        (c["change_pct"].as_f64().unwrap() - 25.88191607872261).abs() < 1e-9,
+        "{c}"
+    );
+    assert!(
+        (c["shift_pct"].as_f64().unwrap() + 0.2932551319647856).abs() < 1e-9,
+        "{c}"
+    );
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        md.contains("| Latency 99th (ms) | 26.93 | 33.90 | +25.9% |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("change: candidate median vs baseline median"),
+        "{md}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn small_samples_with_ties_get_the_exact_p_value() {
+    // Error counts tie a lot. scipy.stats.permutation_test with |U - mn/2| over midranks,
+    // n_resamples=inf: p = 0.11904761904761904 (the normal approximation says 0.0827).
+    let dir = temp_dir("ties");
+    let (a, b, out) = (dir.join("a.json"), dir.join("b.json"), dir.join("out.json"));
+    let id = "load.bad_responses";
+    std::fs::write(
+        &a,
+        result_with(&[(id, &[0., 0., 1., 0., 2.])], serde_json::json!({})),
+    )
+    .unwrap();
+    std::fs::write(
+        &b,
+        result_with(&[(id, &[1., 2., 2., 3., 1.])], serde_json::json!({})),
+    )
+    .unwrap();
+    let o = rigor(&[&a, &b], &["--json", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0));
+    let p = comparison(&read_json(&out), id)["p_value"]
+        .as_f64()
+        .unwrap();
+    assert!((p - 0.11904761904761904).abs() < 1e-12, "{p}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn hostile_descriptions_and_file_names_reach_the_step_summary_as_text() {
+    let dir = temp_dir("hostile");
+    let a = dir.join("a.json");
+    let b = dir.join("<img src=x onerror=alert(1)>.json");
+    let summary = dir.join("summary.md");
+    let rps: Vec<f64> = (0..5).map(|i| 1000.0 + i as f64).collect();
+    std::fs::write(
+        &a,
+        result_with(
+            &[("load.rps", &rps)],
+            serde_json::json!({"description": "<script>alert(1)</script>"}),
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        &b,
+        result_with(&[("load.rps", &rps)], serde_json::json!({})),
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_rigor"))
+        .arg("compare")
+        .args([&a, &b])
+        .env("NO_COLOR", "1")
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let md = std::fs::read_to_string(&summary).unwrap();
+    let unescaped = |needle: &str| {
+        md.match_indices(needle)
+            .any(|(i, _)| !md[..i].ends_with('\\'))
+    };
+    assert!(md.contains("script>alert(1)"), "{md}");
+    assert!(md.contains("img src=x onerror=alert(1)>"), "{md}");
+    assert!(!unescaped("<script>"), "{md}");
+    assert!(!unescaped("</script>"), "{md}");
+    assert!(!unescaped("<img"), "{md}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
