@@ -3,7 +3,7 @@
 //! separately recorded runs were not interleaved, and exit code 3 for CI (`--fail-on-regression`).
 
 use crate::comparison::{self, CONFIDENCE};
-use crate::declarations::{self, Better, Declaration, Declarations};
+use crate::declarations::{self, Better, Declarations};
 use crate::report::{self, environment, format, Block, Cell, Document, Style};
 use crate::result::{Comparison, Row, RunResult, Warning, SCHEMA};
 use anyhow::{anyhow, bail, Context};
@@ -345,10 +345,7 @@ fn merge_declarations(
         ));
     }
     for (id, better) in flags {
-        merged
-            .entry(id.clone())
-            .or_insert_with(Declaration::default)
-            .direction = Some(*better);
+        merged.entry(id.clone()).or_default().direction = Some(*better);
     }
     merged
 }

@@ -20,6 +20,9 @@ load = "load"
 [scenarios.t.variants.old]
 [scenarios.t.variants.new]
 env = { SAME = "2" }
+
+[measurements."load.rps"]
+label = "Throughput"
 "#
 }
 
@@ -67,6 +70,11 @@ fn every_scenario_is_compared_numbered_from_one_and_warned_up_front() {
     assert!(comparison.contains("▸ s"), "{comparison}");
     assert!(comparison.contains("▸ t"), "{comparison}");
 
+    // rigor.toml's [measurements.ID] declarations label the tables and travel in the result,
+    // so `rigor compare` judges the ids the way this run did.
+    assert_eq!(json["measurements"]["load.rps"]["label"], "Throughput");
+    assert!(stdout.contains("Throughput (1/s)"), "{stdout}");
+
     // -i 3 with --exclude 1:0 keeps 2 per variant: said before the first iteration runs and
     // before the first table, with advice that counts the exclusion (-i 5 keeps 4).
     let said = stderr
@@ -79,7 +87,7 @@ fn every_scenario_is_compared_numbered_from_one_and_warned_up_front() {
         "{stderr}"
     );
     let in_report = stdout.find("leaves 2 per variant").expect("in the report");
-    assert!(in_report < stdout.find("Requests/sec").unwrap(), "{stdout}");
+    assert!(in_report < stdout.find("Throughput").unwrap(), "{stdout}");
 
     // One numbering for people: progress lines, the CSV and the report count 1..3; the JSON
     // keeps its 0-based `index`.

@@ -829,6 +829,26 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn the_mean_of_the_kept_iterations_stands_beside_the_median() {
+        // One slow iteration pulls the mean, not the median: numpy median([100, 101, 130]) = 101,
+        // mean = 110.33333333333333, 100*std(ddof=1)/mean = 15.443357001972274; the excluded
+        // 500 counts in neither.
+        let mut r = sample_result();
+        r.rows.truncate(1);
+        let mut row = row_with(&[], None, "load.rps", &[100.0, 101.0, 130.0, 500.0]);
+        row.iterations[3].excluded = true;
+        summarize_row(&mut row);
+        r.rows[0] = row;
+        let doc = run_document(&r);
+        let rps = doc.tables()[0]
+            .rows
+            .iter()
+            .find(|l| l[0].text == "Requests/sec (1/s)")
+            .unwrap();
+        assert_eq!(rps[1].text, "101 ±15.4% (110.3)");
+    }
+
+    #[test]
     fn excluded_iterations_are_counted() {
         let mut r = sample_result();
         r.rows[0].iterations[0].excluded = true;
