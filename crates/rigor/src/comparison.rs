@@ -170,7 +170,7 @@ pub fn compare_rows(
                 match rigor_stats::iterations_to_settle(&b, &c, threshold_pct, CONFIDENCE) {
                     Some(k) if k > MAX_SUGGESTED_ITERATIONS => format!(
                         "over {MAX_SUGGESTED_ITERATIONS} iterations per side would be needed: \
-                         the change is small next to the noise (quiet the machine, or accept it as unsettled)"
+                         the iterations vary too much for this change to settle (quiet the machine, or accept it as unsettled)"
                     ),
                     Some(k) => {
                         let kept = b.len().max(c.len());
