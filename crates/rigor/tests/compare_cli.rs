@@ -150,7 +150,7 @@ fn equal_results_exit_0() {
     }
     let md = std::fs::read_to_string(&md).unwrap();
     assert!(
-        md.contains("| measurement | a | b | change | 95% CI | p | verdict |"),
+        md.contains("| measurement | a | b | Δ median | 95% CI | p | verdict |"),
         "{md}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
@@ -384,7 +384,7 @@ fn the_change_column_never_contradicts_the_medians_beside_it() {
         "{md}"
     );
     assert!(
-        md.contains("change: candidate median vs baseline median"),
+        md.contains("Δ median: candidate median vs baseline median"),
         "{md}"
     );
     std::fs::remove_dir_all(&dir).unwrap();

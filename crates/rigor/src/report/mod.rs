@@ -393,7 +393,7 @@ fn outside_window_cell(row: &Row) -> String {
 }
 
 /// What the comparison columns are, said once under the comparison heading.
-const COMPARISON_LEGEND: &str = "change: candidate median vs baseline median · 95% CI: \
+const COMPARISON_LEGEND: &str = "Δ median: candidate median vs baseline median · 95% CI: \
      Hodges–Lehmann interval of the ratio (the typical pairwise change) · p: Mann–Whitney \
      (exact for small samples) · no verdict where the interval misses the medians' change";
 
@@ -437,7 +437,7 @@ pub fn comparison_blocks(cmps: &[Comparison], decl: &Declarations) -> Vec<Block>
         for cand in &candidates {
             header.extend([
                 cand.to_string(),
-                "change".into(),
+                "Δ median".into(),
                 "95% CI".into(),
                 "p".into(),
                 "verdict".into(),
@@ -779,7 +779,7 @@ pub(crate) mod tests {
                 "measurement",
                 "base",
                 "slow",
-                "change",
+                "Δ median",
                 "95% CI",
                 "p",
                 "verdict"
