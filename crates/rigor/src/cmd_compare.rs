@@ -712,6 +712,59 @@ mod tests {
     }
 
     #[test]
+    fn files_that_declare_an_id_differently_leave_it_without_a_verdict() {
+        use crate::declarations::Declaration;
+        let with = |center: f64, better: Better| {
+            let mut r = result(None, &noisy(center, 10), "6.8");
+            for it in r.rows[0].iterations.iter_mut() {
+                let v = it.measurements["load.rps"] / 1000.0;
+                it.measurements.insert("cmd.mps".into(), v);
+            }
+            r.measurements.insert(
+                "cmd.mps".into(),
+                Declaration {
+                    direction: Some(better),
+                    ..Default::default()
+                },
+            );
+            r
+        };
+        let inputs = vec![
+            (PathBuf::from("a.json"), with(1000.0, Better::Higher)),
+            (PathBuf::from("b.json"), with(900.0, Better::Lower)),
+        ];
+        let verdict = |report: &CompareReport| {
+            report
+                .comparisons
+                .iter()
+                .find(|c| c.measurement == "cmd.mps")
+                .map(|c| c.verdict.clone())
+                .unwrap()
+        };
+        let report = compare_results(&inputs, &[], 2.0, &[]).unwrap();
+        assert_eq!(verdict(&report), "inconclusive");
+        let w = report
+            .warnings
+            .iter()
+            .find(|w| w.kind == "conflicting_declarations")
+            .expect("conflict warning");
+        assert!(
+            w.message
+                .contains("cmd.mps differently (a: higher, b: lower)"),
+            "{}",
+            w.message
+        );
+        // A flag settles it.
+        let report =
+            compare_results(&inputs, &[], 2.0, &[("cmd.mps".into(), Better::Higher)]).unwrap();
+        assert_eq!(verdict(&report), "regression");
+        assert!(!report
+            .warnings
+            .iter()
+            .any(|w| w.kind == "conflicting_declarations"));
+    }
+
+    #[test]
     fn unmatched_rows_are_warned_and_no_match_is_an_error() {
         let a = result(None, &noisy(100.0, 5), "6.8");
         let mut b = result(None, &noisy(100.0, 5), "6.8");
