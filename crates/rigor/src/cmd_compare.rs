@@ -165,13 +165,14 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<i32> {
 
     if args.fail_on_regression {
         let found = comparison::regressions(&report.comparisons, &watched);
+        let shown = report::terminal::visible;
         for c in &found {
             eprintln!(
                 "rigor: regression in {} ({} vs {}{}): {}",
-                c.measurement,
-                c.candidate,
-                c.baseline,
-                row_suffix(&c.row),
+                shown(&c.measurement),
+                shown(&c.candidate),
+                shown(&c.baseline),
+                shown(&row_suffix(&c.row)),
                 c.change_pct.map(format::signed_pct).unwrap_or_default()
             );
         }
@@ -182,10 +183,10 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<i32> {
         {
             eprintln!(
                 "rigor: {} is inconclusive ({} vs {}{}){}",
-                c.measurement,
-                c.candidate,
-                c.baseline,
-                row_suffix(&c.row),
+                shown(&c.measurement),
+                shown(&c.candidate),
+                shown(&c.baseline),
+                shown(&row_suffix(&c.row)),
                 c.note
                     .as_deref()
                     .map(|n| format!(": {n}"))
