@@ -69,13 +69,24 @@ pub struct Declaration {
 pub type Declarations = BTreeMap<String, Declaration>;
 
 /// Checks a declaration against the catalogue: relabelling a known id is fine, reversing its
-/// direction is an error (rigor's own figures have one meaning).
+/// direction or changing its unit is an error (rigor's own figures have one meaning, and the
+/// numbers would not be converted).
 pub fn check(id: &str, d: &Declaration) -> Result<(), String> {
-    match (measurements::info(id), d.direction) {
-        (Some(m), Some(b)) if Better::of(m.direction) != b => Err(format!(
+    let Some(m) = measurements::info(id) else {
+        return Ok(());
+    };
+    if let Some(b) = d.direction.filter(|b| *b != Better::of(m.direction)) {
+        return Err(format!(
             "`{id}` is rigor's own measurement and {} is better for it; \
-             a declaration cannot reverse that",
-            Better::of(m.direction).as_str()
+             a declaration cannot make it {}",
+            Better::of(m.direction).as_str(),
+            b.as_str()
+        ));
+    }
+    match &d.unit {
+        Some(u) if u != m.unit => Err(format!(
+            "`{id}` is rigor's own measurement, in {}; a declaration cannot change its unit to {u}",
+            m.unit
         )),
         _ => Ok(()),
     }
@@ -227,6 +238,12 @@ mod tests {
         assert_eq!(parse_flag("load.rps=higher").unwrap().1, Better::Higher);
         let e = parse_flag("load.rps=lower").unwrap_err();
         assert!(e.contains("higher is better"), "{e}");
+        let unit = Declaration {
+            unit: Some("GiB".into()),
+            ..Default::default()
+        };
+        assert!(check("app.rss", &unit).unwrap_err().contains("in MiB"));
+        assert!(check("cmd.mem", &unit).is_ok());
         let e = parse_flag("cmd.mps=up").unwrap_err();
         assert!(e.contains("\"higher\" or \"lower\""), "{e}");
         assert!(parse_flag("cmd.mps").is_err());

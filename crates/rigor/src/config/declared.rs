@@ -31,8 +31,21 @@ impl Config {
                 direction,
                 label: raw.label.clone(),
             };
-            declarations::check(id, &d)
-                .map_err(|e| self.error_at(&table, Some("direction"), &e))?;
+            let key = if d.unit.is_some()
+                && declarations::check(
+                    id,
+                    &Declaration {
+                        direction: None,
+                        ..d.clone()
+                    },
+                )
+                .is_err()
+            {
+                "unit"
+            } else {
+                "direction"
+            };
+            declarations::check(id, &d).map_err(|e| self.error_at(&table, Some(key), &e))?;
             out.insert(id.clone(), d);
         }
         Ok(out)
