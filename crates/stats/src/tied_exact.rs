@@ -54,3 +54,83 @@ pub(crate) fn tied_exact_p(doubled_ranks: &[u64], in_first: &[bool]) -> Option<f
     }
     Some((tail as f64 / total as f64).min(1.0))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_rng::Rng;
+
+    /// The same p-value by listing every one of the C(N, n1) splits of the pooled ranks.
+    fn brute_force(ranks: &[u64], in_first: &[bool]) -> f64 {
+        let big_n = ranks.len();
+        let n1 = in_first.iter().filter(|&&f| f).count();
+        let centre = (n1 * (big_n + 1)) as i64;
+        let observed: i64 = ranks
+            .iter()
+            .zip(in_first)
+            .filter(|(_, &f)| f)
+            .map(|(&r, _)| r as i64)
+            .sum();
+        let (mut tail, mut total) = (0u64, 0u64);
+        for mask in 0u32..(1 << big_n) {
+            if mask.count_ones() as usize != n1 {
+                continue;
+            }
+            let s: i64 = (0..big_n)
+                .filter(|i| mask & (1 << i) != 0)
+                .map(|i| ranks[i] as i64)
+                .sum();
+            total += 1;
+            if (s - centre).abs() >= (observed - centre).abs() {
+                tail += 1;
+            }
+        }
+        tail as f64 / total as f64
+    }
+
+    /// Doubled midranks of a pooled sample given as sorted-order values.
+    fn doubled_midranks(values: &[u64]) -> Vec<u64> {
+        let mut sorted = values.to_vec();
+        sorted.sort();
+        values
+            .iter()
+            .map(|v| {
+                let first = sorted.iter().position(|s| s == v).unwrap();
+                let last = sorted.iter().rposition(|s| s == v).unwrap();
+                (first + last + 2) as u64
+            })
+            .collect()
+    }
+
+    #[test]
+    fn matches_listing_every_split() {
+        let mut rng = Rng::new(7);
+        for _ in 0..200 {
+            let big_n = 4 + (rng.next_u64() % 11) as usize; // 4..=14
+            let values: Vec<u64> = (0..big_n).map(|_| rng.next_u64() % 5).collect();
+            let mut in_first: Vec<bool> = (0..big_n).map(|_| rng.next_u64() % 2 == 0).collect();
+            in_first[0] = true;
+            in_first[big_n - 1] = false;
+            let ranks = doubled_midranks(&values);
+            let p = tied_exact_p(&ranks, &in_first).unwrap();
+            let want = brute_force(&ranks, &in_first);
+            assert!(
+                (p - want).abs() < 1e-12,
+                "{values:?} {in_first:?}: {p} vs {want}"
+            );
+        }
+    }
+
+    #[test]
+    fn declines_what_it_cannot_count() {
+        assert_eq!(tied_exact_p(&[3, 3], &[true, true]), None);
+        let ranks = vec![2u64; MAX_EXACT_TIED + 1];
+        let mut sides = vec![false; MAX_EXACT_TIED + 1];
+        sides[0] = true;
+        assert_eq!(tied_exact_p(&ranks, &sides), None);
+        // The largest pooled sample it counts, all values tied: no evidence at all.
+        let ranks = vec![(MAX_EXACT_TIED + 1) as u64; MAX_EXACT_TIED];
+        let sides: Vec<bool> = (0..MAX_EXACT_TIED).map(|i| i % 2 == 0).collect();
+        assert_eq!(tied_exact_p(&ranks, &sides), Some(1.0));
+    }
+}
