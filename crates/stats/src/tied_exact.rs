@@ -108,7 +108,9 @@ mod tests {
         for _ in 0..200 {
             let big_n = 4 + (rng.next_u64() % 11) as usize; // 4..=14
             let values: Vec<u64> = (0..big_n).map(|_| rng.next_u64() % 5).collect();
-            let mut in_first: Vec<bool> = (0..big_n).map(|_| rng.next_u64() % 2 == 0).collect();
+            let mut in_first: Vec<bool> = (0..big_n)
+                .map(|_| rng.next_u64().is_multiple_of(2))
+                .collect();
             in_first[0] = true;
             in_first[big_n - 1] = false;
             let ranks = doubled_midranks(&values);
@@ -130,7 +132,7 @@ mod tests {
         assert_eq!(tied_exact_p(&ranks, &sides), None);
         // The largest pooled sample it counts, all values tied: no evidence at all.
         let ranks = vec![(MAX_EXACT_TIED + 1) as u64; MAX_EXACT_TIED];
-        let sides: Vec<bool> = (0..MAX_EXACT_TIED).map(|i| i % 2 == 0).collect();
+        let sides: Vec<bool> = (0..MAX_EXACT_TIED).map(|i| i.is_multiple_of(2)).collect();
         assert_eq!(tied_exact_p(&ranks, &sides), Some(1.0));
     }
 }
