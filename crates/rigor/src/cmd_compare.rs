@@ -415,6 +415,7 @@ pub fn compare_results(
     let base = &inputs[0].1;
     let mut comparisons = Vec::new();
     let mut matched_any = false;
+    let mut too_few: Vec<String> = Vec::new();
     for (ci, (_, cand)) in inputs.iter().enumerate().skip(1) {
         for brow in &base.rows {
             let bkey = key(base, brow);
@@ -432,6 +433,21 @@ pub fn compare_results(
                 continue;
             };
             matched_any = true;
+            let kept = |r: &Row| {
+                r.iterations
+                    .iter()
+                    .filter(|it| !it.excluded && it.error.is_none())
+                    .count()
+            };
+            let (nb, nc) = (kept(brow), kept(crow));
+            if !rigor_stats::can_ever_be_significant(nb, nc, CONFIDENCE) {
+                too_few.push(format!(
+                    "`{}` of {} ({nb}) vs {} ({nc})",
+                    key_label(&bkey),
+                    names[0],
+                    names[ci]
+                ));
+            }
             let mut ids = common_measurements(brow, crow);
             for id in extra {
                 if !ids.contains(id) && !brow.values(id).is_empty() && !crow.values(id).is_empty() {
@@ -473,6 +489,18 @@ pub fn compare_results(
             names[1..].join(", "),
             names[0]
         );
+    }
+    if !too_few.is_empty() {
+        warnings.push(Warning::new(
+            "too_few_iterations",
+            format!(
+                "kept iterations per side can never reach {}% confidence for {}: their \
+                 comparisons cannot reach a verdict",
+                (CONFIDENCE * 100.0).round(),
+                too_few.join(", ")
+            ),
+            "record more iterations per side (what --exclude drops does not count)",
+        ));
     }
     let undeclared = declarations::undeclared(comparisons.iter().map(|c| &c.measurement), &decl);
     warnings.extend(declarations::undeclared_warning(&undeclared));
@@ -555,16 +583,27 @@ pub fn document(report: &CompareReport) -> Document {
         format::number(report.threshold_pct),
         format::number(report.confidence * 100.0)
     )));
+    // Said before the tables: no figure in them can change it.
+    let (up_front, rest): (Vec<&Warning>, Vec<&Warning>) = report
+        .warnings
+        .iter()
+        .partition(|w| w.kind == "too_few_iterations");
+    if !up_front.is_empty() {
+        blocks.push(Block::List(
+            up_front
+                .iter()
+                .map(|w| Cell::styled(report::warning_text(w), Style::Warning))
+                .collect(),
+        ));
+    }
     blocks.extend(report::comparison_blocks(
         &report.comparisons,
         &report.measurements,
     ));
-    if !report.warnings.is_empty() {
+    if !rest.is_empty() {
         blocks.push(Block::Heading(2, "warnings".into()));
         blocks.push(Block::List(
-            report
-                .warnings
-                .iter()
+            rest.iter()
                 .map(|w| Cell::styled(report::warning_text(w), Style::Warning))
                 .collect(),
         ));
@@ -763,6 +802,48 @@ mod tests {
             .warnings
             .iter()
             .any(|w| w.kind == "conflicting_declarations"));
+    }
+
+    #[test]
+    fn too_few_kept_iterations_are_said_before_the_tables() {
+        // 6 recorded, 3 excluded (as -i 6 --exclude 2:1 leaves them): 3 vs 3 can never reach 95%.
+        let mk = |center: f64| {
+            let mut r = result(None, &noisy(center, 6), "6.8");
+            for it in r.rows[0].iterations.iter_mut().take(3) {
+                it.excluded = true;
+            }
+            r
+        };
+        let inputs = vec![
+            (PathBuf::from("a.json"), mk(1000.0)),
+            (PathBuf::from("b.json"), mk(900.0)),
+        ];
+        let report = compare_results(&inputs, &[], 2.0, &[]).unwrap();
+        let w = report
+            .warnings
+            .iter()
+            .find(|w| w.kind == "too_few_iterations")
+            .expect("too few warning");
+        assert!(
+            w.message
+                .contains("`plaintext connections=64` of a (3) vs b (3)"),
+            "{}",
+            w.message
+        );
+        let doc = document(&report);
+        let first_table = doc
+            .blocks
+            .iter()
+            .position(|b| matches!(b, Block::Table(_)))
+            .unwrap();
+        let said = doc
+            .blocks
+            .iter()
+            .position(
+                |b| matches!(b, Block::List(l) if l[0].text.starts_with("[too_few_iterations]")),
+            )
+            .unwrap();
+        assert!(said < first_table);
     }
 
     #[test]
