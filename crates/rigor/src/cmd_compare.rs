@@ -442,7 +442,7 @@ pub fn compare_results(
             let (nb, nc) = (kept(brow), kept(crow));
             if !rigor_stats::can_ever_be_significant(nb, nc, CONFIDENCE) {
                 too_few.push(format!(
-                    "`{}` of {} ({nb}) vs {} ({nc})",
+                    "`{}` ({nb} in {} vs {nc} in {})",
                     key_label(&bkey),
                     names[0],
                     names[ci]
@@ -826,7 +826,7 @@ mod tests {
             .expect("too few warning");
         assert!(
             w.message
-                .contains("`plaintext connections=64` of a (3) vs b (3)"),
+                .contains("`plaintext connections=64` (3 in a vs 3 in b)"),
             "{}",
             w.message
         );

@@ -153,7 +153,7 @@ mod tests {
             "{md}"
         );
         assert!(
-            md.contains("| Max Working Set (MiB) | 61.81 ±1.0% (61.81) |"),
+            md.contains("| Max Working Set (MiB) | 61.81 ±1.0% |"),
             "{md}"
         );
         assert!(md.contains("| **regression** |"), "{md}");

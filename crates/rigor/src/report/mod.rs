@@ -182,7 +182,8 @@ const UP_FRONT: &[&str] = &["too_few_iterations"];
 
 /// What a measurement cell holds, said once above the tables.
 const CELL_LEGEND: &str =
-    "cells: median ±CV% (mean) of the kept iterations; excluded and failed iterations are left out";
+    "cells: median ±CV% (mean, where it differs) of the kept iterations; excluded and failed \
+     iterations are left out";
 
 /// Scenario names in the order their rows appear.
 fn scenarios_in_order(result: &RunResult) -> Vec<String> {
@@ -320,7 +321,7 @@ pub fn summary_of(row: &Row, id: &str) -> Option<Summary> {
 
 /// `median ±CV% (mean)`, with `(n=k)` when fewer iterations than the row's used ones carry the
 /// figure. The mean of the same kept iterations stands beside the median for readers who compare
-/// means (crank's tables do).
+/// means (crank's tables do), unless it reads the same.
 fn measurement_cell(row: &Row, id: &str) -> String {
     let Some(s) = summary_of(row, id) else {
         return "—".to_string();
@@ -334,7 +335,11 @@ fn measurement_cell(row: &Row, id: &str) -> String {
         };
         text.push(' ');
         text.push_str(&format::cv_pct(cv));
-        text.push_str(&format!(" ({})", format::number(s.mean)));
+        // Where the mean reads the same as the median it would only repeat it.
+        let mean = format::number(s.mean);
+        if mean != format::number(s.median) {
+            text.push_str(&format!(" ({mean})"));
+        }
     }
     let used = used_iterations(row);
     if s.n < used {
@@ -716,7 +721,7 @@ pub(crate) mod tests {
         );
         assert_eq!(app.rows[0][0].text, "Max Working Set (MiB)");
         // median ±CV (mean): numpy mean of 61.2 * [1, 1.01, 1.02] = 61.812
-        assert_eq!(app.rows[0][1].text, "61.81 ±1.0% (61.81)");
+        assert_eq!(app.rows[0][1].text, "61.81 ±1.0%");
         // Only the failed iteration measured its start time: no line for it.
         assert!(!app.rows.iter().any(|r| r[0].text == "Start Time (ms)"));
         let load = tables[1];
@@ -726,7 +731,7 @@ pub(crate) mod tests {
             .iter()
             .find(|r| r[0].text == "Requests/sec (1/s)")
             .unwrap();
-        assert_eq!(rps[1].text, "1,244,764 ±1.0% (1,244,764)");
+        assert_eq!(rps[1].text, "1,244,764 ±1.0%");
         let outside = load
             .rows
             .iter()
