@@ -404,7 +404,7 @@ const COMPARISON_LEGEND: &str = "Δ median: candidate median vs baseline median 
 
 /// Comparison tables, one per scenario and matrix row (in order of appearance): measurement, the
 /// baseline's median, then per candidate its median, the change of the medians, the 95% CI,
-/// p-value and verdict (like seed 001's before/after columns, plus the noise), followed by the
+/// p-value and verdict (before/after columns, plus the noise), followed by the
 /// notes explaining `inconclusive` cells. A measurement with no known direction shows
 /// `no verdict`.
 pub fn comparison_blocks(cmps: &[Comparison], decl: &Declarations) -> Vec<Block> {
