@@ -33,7 +33,18 @@ fn every_scenario_is_compared_numbered_from_one_and_warned_up_front() {
     let (out, json) = run(
         &dir,
         &two_scenarios(port),
-        &["-i", "3", "--exclude", "1:0", "--csv", "result.csv"],
+        &[
+            "-i",
+            "3",
+            "--exclude",
+            "1:0",
+            "--csv",
+            "result.csv",
+            "--markdown",
+            "result.md",
+            "--description",
+            "<script>alert(1)</script>\n# not a heading",
+        ],
     );
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout).to_string(),
@@ -112,4 +123,12 @@ fn every_scenario_is_compared_numbered_from_one_and_warned_up_front() {
         .collect();
     indices.sort();
     assert_eq!(indices, vec![0, 1, 2]);
+
+    // The description is text in the Markdown report, never HTML or a heading of its own.
+    let md = std::fs::read_to_string(dir.join("result.md")).unwrap();
+    assert!(
+        md.contains("\\<script>alert(1)\\</script><br>\\# not a heading"),
+        "{md}"
+    );
+    assert!(!md.contains("\n# not a heading"), "{md}");
 }
