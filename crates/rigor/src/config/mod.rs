@@ -1,16 +1,26 @@
 //! `rigor.toml`: reading it, pointing errors at file, line and key, and resolving a scenario
 //! into rows of concrete jobs.
 
+mod checks;
 mod cpus;
+mod limits;
 mod locate;
 mod model;
+mod problems;
 mod raw;
 mod resolve;
 mod vars;
 
 pub use cpus::parse_cpu_list;
+pub use limits::Limits;
 pub use model::{AppJob, Ready, RowPlan};
+pub use problems::Problems;
+pub use resolve::MAX_ROWS;
 pub use vars::Vars;
+
+/// The most iterations of one row (`-i`, `iterations`, `--until-conclusive`): more is a typo,
+/// and the schedule holds one slot per iteration.
+pub const MAX_ITERATIONS: usize = 10_000;
 
 use locate::Locator;
 use raw::RawConfig;
@@ -31,11 +41,13 @@ pub struct PlanRequest {
     pub profile: String,
     pub cli_vars: Vec<(String, String)>,
     pub variants: Option<Vec<String>>,
+    /// What the machine allows; the default checks nothing machine-specific.
+    pub limits: Limits,
 }
 
 impl Config {
     /// Reads and checks a config file; every error names the file (and line when known).
-    pub fn load(path: &Path) -> Result<Config, String> {
+    pub fn load(path: &Path) -> Result<Config, Problems> {
         let text = std::fs::read_to_string(path).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
                 format!(
@@ -49,8 +61,8 @@ impl Config {
         Self::parse(path, text)
     }
 
-    /// Parses config text as if read from `path`.
-    pub fn parse(path: &Path, text: String) -> Result<Config, String> {
+    /// Parses config text as if read from `path`; every problem of the file is returned.
+    pub fn parse(path: &Path, text: String) -> Result<Config, Problems> {
         let raw: RawConfig = toml::from_str(&text).map_err(|e| {
             let msg = e.message();
             match e.span() {
@@ -91,8 +103,9 @@ impl Config {
             text,
             raw,
         };
-        config.check_references()?;
-        Ok(config)
+        let mut problems = Problems::default();
+        config.check_references(&mut problems);
+        problems.or_ok(config)
     }
 
     /// Scenario names in declared order.
@@ -121,54 +134,56 @@ impl Config {
         }
     }
 
-    fn check_references(&self) -> Result<(), String> {
+    /// Checks that every scenario names jobs that exist and can play their role.
+    fn check_references(&self, p: &mut Problems) {
         if self.raw.scenarios.is_empty() {
-            return Err(format!(
+            p.add(format!(
                 "{}: no [scenarios.NAME] table: nothing to run",
                 self.path.display()
             ));
         }
         for (name, s) in &self.raw.scenarios {
             let table = format!("scenarios.{name}");
-            for (role, job) in [("application", &s.application), ("load", &s.load)] {
+            for (role, job, needs) in [
+                ("application", &s.application, "command"),
+                ("load", &s.load, "url"),
+            ] {
                 match job {
-                    None => {
-                        return Err(self.error_at(
-                            &table,
-                            None,
-                            &format!("missing `{role}` (the name of a job under [jobs])"),
-                        ))
-                    }
-                    Some(j) if !self.raw.jobs.contains_key(j) => {
-                        let known: Vec<&str> = self.raw.jobs.keys().map(String::as_str).collect();
-                        return Err(self.error_at(
-                            &table,
-                            Some(role),
-                            &format!("no job named `{j}` (jobs: {})", known.join(", ")),
-                        ));
-                    }
-                    _ => {}
+                    None => p.add(self.error_at(
+                        &table,
+                        None,
+                        &format!("missing `{role}` (the name of a job under [jobs])"),
+                    )),
+                    Some(j) => match self.raw.jobs.get(j) {
+                        None => {
+                            let known: Vec<&str> =
+                                self.raw.jobs.keys().map(String::as_str).collect();
+                            p.add(self.error_at(
+                                &table,
+                                Some(role),
+                                &format!("no job named `{j}` (jobs: {})", known.join(", ")),
+                            ));
+                        }
+                        Some(job) => {
+                            let has = match needs {
+                                "command" => job.command.is_some(),
+                                _ => job.url.is_some(),
+                            };
+                            if !has {
+                                let article = if role == "load" { "a" } else { "an" };
+                                p.add(self.error_at(
+                                    &format!("jobs.{j}"),
+                                    None,
+                                    &format!("{article} {role} job needs `{needs}`"),
+                                ));
+                            }
+                        }
+                    },
                 }
-            }
-            let app = &self.raw.jobs[s.application.as_deref().unwrap_or_default()];
-            if app.command.is_none() {
-                return Err(self.error_at(
-                    &format!("jobs.{}", s.application.as_deref().unwrap_or_default()),
-                    None,
-                    "an application job needs `command`",
-                ));
-            }
-            let load = &self.raw.jobs[s.load.as_deref().unwrap_or_default()];
-            if load.url.is_none() {
-                return Err(self.error_at(
-                    &format!("jobs.{}", s.load.as_deref().unwrap_or_default()),
-                    None,
-                    "a load job needs `url`",
-                ));
             }
             for (key, values) in &s.matrix {
                 if values.is_empty() {
-                    return Err(self.error_at(
+                    p.add(self.error_at(
                         &table,
                         Some("matrix"),
                         &format!("matrix variable `{key}` has no values"),
@@ -176,10 +191,9 @@ impl Config {
                 }
             }
             if s.iterations == Some(0) {
-                return Err(self.error_at(&table, Some("iterations"), "must be at least 1"));
+                p.add(self.error_at(&table, Some("iterations"), "must be at least 1"));
             }
         }
-        Ok(())
     }
 }
 

@@ -4,13 +4,51 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 
 /// A scalar a user may write as a number, a boolean or a `{{templated}}` string.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Scalar {
     Int(i64),
     Float(f64),
     Bool(bool),
     Text(String),
+}
+
+/// Written by hand so a list or table in a scalar's place says what was expected (an untagged
+/// enum only says that no variant matched).
+impl<'de> Deserialize<'de> for Scalar {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ScalarVisitor)
+    }
+}
+
+struct ScalarVisitor;
+
+impl serde::de::Visitor<'_> for ScalarVisitor {
+    type Value = Scalar;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(
+            "a single number, true/false or a string (a list of values to try belongs in a \
+             scenario's `matrix`)",
+        )
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Scalar, E> {
+        Ok(Scalar::Int(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Scalar, E> {
+        Ok(i64::try_from(v).map_or_else(|_| Scalar::Text(v.to_string()), Scalar::Int))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Scalar, E> {
+        Ok(Scalar::Float(v))
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Scalar, E> {
+        Ok(Scalar::Bool(v))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Scalar, E> {
+        Ok(Scalar::Text(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Scalar, E> {
+        Ok(Scalar::Text(v))
+    }
 }
 
 impl Scalar {

@@ -16,7 +16,6 @@ mod schedule;
 mod settings;
 
 use crate::cmd_run::RunArgs;
-use crate::config::Config;
 use crate::result::{Iteration, Row, RunResult, SCHEMA};
 use crate::{guards, interrupt, report};
 use iteration::{run_iteration, IterationContext};
@@ -35,20 +34,11 @@ pub const EXIT_STRICT: i32 = 4;
 pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
     interrupt::install();
     app::become_subreaper();
-    let settings = match settings::parse(args) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
+    let (settings, planned) = match plan::prepare(args) {
+        Ok(ready) => ready,
+        Err(problems) => {
+            plan::print_problems(&problems);
             return Ok(EXIT_USAGE);
-        }
-    };
-    let planned = match Config::load(&args.file)
-        .and_then(|config| plan::plan(&config, args, settings.cli_vars.clone()))
-    {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(EXIT_FAILED);
         }
     };
 
