@@ -84,7 +84,11 @@ mod tests {
             source: io,
         });
         let text = error_text(&e);
-        assert_eq!(text.matches("Name or service not known").count(), 1, "{text}");
+        assert_eq!(
+            text.matches("Name or service not known").count(),
+            1,
+            "{text}"
+        );
         let e = anyhow::anyhow!("inner").context("outer");
         assert_eq!(error_text(&e), "outer: inner");
     }

@@ -33,6 +33,25 @@ pub fn header(name: &str, value: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// An environment variable's name and value as the OS takes them (no `=` in the name, no NUL).
+pub fn env_var(name: &str, value: &str) -> Result<(), String> {
+    if name.is_empty() || name.contains('=') || name.contains('\0') {
+        return Err(format!(
+            "`{name}` is not an environment variable name (no `=`, not empty)"
+        ));
+    }
+    no_nul(name, value)
+}
+
+/// Text handed to a shell or the OS cannot hold a NUL byte.
+pub fn no_nul(what: &str, text: &str) -> Result<(), String> {
+    if text.contains('\0') {
+        Err(format!("`{what}` holds a NUL character"))
+    } else {
+        Ok(())
+    }
+}
+
 /// `host:port` for a TCP readiness check.
 pub fn tcp_address(addr: &str) -> Result<(), String> {
     let bad = || format!("`{addr}` is not HOST:PORT (e.g. 127.0.0.1:5000)");
@@ -66,6 +85,9 @@ mod tests {
         assert!(tcp_address("127.0.0.1:5000").is_ok());
         assert!(tcp_address("[::1]:5000").is_ok());
         assert!(tcp_address("localhost").is_err() && tcp_address("h:0").is_err());
+        assert!(env_var("RUST_LOG", "off").is_ok());
+        assert!(env_var("A=B", "x").is_err() && env_var("", "x").is_err());
+        assert!(env_var("A", "x\0y").is_err());
         assert!(status(200).is_ok() && status(0).is_err() && status(600).is_err());
     }
 }

@@ -61,7 +61,12 @@ mod tests {
 
     #[test]
     fn huge_numbers_are_refused_before_expanding() {
-        for t in ["0-99999999999", "5000", "0-18446744073709551615", "99999999999999999999999"] {
+        for t in [
+            "0-99999999999",
+            "5000",
+            "0-18446744073709551615",
+            "99999999999999999999999",
+        ] {
             let e = parse_cpu_list(t).unwrap_err();
             assert!(e.contains(t), "{e}");
         }

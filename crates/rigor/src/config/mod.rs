@@ -198,4 +198,6 @@ impl Config {
 }
 
 #[cfg(test)]
+mod hostile_tests;
+#[cfg(test)]
 mod tests;

@@ -117,7 +117,6 @@ impl Config {
                     }
                 ),
             ));
-            return Err(p);
         }
         let table = format!("scenarios.{scenario}");
         let iterations = match s.iterations {
@@ -125,17 +124,24 @@ impl Config {
                 p.add(self.error_at(
                     &table,
                     Some("iterations"),
-                    &format!(
-                        "{n} is more than the limit of {}",
-                        super::MAX_ITERATIONS
-                    ),
+                    &format!("{n} is more than the limit of {}", super::MAX_ITERATIONS),
                 ));
                 None
             }
             n => n,
         };
         let mut rows = Vec::new();
-        for combo in matrix_rows(&s.matrix) {
+        // Too many rows: check the jobs with the first combination only, to list their problems.
+        let combos = if count > MAX_ROWS {
+            let first = s
+                .matrix
+                .iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.first()?.as_text())));
+            vec![first.collect()]
+        } else {
+            matrix_rows(&s.matrix)
+        };
+        for combo in combos {
             for variant in &variants {
                 let raw_variant = variant.as_ref().map(|v| &s.variants[v]);
                 let mut vars = Vars::default();
@@ -239,7 +245,12 @@ impl Config {
             .map_err(|e| self.error_at(table, Some(key), &e))
     }
 
-    fn expand_picked(&self, vars: &Vars, picked: Option<Picked>, p: &mut Problems) -> Option<Picked> {
+    fn expand_picked(
+        &self,
+        vars: &Vars,
+        picked: Option<Picked>,
+        p: &mut Problems,
+    ) -> Option<Picked> {
         let picked = picked?;
         let text = p.take(self.expand(vars, &picked.table, picked.key, &picked.text))?;
         Some(Picked { text, ..picked })
@@ -258,19 +269,19 @@ impl Config {
     ) -> AppJob {
         let table = format!("jobs.{name}");
         let vtable = variant.map(|(v, s, _)| format!("scenarios.{s}.variants.{v}"));
-        let pick = |key: &'static str, base: &Option<String>, over: Option<&Option<String>>| {
-            match (over, &vtable) {
-                (Some(Some(v)), Some(vt)) => Some(Picked {
-                    table: vt.clone(),
-                    key,
-                    text: v.clone(),
-                }),
-                _ => base.clone().map(|b| Picked {
-                    table: table.clone(),
-                    key,
-                    text: b,
-                }),
-            }
+        let pick = |key: &'static str, base: &Option<String>, over: Option<&Option<String>>| match (
+            over, &vtable,
+        ) {
+            (Some(Some(v)), Some(vt)) => Some(Picked {
+                table: vt.clone(),
+                key,
+                text: v.clone(),
+            }),
+            _ => base.clone().map(|b| Picked {
+                table: table.clone(),
+                key,
+                text: b,
+            }),
         };
         let rv = variant.map(|(_, _, rv)| rv);
         let dir = match self.expand_picked(vars, pick("dir", &job.dir, rv.map(|r| &r.dir)), p) {
@@ -295,7 +306,11 @@ impl Config {
             .expand_picked(vars, pick("build", &job.build, rv.map(|r| &r.build)), p)
             .map(|b| b.text);
         let artifact = self
-            .expand_picked(vars, pick("artifact", &job.artifact, rv.map(|r| &r.artifact)), p)
+            .expand_picked(
+                vars,
+                pick("artifact", &job.artifact, rv.map(|r| &r.artifact)),
+                p,
+            )
             .map(|a| {
                 if Path::new(&a.text).is_absolute() {
                     PathBuf::from(a.text)
@@ -304,9 +319,18 @@ impl Config {
                 }
             });
         let command = self
-            .expand_picked(vars, pick("command", &job.command, rv.map(|r| &r.command)), p)
+            .expand_picked(
+                vars,
+                pick("command", &job.command, rv.map(|r| &r.command)),
+                p,
+            )
             .map(|c| c.text)
             .unwrap_or_default();
+        for (key, text) in [("build", &build), ("command", &Some(command.clone()))] {
+            if let Some(Err(e)) = text.as_deref().map(|t| checks::no_nul(key, t)) {
+                p.add(self.error_at(&table, Some(key), &e));
+            }
+        }
         let mut env = Vec::new();
         for (k, v) in &job.env {
             if let Some(value) = p.take(self.expand(vars, &table, "env", &v.as_text())) {
@@ -322,6 +346,11 @@ impl Config {
                     Some(slot) => slot.1 = value,
                     None => env.push((k.clone(), value)),
                 }
+            }
+        }
+        for (k, v) in &env {
+            if let Err(e) = checks::env_var(k, v) {
+                p.add(self.error_at(&table, Some("env"), &e));
             }
         }
         let mut versions = Vec::new();
@@ -367,13 +396,7 @@ impl Config {
         }
     }
 
-    fn ready(
-        &self,
-        table: &str,
-        r: &super::raw::RawReady,
-        vars: &Vars,
-        p: &mut Problems,
-    ) -> Ready {
+    fn ready(&self, table: &str, r: &super::raw::RawReady, vars: &Vars, p: &mut Problems) -> Ready {
         let kinds = [&r.http, &r.tcp, &r.stdout, &r.stderr]
             .iter()
             .filter(|k| k.is_some())
@@ -530,11 +553,11 @@ impl Config {
                 .map(|t| (t, Source::Key))
         };
         let count = |key: &'static str,
-                         raw: &Option<Scalar>,
-                         default: usize,
-                         max: u64,
-                         why: &str,
-                         p: &mut Problems| {
+                     raw: &Option<Scalar>,
+                     default: usize,
+                     max: u64,
+                     why: &str,
+                     p: &mut Problems| {
             let Some((t, src)) = value(key, raw, p) else {
                 return default;
             };
@@ -569,7 +592,14 @@ impl Config {
             &connections_why,
             p,
         );
-        let threads = count("threads", &job.threads, 1, MAX_THREADS, "(the most threads)", p);
+        let threads = count(
+            "threads",
+            &job.threads,
+            1,
+            MAX_THREADS,
+            "(the most threads)",
+            p,
+        );
         let pipeline = count(
             "pipeline",
             &job.pipeline,
@@ -579,10 +609,10 @@ impl Config {
             p,
         );
         let dur = |key: &'static str,
-                       raw: &Option<Scalar>,
-                       default: Duration,
-                       zero_ok: bool,
-                       p: &mut Problems| {
+                   raw: &Option<Scalar>,
+                   default: Duration,
+                   zero_ok: bool,
+                   p: &mut Problems| {
             let Some((t, src)) = value(key, raw, p) else {
                 return default;
             };

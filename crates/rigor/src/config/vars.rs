@@ -121,7 +121,10 @@ mod tests {
         let mut v = Vars::default();
         v.set("v0", "xxxxxxxxxxxxxxxx");
         for i in 1..40 {
-            v.set(&format!("v{i}"), &format!("{{{{v{}}}}}{{{{v{}}}}}", i - 1, i - 1));
+            v.set(
+                &format!("v{i}"),
+                &format!("{{{{v{}}}}}{{{{v{}}}}}", i - 1, i - 1),
+            );
         }
         assert!(v.expand("{{v39}}").unwrap_err().contains("KiB"));
     }
