@@ -198,6 +198,8 @@ impl Config {
 }
 
 #[cfg(test)]
+mod fuzz_tests;
+#[cfg(test)]
 mod hostile_tests;
 #[cfg(test)]
 mod tests;

@@ -151,3 +151,6 @@ impl RunPlan {
         super::schedule::groups(&keys)
     }
 }
+
+#[cfg(test)]
+mod cli_fuzz_tests;
