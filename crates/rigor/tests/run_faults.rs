@@ -163,7 +163,7 @@ fn bad_config_names_file_line_and_key() {
         config(free_port(), "", "/plaintext", "").replace("connections = 8", "conections = 8");
     let (out, _) = run(&dir, &toml, &[]);
     let t = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert_eq!(out.status.code(), Some(2), "an invalid config is a usage error: {t}");
     assert!(t.contains("rigor.toml:") && t.contains("conections"), "{t}");
     assert!(!t.contains("panicked"), "{t}");
     let (out, _) = run(
@@ -175,7 +175,7 @@ fn bad_config_names_file_line_and_key() {
     assert!(t.contains("rigor.toml:2") && t.contains("`nope`"), "{t}");
     let out = rigor(&dir, &["run", "-f", "missing.toml"]);
     assert!(text(&out).contains("missing.toml"), "{}", text(&out));
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
 }
 
 #[test]
