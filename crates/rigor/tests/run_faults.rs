@@ -163,7 +163,11 @@ fn bad_config_names_file_line_and_key() {
         config(free_port(), "", "/plaintext", "").replace("connections = 8", "conections = 8");
     let (out, _) = run(&dir, &toml, &[]);
     let t = text(&out);
-    assert_eq!(out.status.code(), Some(2), "an invalid config is a usage error: {t}");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "an invalid config is a usage error: {t}"
+    );
     assert!(t.contains("rigor.toml:") && t.contains("conections"), "{t}");
     assert!(!t.contains("panicked"), "{t}");
     let (out, _) = run(

@@ -249,7 +249,7 @@ load = { cpus = "0" }
 
 #[test]
 fn arbitrary_documents_give_a_config_or_problems_never_a_panic() {
-    let mut rng = StdRng::seed_from_u64(0x7269_676f_72);
+    let mut rng = StdRng::seed_from_u64(0x0072_6967_6f72);
     let limits = Limits {
         online_cpus: Some(vec![0, 1]),
         max_open_files: Some(4096),

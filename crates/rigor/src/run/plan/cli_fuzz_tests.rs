@@ -125,7 +125,7 @@ fn arbitrary_argument_vectors_are_usage_errors_or_plans_never_panics() {
     let config = dir.join("rigor.toml");
     std::fs::write(&config, GOOD).unwrap();
     let config = config.to_string_lossy().to_string();
-    let mut rng = StdRng::seed_from_u64(0x636c_69);
+    let mut rng = StdRng::seed_from_u64(0x0063_6c69);
     let (mut parsed, mut planned) = (0, 0);
     for _ in 0..3000 {
         let args = argv(&mut rng, &config);
