@@ -179,3 +179,12 @@ fn missing_roles_are_all_reported() {
     assert!(p[0].contains("scenarios.s") && p[0].contains("missing `application`"));
     assert!(p[1].contains("jobs.load") && p[1].contains("needs `url`"));
 }
+
+#[test]
+fn a_lone_matrix_value_says_a_list_was_expected() {
+    let m = one(&(BASE.to_string() + "matrix = { connections = 16 }\n"));
+    assert!(
+        m.contains("rigor.toml:15") && m.contains("a list of values"),
+        "{m}"
+    );
+}

@@ -9,6 +9,7 @@ mod model;
 mod problems;
 mod raw;
 mod resolve;
+mod syntax;
 mod vars;
 
 pub use cpus::parse_cpu_list;
@@ -63,29 +64,8 @@ impl Config {
 
     /// Parses config text as if read from `path`; every problem of the file is returned.
     pub fn parse(path: &Path, text: String) -> Result<Config, Problems> {
-        let raw: RawConfig = toml::from_str(&text).map_err(|e| {
-            let msg = e.message();
-            match e.span() {
-                Some(span) => {
-                    let line = text[..span.start.min(text.len())].lines().count().max(1);
-                    let line = if text[..span.start.min(text.len())].ends_with('\n') {
-                        line + 1
-                    } else {
-                        line
-                    };
-                    let snippet = text.lines().nth(line - 1).unwrap_or("").trim();
-                    let table = text
-                        .lines()
-                        .take(line)
-                        .filter(|l| l.trim_start().starts_with('['))
-                        .last()
-                        .map(|t| format!(" in {}:", t.trim()))
-                        .unwrap_or_default();
-                    format!("{}:{line}:{table} {msg}\n    {snippet}", path.display())
-                }
-                None => format!("{}: {msg}", path.display()),
-            }
-        })?;
+        let raw: RawConfig =
+            toml::from_str(&text).map_err(|e| syntax::describe(path, &text, &e))?;
         let abs = if path.is_absolute() {
             path.to_path_buf()
         } else {

@@ -63,6 +63,39 @@ impl Scalar {
     }
 }
 
+/// A matrix variable's values; a lone value says a list was expected.
+struct MatrixValues(Vec<Scalar>);
+
+impl<'de> Deserialize<'de> for MatrixValues {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Values;
+        impl<'de> serde::de::Visitor<'de> for Values {
+            type Value = MatrixValues;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of values to try, such as [16, 64]")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut values = Vec::new();
+                while let Some(v) = seq.next_element::<Scalar>()? {
+                    values.push(v);
+                }
+                Ok(MatrixValues(values))
+            }
+        }
+        d.deserialize_seq(Values)
+    }
+}
+
+fn matrix<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<IndexMap<String, Vec<Scalar>>, D::Error> {
+    let m = IndexMap::<String, MatrixValues>::deserialize(d)?;
+    Ok(m.into_iter().map(|(k, v)| (k, v.0)).collect())
+}
+
 /// The whole `rigor.toml`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -139,7 +172,7 @@ pub struct RawScenario {
     pub iterations: Option<usize>,
     #[serde(default)]
     pub variables: IndexMap<String, Scalar>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "matrix")]
     pub matrix: IndexMap<String, Vec<Scalar>>,
     #[serde(default)]
     pub variants: IndexMap<String, RawVariant>,

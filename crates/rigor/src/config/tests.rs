@@ -96,7 +96,7 @@ fn unknown_key_names_file_line_and_key() {
     let err = parse(&text).err().unwrap();
     assert!(err.starts_with("/tmp/x/rigor.toml:15:"), "{err}");
     assert!(
-        err.contains("pipelines") && err.contains("[jobs.plaintext]"),
+        err.contains("jobs.plaintext.pipelines: unknown field"),
         "{err}"
     );
 }
