@@ -148,3 +148,13 @@ fn a_list_value_says_what_was_expected() {
         "{t}"
     );
 }
+
+#[test]
+fn an_endless_or_unreadable_config_is_refused() {
+    let dir = temp_dir("hostile-file");
+    for (file, says) in [("/dev/zero", "larger than"), (".", "cannot read")] {
+        let out = rigor(&dir, &["run", "-f", file]);
+        let t = usage_error(&dir, &out);
+        assert!(t.contains(says), "{file}: {t}");
+    }
+}

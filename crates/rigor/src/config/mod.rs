@@ -27,6 +27,24 @@ use locate::Locator;
 use raw::RawConfig;
 use std::path::{Path, PathBuf};
 
+/// The largest config file rigor reads: `-f /dev/zero` must not fill the memory.
+pub const MAX_CONFIG_BYTES: u64 = 16 * 1024 * 1024;
+
+fn read_bounded(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(MAX_CONFIG_BYTES + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(std::io::Error::other(format!(
+            "larger than {} MiB: not a config file",
+            MAX_CONFIG_BYTES / 1024 / 1024
+        )));
+    }
+    Ok(text)
+}
+
 /// A parsed configuration file, kept with its text so later errors can name lines.
 pub struct Config {
     pub path: PathBuf,
@@ -49,7 +67,7 @@ pub struct PlanRequest {
 impl Config {
     /// Reads and checks a config file; every error names the file (and line when known).
     pub fn load(path: &Path) -> Result<Config, Problems> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
+        let text = read_bounded(path).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
                 format!(
                     "{}: no such config file (give one with -f, or create rigor.toml)",
