@@ -108,7 +108,7 @@ fn every_config_problem_is_listed_with_file_line_and_key_before_the_build() {
         ("rigor.toml:24: profiles.local.application", "CPU 5000"),
         (
             "rigor.toml:25: profiles.local.load",
-            "CPU 1023 is not online",
+            "CPU 1023 is not online or not allowed",
         ),
     ] {
         assert!(

@@ -4,7 +4,7 @@
 /// Machine limits a plan is checked against; `None` means unknown (not checked).
 #[derive(Debug, Clone, Default)]
 pub struct Limits {
-    /// CPUs that are online, for `cpus` lists.
+    /// CPUs that are online and allowed to rigor, for `cpus` lists.
     pub online_cpus: Option<Vec<usize>>,
     /// The most file descriptors this process may open (the hard limit), for `connections`.
     pub max_open_files: Option<u64>,
@@ -29,16 +29,35 @@ impl Limits {
     }
 }
 
-/// `/sys/devices/system/cpu/online` (e.g. `0-3,6`), or every CPU the process may count.
+/// CPUs that are online (`/sys/devices/system/cpu/online`, e.g. `0-3,6`) and in rigor's own
+/// affinity mask (a container's cpuset): pinning to any other CPU fails.
 fn online_cpus() -> Option<Vec<usize>> {
-    if let Ok(text) = std::fs::read_to_string("/sys/devices/system/cpu/online") {
-        if let Ok(list) = super::parse_cpu_list(text.trim()) {
-            return Some(list);
-        }
-    }
-    std::thread::available_parallelism()
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online")
         .ok()
-        .map(|n| (0..n.get()).collect())
+        .and_then(|t| super::parse_cpu_list(t.trim()).ok());
+    let allowed = affinity();
+    match (online, allowed.is_empty()) {
+        (Some(online), false) => Some(online.into_iter().filter(|c| allowed.contains(c)).collect()),
+        (Some(online), true) => Some(online),
+        (None, false) => Some(allowed),
+        (None, true) => std::thread::available_parallelism()
+            .ok()
+            .map(|n| (0..n.get()).collect()),
+    }
+}
+
+/// The CPUs in rigor's affinity mask (empty when it cannot be read).
+fn affinity() -> Vec<usize> {
+    // SAFETY: cpu_set_t is plain data; sched_getaffinity fills the one we own.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return Vec::new();
+        }
+        (0..super::cpus::CPU_SET_SIZE)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
+    }
 }
 
 /// The hard RLIMIT_NOFILE: the engine raises its soft limit up to it when it needs to.

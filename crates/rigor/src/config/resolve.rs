@@ -465,7 +465,7 @@ impl Config {
                     p.add(at(
                         "cpus",
                         &format!(
-                            "CPU {} is not online on this machine (online: {})",
+                            "CPU {} is not online or not allowed to rigor here (usable: {})",
                             join(&missing),
                             cpu_ranges(online)
                         ),
