@@ -188,3 +188,31 @@ fn a_lone_matrix_value_says_a_list_was_expected() {
         "{m}"
     );
 }
+
+#[test]
+fn engine_limits_are_checked_while_planning() {
+    let text = BASE.replace(
+        "duration = \"2s\"",
+        "timeout = \"2h\"\nconnections = 5000\npipeline = 1000\nthreads = 5000",
+    );
+    let req = PlanRequest {
+        profile: "local".into(),
+        limits: Limits {
+            online_cpus: None,
+            max_open_files: Some(1 << 20),
+        },
+        ..Default::default()
+    };
+    let c = Config::parse(Path::new("/tmp/x/rigor.toml"), text).unwrap();
+    let p = c.plan("s", &req).unwrap_err().messages().to_vec();
+    assert_eq!(p.len(), 3, "{p:#?}");
+    assert!(p
+        .iter()
+        .any(|m| m.contains("rigor.toml:10: jobs.load.timeout") && m.contains("3600s")));
+    assert!(p.iter().any(
+        |m| m.contains("rigor.toml:12: jobs.load.pipeline") && m.contains("requests in flight")
+    ));
+    assert!(p
+        .iter()
+        .any(|m| m.contains("rigor.toml:13: jobs.load.threads: `5000` is more than 1024")));
+}

@@ -32,6 +32,10 @@ pub const MAX_ROWS: u128 = 10_000;
 pub const MAX_THREADS: u64 = 1024;
 /// The most requests in flight on one connection.
 pub const MAX_PIPELINE: u64 = 1024;
+/// The most requests in flight (connections × pipeline) of one load job.
+pub const MAX_IN_FLIGHT: u64 = 1 << 22;
+/// The longest request timeout.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
 /// The most connections when the machine's open-file limit is unknown.
 const MAX_CONNECTIONS_UNKNOWN: u64 = 1_000_000;
 
@@ -627,6 +631,27 @@ impl Config {
         let warmup = dur("warmup", &job.warmup, Duration::from_secs(3), true, p);
         let duration = dur("duration", &job.duration, Duration::from_secs(10), false, p);
         let timeout = dur("timeout", &job.timeout, Duration::from_secs(2), false, p);
+        if timeout > MAX_TIMEOUT {
+            p.add(self.error_at(
+                &table,
+                Some("timeout"),
+                &format!(
+                    "a request timeout of {}s is more than the limit of {}s",
+                    timeout.as_secs(),
+                    MAX_TIMEOUT.as_secs()
+                ),
+            ));
+        }
+        if (connections as u64).saturating_mul(pipeline as u64) > MAX_IN_FLIGHT {
+            p.add(self.error_at(
+                &table,
+                Some("pipeline"),
+                &format!(
+                    "{connections} connections with a pipeline of {pipeline} is more than \
+                     {MAX_IN_FLIGHT} requests in flight"
+                ),
+            ));
+        }
         let rate = value("rate", &job.rate, p).and_then(|(t, src)| match t.trim().parse::<f64>() {
             Ok(r) if r > 0.0 && r.is_finite() => Some(r),
             _ => {
