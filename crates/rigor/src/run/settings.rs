@@ -58,6 +58,13 @@ pub fn parse(args: &RunArgs) -> Result<Settings, Problems> {
     }
     p.take(parse_vars(&args.vars));
     let exclude = p.take(args.exclude.as_deref().map(parse_exclude).transpose());
+    if let Some(Some((low, high))) = exclude {
+        if low.max(high) > MAX_ITERATIONS {
+            p.add(format!(
+                "--exclude {low}:{high}: more than the limit of {MAX_ITERATIONS} iterations per row"
+            ));
+        }
+    }
     p.or_ok(Settings {
         exclude: exclude.flatten(),
         threshold: args.threshold,
