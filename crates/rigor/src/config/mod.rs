@@ -9,6 +9,9 @@ mod model;
 mod problems;
 mod raw;
 mod resolve;
+mod resolve_app;
+mod resolve_load;
+mod role;
 mod syntax;
 mod vars;
 
