@@ -18,6 +18,7 @@ pub const MAX_ROWS: u128 = 10_000;
 fn text_layer(map: &IndexMap<String, Scalar>) -> Vec<(&String, String)> {
     map.iter().map(|(k, v)| (k, v.as_text())).collect()
 }
+
 /// Where a variable that overrides a load key was set, so its error points there.
 #[derive(Debug, Clone)]
 pub(super) enum Origin {
