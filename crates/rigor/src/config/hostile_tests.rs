@@ -216,3 +216,16 @@ fn engine_limits_are_checked_while_planning() {
         .iter()
         .any(|m| m.contains("rigor.toml:13: jobs.load.threads: `5000` is more than 1024")));
 }
+
+#[test]
+fn every_string_is_expanded_and_variant_env_problems_point_at_the_variant() {
+    let text = BASE.to_string()
+        + "[jobs.load.validate]\nbody_contains = \"{{nope}}\"\n[scenarios.s.variants.v]\nenv = { \"A=B\" = \"1\" }\n";
+    let p = problems(&text);
+    assert_eq!(p.len(), 2, "{p:#?}");
+    assert!(
+        p[0].contains("rigor.toml:18: scenarios.s.variants.v.env") && p[0].contains("`A=B`"),
+        "{p:#?}"
+    );
+    assert!(p[1].contains("rigor.toml:15: jobs.load.validate") && p[1].contains("`nope`"));
+}

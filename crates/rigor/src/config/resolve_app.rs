@@ -106,6 +106,9 @@ impl Config {
         let mut env = Vec::new();
         for (k, v) in &job.env {
             if let Some(value) = p.take(self.expand(vars, &table, "env", &v.as_text())) {
+                if let Err(e) = checks::env_var(k, &value) {
+                    p.add(self.error_at(&table, Some("env"), &e));
+                }
                 env.push((k.clone(), value));
             }
         }
@@ -114,15 +117,13 @@ impl Config {
                 let Some(value) = p.take(self.expand(vars, vt, "env", &v.as_text())) else {
                     continue;
                 };
+                if let Err(e) = checks::env_var(k, &value) {
+                    p.add(self.error_at(vt, Some("env"), &e));
+                }
                 match env.iter_mut().find(|(ek, _)| ek == k) {
                     Some(slot) => slot.1 = value,
                     None => env.push((k.clone(), value)),
                 }
-            }
-        }
-        for (k, v) in &env {
-            if let Err(e) = checks::env_var(k, v) {
-                p.add(self.error_at(&table, Some("env"), &e));
             }
         }
         let mut versions = Vec::new();
@@ -162,7 +163,10 @@ impl Config {
             stop_timeout,
             env,
             versions,
-            configuration: job.configuration.clone(),
+            configuration: job
+                .configuration
+                .as_ref()
+                .and_then(|c| p.take(self.expand(vars, &table, "configuration", c))),
             cpus,
             priority_high,
         }

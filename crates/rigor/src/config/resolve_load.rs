@@ -242,7 +242,10 @@ impl Config {
             }
             Validate {
                 status: v.status,
-                body_contains: v.body_contains.clone(),
+                body_contains: v
+                    .body_contains
+                    .as_ref()
+                    .and_then(|b| p.take(self.expand(vars, &table, "validate", b))),
             }
         });
         let (cpus, priority_high) = self.role(profile, req, "load", p);
