@@ -30,8 +30,8 @@ pub const MAX_PIPELINE: u64 = 1024;
 pub const MAX_IN_FLIGHT: u64 = 1 << 22;
 /// The longest request timeout.
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
-/// The most connections when the machine's open-file limit is unknown.
-const MAX_CONNECTIONS_UNKNOWN: u64 = 1_000_000;
+/// The most connections of one load job, whatever the open-file limit.
+pub const MAX_CONNECTIONS: u64 = 1_000_000;
 
 /// A load key's text and where it was written.
 enum Source<'a> {
@@ -110,16 +110,14 @@ impl Config {
             p.add(self.load_error(&table, scenario, key, &src, &message));
             default
         };
-        let max_connections = req
-            .limits
-            .max_connections()
-            .unwrap_or(MAX_CONNECTIONS_UNKNOWN);
+        let by_files = req.limits.max_connections().unwrap_or(u64::MAX);
+        let max_connections = by_files.min(MAX_CONNECTIONS);
         let connections_why = match req.limits.max_open_files {
-            Some(n) => format!(
+            Some(n) if by_files < MAX_CONNECTIONS => format!(
                 "(this machine's open-file limit is {n}; raise it with `ulimit -n` or use fewer \
                  connections)"
             ),
-            None => "(the most rigor opens)".to_string(),
+            _ => "(the most connections of one load job)".to_string(),
         };
         let connections = count(
             "connections",
