@@ -96,6 +96,26 @@ fn matrix<'de, D: serde::Deserializer<'de>>(
     Ok(m.into_iter().map(|(k, v)| (k, v.0)).collect())
 }
 
+/// A count such as `iterations`, with a message that does not speak of `usize`.
+fn count<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    struct Count;
+    impl serde::de::Visitor<'_> for Count {
+        type Value = usize;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a whole number such as 5")
+        }
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<usize, E> {
+            usize::try_from(v).map_err(|_| E::custom(format!("{v} is too large")))
+        }
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<usize, E> {
+            u64::try_from(v)
+                .map_err(|_| E::custom(format!("{v} is not a whole number of at least 1")))
+                .and_then(|v| self.visit_u64(v))
+        }
+    }
+    d.deserialize_any(Count).map(Some)
+}
+
 /// The whole `rigor.toml`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -169,6 +189,7 @@ pub struct RawValidate {
 pub struct RawScenario {
     pub application: Option<String>,
     pub load: Option<String>,
+    #[serde(default, deserialize_with = "count")]
     pub iterations: Option<usize>,
     #[serde(default)]
     pub variables: IndexMap<String, Scalar>,
