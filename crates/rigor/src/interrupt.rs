@@ -96,12 +96,11 @@ fn watch(read_fd: i32) {
 
 fn first_message(sig: i32) -> String {
     match sig {
-        libc::SIGINT => "\nrigor: interrupted, stopping cleanly; finished iterations are kept \
-                         (press Ctrl-C again to stop at once)"
-            .into(),
+        libc::SIGINT => {
+            "\nrigor: interrupted, stopping cleanly (press Ctrl-C again to stop at once)".into()
+        }
         other => format!(
-            "\nrigor: {} received, stopping cleanly; finished iterations are kept \
-             (a second signal stops at once)",
+            "\nrigor: {} received, stopping cleanly (a second signal stops at once)",
             signal_name(other)
         ),
     }
@@ -134,7 +133,13 @@ fn second_signal() {
         }
     }
     kill_all();
-    std::process::exit(crate::run::EXIT_FAILED);
+    // A run that wrote its results ends like any interrupted run; anything else as killed by
+    // SIGINT would.
+    std::process::exit(if has_words {
+        crate::run::EXIT_FAILED
+    } else {
+        130
+    });
 }
 
 /// A line on stderr that never panics (the terminal may be gone).

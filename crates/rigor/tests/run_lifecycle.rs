@@ -288,6 +288,8 @@ fn application_output_is_never_held_whole() {
         "ready = { stdout = \"listening\", timeout = \"120s\" }",
     );
     std::fs::write(dir.join("rigor.toml"), toml).unwrap();
+    // Reaped by wait4 below, which also gives its peak memory.
+    #[allow(clippy::zombie_processes)]
     let child = spawn_rigor(
         &dir,
         &[

@@ -126,7 +126,7 @@ fn case(phase: Phase, signal: Signal) -> Result<(), String> {
         Signal::Term => send(pid, libc::SIGTERM),
         Signal::Twice => {
             send(pid, libc::SIGTERM);
-            std::thread::sleep(Duration::from_millis(300));
+            std::thread::sleep(Duration::from_millis(100));
             send(pid, libc::SIGINT);
         }
         Signal::Kill => send(pid, libc::SIGKILL),
