@@ -84,7 +84,7 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
     let (cgroup_note, mut housekeeping) = housekeeping();
     let mut result = new_result(args, &planned, seed, &cgroup_note);
     result.warnings.append(&mut housekeeping);
-    let _ = outputs.save(&result, false);
+    outputs.remember(&result);
     interrupt::set_last_words(output::write_last_words);
     let total: usize = planned.rows.iter().map(|r| r.iterations).sum();
     let progress = Progress::new(total as u64);

@@ -115,6 +115,17 @@ impl Outputs {
         }
     }
 
+    /// Keeps the result for [`write_last_words`] without writing it (nothing measured yet; a
+    /// file written now would look like a source newer than the artifact to the build check).
+    pub fn remember(&self, result: &RunResult) {
+        let mut saved = SAVED.lock().unwrap_or_else(|e| e.into_inner());
+        *saved = Some(Saved {
+            outputs: self.clone(),
+            result: result.clone(),
+            done: false,
+        });
+    }
+
     /// Writes the result and keeps it for [`write_last_words`]; `last` marks the final write.
     pub fn save(&self, result: &RunResult, last: bool) -> Result<(), String> {
         let mut saved = SAVED.lock().unwrap_or_else(|e| e.into_inner());
