@@ -94,3 +94,45 @@ impl Scan {
         false
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn log(name: &str, bytes: &[u8]) -> std::path::PathBuf {
+        let p = std::env::temp_dir().join(format!("rigor-logtail-{name}-{}", std::process::id()));
+        std::fs::write(&p, bytes).unwrap();
+        p
+    }
+
+    #[test]
+    fn a_tail_is_bounded_however_long_the_line() {
+        let p = log("long", &vec![b'x'; 5_000_000]);
+        let t = tail(&p, 15);
+        assert!(t.len() < 1024, "{} bytes", t.len());
+        assert!(t.contains("more bytes"), "{t}");
+        let _ = std::fs::remove_file(p);
+    }
+
+    #[test]
+    fn a_tail_keeps_the_last_lines() {
+        let text: String = (0..100).map(|i| format!("line {i}\n")).collect();
+        let p = log("lines", text.as_bytes());
+        let t = tail(&p, 3);
+        assert!(t.contains("line 97") && t.contains("line 99") && !t.contains("line 96"));
+        let _ = std::fs::remove_file(p);
+    }
+
+    #[test]
+    fn a_scan_finds_a_needle_across_reads_and_chunks() {
+        let mut bytes = vec![b'.'; 64 * 1024 - 3];
+        bytes.extend_from_slice(b"listening");
+        let p = log("scan", &bytes[..64 * 1024 - 3 + 4]);
+        let mut scan = Scan::default();
+        assert!(!scan.finds(&p, "listening"));
+        std::fs::write(&p, &bytes).unwrap();
+        assert!(scan.finds(&p, "listening"));
+        assert!(scan.carry.len() <= 64 * 1024 + 16);
+        let _ = std::fs::remove_file(p);
+    }
+}

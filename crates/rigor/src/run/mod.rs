@@ -86,6 +86,7 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
     result.warnings.append(&mut housekeeping);
     outputs.remember(&result);
     interrupt::set_last_words(output::write_last_words);
+    keep_results_on_panic();
     let total: usize = planned.rows.iter().map(|r| r.iterations).sum();
     let progress = Progress::new(total as u64);
     for w in &result.warnings {
@@ -250,6 +251,19 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
     }
     report_run(&result, &outputs, &run_dir);
     Ok(finish::exit_code(&result, args, failed))
+}
+
+/// A panic of the run itself (never expected) still writes what was measured and kills the
+/// application, after the usual panic message.
+fn keep_results_on_panic() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        default(info);
+        if std::thread::current().name() == Some("main") {
+            interrupt::kill_all();
+            output::write_after_panic();
+        }
+    }));
 }
 
 /// The result skeleton: the machine's story, run-level guards, one empty row per planned row.

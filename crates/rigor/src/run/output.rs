@@ -149,13 +149,28 @@ impl Outputs {
 /// interrupted and summarised, is written as the final one.
 pub fn write_last_words() {
     let mut saved = SAVED.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(s) = saved.as_mut() else {
+    finish_saved(saved.as_mut(), "interrupted");
+}
+
+/// After a panic of the run itself: the last saved result is written, marked failed. Never
+/// waits for the lock (the panic may have happened while holding it).
+pub fn write_after_panic() {
+    let mut saved = match SAVED.try_lock() {
+        Ok(s) => s,
+        Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+        Err(std::sync::TryLockError::WouldBlock) => return,
+    };
+    finish_saved(saved.as_mut(), "failed");
+}
+
+fn finish_saved(saved: Option<&mut Saved>, status: &str) {
+    let Some(s) = saved else {
         return;
     };
     if s.done {
         return;
     }
-    s.result.status = "interrupted".into();
+    s.result.status = status.into();
     s.result.finished_at = Some(crate::clock::now_rfc3339());
     for row in &mut s.result.rows {
         row.iterations.sort_by_key(|i| i.index);
@@ -163,7 +178,7 @@ pub fn write_last_words() {
     }
     let msg = match s.outputs.write(&s.result) {
         Ok(()) => format!(
-            "rigor: stopped at once; finished iterations are kept in {}",
+            "rigor: stopped early; finished iterations are kept in {}",
             s.outputs.json.display()
         ),
         Err(e) => format!("error: {e}"),
