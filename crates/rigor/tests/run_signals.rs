@@ -66,6 +66,20 @@ fn listening(port: u16) -> bool {
     TcpStream::connect(("127.0.0.1", port)).is_ok()
 }
 
+/// Established TCP connections whose local port is `port` (the server's side of the load).
+fn established(port: u16) -> usize {
+    let want = format!(":{port:04X}");
+    ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .flat_map(|t| t.lines().skip(1).map(str::to_string).collect::<Vec<_>>())
+        .filter(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            f.len() > 3 && f[1].ends_with(&want) && f[3] == "01"
+        })
+        .count()
+}
+
 /// Waits until rigor is in `phase`.
 fn reach(phase: Phase, port: u16, token: &str) {
     let long = Duration::from_secs(90);
@@ -78,16 +92,18 @@ fn reach(phase: Phase, port: u16, token: &str) {
         }
         Phase::Warmup | Phase::Measure | Phase::Stop => {
             wait_for("the application to listen", long, || listening(port));
-            // Warmup lasts 60 s, the measured load 60 s (after 200 ms of warmup), and the stop
-            // 60 s (after 1.2 s of load): these pauses land well inside each.
-            let pause = match phase {
-                Phase::Warmup => 1500,
-                Phase::Measure => 3000,
-                _ => 5000,
-            };
-            std::thread::sleep(Duration::from_millis(pause));
-            if phase == Phase::Stop {
-                assert!(has("hello-server"), "the application is already gone");
+            // The load's 4 connections are open: warmup (60 s long in that phase).
+            wait_for("the load", long, || established(port) >= 4);
+            match phase {
+                // Warmup lasts 200 ms, then 60 s of measured load.
+                Phase::Measure => std::thread::sleep(Duration::from_millis(1500)),
+                // The load is over (its connections closed) and the app ignores SIGTERM for 60 s.
+                Phase::Stop => {
+                    wait_for("the end of the load", long, || established(port) == 0);
+                    std::thread::sleep(Duration::from_millis(300));
+                    assert!(has("hello-server"), "the application is already gone");
+                }
+                _ => std::thread::sleep(Duration::from_millis(300)),
             }
         }
     }
