@@ -247,7 +247,10 @@ fn what_a_dead_rigor_left_is_reported_and_removed_by_the_next_run() {
     let stale = rigor_cgroups(dead);
     // SAFETY: geteuid only reads this process's user id.
     if unsafe { libc::geteuid() } == 0 {
-        assert!(!stale.is_empty(), "as root, the dead rigor's cgroup is left");
+        assert!(
+            !stale.is_empty(),
+            "as root, the dead rigor's cgroup is left"
+        );
     }
     // The next run finds both.
     let toml = toml.replace("duration = \"60s\"", "duration = \"1s\"");
@@ -351,4 +354,71 @@ fn a_row_whose_application_cannot_start_stops_after_one_failure() {
     let (out, json) = run(&dir, &toml, &["-i", "3", "--keep-going"]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(iterations(json.as_ref().unwrap()).len(), 3);
+}
+
+/// Kills, when dropped, every process whose command line contains the needle.
+struct KillMatching(String);
+
+impl Drop for KillMatching {
+    fn drop(&mut self) {
+        for pid in processes_with(&self.0) {
+            // SAFETY: kill only sends a signal, to a process this test's rigor started.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+}
+
+#[test]
+fn a_hidden_daemon_dies_with_a_killed_rigor_even_without_a_cgroup() {
+    let port = free_port();
+    let token = token("hidden");
+    let dir = temp_dir(&token);
+    // No mark (empty environment), its own session, and rigor unprivileged (no cgroup).
+    let needle = format!("sleep 99999.{port}");
+    let command = format!(
+        "env -i setsid {needle} & exec {} --port {port} --threads 1",
+        hello_server().display()
+    );
+    let toml = marked_config(port, &token, &command, "")
+        .replace("duration = \"1s\"", "duration = \"60s\"");
+    std::fs::write(dir.join("rigor.toml"), toml).unwrap();
+    std::os::unix::fs::chown(&dir, Some(65534), Some(65534)).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rigor"))
+        .args([
+            "run",
+            "-i",
+            "1",
+            "--json",
+            "result.json",
+            "--out-dir",
+            "out",
+        ])
+        .current_dir(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .uid(65534)
+        .gid(65534)
+        .spawn()
+        .unwrap();
+    let _cleanup = Cleanup {
+        token: token.clone(),
+        pids: vec![child.id() as i32],
+    };
+    let _daemon = KillMatching(needle.clone());
+    wait_for("the daemon", Duration::from_secs(90), || {
+        !processes_with(&needle).is_empty()
+    });
+    std::thread::sleep(Duration::from_millis(2500));
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    let _ = child.wait();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !processes_with(&needle).is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        processes_with(&needle).is_empty(),
+        "the daemon outlived rigor: {:?}",
+        processes_with(&needle)
+    );
+    assert!(left_after(&token, Duration::from_secs(3)).is_empty());
 }

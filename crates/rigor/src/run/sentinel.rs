@@ -25,6 +25,7 @@ pub fn start() {
         return;
     }
     let mark = reaper::mark().to_string();
+    let rigor = std::process::id() as i32;
     let mut fds = [0i32; 2];
     // SAFETY: pipe2 fills the two-element array; O_CLOEXEC keeps both ends out of applications.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -36,7 +37,7 @@ pub fn start() {
         0 => {
             // SAFETY: closing our copy of the write end; the read end sees EOF once rigor is gone.
             unsafe { libc::close(write_fd) };
-            guard(read_fd, &mark);
+            guard(read_fd, rigor, &mark);
         }
         child if child > 0 => {
             // SAFETY: rigor keeps only the write end.
@@ -77,8 +78,13 @@ fn send(line: &str) {
     }
 }
 
-/// The sentinel's life: collect what rigor reports, then clean up once the pipe closes.
-fn guard(read_fd: i32, mark: &str) -> ! {
+/// How often the sentinel notes rigor's descendants while an application or build runs.
+const TRACK_EVERY_MS: i32 = 1000;
+
+/// The sentinel's life: collect what rigor reports (and, while something runs, rigor's
+/// descendants — so even one that left its group and cleared its environment is known), then
+/// clean up once the pipe closes.
+fn guard(read_fd: i32, rigor: i32, mark: &str) -> ! {
     // SAFETY: only this process's own signal dispositions, name and standard streams change.
     unsafe {
         for sig in [
@@ -101,7 +107,19 @@ fn guard(read_fd: i32, mark: &str) -> ! {
     let mut groups: Vec<i32> = Vec::new();
     let mut cgroups: Vec<PathBuf> = Vec::new();
     let mut pending = Vec::new();
+    let mut tracked: Vec<procs::Proc> = Vec::new();
     loop {
+        let mut pfd = libc::pollfd {
+            fd: read_fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let timeout = if groups.is_empty() { -1 } else { TRACK_EVERY_MS };
+        // SAFETY: polls one descriptor described by a local pollfd.
+        if unsafe { libc::poll(&mut pfd, 1, timeout) } == 0 {
+            track(rigor, &mut tracked);
+            continue;
+        }
         let mut buf = [0u8; 4096];
         // SAFETY: reads into a local buffer of the given length.
         let n = unsafe { libc::read(read_fd, buf.as_mut_ptr().cast(), buf.len()) };
@@ -123,7 +141,17 @@ fn guard(read_fd: i32, mark: &str) -> ! {
             }
         }
     }
-    let killed = clean_up(&groups, &cgroups, mark);
+    let mut killed = clean_up(&groups, &cgroups, mark);
+    for p in tracked {
+        // Only the very process seen (same start time), not a reused PID.
+        if procs::read(p.pid).is_some_and(|now| now.start == p.start && !now.zombie) {
+            // SAFETY: kill only sends a signal, to a process that descended from rigor.
+            unsafe { libc::kill(p.pid, libc::SIGKILL) };
+            if !killed.iter().any(|k| k.pid == p.pid) {
+                killed.push(p);
+            }
+        }
+    }
     if !killed.is_empty() {
         let _ = writeln!(
             std::io::stderr(),
@@ -133,6 +161,30 @@ fn guard(read_fd: i32, mark: &str) -> ! {
     }
     // SAFETY: leaves without running rigor's destructors or atexit handlers (a forked copy).
     unsafe { libc::_exit(0) }
+}
+
+/// Notes rigor's descendants now alive (besides the sentinel), forgetting those gone.
+fn track(rigor: i32, tracked: &mut Vec<procs::Proc>) {
+    let me = std::process::id() as i32;
+    let all = procs::all();
+    tracked.retain(|t| all.iter().any(|p| p.pid == t.pid && p.start == t.start));
+    let mut tree = vec![rigor];
+    loop {
+        let before = tree.len();
+        for p in &all {
+            if p.pid != me && tree.contains(&p.ppid) && !tree.contains(&p.pid) {
+                tree.push(p.pid);
+            }
+        }
+        if tree.len() == before {
+            break;
+        }
+    }
+    for p in all {
+        if p.pid != rigor && tree.contains(&p.pid) && !tracked.iter().any(|t| t.pid == p.pid) {
+            tracked.push(p);
+        }
+    }
 }
 
 /// Kills the groups, the marked processes and the cgroups' members; removes the cgroups.
