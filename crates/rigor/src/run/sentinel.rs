@@ -114,7 +114,11 @@ fn guard(read_fd: i32, rigor: i32, mark: &str) -> ! {
             events: libc::POLLIN,
             revents: 0,
         };
-        let timeout = if groups.is_empty() { -1 } else { TRACK_EVERY_MS };
+        let timeout = if groups.is_empty() {
+            -1
+        } else {
+            TRACK_EVERY_MS
+        };
         // SAFETY: polls one descriptor described by a local pollfd.
         if unsafe { libc::poll(&mut pfd, 1, timeout) } == 0 {
             track(rigor, &mut tracked);
