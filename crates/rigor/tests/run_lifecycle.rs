@@ -288,6 +288,7 @@ fn application_output_is_never_held_whole() {
     let port = free_port();
     let token = token("flood");
     let dir = temp_dir(&token);
+    let _remove = RemoveDir(dir.clone());
     // 200 MB on one line, before the ready line that never comes, then an exit.
     let command = "head -c 200000000 /dev/zero | tr '\\\\0' x; exit 1";
     let toml = marked_config(port, &token, command, "").replace(
@@ -338,7 +339,15 @@ fn application_output_is_never_held_whole() {
         "max RSS {} KiB",
         usage.ru_maxrss
     );
-    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Removes a test folder (here: a 200 MB log) when dropped, failing or not.
+struct RemoveDir(std::path::PathBuf);
+
+impl Drop for RemoveDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 #[test]
