@@ -358,8 +358,13 @@ fn a_row_whose_application_cannot_start_stops_after_one_failure() {
     let (out, json) = run(&dir, &toml, &["-i", "3"]);
     let t = text(&out);
     assert_eq!(out.status.code(), Some(1), "{t}");
-    assert_eq!(iterations(json.as_ref().unwrap()).len(), 1, "{t}");
+    let json = json.unwrap();
+    assert_eq!(iterations(&json).len(), 1, "{t}");
     assert!(t.contains("--keep-going"), "{t}");
+    assert_eq!(
+        json["rows"][0]["warnings"][0]["kind"], "row_stopped",
+        "{json}"
+    );
     let (out, json) = run(&dir, &toml, &["-i", "3", "--keep-going"]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(iterations(json.as_ref().unwrap()).len(), 3);

@@ -193,10 +193,18 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
                         && !interrupt::interrupted()
                     {
                         given_up[slot.row] = true;
+                        let message = "the application failed to start, so the row's other \
+                                       iterations were skipped";
                         progress.note(&format!(
-                            "note: {label}: the application failed to start, so the row's other \
-                             iterations are skipped (--keep-going tries every one)"
+                            "note: {label}: {message} (--keep-going tries every one)"
                         ));
+                        result.rows[slot.row]
+                            .warnings
+                            .push(crate::result::Warning::new(
+                                "row_stopped",
+                                message,
+                                "fix what stops it from starting, or pass --keep-going",
+                            ));
                     }
                 }
                 None => progress.note(&iteration_line(&label, &it)),
