@@ -38,14 +38,14 @@ fn failed(port: u16, flags: &str, extra_app: &str, args: &[&str]) -> (String, se
 #[test]
 fn app_that_exits_before_ready_shows_its_log_tail() {
     let port = free_port();
-    let (t, json) = failed(port, "--exit-at-start", "", &["-i", "2"]);
+    let (t, json) = failed(port, "--exit-at-start", "", &["-i", "2", "--keep-going"]);
     assert!(
         t.contains("exited") && t.contains("before it was ready"),
         "{t}"
     );
     assert!(t.contains("told to exit at start"), "log tail missing: {t}");
     let its = iterations(&json);
-    assert_eq!(its.len(), 2, "other iterations go on");
+    assert_eq!(its.len(), 2, "with --keep-going, other iterations go on");
     assert!(its.iter().all(|i| i["error"].is_string()));
     assert_eq!(json["status"], "failed");
 }

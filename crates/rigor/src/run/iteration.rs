@@ -129,6 +129,17 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
             "handle SIGTERM for a clean shutdown, or raise `stop_timeout`",
         ));
     }
+    if !stop.left_behind.is_empty() {
+        it.warnings.push(Warning::new(
+            "left_behind",
+            format!(
+                "processes outlived the application and were killed: {}",
+                super::procs::names(&stop.left_behind)
+            ),
+            "a daemonising or `setsid` child escapes its process group: keep it in the \
+             foreground, or stop it when the application gets SIGTERM",
+        ));
+    }
     if let Some(c) = cgroup {
         let _ = c.remove();
     }

@@ -58,13 +58,13 @@ pub fn prepare(args: &RunArgs) -> Result<(Settings, RunPlan), Problems> {
 /// Prints every problem, one `error:` each, and says that nothing was started.
 pub fn print_problems(problems: &Problems) {
     for m in problems.messages() {
-        eprintln!("error: {m}");
+        super::console::err(&format!("error: {m}"));
     }
     if problems.len() > 1 {
-        eprintln!(
+        super::console::err(&format!(
             "rigor: {} problems; nothing was built or started",
             problems.len()
-        );
+        ));
     }
 }
 
