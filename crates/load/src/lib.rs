@@ -18,11 +18,11 @@ mod url;
 mod worker;
 
 pub use error::LoadError;
-pub use probe::{probe_request, ProbeResponse};
+pub use probe::{probe_request, probe_request_finding, ProbeResponse, PROBE_BODY_KEPT};
 pub use report::{
     ErrorCounts, LatencyStats, LoadReport, OutsideWindow, RateReport, TimelineSecond,
 };
-pub use run::run;
+pub use run::{check, run, MAX_CONNECTIONS, MAX_DURATION, MAX_PIPELINE, MAX_THREADS, MAX_TIMEOUT};
 
 /// The address the engine would connect to for `url` (scheme, host and port checked, host
 /// resolved, nothing connected), so callers fail early and check the same socket the load hits.

@@ -109,30 +109,22 @@ fn show_progress(live: &Live, spec: &LoadSpec, finished: impl Fn() -> bool) {
     bar.finish_and_clear();
 }
 
-/// Runs `rigor load` and returns the process exit code (2 for bad usage).
-pub fn execute(args: &LoadArgs) -> anyhow::Result<i32> {
+/// Exit code of a load stopped by Ctrl-C (what was measured is still printed and written).
+const EXIT_INTERRUPTED: i32 = 130;
+
+/// Builds the engine's spec from the flags, checking everything that can be known before
+/// connecting; the error names the flag or value at fault.
+fn build_spec(args: &LoadArgs) -> Result<LoadSpec, String> {
     let mut headers = Vec::new();
     for h in &args.headers {
-        match parse_header(h) {
-            Ok(kv) => headers.push(kv),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return Ok(2);
-            }
-        }
+        headers.push(parse_header(h)?);
     }
-    let cpus = match args
+    let cpus = args
         .cpus
         .as_deref()
         .map(crate::config::parse_cpu_list)
         .transpose()
-    {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(2);
-        }
-    };
+        .map_err(|e| format!("--cpus: {e}"))?;
     let spec = LoadSpec {
         url: args.url.clone(),
         connections: args.connections,
@@ -147,19 +139,82 @@ pub fn execute(args: &LoadArgs) -> anyhow::Result<i32> {
         body: args.body.as_ref().map(|b| b.clone().into_bytes()),
         cpus,
     };
-    rigor_load::resolve_url(&spec.url)?;
-    println!(
-        "Running {} test @ {}{}",
+    rigor_load::check(&spec).map_err(|e| e.to_string())?;
+    Ok(spec)
+}
+
+/// Runs `rigor load` and returns the process exit code: 2 for bad usage (before anything is
+/// printed or connected), 130 when interrupted (after printing what was measured).
+pub fn execute(args: &LoadArgs) -> anyhow::Result<i32> {
+    let spec = match build_spec(args) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(2);
+        }
+    };
+    // With `--json -`, stdout carries the JSON alone; the human summary goes to stderr.
+    let json_to_stdout = args.json.as_deref() == Some("-");
+    let human = |text: &str| {
+        if json_to_stdout {
+            eprint!("{text}");
+        } else {
+            print!("{text}");
+        }
+    };
+    human(&banner(&spec));
+    crate::interrupt::install();
+    let live = Live::default();
+    // Flatten the error: its message already names the cause, so anyhow's chain would repeat it.
+    let outcome = std::thread::scope(|scope| {
+        let engine = scope.spawn(|| rigor_load::run(&spec, &live, crate::interrupt::flag()));
+        show_progress(&live, &spec, || engine.is_finished());
+        engine.join()
+    })
+    .map_err(|_| anyhow::anyhow!("the load engine panicked"))?;
+    let report = match outcome {
+        Ok(r) => r,
+        Err(rigor_load::LoadError::Interrupted) => {
+            eprintln!("rigor: interrupted before the load started; nothing was measured");
+            return Ok(EXIT_INTERRUPTED);
+        }
+        Err(e) => return Err(anyhow::anyhow!("{e}")),
+    };
+    human(&summary(&report));
+    if let Some(path) = &args.json {
+        let doc = serde_json::json!({
+            "schema": "rigor.load.v1",
+            "measurements": report.measurements(),
+            "report": report,
+        });
+        let text = serde_json::to_string_pretty(&doc)? + "\n";
+        if json_to_stdout {
+            print!("{text}");
+        } else {
+            std::fs::write(path, text).with_context(|| format!("cannot write JSON to {path}"))?;
+        }
+    }
+    if report.cancelled || crate::interrupt::interrupted() {
+        eprintln!(
+            "rigor: load interrupted after {} of the measured window; the figures above cover only that",
+            fmt_secs(report.measured_secs)
+        );
+        return Ok(EXIT_INTERRUPTED);
+    }
+    Ok(0)
+}
+
+/// `Running 10s test @ URL` and the connections line, like wrk's.
+fn banner(spec: &LoadSpec) -> String {
+    format!(
+        "Running {} test @ {}{}\n  {} threads and {} connections{}{}\n",
         fmt_secs(spec.duration.as_secs_f64()),
         spec.url,
         if spec.warmup.is_zero() {
             String::new()
         } else {
             format!(" after {} warmup", fmt_secs(spec.warmup.as_secs_f64()))
-        }
-    );
-    println!(
-        "  {} threads and {} connections{}{}",
+        },
         spec.threads.min(spec.connections),
         spec.connections,
         if spec.pipeline > 1 {
@@ -171,32 +226,7 @@ pub fn execute(args: &LoadArgs) -> anyhow::Result<i32> {
             Some(r) => format!(", open model at {r} req/s"),
             None => String::new(),
         }
-    );
-    crate::interrupt::install();
-    let live = Live::default();
-    // Flatten the error: its message already names the cause, so anyhow's chain would repeat it.
-    let report = std::thread::scope(|scope| {
-        let engine = scope.spawn(|| rigor_load::run(&spec, &live, crate::interrupt::flag()));
-        show_progress(&live, &spec, || engine.is_finished());
-        engine.join()
-    })
-    .map_err(|_| anyhow::anyhow!("the load engine panicked"))?
-    .map_err(|e| anyhow::anyhow!("{e}"))?;
-    print!("{}", summary(&report));
-    if let Some(path) = &args.json {
-        let doc = serde_json::json!({
-            "schema": "rigor.load.v1",
-            "measurements": report.measurements(),
-            "report": report,
-        });
-        let text = serde_json::to_string_pretty(&doc)? + "\n";
-        if path == "-" {
-            print!("{text}");
-        } else {
-            std::fs::write(path, text).with_context(|| format!("cannot write JSON to {path}"))?;
-        }
-    }
-    Ok(0)
+    )
 }
 
 fn fmt_secs(s: f64) -> String {
@@ -250,8 +280,8 @@ fn latency_block(out: &mut String, title: &str, l: &LatencyStats) {
 /// The wrk-like human summary.
 pub fn summary(r: &LoadReport) -> String {
     let mut o = String::new();
-    if r.requests == 0 {
-        o.push_str("  Latency: no response completed in the measured window\n");
+    if r.latency.count == 0 {
+        o.push_str("  Latency: no request of the measured window was recorded\n");
     } else if r.rate.is_some() {
         latency_block(&mut o, "Latency (corrected)", &r.latency);
         if let Some(u) = &r.latency_uncorrected {
@@ -259,6 +289,13 @@ pub fn summary(r: &LoadReport) -> String {
         }
     } else {
         latency_block(&mut o, "Latency", &r.latency);
+    }
+    if r.errors.timeout > 0 && r.latency.count > 0 {
+        let _ = writeln!(
+            o,
+            "  ({} timeouts are in the latency at the time they were given up: a lower bound)",
+            r.errors.timeout
+        );
     }
     let _ = writeln!(
         o,
@@ -292,6 +329,13 @@ pub fn summary(r: &LoadReport) -> String {
             e.connect, e.read, e.write, e.timeout, e.parse
         );
     }
+    for f in &r.parse_failures {
+        let _ = writeln!(
+            o,
+            "  Parse failures: {} ×{}, e.g. {}",
+            f.reason, f.count, f.example
+        );
+    }
     if r.abandoned > 0 {
         let _ = writeln!(
             o,
@@ -307,8 +351,12 @@ pub fn summary(r: &LoadReport) -> String {
     if let Some(rate) = &r.rate {
         let _ = writeln!(
             o,
-            "  Rate: offered {:.0} req/s, achieved {:.1} req/s; {} waited for a connection; max schedule lag {:.2}ms",
-            rate.offered, rate.achieved, rate.waited_for_connection, rate.max_schedule_lag_ms
+            "  Rate: offered {:.0} req/s, achieved {:.1} req/s; {} waited for a connection; {} never sent; max schedule lag {:.2}ms",
+            rate.offered,
+            rate.achieved,
+            rate.waited_for_connection,
+            rate.not_sent,
+            rate.max_schedule_lag_ms
         );
     }
     let _ = writeln!(

@@ -86,6 +86,7 @@ pub const CATALOGUE: &[MeasurementInfo] = &[
     m("load.errors.read", "Read errors", "count", Down, Load),
     m("load.errors.write", "Write errors", "count", Down, Load),
     m("load.errors.timeout", "Timeouts", "count", Down, Load),
+    m("load.errors.parse", "Parse errors", "count", Down, Load),
     m("load.throughput", "Read throughput", "MiB/s", Up, Load),
 ];
 
