@@ -91,6 +91,9 @@ mod tests {
         let ten_s = 10_000_000_000;
         let n = s.count_due_between(0, u64::MAX, 0, ten_s);
         assert!((n as f64 - 1e13).abs() < 1e13 * 1e-6, "{n}");
-        assert_eq!(s.last_due(ten_s).map(|k| k + 1), Some(s.first_at(ten_s + 1)));
+        assert_eq!(
+            s.last_due(ten_s).map(|k| k + 1),
+            Some(s.first_at(ten_s + 1))
+        );
     }
 }

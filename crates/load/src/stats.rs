@@ -108,7 +108,11 @@ impl ThreadStats {
         self.errors.parse += o.errors.parse;
         for f in &o.parse_failures {
             let kept = self.parse_failures.len();
-            match self.parse_failures.iter_mut().find(|m| m.reason == f.reason) {
+            match self
+                .parse_failures
+                .iter_mut()
+                .find(|m| m.reason == f.reason)
+            {
                 Some(m) => m.count += f.count,
                 None if kept < MAX_PARSE_REASONS => self.parse_failures.push(f.clone()),
                 None => {}

@@ -400,11 +400,10 @@ impl Worker<'_> {
             .as_ref()
             .is_some_and(|s| s.intended(s.next) < self.plan.end);
         unsent
-            || self.conns.iter().any(|c| {
-                c.inflight
-                    .iter()
-                    .any(|p| self.plan.in_window(p.intended))
-            })
+            || self
+                .conns
+                .iter()
+                .any(|c| c.inflight.iter().any(|p| self.plan.in_window(p.intended)))
     }
 
     fn deadline(&self, now: u64, next_check: u64, close: u64) -> u64 {
