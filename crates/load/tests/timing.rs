@@ -141,7 +141,7 @@ fn open_model_freeze_over_the_window_end_is_in_the_latency() {
     assert!(r.latency.p99_ms > 250.0, "p99 {} ms", r.latency.p99_ms);
     assert!(r.latency.max_ms > 250.0, "max {} ms", r.latency.max_ms);
     // Every request due in the window is accounted for: 1300 of them.
-    let rate = r.rate.clone().unwrap();
+    let rate = r.rate.unwrap();
     assert_eq!(
         r.requests + r.errors.timeout + r.abandoned,
         1300,
@@ -219,7 +219,7 @@ fn absurd_rate_ends_on_time_and_says_the_rate_was_not_met() {
         ..spec(&srv, "/plaintext")
     };
     let r = go(&s);
-    let rate = r.rate.clone().unwrap();
+    let rate = r.rate.unwrap();
     assert!(r.requests > 2000, "only {} requests answered", r.requests);
     assert!(
         rate.not_sent > 100_000_000_000,
