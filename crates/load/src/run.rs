@@ -16,6 +16,8 @@ pub const MAX_CONNECTIONS: usize = 1_000_000;
 pub const MAX_THREADS: usize = 1024;
 /// Deepest pipeline per connection.
 pub const MAX_PIPELINE: usize = 1024;
+/// Most requests in flight at once (connections × pipeline): each has a slot kept in memory.
+pub const MAX_IN_FLIGHT: usize = 1 << 22;
 /// Largest batch (the request repeated `pipeline` times) kept in memory.
 const MAX_BATCH_BYTES: usize = 64 << 20;
 /// Longest warmup or measured window: a year (times are u64 nanoseconds, and nothing is sized
@@ -42,6 +44,12 @@ fn validate(spec: &LoadSpec) -> Result<(), LoadError> {
         return bad(format!(
             "pipeline must be between 1 and {MAX_PIPELINE}, got {}",
             spec.pipeline
+        ));
+    }
+    if spec.connections.saturating_mul(spec.pipeline) > MAX_IN_FLIGHT {
+        return bad(format!(
+            "{} connections with a pipeline of {} is more than {MAX_IN_FLIGHT} requests in flight",
+            spec.connections, spec.pipeline
         ));
     }
     if spec.duration.is_zero() || spec.duration > MAX_DURATION {

@@ -118,7 +118,7 @@ fn setup<'a>(plan: &'a Plan<'a>, share: &Share) -> io::Result<Worker<'a>> {
         buf: vec![0; READ_BUF],
         s: ThreadStats::new(open, plan.seconds),
         schedule: share.rate.map(|(r, phase)| Schedule::new(r, phase)),
-        free: VecDeque::with_capacity(2 * share.connections * plan.pipeline),
+        free: VecDeque::with_capacity((2 * share.connections * plan.pipeline).min(1 << 16)),
         reconnect: (0..share.connections).collect(),
         timer: None,
         measuring: false,

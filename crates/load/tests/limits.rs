@@ -143,6 +143,14 @@ fn absurd_numbers_are_clear_errors_before_anything_runs() {
         ),
         (
             LoadSpec {
+                connections: 1_000_000,
+                pipeline: 1000,
+                ..base.clone()
+            },
+            "in flight",
+        ),
+        (
+            LoadSpec {
                 timeout: hour * 2,
                 ..base.clone()
             },
