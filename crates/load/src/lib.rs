@@ -22,7 +22,9 @@ pub use probe::{probe_request, probe_request_finding, ProbeResponse, PROBE_BODY_
 pub use report::{
     ErrorCounts, LatencyStats, LoadReport, OutsideWindow, RateReport, TimelineSecond,
 };
-pub use run::{check, run, MAX_CONNECTIONS, MAX_DURATION, MAX_PIPELINE, MAX_THREADS, MAX_TIMEOUT};
+pub use run::{
+    check, run, MAX_CONNECTIONS, MAX_DURATION, MAX_PIPELINE, MAX_RATE, MAX_THREADS, MAX_TIMEOUT,
+};
 
 /// The address the engine would connect to for `url` (scheme, host and port checked, host
 /// resolved, nothing connected), so callers fail early and check the same socket the load hits.

@@ -23,6 +23,9 @@ const MAX_BATCH_BYTES: usize = 64 << 20;
 /// Longest warmup or measured window: a year (times are u64 nanoseconds, and nothing is sized
 /// by the duration, but a longer figure is a typo).
 pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
+/// Highest offered rate, requests per second: far beyond any server, still a schedule whose
+/// request times are distinct at nanosecond resolution over many seconds.
+pub const MAX_RATE: f64 = 1e12;
 /// Longest timeout: an hour, the largest latency the histograms hold.
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
 
@@ -79,9 +82,9 @@ fn validate(spec: &LoadSpec) -> Result<(), LoadError> {
         }
     }
     if let Some(r) = spec.rate {
-        if !(r.is_finite() && r > 0.0) {
+        if !(r.is_finite() && r > 0.0 && r <= MAX_RATE) {
             return bad(format!(
-                "rate must be a positive number of requests per second, got {r}"
+                "rate must be a positive number of requests per second, at most {MAX_RATE:e}, got {r}"
             ));
         }
     }

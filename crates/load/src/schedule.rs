@@ -4,6 +4,9 @@
 //! Requests that are due but not yet sent are only a range of indices (`next..`), never a queue:
 //! however far the client falls behind, the backlog costs no memory and is counted in O(1).
 
+/// Largest request index the schedule counts to: far beyond any run, and safe from overflow.
+const MAX_INDEX: u64 = u64::MAX / 4;
+
 pub struct Schedule {
     start_ns: f64,
     interval_ns: f64,
@@ -36,12 +39,12 @@ impl Schedule {
         if rel <= 0.0 {
             return 0;
         }
-        let mut k = (rel / self.interval_ns).floor() as u64;
+        let mut k = ((rel / self.interval_ns).floor() as u64).min(MAX_INDEX);
         // The float estimate can be off by a little either way; settle it exactly.
         while k > 0 && self.intended(k - 1) >= t {
             k -= 1;
         }
-        while self.intended(k) < t {
+        while k < MAX_INDEX && self.intended(k) < t {
             k += 1;
         }
         k
@@ -95,5 +98,9 @@ mod tests {
             s.last_due(ten_s).map(|k| k + 1),
             Some(s.first_at(ten_s + 1))
         );
+        // A year at that rate is more requests than a u64 counts: saturates, never overflows.
+        let year = 365 * 24 * 3600 * 1_000_000_000u64;
+        assert_eq!(s.first_at(year), MAX_INDEX);
+        assert!(s.last_due(u64::MAX).is_some());
     }
 }

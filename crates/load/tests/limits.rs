@@ -143,6 +143,13 @@ fn absurd_numbers_are_clear_errors_before_anything_runs() {
         ),
         (
             LoadSpec {
+                rate: Some(1e300),
+                ..base.clone()
+            },
+            "rate",
+        ),
+        (
+            LoadSpec {
                 connections: 1_000_000,
                 pipeline: 1000,
                 ..base.clone()

@@ -53,6 +53,7 @@ fn usage_errors_exit_2_before_any_banner() {
         (vec!["--timeout", "0s"], "timeout"),
         (vec!["--rate", "0"], "rate"),
         (vec!["--rate", "NaN"], "rate"),
+        (vec!["--rate", "1e300"], "rate"),
         (vec!["-m", "G T"], "G T"),
         (vec!["-H", "no colon"], "no colon"),
         (vec!["--cpus", "99999"], "99999"),
