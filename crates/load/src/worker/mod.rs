@@ -7,6 +7,9 @@
 //! yet sent still go out, until all are answered or `timeout` after the close. Whatever gets no
 //! answer is a timeout, recorded in the latency at the moment it was given up (a lower bound).
 
+mod open_model;
+mod window_end;
+
 use crate::connection::{Conn, ConnState, Pending, WriteOutcome};
 use crate::cpu;
 use crate::schedule::Schedule;
@@ -351,31 +354,7 @@ impl Worker<'_> {
         if !draining && self.measuring {
             self.s.cpu_secs = cpu::thread_cpu_secs() - cpu_start;
         }
-        let now = self.now();
-        if cancelled {
-            // Asked to stop: what is still out is reported as such, not waited for.
-            let len = self.plan.request.len();
-            for c in &self.conns {
-                let sent = c.fully_sent(len);
-                for p in c.inflight.iter().take(sent) {
-                    if self.plan.in_window(p.intended) {
-                        self.s.in_flight_at_end += 1;
-                        self.s.in_flight_bytes += len as u64;
-                    }
-                }
-            }
-        } else {
-            // The drain's deadline passed: every request of the window still unanswered (sent
-            // or not) is a timeout.
-            for idx in 0..self.conns.len() {
-                self.give_up_in_flight(idx, now);
-            }
-            if let Some(sched) = self.schedule.as_ref() {
-                let to = sched.first_at(self.plan.end);
-                let from = sched.next;
-                self.give_up_unsent(from, to, now);
-            }
-        }
+        self.settle_window(cancelled);
         self.publish(live);
         Ok(())
     }
@@ -391,19 +370,6 @@ impl Worker<'_> {
             live.errors.fetch_add(self.live_errors, Ordering::Relaxed);
             self.live_errors = 0;
         }
-    }
-
-    /// After the window: does any request of the window still await an answer or a send?
-    fn window_outstanding(&self) -> bool {
-        let unsent = self
-            .schedule
-            .as_ref()
-            .is_some_and(|s| s.intended(s.next) < self.plan.end);
-        unsent
-            || self
-                .conns
-                .iter()
-                .any(|c| c.inflight.iter().any(|p| self.plan.in_window(p.intended)))
     }
 
     fn deadline(&self, now: u64, next_check: u64, close: u64) -> u64 {
@@ -462,52 +428,6 @@ impl Worker<'_> {
             now
         };
         self.reconnect.push(idx);
-    }
-
-    /// Gives up every request in flight on `idx` as a timeout (each of the window's recorded at
-    /// the time given up) and replaces the connection.
-    fn give_up_in_flight(&mut self, idx: usize, now: u64) {
-        if self.conns[idx].inflight.is_empty() {
-            return;
-        }
-        let mut n = 0;
-        for p in std::mem::take(&mut self.conns[idx].inflight) {
-            if !self.plan.in_window(p.intended) {
-                continue;
-            }
-            n += 1;
-            self.s
-                .latency
-                .saturating_record(now.saturating_sub(p.intended) / 1000);
-            if let Some(u) = self.s.uncorrected.as_mut() {
-                u.saturating_record(now.saturating_sub(p.sent) / 1000);
-            }
-        }
-        self.s.errors.timeout += n;
-        if n > 0 {
-            self.tick_error(now, n);
-        }
-        self.kill(idx, None, now);
-    }
-
-    /// Open model: requests `from..to` of the schedule will never be sent. Those due in the window
-    /// are timeouts that waited the whole timeout for a connection, and are recorded so.
-    fn give_up_unsent(&mut self, from: u64, to: u64, now: u64) {
-        let Some(sched) = self.schedule.as_ref() else {
-            return;
-        };
-        let n = sched.count_due_between(from, to, self.plan.warm_end, self.plan.end);
-        if let Some(s) = self.schedule.as_mut() {
-            s.next = s.next.max(to);
-        }
-        if n == 0 {
-            return;
-        }
-        self.s.not_sent += n;
-        self.s.errors.timeout += n;
-        let waited_us = (self.plan.timeout_ns / 1000).clamp(1, self.s.latency.high());
-        let _ = self.s.latency.record_n(waited_us, n);
-        self.tick_error(now, n);
     }
 
     fn do_reconnects(&mut self, now: u64) {
@@ -730,67 +650,6 @@ impl Worker<'_> {
                 }
                 _ => {}
             }
-        }
-    }
-
-    /// Open model: sends every request that is due on a connection with a free slot. Requests
-    /// that have waited a whole timeout for a connection are given up, so however far behind the
-    /// client falls, the backlog stays within one timeout of the schedule.
-    fn dispatch(&mut self, now: u64) {
-        if let Some(sched) = self.schedule.as_ref() {
-            let cutoff = now.saturating_sub(self.plan.timeout_ns);
-            if cutoff > 0 && sched.intended(sched.next) < cutoff {
-                let (from, to) = (sched.next, sched.first_at(cutoff));
-                self.give_up_unsent(from, to, now);
-            }
-        }
-        loop {
-            let Some(sched) = self.schedule.as_ref() else {
-                return;
-            };
-            let intended = sched.intended(sched.next);
-            if intended > now || intended >= self.plan.end {
-                return;
-            }
-            let Some(idx) = self.pop_free() else {
-                self.count_waiting(now);
-                return;
-            };
-            if let Some(s) = self.schedule.as_mut() {
-                s.next += 1;
-            }
-            if intended >= self.plan.warm_end {
-                self.s.max_lag_ns = self.s.max_lag_ns.max(now - intended);
-            }
-            self.enqueue(idx, intended, now);
-            self.flush(idx, now);
-        }
-    }
-
-    fn pop_free(&mut self) -> Option<usize> {
-        while let Some((i, g)) = self.free.pop_front() {
-            let c = &self.conns[i as usize];
-            if c.generation == g
-                && c.state == ConnState::Open
-                && c.inflight.len() < self.plan.pipeline
-            {
-                return Some(i as usize);
-            }
-        }
-        None
-    }
-
-    /// Every due request found all connections busy: count each such request of the window once
-    /// (in constant time, however many are due).
-    fn count_waiting(&mut self, now: u64) {
-        let (warm_end, end) = (self.plan.warm_end, self.plan.end);
-        let Some(sched) = self.schedule.as_mut() else {
-            return;
-        };
-        if let Some(last) = sched.last_due(now) {
-            let from = sched.next.max(sched.waited_upto);
-            self.s.waited += sched.count_due_between(from, last + 1, warm_end, end);
-            sched.waited_upto = sched.waited_upto.max(last + 1);
         }
     }
 }
