@@ -4,10 +4,12 @@
 //! connections as explicit state machines. Closed model by default; with a rate, an open model
 //! whose latency counts from each request's intended send time. It knows nothing of apps or CLIs.
 
+mod check;
 mod connection;
 mod cpu;
 mod error;
 pub mod parser;
+mod preflight;
 mod probe;
 mod report;
 mod request;
@@ -17,14 +19,16 @@ mod stats;
 mod url;
 mod worker;
 
+pub use check::{
+    check, MAX_CONNECTIONS, MAX_DURATION, MAX_IN_FLIGHT, MAX_PIPELINE, MAX_RATE, MAX_THREADS,
+    MAX_TIMEOUT,
+};
 pub use error::LoadError;
 pub use probe::{probe_request, probe_request_finding, ProbeResponse, PROBE_BODY_KEPT};
 pub use report::{
     ErrorCounts, LatencyStats, LoadReport, OutsideWindow, RateReport, TimelineSecond,
 };
-pub use run::{
-    check, run, MAX_CONNECTIONS, MAX_DURATION, MAX_PIPELINE, MAX_RATE, MAX_THREADS, MAX_TIMEOUT,
-};
+pub use run::run;
 
 /// The address the engine would connect to for `url` (scheme, host and port checked, host
 /// resolved, nothing connected), so callers fail early and check the same socket the load hits.
