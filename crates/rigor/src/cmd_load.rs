@@ -25,22 +25,25 @@ pub struct LoadArgs {
     /// Requests in flight per connection (HTTP/1.1 pipelining)
     #[arg(long, default_value_t = 1)]
     pub pipeline: usize,
-    /// Total requests per second: open model, latency corrected for coordinated omission
+    /// Total requests per second (at most 1e12): open model, latency counted from each request's
+    /// intended send time (no coordinated omission)
     #[arg(long)]
     pub rate: Option<f64>,
-    /// A request unanswered this long is a timeout error (its connection is replaced)
+    /// A request unanswered this long is a timeout error (its connection is replaced); also how
+    /// long the window's last requests are waited for after it closes
     #[arg(long, default_value = "2s", value_parser = parse_dur)]
     pub timeout: Duration,
     /// Extra request header 'Name: value' (repeatable)
     #[arg(short = 'H', long = "header")]
     pub headers: Vec<String>,
-    /// Request method
+    /// Request method, sent as typed (methods are case-sensitive: `head` is not HEAD)
     #[arg(short = 'm', long, default_value = "GET")]
     pub method: String,
     /// Request body
     #[arg(long)]
     pub body: Option<String>,
-    /// Write the measurements and the full report as JSON to FILE ('-' for stdout)
+    /// Write the measurements and the full report as JSON to FILE ('-' for stdout, which then
+    /// carries the JSON alone: the summary goes to stderr)
     #[arg(long, value_name = "FILE")]
     pub json: Option<String>,
     /// Pin worker threads to these CPUs, e.g. '1' or '0,2-3'
