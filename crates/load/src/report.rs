@@ -89,7 +89,7 @@ impl std::fmt::Display for ErrorCounts {
 }
 
 impl ErrorCounts {
-    /// DESIGN.md's `load.socket_errors`: connect + read + write + timeout + parse — every
+    /// `load.socket_errors`: connect + read + write + timeout + parse — every
     /// request that failed at the socket or protocol level.
     pub fn socket_errors(&self) -> u64 {
         self.connect + self.read + self.write + self.timeout + self.parse
@@ -111,7 +111,8 @@ pub struct ParseFailure {
     pub example: String,
 }
 
-/// Requests sent outside the measured window: during warmup and in flight when it closed.
+/// Requests sent outside the measured window: during warmup, and those still unanswered when a
+/// run was cancelled.
 #[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
 pub struct OutsideWindow {
     pub requests: u64,

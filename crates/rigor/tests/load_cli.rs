@@ -122,3 +122,43 @@ fn ctrl_c_prints_what_was_measured_and_exits_130() {
     assert!(doc["report"]["requests"].as_u64().unwrap() > 0);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn parse_failures_are_explained_in_the_text_and_the_json() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut s) = stream else { continue };
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while matches!(s.read(&mut buf), Ok(n) if n > 0) {
+                    if s.write_all(b"SPDY/9 nonsense\r\n\r\n").is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    let out = rigor()
+        .args(["load", &format!("http://{addr}/"), "-c", "2", "-d", "500ms"])
+        .args(["--json", "-"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("Parse failures: invalid status line") && stderr.contains("SPDY/9"),
+        "{stderr}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let parse = doc["measurements"]["load.errors.parse"].as_f64().unwrap();
+    assert!(parse > 0.0);
+    assert_eq!(
+        doc["measurements"]["load.socket_errors"].as_f64(),
+        Some(parse)
+    );
+    assert_eq!(
+        doc["report"]["parse_failures"][0]["reason"],
+        "invalid status line"
+    );
+}
