@@ -158,17 +158,18 @@ pub fn execute(args: &LoadArgs) -> anyhow::Result<i32> {
     };
     // With `--json -`, stdout carries the JSON alone; the human summary goes to stderr.
     let json_to_stdout = args.json.as_deref() == Some("-");
+    // A closed terminal or pipe (`| head`) must not end the run: the human text is best-effort.
     let human = |text: &str| {
-        if json_to_stdout {
-            eprint!("{text}");
+        use std::io::Write as _;
+        let _ = if json_to_stdout {
+            std::io::stderr().write_all(text.as_bytes())
         } else {
-            print!("{text}");
-        }
+            std::io::stdout().write_all(text.as_bytes())
+        };
     };
     human(&banner(&spec));
     crate::interrupt::install();
     let live = Live::default();
-    // Flatten the error: its message already names the cause, so anyhow's chain would repeat it.
     let outcome = std::thread::scope(|scope| {
         let engine = scope.spawn(|| rigor_load::run(&spec, &live, crate::interrupt::flag()));
         show_progress(&live, &spec, || engine.is_finished());
@@ -181,6 +182,7 @@ pub fn execute(args: &LoadArgs) -> anyhow::Result<i32> {
             eprintln!("rigor: interrupted before the load started; nothing was measured");
             return Ok(EXIT_INTERRUPTED);
         }
+        // Flatten the error: its message already names the cause, so a chain would repeat it.
         Err(e) => return Err(anyhow::anyhow!("{e}")),
     };
     human(&summary(&report));
@@ -192,7 +194,11 @@ pub fn execute(args: &LoadArgs) -> anyhow::Result<i32> {
         });
         let text = serde_json::to_string_pretty(&doc)? + "\n";
         if json_to_stdout {
-            print!("{text}");
+            use std::io::Write as _;
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())
+                .and_then(|()| out.flush())
+                .context("cannot write JSON to stdout")?;
         } else {
             std::fs::write(path, text).with_context(|| format!("cannot write JSON to {path}"))?;
         }

@@ -162,3 +162,20 @@ fn parse_failures_are_explained_in_the_text_and_the_json() {
         "invalid status line"
     );
 }
+
+#[test]
+fn a_closed_stdout_does_not_crash_the_load() {
+    // `rigor load … | head -0`: the reader is gone before the summary is printed.
+    let url = format!("http://{}/", ok_server());
+    let mut child = rigor()
+        .args(["load", &url, "-c", "2", "-d", "300ms"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
