@@ -195,12 +195,18 @@ fn drive(
     let headers = load_job.headers.clone();
     let body = load_job.body.as_ref().map(|b| b.as_bytes().to_vec());
     status("first request");
-    let first = rigor_load::probe_request(
+    let find = load_job
+        .validate
+        .as_ref()
+        .and_then(|v| v.body_contains.as_ref())
+        .map(|t| t.as_bytes());
+    let first = rigor_load::probe_request_finding(
         &load_job.url,
         &load_job.method,
         &headers,
         body.as_deref(),
         load_job.timeout.max(Duration::from_secs(5)),
+        find,
     )
     .map_err(|e| {
         format!(
@@ -225,7 +231,7 @@ fn drive(
             }
         }
         if let Some(text) = &v.body_contains {
-            if !String::from_utf8_lossy(&first.body).contains(text.as_str()) {
+            if first.found == Some(false) {
                 return Err(format!(
                     "validation failed: the body of {} does not contain `{text}`",
                     load_job.url
