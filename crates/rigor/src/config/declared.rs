@@ -1,13 +1,14 @@
 //! `[measurements.ID]` tables: the user's declarations of measurement ids (unit, which direction
 //! is better, label), checked when the file is read so a typo stops the run before anything starts.
 
-use super::Config;
+use super::{Config, Problems};
 use crate::declarations::{self, Better, Declaration, Declarations};
 
 impl Config {
     /// The declared measurements, checked: `direction` must be `higher` or `lower`, and a catalogue
-    /// id keeps its own direction. Errors name file, line and key.
-    pub fn declarations(&self) -> Result<Declarations, String> {
+    /// id keeps its own direction and unit. Every problem names file, line and key.
+    pub fn declarations(&self) -> Result<Declarations, Problems> {
+        let mut problems = Problems::default();
         let mut out = Declarations::new();
         for (id, raw) in &self.raw.measurements {
             // Ids hold dots, so the table is written `[measurements."cmd.x"]`.
@@ -18,37 +19,49 @@ impl Config {
                 format!("measurements.{id}")
             };
             if id.trim().is_empty() {
-                return Err(self.error_at(&table, None, "a measurement id cannot be empty"));
+                problems.add(self.error_at(&table, None, "a measurement id cannot be empty"));
+                continue;
             }
-            let direction = raw
-                .direction
-                .as_deref()
-                .map(Better::parse)
-                .transpose()
-                .map_err(|e| self.error_at(&table, Some("direction"), &e))?;
-            let d = Declaration {
+            let direction = problems.take(
+                raw.direction
+                    .as_deref()
+                    .map(Better::parse)
+                    .transpose()
+                    .map_err(|e| self.error_at(&table, Some("direction"), &e)),
+            );
+            // Each key checked on its own, so the error points at the key that is wrong.
+            let only_direction = Declaration {
+                direction: direction.flatten(),
+                ..Default::default()
+            };
+            let only_unit = Declaration {
                 unit: raw.unit.clone(),
-                direction,
-                label: raw.label.clone(),
+                ..Default::default()
             };
-            let key = if d.unit.is_some()
-                && declarations::check(
-                    id,
-                    &Declaration {
-                        direction: None,
-                        ..d.clone()
-                    },
+            let direction_ok = problems
+                .take(
+                    declarations::check(id, &only_direction)
+                        .map_err(|e| self.error_at(&table, Some("direction"), &e)),
                 )
-                .is_err()
-            {
-                "unit"
-            } else {
-                "direction"
-            };
-            declarations::check(id, &d).map_err(|e| self.error_at(&table, Some(key), &e))?;
-            out.insert(id.clone(), d);
+                .is_some();
+            let unit_ok = problems
+                .take(
+                    declarations::check(id, &only_unit)
+                        .map_err(|e| self.error_at(&table, Some("unit"), &e)),
+                )
+                .is_some();
+            if let (Some(direction), true, true) = (direction, direction_ok, unit_ok) {
+                out.insert(
+                    id.clone(),
+                    Declaration {
+                        unit: raw.unit.clone(),
+                        direction,
+                        label: raw.label.clone(),
+                    },
+                );
+            }
         }
-        Ok(out)
+        problems.or_ok(out)
     }
 }
 
@@ -68,7 +81,7 @@ application = "app"
 load = "load"
 "#;
 
-    fn parse(extra: &str) -> Result<Config, String> {
+    fn parse(extra: &str) -> Result<Config, Problems> {
         Config::parse(Path::new("/tmp/x/rigor.toml"), format!("{BASE}{extra}"))
     }
 
@@ -89,18 +102,31 @@ load = "load"
     fn unknown_keys_name_file_line_and_key() {
         let err = parse("[measurements.\"cmd.x\"]\ndirection = \"higher\"\nbetter = \"up\"\n")
             .err()
-            .unwrap();
+            .unwrap()
+            .to_string();
         // BASE has 9 lines; the table is line 10, `better` line 12.
         assert!(err.starts_with("/tmp/x/rigor.toml:12:"), "{err}");
         assert!(err.contains("unknown field `better`"), "{err}");
-        assert!(err.contains("[measurements.\"cmd.x\"]"), "{err}");
+        assert!(err.contains("measurements.\"cmd.x\".better"), "{err}");
+    }
+
+    #[test]
+    fn every_bad_declaration_is_reported_at_once() {
+        let err = parse(
+            "[measurements.\"cmd.x\"]\ndirection = \"up\"\n[measurements.\"app.rss\"]\nunit = \"GiB\"\n",
+        )
+        .err()
+        .unwrap();
+        assert_eq!(err.len(), 2, "{err}");
+        assert!(err.messages()[1].starts_with("/tmp/x/rigor.toml:13: measurements.\"app.rss\".unit: `app.rss` is rigor's own measurement, in MiB"), "{err}");
     }
 
     #[test]
     fn direction_must_be_higher_or_lower() {
         let err = parse("[measurements.\"cmd.x\"]\nunit = \"ms\"\ndirection = \"up\"\n")
             .err()
-            .unwrap();
+            .unwrap()
+            .to_string();
         assert_eq!(
             err,
             "/tmp/x/rigor.toml:12: measurements.\"cmd.x\".direction: direction must be \"higher\" \
@@ -108,7 +134,8 @@ load = "load"
         );
         let err = parse("[measurements.\"app.rss\"]\ndirection = \"higher\"\n")
             .err()
-            .unwrap();
+            .unwrap()
+            .to_string();
         assert!(
             err.starts_with("/tmp/x/rigor.toml:11: measurements.\"app.rss\".direction: `app.rss` is rigor's own"),
             "{err}"
