@@ -154,3 +154,24 @@ fn names_are_validated_and_unique() {
     assert_ne!(Cgroup::unique_name(), Cgroup::unique_name());
     assert!(Cgroup::unique_name().starts_with(&format!("rigor-{}-", std::process::id())));
 }
+
+#[test]
+fn the_cgroup_counter_counts_children_shorter_than_a_sample() {
+    let Some(cg) = make() else { return };
+    if cg.cpu_usage_ns().is_none() {
+        eprintln!("skipped: {} has no CPU counter", cg.describe());
+        let _ = cg.remove();
+        return;
+    }
+    let _hog = CPU_HOG.lock().unwrap_or_else(|e| e.into_inner());
+    let (measured, truth) = measure_short_lived_children(Some(cg.clone()));
+    eprintln!("window CPU {measured:.3} s, kernel's count for the shell {truth:.3} s");
+    assert!(truth > 0.2, "the children burned only {truth} s");
+    // As in the tree test: the reference has clock-tick resolution.
+    assert!(
+        (measured - truth).abs() <= 0.08 + 0.05 * truth,
+        "window CPU {measured:.3} s vs kernel {truth:.3} s"
+    );
+    cg.kill_all();
+    cg.remove().unwrap();
+}

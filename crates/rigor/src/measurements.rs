@@ -54,6 +54,7 @@ pub const CATALOGUE: &[MeasurementInfo] = &[
         App,
     ),
     m("app.private", "Max Private Memory", "MiB", Down, App),
+    m("app.owned", "Max Owned Memory", "MiB", Down, App),
     m("app.cgroup.memory", "Max cgroup Memory", "MiB", Down, App),
     m("app.cgroup.cache", "cgroup Page Cache", "MiB", Down, App),
     m("app.threads.start", "Threads at Start", "count", Down, App),

@@ -13,6 +13,7 @@ pub fn record_figures(f: &AppFigures, m: &mut BTreeMap<String, f64>) {
         ("app.rss", f.rss_max_mib),
         ("app.rss.lifetime", f.rss_lifetime_max_mib),
         ("app.private", f.private_max_mib),
+        ("app.owned", f.owned_max_mib),
         ("app.cgroup.memory", f.cgroup_memory_max_mib),
         ("app.cgroup.cache", f.cgroup_cache_max_mib),
         ("app.threads.start", f.threads_start),

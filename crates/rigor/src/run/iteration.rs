@@ -115,6 +115,9 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
         .unwrap_or_else(rigor_probe::online_cpus);
     let sampler = Sampler::start_with(app.pid, cgroup.clone(), ctx.sample_interval, norm);
     let result = drive(ctx, it, &mut app, &sampler, &status);
+    // The window's last reading is taken before the app is told to stop (a no-op when the
+    // load already ended it), so nothing the app does on shutdown is in the window.
+    sampler.mark(Mark::WindowEnd);
     status("stopping");
     let stop = app.stop(app_job.stop_timeout, cgroup.as_ref());
     let samples = sampler.stop();
