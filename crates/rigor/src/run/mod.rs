@@ -139,6 +139,7 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
                     slot.iteration + 1
                 )),
                 sample_interval: settings.sample_interval,
+                drop_caches: args.drop_caches,
                 progress: &progress,
                 label: label.clone(),
             };

@@ -1,0 +1,172 @@
+//! `rigor run`'s readings of the application against what the test knows: what the app does on
+//! shutdown stays out of the window, a readiness probe that warms the heap is named, and page
+//! cache carried between iterations is caught (and dropped with --drop-caches).
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::os::unix::io::AsRawFd;
+use std::path::Path;
+
+fn warning_kinds(warnings: &Value) -> Vec<String> {
+    warnings
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|w| w["kind"].as_str().unwrap_or("").to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+#[test]
+fn what_the_app_does_on_shutdown_is_not_in_the_window() {
+    let dir = temp_dir("shutdown-growth");
+    let port = free_port();
+    // On SIGTERM the server's workers exit, then it grows by 300 MiB and lingers.
+    let toml = config(
+        port,
+        "--shutdown-hold-mib 300 --shutdown-linger-ms 300",
+        "/plaintext",
+        "",
+    );
+    // Frequent samples keep the sampler busy, so a window end read late would be caught.
+    let (out, json) = run(&dir, &toml, &["-i", "3", "--sample-interval", "20ms"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    for it in iterations(json.as_ref().unwrap()) {
+        let (start, end) = (m(it, "app.threads.start"), m(it, "app.threads.end"));
+        assert!(start.unwrap() >= 2.0, "threads at start {start:?}");
+        assert_eq!(end, start, "threads at the window's end");
+        let rss = m(it, "app.rss").unwrap();
+        assert!(
+            rss < 100.0,
+            "app.rss {rss} MiB includes the shutdown's 300 MiB"
+        );
+        assert!(
+            m(it, "app.ctx_switches.involuntary").is_some(),
+            "context switches across the window"
+        );
+        // The shutdown did grow the app (by up to 300 MiB), and the lifetime figure saw it.
+        let lifetime = m(it, "app.rss.lifetime").unwrap();
+        assert!(lifetime > rss + 100.0, "app.rss.lifetime {lifetime}");
+    }
+}
+
+#[test]
+fn a_readiness_probe_that_warms_the_heap_is_named() {
+    // Ready on /json, which makes the server hold 150 MiB; the load is on /plaintext.
+    let dir = temp_dir("ready-warms");
+    let port = free_port();
+    let toml = config(port, "--hold-mib 150 --hold-after /json", "/plaintext", "").replace(
+        &format!("http://127.0.0.1:{port}/health"),
+        &format!("http://127.0.0.1:{port}/json"),
+    );
+    let (out, json) = run(&dir, &toml, &["-i", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let it = &iterations(json.as_ref().unwrap())[0];
+    let w = it["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "readiness_memory")
+        .unwrap_or_else(|| panic!("no readiness_memory warning: {}", it["warnings"]));
+    let msg = w["message"].as_str().unwrap();
+    assert!(msg.contains("/json"), "{msg}");
+    assert!(msg.contains("/plaintext"), "{msg}");
+    assert!(m(it, "app.rss").unwrap() >= 150.0);
+
+    // The same growth caused by the load's own URL is the load's: no warning.
+    let dir = temp_dir("ready-cheap");
+    let port = free_port();
+    let toml = config(port, "--hold-mib 150 --hold-after /json", "/json", "");
+    let (out, json) = run(&dir, &toml, &["-i", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let it = &iterations(json.as_ref().unwrap())[0];
+    assert!(!warning_kinds(&it["warnings"]).contains(&"readiness_memory".to_string()));
+    assert!(m(it, "app.rss").unwrap() >= 150.0);
+}
+
+/// Writes `mib` MiB to `path` and evicts it from the page cache.
+fn cold_file(path: &Path, mib: usize) {
+    std::fs::write(path, vec![7u8; mib << 20]).unwrap();
+    let f = std::fs::File::open(path).unwrap();
+    f.sync_all().unwrap();
+    // SAFETY: advisory call on an open descriptor.
+    let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    assert_eq!(rc, 0);
+}
+
+#[test]
+fn page_cache_carried_between_iterations_is_caught_and_drop_caches_ends_it() {
+    if !is_root() {
+        eprintln!("skipped: cgroups and dropping caches need root");
+        return;
+    }
+    let dir = temp_dir("carried-cache");
+    let file = dir.join("data.bin");
+    cold_file(&file, 64);
+    let port = free_port();
+    // The app reads a file at start (as a server loads its assets) without evicting it.
+    let bin = hello_server();
+    let toml = config(port, "", "/plaintext", "").replace(
+        &format!("command = \"{} ", bin.display()),
+        &format!(
+            "command = \"cat {} > /dev/null; exec {} ",
+            file.display(),
+            bin.display()
+        ),
+    );
+    assert!(toml.contains("cat "), "{toml}");
+
+    let (out, json) = run(&dir, &toml, &["-i", "3"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let json = json.unwrap();
+    let its = iterations(&json);
+    if its.iter().any(|i| m(i, "app.cgroup.cache").is_none()) {
+        eprintln!(
+            "skipped: no cgroup for the application: {}",
+            its[0]["warnings"]
+        );
+        return;
+    }
+    let caches: Vec<f64> = its
+        .iter()
+        .map(|i| m(i, "app.cgroup.cache").unwrap())
+        .collect();
+    eprintln!("app.cgroup.cache by iteration: {caches:?}");
+    // The first iteration read the file cold; the later ones found it cached.
+    assert!(caches[0] >= 48.0, "{caches:?}");
+    assert!(caches[1..].iter().all(|c| *c < 16.0), "{caches:?}");
+    let row_warnings = warning_kinds(&json["rows"][0]["warnings"]);
+    assert!(
+        row_warnings.contains(&"page_cache_carried".to_string()),
+        "{}",
+        json["rows"][0]["warnings"]
+    );
+
+    let (out, json) = run(&dir, &toml, &["-i", "2", "--drop-caches"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let json = json.unwrap();
+    let its = iterations(&json);
+    if its[0]["caches_dropped"] == false {
+        eprintln!("skipped: {}", its[0]["warnings"]);
+        return;
+    }
+    let caches: Vec<f64> = its
+        .iter()
+        .map(|i| m(i, "app.cgroup.cache").unwrap())
+        .collect();
+    eprintln!("with --drop-caches: {caches:?}");
+    for it in its {
+        assert_eq!(it["caches_dropped"], true);
+    }
+    assert!(caches.iter().all(|c| *c >= 48.0), "{caches:?}");
+    assert!(
+        !warning_kinds(&json["rows"][0]["warnings"]).contains(&"page_cache_carried".to_string())
+    );
+}
