@@ -170,3 +170,73 @@ fn page_cache_carried_between_iterations_is_caught_and_drop_caches_ends_it() {
         !warning_kinds(&json["rows"][0]["warnings"]).contains(&"page_cache_carried".to_string())
     );
 }
+
+#[test]
+fn cpu_of_children_shorter_than_a_sample_is_counted() {
+    let dir = temp_dir("short-children");
+    let port = free_port();
+    let reference = dir.join("reference.txt");
+    // A shell that keeps forking busy subshells of a few ms each (far shorter than the 250 ms
+    // sampling interval) beside a lightly loaded server; on SIGTERM it writes the kernel's
+    // account of its reaped children (`times`) and its lifetime, the test's reference.
+    let bin = hello_server();
+    let command = format!(
+        "start=$(date +%s.%N); \
+         trap 'end=$(date +%s.%N); times > {r}.t; echo $start $end >> {r}.t; mv {r}.t {r}; kill $srv; exit 0' TERM; \
+         {bin} --port {port} --threads 1 & srv=$!; \
+         while :; do (i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done); done",
+        r = reference.display(),
+        bin = bin.display(),
+    );
+    let toml = config(port, "", "/plaintext", "rate = 50")
+        .replace("duration = \"1s\"", "duration = \"3s\"")
+        .replace(
+            &format!("command = \"{} --port {port} --threads 1 \"", bin.display()),
+            &format!("command = {}", toml_string(&command)),
+        );
+    assert!(toml.contains("trap"), "{toml}");
+    let (out, json) = run(&dir, &toml, &["-i", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let it = &iterations(json.as_ref().unwrap())[0];
+    let text = std::fs::read_to_string(&reference).expect("the shell's reference");
+    let lines: Vec<&str> = text.lines().collect();
+    // `times`: the shell's own user/system, then its reaped children's; then start and end.
+    let secs = |f: &str| -> f64 {
+        let (m, s) = f.trim_end_matches('s').split_once('m').unwrap();
+        m.parse::<f64>().unwrap() * 60.0 + s.parse::<f64>().unwrap()
+    };
+    let cpu: f64 = lines[..2]
+        .iter()
+        .flat_map(|l| l.split_whitespace())
+        .map(secs)
+        .sum();
+    let (start, end) = lines[2].split_once(' ').unwrap();
+    let life = end.parse::<f64>().unwrap() - start.parse::<f64>().unwrap();
+    let truth = cpu / life * 100.0;
+    let cores: f64 = m(it, "app.cpu.avg").unwrap() * online_cpus();
+    eprintln!("app.cpu.avg in cores {cores:.1}%, the shell's own account {truth:.1}% of a core");
+    assert!(truth > 20.0, "the children got only {truth:.1}% of a core");
+    // The reference is the shell's whole life and the figure the window inside it; on a busy
+    // machine the share the children get varies over time, hence the wide band. Missing the
+    // children reads a few percent at most.
+    assert!(
+        (0.6 * truth..=1.4 * truth + 5.0).contains(&cores),
+        "app.cpu.avg {cores:.1}% of a core vs {truth:.1}%"
+    );
+    let max = m(it, "app.cores").unwrap();
+    assert!(
+        max >= cores - 1e-6,
+        "app.cores {max} below the mean {cores}"
+    );
+}
+
+/// A TOML basic string holding `s`.
+fn toml_string(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// The CPU count that 100% of app.cpu means for an unpinned app: the online CPUs.
+fn online_cpus() -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) as f64 }
+}
