@@ -240,3 +240,72 @@ fn online_cpus() -> f64 {
     // SAFETY: sysconf has no preconditions.
     unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) as f64 }
 }
+
+#[test]
+fn memory_a_pre_fork_server_shares_with_its_workers_is_owned_once() {
+    // The parent touches 96 MiB, forks two workers that keep it shared copy-on-write, and
+    // serves HTTP itself.
+    let dir = temp_dir("pre-fork");
+    let port = free_port();
+    let script = dir.join("prefork.py");
+    std::fs::write(
+        &script,
+        format!(
+            r#"import os, time
+from http.server import HTTPServer, BaseHTTPRequestHandler
+heap = bytearray(96 << 20)
+for i in range(0, len(heap), 4096):
+    heap[i] = 1
+for _ in range(2):
+    if os.fork() == 0:
+        while True:
+            time.sleep(60)
+class H(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"ok")
+    def log_message(self, *a):
+        pass
+HTTPServer(("127.0.0.1", {port}), H).serve_forever()
+"#
+        ),
+    )
+    .unwrap();
+    let toml = format!(
+        r#"
+[jobs.app]
+command = "python3 {script}"
+ready = {{ http = "http://127.0.0.1:{port}/", timeout = "20s" }}
+stop_timeout = "2s"
+
+[jobs.load]
+url = "http://127.0.0.1:{port}/"
+connections = 1
+rate = 50
+warmup = "300ms"
+duration = "1s"
+
+[scenarios.s]
+application = "app"
+load = "load"
+"#,
+        script = script.display()
+    );
+    let (out, json) = run(&dir, &toml, &["-i", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let it = &iterations(json.as_ref().unwrap())[0];
+    let (owned, private, rss) = (
+        m(it, "app.owned").expect("app.owned"),
+        m(it, "app.private").unwrap(),
+        m(it, "app.rss").unwrap(),
+    );
+    eprintln!("app.owned {owned:.1} MiB, app.private {private:.1} MiB, app.rss {rss:.1} MiB");
+    // USS misses the shared heap, RSS counts it three times; owned counts it once, plus the
+    // interpreters' own footprint (well under 16 MiB each).
+    assert!(private < 60.0, "app.private {private}");
+    assert!(rss > 3.0 * 96.0, "app.rss {rss}");
+    assert!((96.0..96.0 + 48.0).contains(&owned), "app.owned {owned}");
+}
