@@ -68,6 +68,12 @@ fn busy_loop_reads_about_one_core() {
     let _hog = CPU_HOG.lock().unwrap_or_else(|e| e.into_inner());
     let p = python("while True: pass");
     let pid = p.pid();
+    // python3 may be a launcher script (pyenv) whose helpers are still running at first.
+    wait_for(Duration::from_secs(10), || {
+        let c = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+        (c.trim().starts_with("python") && descendants(pid).len() == 1).then_some(())
+    })
+    .expect("python running alone");
     let sampler = Sampler::start(pid, None, Duration::from_millis(250));
     std::thread::sleep(Duration::from_millis(600));
     sampler.mark(Mark::WindowStart);

@@ -46,7 +46,7 @@ pub fn page_cache_guard(m: &BTreeMap<String, f64>, warnings: &mut Vec<Warning>) 
                 "the cgroup holds {cache:.0} MiB of page cache, the process {rss:.0} MiB: cgroup memory \
                  ({cg:.0} MiB) is mostly the kernel's reclaimable cache, not the application's memory"
             ),
-            "size the app by app.rss / app.private; cgroup totals (docker stats) include files it read",
+            "size the app by app.owned (or app.rss / app.private); cgroup totals (docker stats) include files it read",
         ));
     }
 }
