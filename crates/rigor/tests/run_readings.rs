@@ -76,6 +76,7 @@ fn a_readiness_probe_that_warms_the_heap_is_named() {
         .find(|w| w["kind"] == "readiness_memory")
         .unwrap_or_else(|| panic!("no readiness_memory warning: {}", it["warnings"]));
     let msg = w["message"].as_str().unwrap();
+    eprintln!("{msg}");
     assert!(msg.contains("/json"), "{msg}");
     assert!(msg.contains("/plaintext"), "{msg}");
     assert!(m(it, "app.rss").unwrap() >= 150.0);
