@@ -12,6 +12,7 @@ mod logtail;
 mod output;
 mod plan;
 mod progress;
+mod readings;
 mod schedule;
 mod settings;
 
