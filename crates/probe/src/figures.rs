@@ -31,7 +31,8 @@ pub struct AppFigures {
     pub cgroup_memory_max_mib: Option<f64>,
     /// `app.cgroup.cache`: page cache at the sample where cgroup memory peaked.
     pub cgroup_cache_max_mib: Option<f64>,
-    /// Anonymous memory at the sample where cgroup memory peaked.
+    /// `app.cgroup.anon`: anonymous memory (heap, stacks) at the sample where cgroup memory
+    /// peaked: the kernel's count of what the app's processes own, shared pages once.
     pub cgroup_anon_mib: Option<f64>,
     /// `app.threads.start`: threads at the window's first sample.
     pub threads_start: Option<f64>,
@@ -92,6 +93,7 @@ impl AppFigures {
             ("app.owned", self.owned_max_mib),
             ("app.cgroup.memory", self.cgroup_memory_max_mib),
             ("app.cgroup.cache", self.cgroup_cache_max_mib),
+            ("app.cgroup.anon", self.cgroup_anon_mib),
             ("app.threads.start", self.threads_start),
             ("app.threads.end", self.threads_end),
             ("app.threads.max", self.threads_max),

@@ -57,6 +57,13 @@ pub const CATALOGUE: &[MeasurementInfo] = &[
     m("app.owned", "Max Owned Memory", "MiB", Down, App),
     m("app.cgroup.memory", "Max cgroup Memory", "MiB", Down, App),
     m("app.cgroup.cache", "cgroup Page Cache", "MiB", Down, App),
+    m(
+        "app.cgroup.anon",
+        "cgroup Anonymous Memory",
+        "MiB",
+        Down,
+        App,
+    ),
     m("app.threads.start", "Threads at Start", "count", Down, App),
     m("app.threads.end", "Threads at End", "count", Down, App),
     m("app.threads.max", "Max Threads", "count", Down, App),

@@ -309,4 +309,12 @@ load = "load"
     assert!(private < 60.0, "app.private {private}");
     assert!(rss > 3.0 * 96.0, "app.rss {rss}");
     assert!((96.0..96.0 + 48.0).contains(&owned), "app.owned {owned}");
+    // The kernel's own count, where there is a cgroup: its anonymous memory holds the heap once.
+    if let Some(anon) = m(it, "app.cgroup.anon") {
+        eprintln!("app.cgroup.anon {anon:.1} MiB");
+        assert!(
+            (96.0..96.0 + 48.0).contains(&anon),
+            "app.cgroup.anon {anon}"
+        );
+    }
 }

@@ -16,6 +16,7 @@ pub fn record_figures(f: &AppFigures, m: &mut BTreeMap<String, f64>) {
         ("app.owned", f.owned_max_mib),
         ("app.cgroup.memory", f.cgroup_memory_max_mib),
         ("app.cgroup.cache", f.cgroup_cache_max_mib),
+        ("app.cgroup.anon", f.cgroup_anon_mib),
         ("app.threads.start", f.threads_start),
         ("app.threads.end", f.threads_end),
         ("app.threads.max", f.threads_max),
