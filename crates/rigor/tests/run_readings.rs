@@ -321,3 +321,45 @@ load = "load"
         );
     }
 }
+
+#[test]
+fn drop_caches_without_permission_is_said_and_recorded() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    let dir = temp_dir("drop-caches-denied");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let port = free_port();
+    std::fs::write(dir.join("rigor.toml"), config(port, "", "/plaintext", "")).unwrap();
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_rigor"));
+    cmd.args([
+        "run",
+        "--json",
+        "result.json",
+        "--out-dir",
+        "out",
+        "-i",
+        "1",
+    ])
+    .arg("--drop-caches")
+    .current_dir(&dir)
+    .env("NO_COLOR", "1");
+    if is_root() {
+        // Root may drop caches: run as nobody to meet the case a normal user meets.
+        cmd.uid(65534).gid(65534);
+    }
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    let it = &iterations(&json)[0];
+    assert_eq!(it["caches_dropped"], false, "{it}");
+    let w = it["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "drop_caches")
+        .unwrap_or_else(|| panic!("no drop_caches warning: {}", it["warnings"]));
+    let msg = w["message"].as_str().unwrap();
+    assert!(msg.contains("not permitted"), "{msg}");
+    assert!(text(&out).contains("drop_caches"), "{}", text(&out));
+}
