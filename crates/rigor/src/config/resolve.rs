@@ -223,6 +223,14 @@ impl Config {
             )?,
             None => Duration::from_secs(5),
         };
+        let build_timeout = match &job.build_timeout {
+            Some(t) => self.duration(
+                &table,
+                "build_timeout",
+                &self.expand(vars, &table, "build_timeout", t)?,
+            )?,
+            None => Duration::from_secs(30 * 60),
+        };
         let ready = match &job.ready {
             Some(r) => {
                 let kinds = [&r.http, &r.tcp, &r.stdout, &r.stderr]
@@ -262,6 +270,7 @@ impl Config {
             ready,
             ready_timeout,
             stop_timeout,
+            build_timeout,
             env,
             versions,
             configuration: job.configuration.clone(),

@@ -5,11 +5,13 @@ mod debug_build;
 mod machine;
 mod memory;
 mod proxy;
+mod unoptimised;
 
 pub use debug_build::debug_build_warnings;
 pub use machine::{busy_now_pct, machine_guards, noisy_machine_before_run, noisy_row};
 pub use memory::record_figures;
 pub use proxy::proxy_guard;
+pub use unoptimised::{build_env, unoptimised_warnings};
 
 use crate::result::{Iteration, Warning};
 

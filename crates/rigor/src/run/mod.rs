@@ -3,6 +3,7 @@
 //! goes, then summarises, compares and reports.
 
 mod app;
+mod artifact;
 mod build;
 mod builds;
 mod environment;
@@ -14,6 +15,7 @@ mod plan;
 mod progress;
 mod schedule;
 mod settings;
+mod stale;
 
 use crate::cmd_run::RunArgs;
 use crate::config::Config;
@@ -51,6 +53,10 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
             return Ok(EXIT_FAILED);
         }
     };
+    if let Err(e) = builds::check_plan(&planned.rows) {
+        eprintln!("error: {e}");
+        return Ok(EXIT_FAILED);
+    }
 
     // Where logs and results go.
     let run_dir = args.out_dir.join(crate::clock::now_compact());
@@ -222,21 +228,8 @@ fn new_result(args: &RunArgs, planned: &plan::RunPlan, seed: u64) -> RunResult {
         Err(why) => format!("unavailable: {why}"),
     };
     let apps: Vec<&crate::config::AppJob> = planned.rows.iter().map(|p| &p.plan.app).collect();
-    let mut warnings = guards::noisy_machine_before_run(&env, guards::busy_now_pct());
-    let mut seen = std::collections::BTreeSet::new();
-    for a in &apps {
-        for w in guards::debug_build_warnings(
-            &a.name,
-            a.build.as_deref(),
-            a.artifact.as_ref().and_then(|p| p.to_str()),
-            &a.command,
-            a.configuration.as_deref(),
-        ) {
-            if seen.insert(w.message.clone()) {
-                warnings.push(w);
-            }
-        }
-    }
+    // Debug-build warnings come per build, from the builds themselves.
+    let warnings = guards::noisy_machine_before_run(&env, guards::busy_now_pct());
     RunResult {
         schema: SCHEMA.into(),
         rigor_version: env!("CARGO_PKG_VERSION").into(),
