@@ -112,7 +112,10 @@ mod tests {
     #[test]
     fn spots_each_kind_of_debug_build() {
         assert_eq!(kinds(Some("cargo build -p x"), None, "x", None), 1);
-        assert_eq!(kinds(Some("CARGO_X=1 cargo build -p x"), None, "x", None), 1);
+        assert_eq!(
+            kinds(Some("CARGO_X=1 cargo build -p x"), None, "x", None),
+            1
+        );
         assert_eq!(
             kinds(Some("cargo build --release -p x"), None, "x", None),
             0

@@ -216,13 +216,11 @@ impl<'a> Settings<'a> {
         if let Some(l) = builtin {
             return (Some(l.into()), format!("cargo's built-in `{name}` profile"));
         }
-        let inherits = self
-            .profile_key(name, "inherits")
-            .or_else(|| match name {
-                "test" => Some(("dev".into(), "cargo's built-in `test` profile".into())),
-                "bench" => Some(("release".into(), "cargo's built-in `bench` profile".into())),
-                _ => None,
-            });
+        let inherits = self.profile_key(name, "inherits").or_else(|| match name {
+            "test" => Some(("dev".into(), "cargo's built-in `test` profile".into())),
+            "bench" => Some(("release".into(), "cargo's built-in `bench` profile".into())),
+            _ => None,
+        });
         match inherits {
             Some((parent, at)) if depth < 8 && parent != name => {
                 let (level, from) = self.profile_opt_level(&parent, depth + 1);
@@ -408,10 +406,22 @@ mod tests {
         let sub = d.join("crates/app");
         std::fs::create_dir_all(&sub).unwrap();
         std::fs::write(sub.join("Cargo.toml"), "[package]\nname = \"app\"\n").unwrap();
-        assert_eq!(levels("cargo build --profile fast", &sub, &[]), one("fast", "0"));
-        assert_eq!(levels("cargo build --profile=lean", &sub, &[]), one("lean", "3"));
-        assert_eq!(levels("cargo build --profile flat", &sub, &[]), one("flat", "0"));
-        assert_eq!(levels("cargo build --release", &sub, &[]), one("release", "3"));
+        assert_eq!(
+            levels("cargo build --profile fast", &sub, &[]),
+            one("fast", "0")
+        );
+        assert_eq!(
+            levels("cargo build --profile=lean", &sub, &[]),
+            one("lean", "3")
+        );
+        assert_eq!(
+            levels("cargo build --profile flat", &sub, &[]),
+            one("flat", "0")
+        );
+        assert_eq!(
+            levels("cargo build --release", &sub, &[]),
+            one("release", "3")
+        );
         assert_eq!(levels("cargo bench --no-run", &sub, &[]), one("bench", "3"));
         assert_eq!(
             levels(
@@ -427,7 +437,10 @@ mod tests {
             "[profile.lean]\nopt-level = 0\n",
         )
         .unwrap();
-        assert_eq!(levels("cargo build --profile lean", &sub, &[]), one("lean", "0"));
+        assert_eq!(
+            levels("cargo build --profile lean", &sub, &[]),
+            one("lean", "0")
+        );
     }
 
     #[test]
@@ -458,7 +471,11 @@ mod tests {
             one("release", "0")
         );
         assert_eq!(
-            levels("cargo build --release", &d, &[("RUSTFLAGS", "-C opt-level=2")]),
+            levels(
+                "cargo build --release",
+                &d,
+                &[("RUSTFLAGS", "-C opt-level=2")]
+            ),
             one("release", "2")
         );
         assert!(levels("make && ./configure", &d, &[]).is_empty());

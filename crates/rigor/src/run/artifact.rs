@@ -238,7 +238,10 @@ mod tests {
         fs::write(&app, "#!/bin/sh\necho B\n").unwrap();
         assert!(a.ensure_in_place().unwrap(), "B's bytes were replaced");
         assert_eq!(fs::read_to_string(&app).unwrap(), "#!/bin/sh\necho A\n");
-        assert_eq!(fs::metadata(&app).unwrap().permissions().mode() & 0o111, 0o111);
+        assert_eq!(
+            fs::metadata(&app).unwrap().permissions().mode() & 0o111,
+            0o111
+        );
         assert!(!a.ensure_in_place().unwrap(), "already in place");
     }
 

@@ -198,9 +198,9 @@ fn kill_tree(child: &mut Child) {
 /// `30m`, `90s`, `1.5s`: a duration as a user would write it in the config.
 fn human(d: Duration) -> String {
     let s = d.as_secs();
-    if d.subsec_nanos() == 0 && s >= 3600 && s % 3600 == 0 {
+    if d.subsec_nanos() == 0 && s >= 3600 && s.checked_rem(3600) == Some(0) {
         format!("{}h", s / 3600)
-    } else if d.subsec_nanos() == 0 && s >= 60 && s % 60 == 0 {
+    } else if d.subsec_nanos() == 0 && s >= 60 && s.checked_rem(60) == Some(0) {
         format!("{}m", s / 60)
     } else if d.subsec_nanos() == 0 {
         format!("{s}s")

@@ -6,9 +6,9 @@ use super::build::{self, Built};
 use super::plan::PlannedRow;
 use super::progress::Progress;
 use crate::config::AppJob;
+use crate::guards;
 use crate::interrupt;
 use crate::result::{BuildRecord, RunResult, Warning};
-use crate::guards;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -42,7 +42,13 @@ impl Distinct<'_> {
         };
         let base: String = format!("{}-{tail}", self.app.name)
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .collect();
         let mut label = base.clone();
         let mut n = 2;

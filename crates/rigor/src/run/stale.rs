@@ -66,8 +66,8 @@ const SKIP: &[&str] = &[
 const SOURCE_EXTENSIONS: &[&str] = &[
     "c", "cc", "cpp", "cxx", "c++", "h", "hh", "hpp", "hxx", "inl", "m", "mm", "s", "asm", "rs",
     "go", "cs", "fs", "vb", "csproj", "fsproj", "vbproj", "props", "targets", "sln", "java", "kt",
-    "kts", "scala", "gradle", "swift", "zig", "nim", "hs", "ml", "mli", "ex", "exs", "erl",
-    "cr", "f90", "f", "pas", "ts", "tsx", "proto", "cmake", "mk", "ninja",
+    "kts", "scala", "gradle", "swift", "zig", "nim", "hs", "ml", "mli", "ex", "exs", "erl", "cr",
+    "f90", "f", "pas", "ts", "tsx", "proto", "cmake", "mk", "ninja",
 ];
 
 /// Build files known by name.
@@ -138,7 +138,14 @@ mod tests {
 
     #[test]
     fn sources_and_build_files_are_inputs_notes_and_outputs_are_not() {
-        for yes in ["main.c", "lib.rs", "Makefile", "Cargo.toml", "app.csproj", "x.go"] {
+        for yes in [
+            "main.c",
+            "lib.rs",
+            "Makefile",
+            "Cargo.toml",
+            "app.csproj",
+            "x.go",
+        ] {
             assert!(is_build_input(yes), "{yes}");
         }
         for no in [
@@ -169,7 +176,11 @@ mod tests {
         let used = d.join("my src.c");
         std::fs::write(
             d.join("app.d"),
-            format!("{}: {}\n", app.display(), used.display().to_string().replace(' ', "\\ ")),
+            format!(
+                "{}: {}\n",
+                app.display(),
+                used.display().to_string().replace(' ', "\\ ")
+            ),
         )
         .unwrap();
         std::fs::write(&used, "int main(){}").unwrap();
