@@ -79,6 +79,9 @@ pub struct BuildRecord {
     /// Whether the build rewrote the artifact (false: it was up to date).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rewritten: Option<bool>,
+    /// How each cargo invocation of the build is optimised: `release: opt-level 3 (…)`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub optimisation: Vec<String>,
 }
 
 /// One combination of matrix values (and variant): N fresh iterations and their summary.

@@ -268,6 +268,17 @@ fn unoptimised_cargo_profiles_are_named_once_per_build_with_the_variant() {
                 && m.contains("RUSTFLAGS has `-C opt-level=0`")),
         "{debug:?}"
     );
+    let opt: Vec<String> = json["builds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["optimisation"][0].as_str().unwrap_or("").to_string())
+        .collect();
+    assert!(
+        opt.iter().any(|o| o.starts_with("fast: opt-level 0"))
+            && opt.iter().any(|o| o.starts_with("release: opt-level 0")),
+        "{opt:?}"
+    );
     let printed = t.matches("(variant `profile`) builds unoptimised").count();
     assert!(printed >= 1, "{t}");
     assert_eq!(

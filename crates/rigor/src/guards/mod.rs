@@ -11,7 +11,7 @@ pub use debug_build::debug_build_warnings;
 pub use machine::{busy_now_pct, machine_guards, noisy_machine_before_run, noisy_row};
 pub use memory::record_figures;
 pub use proxy::proxy_guard;
-pub use unoptimised::{build_env, unoptimised_warnings};
+pub use unoptimised::{build_env, cargo_opt_levels, unoptimised_warnings};
 
 use crate::result::{Iteration, Warning};
 

@@ -191,6 +191,7 @@ pub fn build_all(
                 artifact_hash: b.hash.clone(),
                 artifact_snapshot: b.snapshot.as_ref().map(|s| s.copy.display().to_string()),
                 rewritten: b.hash.as_ref().map(|_| b.rewritten),
+                optimisation: optimisation(app),
             });
         }
         if let Some(e) = refused {
@@ -204,6 +205,36 @@ pub fn build_all(
     builds
 }
 
+/// The build's environment as the build sees it: the job's env over rigor's own.
+fn build_env_of(app: &AppJob) -> impl Fn(&str) -> Option<String> + '_ {
+    |k: &str| {
+        app.env
+            .iter()
+            .rev()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var(k).ok())
+    }
+}
+
+/// `release: opt-level 3 (cargo's built-in `release` profile)` per cargo invocation of the build.
+fn optimisation(app: &AppJob) -> Vec<String> {
+    let Some(b) = &app.build else {
+        return Vec::new();
+    };
+    guards::cargo_opt_levels(b, &app.dir, &build_env_of(app))
+        .into_iter()
+        .map(|c| {
+            format!(
+                "{}: opt-level {} ({})",
+                c.profile,
+                c.opt_level.as_deref().unwrap_or("unknown"),
+                c.source
+            )
+        })
+        .collect()
+}
+
 /// Debug and unoptimised signs of one build, named after the build's job and variants.
 fn build_warnings(who: &str, app: &AppJob) -> Vec<Warning> {
     let mut out = guards::debug_build_warnings(
@@ -214,15 +245,12 @@ fn build_warnings(who: &str, app: &AppJob) -> Vec<Warning> {
         app.configuration.as_deref(),
     );
     if let Some(b) = &app.build {
-        let env = |k: &str| {
-            app.env
-                .iter()
-                .rev()
-                .find(|(n, _)| n == k)
-                .map(|(_, v)| v.clone())
-                .or_else(|| std::env::var(k).ok())
-        };
-        out.extend(guards::unoptimised_warnings(who, b, &app.dir, &env));
+        out.extend(guards::unoptimised_warnings(
+            who,
+            b,
+            &app.dir,
+            &build_env_of(app),
+        ));
     }
     out
 }
