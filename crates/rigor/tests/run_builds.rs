@@ -102,6 +102,43 @@ fn variants_that_build_to_one_path_each_run_their_own_build() {
 }
 
 #[test]
+fn an_artifact_changed_after_its_build_is_put_back_before_the_next_start() {
+    // The program rewrites its own file when it runs: the next start must still run the build.
+    let dir = temp_dir("tampered");
+    std::fs::write(
+        dir.join("template.sh"),
+        format!(
+            "#!/bin/sh\necho built-by-A\nsed -i s/built-by-A/built-by-TAMPERED/ \"$0\"\nexec {} \"$@\"\n",
+            hello_server().display()
+        ),
+    )
+    .unwrap();
+    let toml = config(free_port(), "", "/plaintext", "")
+        .replace(
+            &format!("command = \"{}", hello_server().display()),
+            "command = \"./app.sh",
+        )
+        .replace(
+            "stop_timeout = \"2s\"",
+            "stop_timeout = \"2s\"\nbuild = \"cp template.sh app.sh && chmod +x app.sh\"\nartifact = \"app.sh\"",
+        );
+    let (out, json) = run(&dir, &toml, &["-i", "3"]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    let json = json.unwrap();
+    for it in iterations(&json) {
+        let log = log_of(it);
+        assert!(
+            log.contains("built-by-A") && !log.contains("TAMPERED"),
+            "{log}"
+        );
+    }
+    assert!(std::fs::read_to_string(dir.join("app.sh"))
+        .unwrap()
+        .contains("TAMPERED"));
+}
+
+#[test]
 fn two_builds_in_one_folder_without_an_artifact_are_refused_before_building() {
     let dir = temp_dir("no-artifact");
     launcher_maker(&dir);
