@@ -1,5 +1,5 @@
 //! Release builds, verified: the build command, the artifact path and the job's own hint must
-//! not say "debug" (seed 004, trap 4).
+//! not say "debug" or leave optimisation off.
 
 use crate::result::Warning;
 
@@ -79,6 +79,17 @@ pub fn debug_build_warnings(
             {
                 why.push(format!("`{}` is a CMake Debug build", part.trim()));
             }
+            const C_COMPILERS: &[&str] = &["cc", "gcc", "clang", "c++", "g++", "clang++"];
+            let compiler = words
+                .first()
+                .map(|w| w.rsplit('/').next().unwrap_or(w))
+                .is_some_and(|w| C_COMPILERS.contains(&w));
+            if compiler && !words.iter().any(|w| w.starts_with("-O") && *w != "-O0") {
+                why.push(format!(
+                    "`{}` has no -O flag (C and C++ compilers default to -O0)",
+                    part.trim()
+                ));
+            }
         }
     }
     if let Some(c) = configuration {
@@ -144,6 +155,13 @@ mod tests {
             1
         );
         assert_eq!(kinds(Some("go build ."), None, "x", None), 0);
+        assert_eq!(kinds(Some("cc -o app main.c"), None, "x", None), 1);
+        assert_eq!(
+            kinds(Some("/usr/bin/gcc -O0 -o app main.c"), None, "x", None),
+            1
+        );
+        assert_eq!(kinds(Some("gcc -O2 -o app main.c"), None, "x", None), 0);
+        assert_eq!(kinds(Some("make && clang -Os x.c"), None, "x", None), 0);
         assert_eq!(kinds(None, None, "x", Some("debug")), 1);
         assert_eq!(
             kinds(

@@ -21,6 +21,8 @@ struct Distinct<'a> {
     app: &'a AppJob,
     variants: Vec<String>,
     row: usize,
+    /// The matrix values of the first row, when builds of this job differ by row.
+    values: Option<String>,
 }
 
 impl Distinct<'_> {
@@ -28,7 +30,10 @@ impl Distinct<'_> {
     fn who(&self) -> String {
         let names: Vec<String> = self.variants.iter().map(|v| format!("`{v}`")).collect();
         match names.len() {
-            0 => format!("`{}`", self.app.name),
+            0 => match &self.values {
+                Some(v) => format!("`{}` ({v})", self.app.name),
+                None => format!("`{}`", self.app.name),
+            },
             1 => format!("`{}` (variant {})", self.app.name, names[0]),
             _ => format!("`{}` (variants {})", self.app.name, names.join(", ")),
         }
@@ -72,6 +77,7 @@ fn distinct(rows: &[PlannedRow]) -> Vec<Distinct<'_>> {
                     app: &p.plan.app,
                     variants: Vec::new(),
                     row: i,
+                    values: None,
                 });
                 out.last_mut().expect("just pushed")
             }
@@ -80,6 +86,15 @@ fn distinct(rows: &[PlannedRow]) -> Vec<Distinct<'_>> {
             if !d.variants.contains(v) {
                 d.variants.push(v.clone());
             }
+        }
+    }
+    // A job built differently per matrix row: name the row's values.
+    for i in 0..out.len() {
+        let same_job = out.iter().filter(|o| o.app.name == out[i].app.name).count();
+        let vars = &rows[out[i].row].plan.variables;
+        if same_job > 1 && !vars.is_empty() {
+            let values: Vec<String> = vars.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            out[i].values = Some(values.join(" "));
         }
     }
     out
