@@ -112,13 +112,14 @@ pub fn check_plan(rows: &[PlannedRow]) -> Result<(), String> {
             let unnamed = a.app.artifact.is_none() || b.app.artifact.is_none();
             if same_place && both_build && unnamed {
                 return Err(format!(
-                    "{} and {} are built differently in the same folder {}, but [jobs.{}] has no \
-                     `artifact`: rigor cannot make each run what its own build produced (the last \
-                     build would serve both). Set `artifact = \"…\"` to the file or folder the \
-                     command runs (rigor keeps a copy per build and checks it before every start), \
-                     or give each variant its own `dir`",
+                    "{} and {} are built differently ({}) in the same folder {}, but [jobs.{}] \
+                     has no `artifact`: rigor cannot make each run what its own build produced \
+                     (the last build would serve both). Set `artifact = \"…\"` to the file or \
+                     folder the command runs (rigor keeps a copy per build and checks it before \
+                     every start), or give each variant its own `dir`",
                     a.who(),
                     b.who(),
+                    difference(a.app, b.app),
                     a.app.dir.display(),
                     a.app.name
                 ));
@@ -126,6 +127,31 @@ pub fn check_plan(rows: &[PlannedRow]) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// What makes two builds of one job differ: the command, or the env it runs with.
+fn difference(a: &AppJob, b: &AppJob) -> String {
+    if a.build != b.build {
+        return "their `build` commands differ".into();
+    }
+    let value = |j: &AppJob, k: &str| {
+        j.env
+            .iter()
+            .rev()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.clone())
+    };
+    let mut keys: Vec<&str> = a
+        .env
+        .iter()
+        .chain(&b.env)
+        .map(|(k, _)| k.as_str())
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys.retain(|k| value(a, k) != value(b, k));
+    let keys: Vec<String> = keys.iter().map(|k| format!("`{k}`")).collect();
+    format!("the build runs with a different env {}", keys.join(", "))
 }
 
 /// What an earlier build of this run left at an artifact path.
