@@ -14,7 +14,11 @@ pub fn newer_input(dir: &Path, artifact: &Path, built: SystemTime) -> Option<Pat
             .is_ok_and(|t| t > built)
     };
     match dep_info_sources(artifact) {
-        Some(sources) => sources.into_iter().find(|s| newer(s)),
+        // Relative inputs (gcc -MD writes them) are relative to where the build ran.
+        Some(sources) => sources
+            .into_iter()
+            .map(|s| if s.is_relative() { dir.join(s) } else { s })
+            .find(|s| newer(s)),
         None => newer_source(dir, artifact, built),
     }
 }
@@ -187,5 +191,7 @@ mod tests {
         assert_eq!(newer_input(&d, &app, built), Some(used.clone()));
         std::fs::remove_file(&used).unwrap();
         assert_eq!(newer_input(&d, &app, built), None);
+        std::fs::write(d.join("app.d"), "app: other.c\n").unwrap();
+        assert_eq!(newer_input(&d, &app, built), Some(d.join("other.c")));
     }
 }
