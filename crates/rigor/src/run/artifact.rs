@@ -119,6 +119,16 @@ impl Snapshot {
             .map_err(|e| format!("cannot resolve artifact {}: {e}", artifact.display()))?;
         let name = real.file_name().unwrap_or(real.as_os_str());
         fs::create_dir_all(into).map_err(|e| format!("cannot create {}: {e}", into.display()))?;
+        let into_real = fs::canonicalize(into).unwrap_or_else(|_| into.to_path_buf());
+        if into_real.starts_with(&real) {
+            // The folder would hold its own copy, and putting it back would replace the results.
+            return Err(format!(
+                "artifact folder {} contains rigor's run folder {}: set `artifact` to what the \
+                 build produces (e.g. target/release/app), or write results elsewhere (--out-dir)",
+                real.display(),
+                into_real.display()
+            ));
+        }
         let copy = into.join(name);
         copy_tree(&real, &copy).map_err(|e| {
             format!(
@@ -243,6 +253,15 @@ mod tests {
             0o111
         );
         assert!(!a.ensure_in_place().unwrap(), "already in place");
+    }
+
+    #[test]
+    fn an_artifact_folder_holding_the_run_folder_is_refused() {
+        let d = temp("inside");
+        let run = d.join("rigor-results/now");
+        fs::create_dir_all(&run).unwrap();
+        let e = Snapshot::take(&d, &hash(&d).unwrap(), &run.join("artifacts/app")).unwrap_err();
+        assert!(e.contains("contains rigor's run folder"), "{e}");
     }
 
     #[test]
