@@ -231,7 +231,7 @@ pub fn build_all(
                 variants: d.variants.clone(),
                 artifact_hash: b.hash.clone(),
                 artifact_snapshot: b.snapshot.as_ref().map(|s| s.copy.display().to_string()),
-                rewritten: b.hash.as_ref().map(|_| b.rewritten),
+                rewritten: (b.hash.is_some() && app.build.is_some()).then_some(b.rewritten),
                 optimisation: optimisation(app),
             });
         }
@@ -307,7 +307,7 @@ enum Verdict {
 /// this run produced there, runs that other build's program under its own name. When the build
 /// commands differ that is refused; when only the environment differs it is said.
 fn same_bytes(me: &Produced, earlier: &[Produced]) -> Option<Verdict> {
-    if me.rewritten {
+    if me.rewritten || me.build.is_none() {
         return None;
     }
     let other = earlier
