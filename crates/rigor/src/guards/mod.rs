@@ -5,6 +5,7 @@ mod debug_build;
 mod machine;
 mod memory;
 mod proxy;
+mod shell_words;
 mod unoptimised;
 
 pub use debug_build::debug_build_warnings;

@@ -2,6 +2,7 @@
 //! `opt-level = 0` (in Cargo.toml, `.cargo/config.toml` or `CARGO_PROFILE_*`), and rustc flags
 //! with `-C opt-level=0` (RUSTFLAGS and friends, inline or in the environment).
 
+use super::shell_words::{assignment, parts, split_words};
 use crate::result::Warning;
 use std::path::{Path, PathBuf};
 
@@ -297,74 +298,6 @@ fn workspace_manifest(dir: &Path) -> Option<(PathBuf, toml::Table)> {
 
 fn read_toml(p: &Path) -> Option<toml::Table> {
     std::fs::read_to_string(p).ok()?.parse().ok()
-}
-
-/// `NAME=value` as a shell assignment.
-fn assignment(w: &str) -> Option<(String, String)> {
-    let (k, v) = w.split_once('=')?;
-    let ok = !k.is_empty()
-        && !k.starts_with(|c: char| c.is_ascii_digit())
-        && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    ok.then(|| (k.to_string(), v.to_string()))
-}
-
-/// Words of a flags variable (spaces separate; quotes group).
-fn split_words(s: &str) -> Vec<String> {
-    parts(s).into_iter().flatten().collect()
-}
-
-/// A shell line's simple commands (split at unquoted `;`, `&`, `|`), each as its words with
-/// quotes removed. Enough to read a build command, not a shell.
-fn parts(line: &str) -> Vec<Vec<String>> {
-    let mut out = vec![Vec::new()];
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut quote: Option<char> = None;
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some('"'), '\\') => {
-                if let Some(n) = chars.next() {
-                    word.push(n);
-                }
-            }
-            (Some(_), c) => word.push(c),
-            (None, '\'' | '"') => {
-                quote = Some(c);
-                in_word = true;
-            }
-            (None, '\\') => {
-                if let Some(n) = chars.next() {
-                    word.push(n);
-                    in_word = true;
-                }
-            }
-            (None, c) if c.is_whitespace() || matches!(c, ';' | '&' | '|' | '\n') => {
-                if in_word {
-                    if let Some(last) = out.last_mut() {
-                        last.push(std::mem::take(&mut word));
-                    }
-                    in_word = false;
-                }
-                if matches!(c, ';' | '&' | '|' | '\n') && out.last().is_some_and(|l| !l.is_empty())
-                {
-                    out.push(Vec::new());
-                }
-            }
-            (None, c) => {
-                word.push(c);
-                in_word = true;
-            }
-        }
-    }
-    if in_word {
-        if let Some(last) = out.last_mut() {
-            last.push(word);
-        }
-    }
-    out.retain(|p| !p.is_empty());
-    out
 }
 
 #[cfg(test)]
