@@ -162,15 +162,28 @@ struct Settings<'a> {
 
 impl<'a> Settings<'a> {
     fn read(manifest_dir: &Path, dir: &Path, env: &'a dyn Fn(&str) -> Option<String>) -> Self {
-        let mut configs = Vec::new();
-        for d in dir.ancestors() {
-            for name in [".cargo/config.toml", ".cargo/config"] {
-                let p = d.join(name);
+        let mut configs: Vec<(PathBuf, toml::Table)> = Vec::new();
+        let mut add = |folder: &Path, names: &[&str]| {
+            for name in names {
+                let p = folder.join(name);
+                if configs.iter().any(|(seen, _)| *seen == p) {
+                    return;
+                }
                 if let Some(t) = read_toml(&p) {
                     configs.push((p, t));
-                    break;
+                    return;
                 }
             }
+        };
+        for d in dir.ancestors() {
+            add(d, &[".cargo/config.toml", ".cargo/config"]);
+        }
+        // Cargo's home config counts last.
+        let home = env("CARGO_HOME")
+            .map(PathBuf::from)
+            .or_else(|| env("HOME").map(|h| Path::new(&h).join(".cargo")));
+        if let Some(h) = home {
+            add(&h, &["config.toml", "config"]);
         }
         Settings {
             env,
@@ -373,6 +386,17 @@ mod tests {
         assert_eq!(
             levels("cargo build --profile lean", &sub, &[]),
             one("lean", "0")
+        );
+        let home = temp("cargo-home");
+        std::fs::write(
+            home.join("config.toml"),
+            "[profile.release]\nopt-level = 0\n",
+        )
+        .unwrap();
+        let home_env = [("CARGO_HOME", home.to_str().unwrap())];
+        assert_eq!(
+            levels("cargo build --release", &sub, &home_env),
+            one("release", "0")
         );
     }
 
