@@ -33,4 +33,7 @@ pub enum LoadError {
     Protocol { url: String, reason: String },
     #[error("{0}")]
     Resources(String),
+    /// The run was cancelled before it could start measuring (e.g. Ctrl-C while connecting).
+    #[error("interrupted before the load started")]
+    Interrupted,
 }

@@ -4,10 +4,12 @@
 //! connections as explicit state machines. Closed model by default; with a rate, an open model
 //! whose latency counts from each request's intended send time. It knows nothing of apps or CLIs.
 
+mod check;
 mod connection;
 mod cpu;
 mod error;
 pub mod parser;
+mod preflight;
 mod probe;
 mod report;
 mod request;
@@ -17,8 +19,12 @@ mod stats;
 mod url;
 mod worker;
 
+pub use check::{
+    check, MAX_CONNECTIONS, MAX_DURATION, MAX_IN_FLIGHT, MAX_PIPELINE, MAX_RATE, MAX_THREADS,
+    MAX_TIMEOUT,
+};
 pub use error::LoadError;
-pub use probe::{probe_request, ProbeResponse};
+pub use probe::{probe_request, probe_request_finding, ProbeResponse, PROBE_BODY_KEPT};
 pub use report::{
     ErrorCounts, LatencyStats, LoadReport, OutsideWindow, RateReport, TimelineSecond,
 };

@@ -23,17 +23,38 @@ pub enum ParseError {
     SwitchingProtocols,
 }
 
-impl fmt::Display for ParseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+impl ParseError {
+    /// The reason in words, as a stable string that failures can be counted by.
+    pub fn reason(&self) -> &'static str {
+        match self {
             ParseError::StatusLine => "invalid status line",
             ParseError::Header => "invalid header line",
             ParseError::ContentLength => "invalid Content-Length",
             ParseError::Chunk => "invalid chunked encoding",
             ParseError::HeadTooLarge => "response head larger than 1 MiB",
             ParseError::SwitchingProtocols => "101 Switching Protocols is not supported",
-        })
+        }
     }
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.reason())
+    }
+}
+
+/// The first bytes of `data` as printable text (escapes for the rest), to show what a server sent.
+pub fn excerpt(data: &[u8], max: usize) -> String {
+    let mut out: String = data
+        .iter()
+        .take(max)
+        .flat_map(|&b| std::ascii::escape_default(b))
+        .map(char::from)
+        .collect();
+    if data.len() > max {
+        out.push('…');
+    }
+    format!("\"{out}\"")
 }
 
 impl std::error::Error for ParseError {}
@@ -99,6 +120,9 @@ pub struct ResponseParser {
     close: bool,
     keep_alive: bool,
     hdr: Hdr,
+    /// A header field's value has begun and may still continue on a folded line (obs-fold), so
+    /// it is only interpreted when the next line turns out not to be a continuation.
+    field_open: bool,
     name: [u8; NAME_CAP],
     name_len: usize,
     tok: [u8; TOKEN_CAP],
@@ -162,6 +186,7 @@ impl ResponseParser {
             close: false,
             keep_alive: false,
             hdr: Hdr::Other,
+            field_open: false,
             name: [0; NAME_CAP],
             name_len: 0,
             tok: [0; TOKEN_CAP],
@@ -194,6 +219,8 @@ impl ResponseParser {
         self.close = false;
         self.keep_alive = false;
         self.te_last_chunked = false;
+        self.hdr = Hdr::Other;
+        self.field_open = false;
     }
 
     fn finish(&mut self) -> Response {
@@ -556,26 +583,36 @@ impl ResponseParser {
                         }
                     }
                 }
-                State::LineStart => match b {
-                    b'\r' => self.state = State::HeadEndLf,
-                    b'\n' => {
-                        account_head!();
-                        if let Some(r) = self.end_head()? {
-                            return Ok((i, Some(r)));
+                State::LineStart if b == b' ' || b == b'\t' => {
+                    // Obsolete line folding: the previous field's value continues here, and
+                    // the fold separates list items like whitespace does.
+                    if !self.field_open {
+                        return Err(ParseError::Header);
+                    }
+                    self.end_token();
+                    self.state = State::ValueWs;
+                }
+                State::LineStart => {
+                    if self.field_open {
+                        self.field_open = false;
+                        self.end_value()?;
+                    }
+                    match b {
+                        b'\r' => self.state = State::HeadEndLf,
+                        b'\n' => {
+                            account_head!();
+                            if let Some(r) = self.end_head()? {
+                                return Ok((i, Some(r)));
+                            }
                         }
+                        _ if is_token(b) => {
+                            self.name[0] = b.to_ascii_lowercase();
+                            self.name_len = 1;
+                            self.state = State::Name;
+                        }
+                        _ => return Err(ParseError::Header),
                     }
-                    b' ' | b'\t' => {
-                        // Obsolete line folding: ignore the continuation.
-                        self.hdr = Hdr::Other;
-                        self.state = State::Value;
-                    }
-                    _ if is_token(b) => {
-                        self.name[0] = b.to_ascii_lowercase();
-                        self.name_len = 1;
-                        self.state = State::Name;
-                    }
-                    _ => return Err(ParseError::Header),
-                },
+                }
                 State::HeadEndLf => {
                     if b != b'\n' {
                         return Err(ParseError::Header);
@@ -588,6 +625,7 @@ impl ResponseParser {
                 State::Name => {
                     if b == b':' {
                         self.classify_name();
+                        self.field_open = true;
                         self.state = State::ValueWs;
                     } else if is_token(b) {
                         if self.name_len < NAME_CAP {
@@ -599,10 +637,8 @@ impl ResponseParser {
                     }
                 }
                 State::ValueWs | State::Value => match b {
-                    b'\n' => {
-                        self.end_value()?;
-                        self.state = State::LineStart;
-                    }
+                    // The value is interpreted once the next line shows it is not folded.
+                    b'\n' => self.state = State::LineStart,
                     b' ' | b'\t' if self.state == State::ValueWs => {}
                     _ => {
                         self.state = State::Value;

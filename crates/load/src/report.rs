@@ -6,8 +6,15 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Latency summary in milliseconds, from a full-window HDR histogram.
+///
+/// Every request due in the measured window is in it: answered ones at their latency (answers
+/// that arrive after the window closes are waited for, up to the timeout), and ones that got no
+/// answer (timed out, or never sent because no connection came free) at the time they were given
+/// up — a lower bound, so a stall or an overload can only raise the percentiles, never hide.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct LatencyStats {
+    /// Requests in the histogram: responses plus requests given up as timeouts.
+    pub count: u64,
     pub mean_ms: f64,
     pub stdev_ms: f64,
     pub min_ms: f64,
@@ -34,6 +41,7 @@ impl LatencyStats {
         let ms = |us: u64| us as f64 / 1000.0;
         let q = |p: f64| ms(h.value_at_percentile(p));
         LatencyStats {
+            count: h.len(),
             mean_ms: h.mean() / 1000.0,
             stdev_ms: h.stdev() / 1000.0,
             min_ms: ms(h.min()),
@@ -57,9 +65,10 @@ pub struct ErrorCounts {
     /// The server closed or reset a connection with requests outstanding.
     pub read: u64,
     pub write: u64,
-    /// Requests unanswered within the timeout (each one counts; its connection is replaced).
+    /// Requests unanswered within the timeout (each one counts; its connection is replaced), and
+    /// in the open model requests that found no free connection within the timeout.
     pub timeout: u64,
-    /// Responses that were not valid HTTP/1.x.
+    /// Responses that were not valid HTTP/1.x (or answered nothing that was asked).
     pub parse: u64,
 }
 
@@ -80,18 +89,30 @@ impl std::fmt::Display for ErrorCounts {
 }
 
 impl ErrorCounts {
-    /// DESIGN.md's `load.socket_errors`: connect + read + write + timeout.
+    /// `load.socket_errors`: connect + read + write + timeout + parse — every
+    /// request that failed at the socket or protocol level.
     pub fn socket_errors(&self) -> u64 {
-        self.connect + self.read + self.write + self.timeout
+        self.connect + self.read + self.write + self.timeout + self.parse
     }
 
-    /// All errors, parse errors included.
+    /// All errors (the same as [`ErrorCounts::socket_errors`]).
     pub fn total(&self) -> u64 {
-        self.socket_errors() + self.parse
+        self.socket_errors()
     }
 }
 
-/// Requests sent outside the measured window: during warmup and in flight when it closed.
+/// One reason responses failed to parse, with how often and what the first such answer began
+/// with, so "parse 5000" comes with its why.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct ParseFailure {
+    pub reason: &'static str,
+    pub count: u64,
+    /// The start of the bytes that failed (escaped, at most a few dozen characters).
+    pub example: String,
+}
+
+/// Requests sent outside the measured window: during warmup, and those still unanswered when a
+/// run was cancelled.
 #[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
 pub struct OutsideWindow {
     pub requests: u64,
@@ -114,6 +135,9 @@ pub struct RateReport {
     pub achieved: f64,
     /// Requests that were due but found every connection busy.
     pub waited_for_connection: u64,
+    /// Requests due in the window that found no free connection within the timeout and were
+    /// never sent (counted as timeouts too; the backlog of due requests is bounded by this).
+    pub not_sent: u64,
     /// Largest delay between a request's intended and actual send time.
     pub max_schedule_lag_ms: f64,
 }
@@ -141,7 +165,11 @@ pub struct LoadReport {
     /// Responses whose status is not 2xx or 3xx.
     pub bad_responses: u64,
     pub errors: ErrorCounts,
-    /// Requests sent in the window and still unanswered when it closed.
+    /// Why responses failed to parse: the first few reasons, counted.
+    pub parse_failures: Vec<ParseFailure>,
+    /// Requests due in the window still unanswered when the run stopped. Only a cancelled run
+    /// leaves any: otherwise the window's requests are waited for (up to the timeout) after it
+    /// closes, and what gets no answer is a timeout.
     pub in_flight_at_end: u64,
     /// Requests sent in the window whose connection failed before they were answered.
     pub abandoned: u64,
@@ -161,6 +189,17 @@ pub struct LoadReport {
 pub struct LoadWarning {
     pub kind: &'static str,
     pub message: String,
+}
+
+/// A fraction as a percentage that stays readable when tiny (`0.0000078%`, not `0%`).
+fn percent(f: f64) -> String {
+    let p = 100.0 * f;
+    if p >= 1.0 || p == 0.0 {
+        format!("{p:.0}%")
+    } else {
+        let decimals = ((-p.log10()).ceil() as usize + 1).min(15);
+        format!("{p:.decimals$}%")
+    }
 }
 
 pub(crate) struct ReportInput<'a> {
@@ -216,6 +255,7 @@ impl LoadReport {
             offered,
             achieved: rps,
             waited_for_connection: s.waited,
+            not_sent: s.not_sent,
             max_schedule_lag_ms: s.max_lag_ns as f64 / 1e6,
         });
         let mut r = LoadReport {
@@ -235,6 +275,7 @@ impl LoadReport {
             status_counts,
             bad_responses,
             errors: s.errors,
+            parse_failures: s.parse_failures.clone(),
             in_flight_at_end: s.in_flight_at_end,
             abandoned: s.abandoned,
             outside_window: OutsideWindow {
@@ -278,10 +319,18 @@ impl LoadReport {
                 say(
                     "rate_not_met",
                     format!(
-                        "offered {:.0} req/s but achieved {:.0} req/s ({:.0}%)",
+                        "offered {:.0} req/s but achieved {:.0} req/s ({}){}",
                         rate.offered,
                         rate.achieved,
-                        100.0 * rate.achieved / rate.offered
+                        percent(rate.achieved / rate.offered),
+                        if rate.not_sent > 0 {
+                            format!(
+                                "; {} requests due in the window were never sent (no connection came free within the timeout)",
+                                rate.not_sent
+                            )
+                        } else {
+                            String::new()
+                        }
                     ),
                 );
             }
@@ -296,7 +345,16 @@ impl LoadReport {
             }
         }
         if self.errors.total() > 0 {
-            say("load_errors", self.errors.to_string());
+            let mut msg = self.errors.to_string();
+            if !self.parse_failures.is_empty() {
+                let why: Vec<String> = self
+                    .parse_failures
+                    .iter()
+                    .map(|f| format!("{} ×{} (e.g. {})", f.reason, f.count, f.example))
+                    .collect();
+                msg.push_str(&format!("; parse failures: {}", why.join(", ")));
+            }
+            say("load_errors", msg);
         }
         if self.bad_responses > 0 {
             say(
@@ -313,12 +371,12 @@ impl LoadReport {
         w
     }
 
-    /// DESIGN.md's `load.*` measurement ids; latency ids are absent when nothing completed.
+    /// DESIGN.md's `load.*` measurement ids; latency ids are absent when no request was recorded.
     pub fn measurements(&self) -> BTreeMap<&'static str, f64> {
         let mut m = BTreeMap::new();
         m.insert("load.rps", self.rps);
         m.insert("load.requests", self.requests as f64);
-        if self.requests > 0 {
+        if self.latency.count > 0 {
             let l = &self.latency;
             m.insert("load.latency.mean", l.mean_ms);
             m.insert("load.latency.p50", l.p50_ms);
@@ -334,6 +392,7 @@ impl LoadReport {
         m.insert("load.errors.read", self.errors.read as f64);
         m.insert("load.errors.write", self.errors.write as f64);
         m.insert("load.errors.timeout", self.errors.timeout as f64);
+        m.insert("load.errors.parse", self.errors.parse as f64);
         m.insert("load.throughput", self.throughput_mib_s);
         if self.measured_secs > 0.0 {
             m.insert("load.cpu", self.client_cpu_pct);

@@ -1,80 +1,21 @@
 //! `run`: validates the spec, checks the target answers a connect, splits the connections over
 //! worker threads, starts them at one t0 and merges what they measured.
 
+use crate::check::prepare;
+use crate::preflight::preflight;
 use crate::report::{LoadReport, ReportInput};
 use crate::stats::ThreadStats;
 use crate::worker::{self, Plan, Share};
-use crate::{cpu, request, url, Live, LoadError, LoadSpec, Phase};
-use std::net::{SocketAddr, TcpStream};
-use std::sync::atomic::AtomicBool;
+use crate::{cpu, Live, LoadError, LoadSpec, Phase};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Barrier, OnceLock};
-use std::time::{Duration, Instant};
-
-fn validate(spec: &LoadSpec) -> Result<(), LoadError> {
-    let bad = |m: &str| Err(LoadError::InvalidSpec(m.to_string()));
-    if spec.connections == 0 {
-        return bad("connections must be at least 1");
-    }
-    if spec.threads == 0 {
-        return bad("threads must be at least 1");
-    }
-    if spec.pipeline == 0 {
-        return bad("pipeline must be at least 1");
-    }
-    if spec.duration.is_zero() {
-        return bad("duration must be more than zero");
-    }
-    if spec.timeout.is_zero() {
-        return bad("timeout must be more than zero");
-    }
-    if let Some(cpus) = &spec.cpus {
-        let allowed = cpu::allowed_cpu_list();
-        if let Some(bad) = cpus.iter().find(|c| !allowed.contains(c)) {
-            return Err(LoadError::InvalidSpec(format!(
-                "CPU {bad} is not available to this process (allowed: {allowed:?})"
-            )));
-        }
-    }
-    if let Some(r) = spec.rate {
-        if !(r.is_finite() && r > 0.0) {
-            return bad("rate must be a positive number of requests per second");
-        }
-    }
-    Ok(())
-}
-
-/// Connects once, blocking, to find an address that answers (and fail clearly if none does).
-fn preflight(url: &str, addrs: &[SocketAddr], timeout: Duration) -> Result<SocketAddr, LoadError> {
-    let mut last = None;
-    for &addr in addrs {
-        match TcpStream::connect_timeout(&addr, timeout) {
-            Ok(_) => return Ok(addr),
-            Err(e) => last = Some((addr, e)),
-        }
-    }
-    let (addr, source) = last.expect("at least one address");
-    Err(LoadError::Connect {
-        url: url.to_string(),
-        addr,
-        source,
-    })
-}
+use std::time::Instant;
 
 /// Runs the load described by `spec`; `cancel` (Ctrl-C) stops it early with what was measured.
 pub fn run(spec: &LoadSpec, live: &Live, cancel: &AtomicBool) -> Result<LoadReport, LoadError> {
-    validate(spec)?;
-    let target = url::parse(&spec.url)?;
-    let request = request::serialize(
-        &target,
-        &spec.method,
-        &spec.headers,
-        spec.body.as_deref(),
-        false,
-    )?;
+    let (target, request) = prepare(spec)?;
     let threads = spec.threads.min(spec.connections);
-    cpu::ensure_fd_limit((spec.connections + 16 * threads + 64) as u64)
-        .map_err(LoadError::Resources)?;
-    let addr = preflight(&spec.url, &target.addrs, spec.timeout)?;
+    let addr = preflight(&spec.url, &target.addrs, spec.timeout, cancel)?;
     let batch = request.repeat(spec.pipeline);
     let warm_end = spec.warmup.as_nanos() as u64;
     let plan = Plan {
@@ -82,7 +23,8 @@ pub fn run(spec: &LoadSpec, live: &Live, cancel: &AtomicBool) -> Result<LoadRepo
         request: &request,
         batch: &batch,
         pipeline: spec.pipeline,
-        head_request: spec.method.eq_ignore_ascii_case("HEAD"),
+        // Methods are case-sensitive: only `HEAD` has HEAD's bodiless answers.
+        head_request: spec.method == "HEAD",
         warm_end,
         end: warm_end + spec.duration.as_nanos() as u64,
         timeout_ns: spec.timeout.as_nanos() as u64,
@@ -155,7 +97,7 @@ pub fn run(spec: &LoadSpec, live: &Live, cancel: &AtomicBool) -> Result<LoadRepo
         }
         _ => cpu::allowed_cpus(),
     };
-    let cancelled = cancel.load(std::sync::atomic::Ordering::Relaxed);
+    let cancelled = cancel.load(Ordering::Relaxed);
     Ok(LoadReport::build(
         ReportInput {
             url: &spec.url,

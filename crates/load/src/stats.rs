@@ -1,10 +1,14 @@
 //! Per-thread tallies: each worker owns one (no sharing on the hot path); merged at the end.
 
-use crate::report::ErrorCounts;
+use crate::report::{ErrorCounts, ParseFailure};
 use hdrhistogram::Histogram;
 
 /// Highest latency recorded, in µs (an hour); longer values saturate.
 const MAX_US: u64 = 3_600_000_000;
+
+/// Distinct parse-failure reasons kept with an example; later reasons are still counted in
+/// `errors.parse`, just not described.
+pub const MAX_PARSE_REASONS: usize = 8;
 
 pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, MAX_US, 3).expect("valid histogram bounds")
@@ -18,13 +22,20 @@ pub struct ThreadStats {
     pub requests: u64,
     pub bytes_read: u64,
     pub errors: ErrorCounts,
+    /// Why responses failed to parse, counted by reason (at most [`MAX_PARSE_REASONS`]).
+    pub parse_failures: Vec<ParseFailure>,
+    /// (responses, errors) per second of the window; grows as seconds pass, never past
+    /// `timeline_cap`, so a long duration costs nothing up front.
     pub timeline: Vec<(u64, u64)>,
+    timeline_cap: usize,
     pub warmup_sent: u64,
     pub warmup_bytes: u64,
     pub in_flight_at_end: u64,
     pub in_flight_bytes: u64,
     pub abandoned: u64,
     pub waited: u64,
+    /// Open model: requests due in the window that never got a connection within the timeout.
+    pub not_sent: u64,
     pub max_lag_ns: u64,
     pub cpu_secs: f64,
     /// When the worker stopped measuring, in ns after the measured window opened.
@@ -32,6 +43,7 @@ pub struct ThreadStats {
 }
 
 impl ThreadStats {
+    /// `seconds`: length of the window, the most timeline entries there can be.
     pub fn new(open_model: bool, seconds: usize) -> Self {
         ThreadStats {
             latency: new_histogram(),
@@ -40,16 +52,42 @@ impl ThreadStats {
             requests: 0,
             bytes_read: 0,
             errors: ErrorCounts::default(),
-            timeline: vec![(0, 0); seconds.max(1)],
+            parse_failures: Vec::new(),
+            timeline: Vec::new(),
+            timeline_cap: seconds.max(1),
             warmup_sent: 0,
             warmup_bytes: 0,
             in_flight_at_end: 0,
             in_flight_bytes: 0,
             abandoned: 0,
             waited: 0,
+            not_sent: 0,
             max_lag_ns: 0,
             cpu_secs: 0.0,
             measured_ns: 0,
+        }
+    }
+
+    /// Adds responses and errors to second `sec` of the window (later seconds go to the last).
+    pub fn tick(&mut self, sec: usize, responses: u64, errors: u64) {
+        let sec = sec.min(self.timeline_cap - 1);
+        if self.timeline.len() <= sec {
+            self.timeline.resize(sec + 1, (0, 0));
+        }
+        self.timeline[sec].0 += responses;
+        self.timeline[sec].1 += errors;
+    }
+
+    /// Counts one parse failure under `reason`, keeping `example` for the first of each reason.
+    pub fn parse_failure(&mut self, reason: &'static str, example: impl FnOnce() -> String) {
+        if let Some(f) = self.parse_failures.iter_mut().find(|f| f.reason == reason) {
+            f.count += 1;
+        } else if self.parse_failures.len() < MAX_PARSE_REASONS {
+            self.parse_failures.push(ParseFailure {
+                reason,
+                count: 1,
+                example: example(),
+            });
         }
     }
 
@@ -68,9 +106,20 @@ impl ThreadStats {
         self.errors.write += o.errors.write;
         self.errors.timeout += o.errors.timeout;
         self.errors.parse += o.errors.parse;
-        for (a, b) in self.timeline.iter_mut().zip(&o.timeline) {
-            a.0 += b.0;
-            a.1 += b.1;
+        for f in &o.parse_failures {
+            let kept = self.parse_failures.len();
+            match self
+                .parse_failures
+                .iter_mut()
+                .find(|m| m.reason == f.reason)
+            {
+                Some(m) => m.count += f.count,
+                None if kept < MAX_PARSE_REASONS => self.parse_failures.push(f.clone()),
+                None => {}
+            }
+        }
+        for (sec, &(req, err)) in o.timeline.iter().enumerate() {
+            self.tick(sec, req, err);
         }
         self.warmup_sent += o.warmup_sent;
         self.warmup_bytes += o.warmup_bytes;
@@ -78,8 +127,26 @@ impl ThreadStats {
         self.in_flight_bytes += o.in_flight_bytes;
         self.abandoned += o.abandoned;
         self.waited += o.waited;
+        self.not_sent += o.not_sent;
         self.max_lag_ns = self.max_lag_ns.max(o.max_lag_ns);
         self.cpu_secs += o.cpu_secs;
         self.measured_ns = self.measured_ns.max(o.measured_ns);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeline_grows_lazily_and_is_capped() {
+        // A window of a million hours costs nothing until its seconds are used.
+        let mut s = ThreadStats::new(false, 3_600_000_000);
+        assert!(s.timeline.capacity() < 1024);
+        s.tick(2, 1, 0);
+        assert_eq!(s.timeline, vec![(0, 0), (0, 0), (1, 0)]);
+        let mut short = ThreadStats::new(false, 2);
+        short.tick(99, 0, 1);
+        assert_eq!(short.timeline, vec![(0, 0), (0, 1)]);
     }
 }

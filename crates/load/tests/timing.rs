@@ -111,3 +111,124 @@ fn open_model_keeps_schedule_without_warmup() {
         unc.p50_ms
     );
 }
+
+/// A server frozen over `[from, from + stall)` ms after it starts (its first freeze).
+fn frozen_server(from_ms: u64, stall_ms: u64) -> hello_server::Server {
+    server(Config {
+        stall: Some((
+            Duration::from_millis(stall_ms),
+            Duration::from_millis(from_ms + stall_ms),
+        )),
+        ..Default::default()
+    })
+}
+
+#[test]
+fn open_model_freeze_over_the_window_end_is_in_the_latency() {
+    let _serial = serial();
+    // The server freezes 1.0–1.6 s after it starts; the window is the first 1.3 s. A quarter of
+    // the window's requests are due during the freeze and answered only after the window
+    // closes: they must be waited for, with latencies of 300–600 ms.
+    let srv = frozen_server(1000, 600);
+    let s = LoadSpec {
+        rate: Some(1000.0),
+        connections: 64,
+        threads: 1,
+        duration: Duration::from_millis(1300),
+        ..spec(&srv, "/plaintext")
+    };
+    let r = go(&s);
+    assert!(r.latency.p99_ms > 250.0, "p99 {} ms", r.latency.p99_ms);
+    assert!(r.latency.max_ms > 250.0, "max {} ms", r.latency.max_ms);
+    // Every request due in the window is accounted for: 1300 of them.
+    let rate = r.rate.unwrap();
+    assert_eq!(
+        r.requests + r.errors.timeout + r.abandoned,
+        1300,
+        "{} answered, {:?}, {} abandoned, {} not sent",
+        r.requests,
+        r.errors,
+        r.abandoned,
+        rate.not_sent
+    );
+    assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
+    assert_eq!(r.latency.count, 1300);
+    assert_eq!(r.in_flight_at_end, 0);
+    assert_counts_match(&srv, &r);
+}
+
+#[test]
+fn closed_model_freeze_over_the_window_end_is_in_the_latency() {
+    let _serial = serial();
+    // Closed model: the requests in flight when the server froze (1.0 s) are answered at 1.6 s,
+    // after the 1.3 s window closed; their 600 ms belongs in the window's latency.
+    let srv = frozen_server(1000, 600);
+    let s = LoadSpec {
+        connections: 8,
+        threads: 1,
+        duration: Duration::from_millis(1300),
+        ..spec(&srv, "/plaintext")
+    };
+    let r = go(&s);
+    assert!(r.latency.max_ms > 400.0, "max {} ms", r.latency.max_ms);
+    assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
+    assert_eq!(r.in_flight_at_end, 0);
+    assert_eq!(r.latency.count, r.requests);
+    assert_counts_match(&srv, &r);
+}
+
+#[test]
+fn freeze_past_the_timeout_after_the_window_gives_timeouts_not_silence() {
+    let _serial = serial();
+    // The freeze (1.0–1.9 s) outlasts the window (1.2 s) plus the timeout (0.3 s): the requests
+    // due from 1.0 s get no answer in time. Each is a timeout, in the latency at >= 300 ms, and
+    // the run still ends by window + timeout.
+    let srv = frozen_server(1000, 900);
+    let s = LoadSpec {
+        rate: Some(500.0),
+        connections: 16,
+        threads: 1,
+        timeout: Duration::from_millis(300),
+        duration: Duration::from_millis(1200),
+        ..spec(&srv, "/plaintext")
+    };
+    let r = go(&s);
+    assert_eq!(
+        r.requests + r.errors.timeout + r.abandoned,
+        600,
+        "{} answered, {:?}, {} abandoned",
+        r.requests,
+        r.errors,
+        r.abandoned
+    );
+    assert!(r.errors.timeout >= 50, "{:?}", r.errors);
+    assert!(r.latency.p99_ms >= 300.0, "p99 {} ms", r.latency.p99_ms);
+    assert_eq!(r.latency.count, r.requests + r.errors.timeout);
+}
+
+#[test]
+fn absurd_rate_ends_on_time_and_says_the_rate_was_not_met() {
+    let _serial = serial();
+    // A trillion requests per second: the engine must send as fast as its connections allow,
+    // end on time, and report the unmet rate and the requests never sent.
+    let srv = server(Config::default());
+    let s = LoadSpec {
+        rate: Some(1e12),
+        connections: 16,
+        threads: 1,
+        ..spec(&srv, "/plaintext")
+    };
+    let r = go(&s);
+    let rate = r.rate.unwrap();
+    assert!(r.requests > 2000, "only {} requests answered", r.requests);
+    assert!(
+        rate.not_sent > 100_000_000_000,
+        "{} not sent",
+        rate.not_sent
+    );
+    assert!(r
+        .warnings
+        .iter()
+        .any(|w| w.kind == "rate_not_met" && w.message.contains("never sent")));
+    assert_counts_match(&srv, &r);
+}

@@ -25,22 +25,25 @@ pub struct LoadArgs {
     /// Requests in flight per connection (HTTP/1.1 pipelining)
     #[arg(long, default_value_t = 1)]
     pub pipeline: usize,
-    /// Total requests per second: open model, latency corrected for coordinated omission
+    /// Total requests per second (at most 1e12): open model, latency counted from each request's
+    /// intended send time (no coordinated omission)
     #[arg(long)]
     pub rate: Option<f64>,
-    /// A request unanswered this long is a timeout error (its connection is replaced)
+    /// A request unanswered this long is a timeout error (its connection is replaced); also how
+    /// long the window's last requests are waited for after it closes
     #[arg(long, default_value = "2s", value_parser = parse_dur)]
     pub timeout: Duration,
     /// Extra request header 'Name: value' (repeatable)
     #[arg(short = 'H', long = "header")]
     pub headers: Vec<String>,
-    /// Request method
+    /// Request method, sent as typed (methods are case-sensitive: `head` is not HEAD)
     #[arg(short = 'm', long, default_value = "GET")]
     pub method: String,
     /// Request body
     #[arg(long)]
     pub body: Option<String>,
-    /// Write the measurements and the full report as JSON to FILE ('-' for stdout)
+    /// Write the measurements and the full report as JSON to FILE ('-' for stdout, which then
+    /// carries the JSON alone: the summary goes to stderr)
     #[arg(long, value_name = "FILE")]
     pub json: Option<String>,
     /// Pin worker threads to these CPUs, e.g. '1' or '0,2-3'
@@ -109,30 +112,22 @@ fn show_progress(live: &Live, spec: &LoadSpec, finished: impl Fn() -> bool) {
     bar.finish_and_clear();
 }
 
-/// Runs `rigor load` and returns the process exit code (2 for bad usage).
-pub fn execute(args: &LoadArgs) -> anyhow::Result<i32> {
+/// Exit code of a load stopped by Ctrl-C (what was measured is still printed and written).
+const EXIT_INTERRUPTED: i32 = 130;
+
+/// Builds the engine's spec from the flags, checking everything that can be known before
+/// connecting; the error names the flag or value at fault.
+fn build_spec(args: &LoadArgs) -> Result<LoadSpec, String> {
     let mut headers = Vec::new();
     for h in &args.headers {
-        match parse_header(h) {
-            Ok(kv) => headers.push(kv),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return Ok(2);
-            }
-        }
+        headers.push(parse_header(h)?);
     }
-    let cpus = match args
+    let cpus = args
         .cpus
         .as_deref()
         .map(crate::config::parse_cpu_list)
         .transpose()
-    {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(2);
-        }
-    };
+        .map_err(|e| format!("--cpus: {e}"))?;
     let spec = LoadSpec {
         url: args.url.clone(),
         connections: args.connections,
@@ -147,19 +142,88 @@ pub fn execute(args: &LoadArgs) -> anyhow::Result<i32> {
         body: args.body.as_ref().map(|b| b.clone().into_bytes()),
         cpus,
     };
-    rigor_load::resolve_url(&spec.url)?;
-    println!(
-        "Running {} test @ {}{}",
+    rigor_load::check(&spec).map_err(|e| e.to_string())?;
+    Ok(spec)
+}
+
+/// Runs `rigor load` and returns the process exit code: 2 for bad usage (before anything is
+/// printed or connected), 130 when interrupted (after printing what was measured).
+pub fn execute(args: &LoadArgs) -> anyhow::Result<i32> {
+    let spec = match build_spec(args) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(2);
+        }
+    };
+    // With `--json -`, stdout carries the JSON alone; the human summary goes to stderr.
+    let json_to_stdout = args.json.as_deref() == Some("-");
+    // A closed terminal or pipe (`| head`) must not end the run: the human text is best-effort.
+    let human = |text: &str| {
+        use std::io::Write as _;
+        let _ = if json_to_stdout {
+            std::io::stderr().write_all(text.as_bytes())
+        } else {
+            std::io::stdout().write_all(text.as_bytes())
+        };
+    };
+    human(&banner(&spec));
+    crate::interrupt::install();
+    let live = Live::default();
+    let outcome = std::thread::scope(|scope| {
+        let engine = scope.spawn(|| rigor_load::run(&spec, &live, crate::interrupt::flag()));
+        show_progress(&live, &spec, || engine.is_finished());
+        engine.join()
+    })
+    .map_err(|_| anyhow::anyhow!("the load engine panicked"))?;
+    let report = match outcome {
+        Ok(r) => r,
+        Err(rigor_load::LoadError::Interrupted) => {
+            eprintln!("rigor: interrupted before the load started; nothing was measured");
+            return Ok(EXIT_INTERRUPTED);
+        }
+        // Flatten the error: its message already names the cause, so a chain would repeat it.
+        Err(e) => return Err(anyhow::anyhow!("{e}")),
+    };
+    human(&summary(&report));
+    if let Some(path) = &args.json {
+        let doc = serde_json::json!({
+            "schema": "rigor.load.v1",
+            "measurements": report.measurements(),
+            "report": report,
+        });
+        let text = serde_json::to_string_pretty(&doc)? + "\n";
+        if json_to_stdout {
+            use std::io::Write as _;
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())
+                .and_then(|()| out.flush())
+                .context("cannot write JSON to stdout")?;
+        } else {
+            std::fs::write(path, text).with_context(|| format!("cannot write JSON to {path}"))?;
+        }
+    }
+    if report.cancelled || crate::interrupt::interrupted() {
+        eprintln!(
+            "rigor: load interrupted after {} of the measured window; the figures above cover only that",
+            fmt_secs(report.measured_secs)
+        );
+        return Ok(EXIT_INTERRUPTED);
+    }
+    Ok(0)
+}
+
+/// `Running 10s test @ URL` and the connections line, like wrk's.
+fn banner(spec: &LoadSpec) -> String {
+    format!(
+        "Running {} test @ {}{}\n  {} threads and {} connections{}{}\n",
         fmt_secs(spec.duration.as_secs_f64()),
         spec.url,
         if spec.warmup.is_zero() {
             String::new()
         } else {
             format!(" after {} warmup", fmt_secs(spec.warmup.as_secs_f64()))
-        }
-    );
-    println!(
-        "  {} threads and {} connections{}{}",
+        },
         spec.threads.min(spec.connections),
         spec.connections,
         if spec.pipeline > 1 {
@@ -171,32 +235,7 @@ pub fn execute(args: &LoadArgs) -> anyhow::Result<i32> {
             Some(r) => format!(", open model at {r} req/s"),
             None => String::new(),
         }
-    );
-    crate::interrupt::install();
-    let live = Live::default();
-    // Flatten the error: its message already names the cause, so anyhow's chain would repeat it.
-    let report = std::thread::scope(|scope| {
-        let engine = scope.spawn(|| rigor_load::run(&spec, &live, crate::interrupt::flag()));
-        show_progress(&live, &spec, || engine.is_finished());
-        engine.join()
-    })
-    .map_err(|_| anyhow::anyhow!("the load engine panicked"))?
-    .map_err(|e| anyhow::anyhow!("{e}"))?;
-    print!("{}", summary(&report));
-    if let Some(path) = &args.json {
-        let doc = serde_json::json!({
-            "schema": "rigor.load.v1",
-            "measurements": report.measurements(),
-            "report": report,
-        });
-        let text = serde_json::to_string_pretty(&doc)? + "\n";
-        if path == "-" {
-            print!("{text}");
-        } else {
-            std::fs::write(path, text).with_context(|| format!("cannot write JSON to {path}"))?;
-        }
-    }
-    Ok(0)
+    )
 }
 
 fn fmt_secs(s: f64) -> String {
@@ -250,8 +289,8 @@ fn latency_block(out: &mut String, title: &str, l: &LatencyStats) {
 /// The wrk-like human summary.
 pub fn summary(r: &LoadReport) -> String {
     let mut o = String::new();
-    if r.requests == 0 {
-        o.push_str("  Latency: no response completed in the measured window\n");
+    if r.latency.count == 0 {
+        o.push_str("  Latency: no request of the measured window was recorded\n");
     } else if r.rate.is_some() {
         latency_block(&mut o, "Latency (corrected)", &r.latency);
         if let Some(u) = &r.latency_uncorrected {
@@ -259,6 +298,13 @@ pub fn summary(r: &LoadReport) -> String {
         }
     } else {
         latency_block(&mut o, "Latency", &r.latency);
+    }
+    if r.errors.timeout > 0 && r.latency.count > 0 {
+        let _ = writeln!(
+            o,
+            "  ({} timeouts are in the latency at the time they were given up: a lower bound)",
+            r.errors.timeout
+        );
     }
     let _ = writeln!(
         o,
@@ -292,6 +338,13 @@ pub fn summary(r: &LoadReport) -> String {
             e.connect, e.read, e.write, e.timeout, e.parse
         );
     }
+    for f in &r.parse_failures {
+        let _ = writeln!(
+            o,
+            "  Parse failures: {} ×{}, e.g. {}",
+            f.reason, f.count, f.example
+        );
+    }
     if r.abandoned > 0 {
         let _ = writeln!(
             o,
@@ -307,8 +360,12 @@ pub fn summary(r: &LoadReport) -> String {
     if let Some(rate) = &r.rate {
         let _ = writeln!(
             o,
-            "  Rate: offered {:.0} req/s, achieved {:.1} req/s; {} waited for a connection; max schedule lag {:.2}ms",
-            rate.offered, rate.achieved, rate.waited_for_connection, rate.max_schedule_lag_ms
+            "  Rate: offered {:.0} req/s, achieved {:.1} req/s; {} waited for a connection; {} never sent; max schedule lag {:.2}ms",
+            rate.offered,
+            rate.achieved,
+            rate.waited_for_connection,
+            rate.not_sent,
+            rate.max_schedule_lag_ms
         );
     }
     let _ = writeln!(

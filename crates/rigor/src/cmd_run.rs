@@ -77,6 +77,10 @@ pub struct RunArgs {
     /// Turn every warning into a failure (exit 4).
     #[arg(long = "strict")]
     pub strict: bool,
+    /// Run every iteration of a row even when its application failed to start (by default the
+    /// row stops after the first failure to start, which would repeat every time).
+    #[arg(long = "keep-going")]
+    pub keep_going: bool,
 }
 
 /// Parses `K=V` pairs given with --var.

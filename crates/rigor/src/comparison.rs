@@ -26,6 +26,7 @@ const BOOKKEEPING: &[&str] = &[
     "load.errors.read",
     "load.errors.write",
     "load.errors.timeout",
+    "load.errors.parse",
 ];
 
 /// The measurements worth a verdict by default: every id that some included, successful iteration

@@ -2,7 +2,12 @@
 
 use std::time::Duration;
 
-/// Parses `500ms`, `10s`, `1.5s`, `2m`, `1h`, `750us`; a bare number is seconds.
+/// The longest duration any flag or key accepts. Anything longer is a typo, and bounding it
+/// keeps every clock sum and every per-second table sized by a duration small and exact.
+pub const MAX_DURATION: Duration = Duration::from_secs(24 * 3600);
+
+/// Parses `500ms`, `10s`, `1.5s`, `2m`, `1h`, `750us`; a bare number is seconds. Values above
+/// [`MAX_DURATION`] are refused with a message that says so.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let t = text.trim();
     let split = t
@@ -24,8 +29,12 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
             ))
         }
     };
-    if !secs.is_finite() || secs < 0.0 {
-        return Err(format!("invalid duration `{text}`: must be zero or more"));
+    // Digits and dots only, so never negative; infinite when the number overflows.
+    if secs.is_nan() || secs > MAX_DURATION.as_secs_f64() {
+        return Err(format!(
+            "invalid duration `{text}`: longer than the limit of {}h",
+            MAX_DURATION.as_secs() / 3600
+        ));
     }
     Ok(Duration::from_secs_f64(secs))
 }
@@ -41,6 +50,7 @@ mod tests {
         assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
         assert_eq!(parse_duration("1.5").unwrap(), Duration::from_millis(1500));
         assert_eq!(parse_duration("750us").unwrap(), Duration::from_micros(750));
+        assert_eq!(parse_duration("24h").unwrap(), MAX_DURATION);
     }
 
     #[test]
@@ -48,5 +58,21 @@ mod tests {
         assert!(parse_duration("ten").unwrap_err().contains("ten"));
         assert!(parse_duration("5 parsecs").unwrap_err().contains("parsecs"));
         assert!(parse_duration("").is_err());
+        assert!(parse_duration(".").is_err());
+        assert!(parse_duration("1e3s").is_err());
+    }
+
+    #[test]
+    fn refuses_absurd_lengths_instead_of_overflowing() {
+        for t in [
+            "99999999999999999999999h",
+            "18446744074s",
+            "999999h",
+            "24.001h",
+            &"9".repeat(400),
+        ] {
+            let e = parse_duration(t).unwrap_err();
+            assert!(e.contains("limit of 24h"), "{t}: {e}");
+        }
     }
 }

@@ -1,25 +1,150 @@
-//! Ctrl-C and SIGTERM: the first asks every phase to stop cleanly (results are kept), the second
-//! kills every application process group rigor started and exits at once. Either way no child
-//! outlives rigor.
+//! Ctrl-C, SIGTERM and SIGHUP: the first asks every phase to stop cleanly (results are kept);
+//! the second kills every application process group at once and, if the run does not write its
+//! results within a few seconds, writes what was measured itself and exits. No path ends without
+//! the final write, and no child outlives rigor.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
+use std::sync::{Mutex, Once};
+use std::time::{Duration, Instant};
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+static HURRY: AtomicBool = AtomicBool::new(false);
+static FINAL_WRITTEN: AtomicBool = AtomicBool::new(false);
 static SIGNALS: AtomicUsize = AtomicUsize::new(0);
+static LAST_SIGNAL: AtomicI32 = AtomicI32::new(0);
+static WAKE: AtomicI32 = AtomicI32::new(-1);
 static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+/// Writes what was measured when the run cannot finish on its own (the second signal).
+type LastWords = Box<dyn Fn() + Send + Sync>;
+static LAST_WORDS: Mutex<Option<LastWords>> = Mutex::new(None);
 
-/// Installs the handler once; later calls are no-ops.
+/// How long the run gets, after a second signal, to write its results itself.
+const GRACE_AFTER_SECOND: Duration = Duration::from_secs(3);
+
+/// The signal handler: only atomics and one `write(2)`, both async-signal-safe.
+extern "C" fn on_signal(sig: libc::c_int) {
+    LAST_SIGNAL.store(sig, Ordering::SeqCst);
+    INTERRUPTED.store(true, Ordering::SeqCst);
+    if SIGNALS.fetch_add(1, Ordering::SeqCst) >= 1 {
+        HURRY.store(true, Ordering::SeqCst);
+    }
+    let fd = WAKE.load(Ordering::SeqCst);
+    if fd >= 0 {
+        // SAFETY: write(2) of one byte from a static buffer is async-signal-safe.
+        unsafe { libc::write(fd, b"s".as_ptr().cast(), 1) };
+    }
+}
+
+/// Installs the handlers (SIGINT, SIGTERM, SIGHUP) and their watcher thread once.
 pub fn install() {
-    let _ = ctrlc::set_handler(|| {
-        INTERRUPTED.store(true, Ordering::SeqCst);
-        if SIGNALS.fetch_add(1, Ordering::SeqCst) >= 1 {
-            eprintln!("\nrigor: interrupted twice, killing the application and exiting");
-            kill_all();
-            std::process::exit(130);
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let mut fds = [0i32; 2];
+        // SAFETY: pipe2 fills the two-element array it is given.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return;
         }
-        eprintln!("\nrigor: interrupted, stopping (press Ctrl-C again to kill at once)");
+        WAKE.store(fds[1], Ordering::SeqCst);
+        let read_fd = fds[0];
+        if std::thread::Builder::new()
+            .name("signals".into())
+            .spawn(move || watch(read_fd))
+            .is_err()
+        {
+            return;
+        }
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            // SAFETY: a zeroed sigaction with a plain handler and an empty mask is valid.
+            unsafe {
+                let mut sa: libc::sigaction = std::mem::zeroed();
+                sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
+                sa.sa_flags = libc::SA_RESTART;
+                libc::sigemptyset(&mut sa.sa_mask);
+                libc::sigaction(sig, &sa, std::ptr::null_mut());
+            }
+        }
     });
+}
+
+/// The watcher: prints what happens (outside the handler) and runs the second-signal path.
+fn watch(read_fd: i32) {
+    let mut seen = 0usize;
+    loop {
+        let mut b = [0u8; 16];
+        // SAFETY: reads into a local buffer of the given length.
+        let n = unsafe { libc::read(read_fd, b.as_mut_ptr().cast(), b.len()) };
+        if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+            continue;
+        }
+        if n <= 0 {
+            return;
+        }
+        let count = SIGNALS.load(Ordering::SeqCst);
+        if seen == 0 && count >= 1 {
+            say(&first_message(LAST_SIGNAL.load(Ordering::SeqCst)));
+        }
+        if count >= 2 {
+            say("\nrigor: stopping at once: killing the application, writing what was measured");
+            kill_all();
+            second_signal();
+            return;
+        }
+        seen = count;
+    }
+}
+
+fn first_message(sig: i32) -> String {
+    match sig {
+        libc::SIGINT => {
+            "\nrigor: interrupted, stopping cleanly (press Ctrl-C again to stop at once)".into()
+        }
+        other => format!(
+            "\nrigor: {} received, stopping cleanly (a second signal stops at once)",
+            signal_name(other)
+        ),
+    }
+}
+
+/// `SIGTERM`, `SIGHUP`, … for messages.
+pub fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGINT => "SIGINT",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
+        _ => "a signal",
+    }
+}
+
+/// Gives the run a moment to write its results; if it does not, writes them from here and exits.
+fn second_signal() {
+    let has_words = LAST_WORDS.lock().map(|w| w.is_some()).unwrap_or(false);
+    if has_words {
+        let deadline = Instant::now() + GRACE_AFTER_SECOND;
+        while Instant::now() < deadline && !FINAL_WRITTEN.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if !FINAL_WRITTEN.load(Ordering::SeqCst) {
+            if let Ok(words) = LAST_WORDS.lock() {
+                if let Some(w) = words.as_ref() {
+                    w();
+                }
+            }
+        }
+    }
+    kill_all();
+    // A run that wrote its results ends like any interrupted run; anything else as killed by
+    // SIGINT would.
+    std::process::exit(if has_words {
+        crate::run::EXIT_FAILED
+    } else {
+        130
+    });
+}
+
+/// A line on stderr that never panics (the terminal may be gone).
+fn say(text: &str) {
+    let _ = writeln!(std::io::stderr(), "{text}");
 }
 
 /// The flag every long phase polls (also handed to the load engine as its cancel switch).
@@ -32,11 +157,29 @@ pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 
-/// Remembers a process group so a second Ctrl-C or an early exit can kill it.
+/// Whether a second signal asked to stop at once (grace periods are cut short).
+pub fn hurry() -> bool {
+    HURRY.load(Ordering::SeqCst)
+}
+
+/// Registers what writes the measured results if the run cannot, after a second signal.
+pub fn set_last_words(words: impl Fn() + Send + Sync + 'static) {
+    if let Ok(mut w) = LAST_WORDS.lock() {
+        *w = Some(Box::new(words));
+    }
+}
+
+/// Says the final results are written, so the second-signal path does not write them again.
+pub fn final_written() {
+    FINAL_WRITTEN.store(true, Ordering::SeqCst);
+}
+
+/// Remembers a process group so a second signal or an early exit can kill it.
 pub fn register_group(pgid: i32) {
     if let Ok(mut g) = GROUPS.lock() {
         g.push(pgid);
     }
+    crate::run::sentinel::watch_group(pgid);
 }
 
 /// Forgets a process group once it has been stopped and reaped.
@@ -44,6 +187,7 @@ pub fn unregister_group(pgid: i32) {
     if let Ok(mut g) = GROUPS.lock() {
         g.retain(|p| *p != pgid);
     }
+    crate::run::sentinel::forget_group(pgid);
 }
 
 /// SIGKILLs every registered process group.

@@ -51,8 +51,45 @@ fn main() -> ExitCode {
     match outcome {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", error_text(&e));
             ExitCode::from(1)
         }
+    }
+}
+
+/// The error and its causes, each cause added only when the text so far does not already say
+/// it (errors that format their source would otherwise print it twice).
+fn error_text(e: &anyhow::Error) -> String {
+    let mut text = e.to_string();
+    for cause in e.chain().skip(1) {
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cause_already_in_the_message_is_not_repeated() {
+        let io = std::io::Error::other("Name or service not known");
+        let e = anyhow::Error::new(rigor_load::LoadError::Resolve {
+            url: "http://x.invalid/".into(),
+            host: "x.invalid".into(),
+            source: io,
+        });
+        let text = error_text(&e);
+        assert_eq!(
+            text.matches("Name or service not known").count(),
+            1,
+            "{text}"
+        );
+        let e = anyhow::anyhow!("inner").context("outer");
+        assert_eq!(error_text(&e), "outer: inner");
     }
 }

@@ -86,6 +86,7 @@ pub const CATALOGUE: &[MeasurementInfo] = &[
     m("load.errors.read", "Read errors", "count", Down, Load),
     m("load.errors.write", "Write errors", "count", Down, Load),
     m("load.errors.timeout", "Timeouts", "count", Down, Load),
+    m("load.errors.parse", "Parse errors", "count", Down, Load),
     m("load.throughput", "Read throughput", "MiB/s", Up, Load),
 ];
 
@@ -137,5 +138,46 @@ pub fn validate(id: &str) -> Result<(), String> {
                 .collect::<Vec<_>>()
                 .join(", ")
         ))
+    }
+}
+
+#[cfg(test)]
+mod engine_ids {
+    use super::*;
+    use std::io::{Read, Write};
+
+    #[test]
+    fn every_id_the_engine_reports_is_in_the_catalogue() {
+        // A server answering garbage: the engine reports parse errors, and the tables must know
+        // the id to show them.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            for s in listener.incoming() {
+                let Ok(mut s) = s else { continue };
+                std::thread::spawn(move || {
+                    let mut buf = [0u8; 1024];
+                    while matches!(s.read(&mut buf), Ok(n) if n > 0) {
+                        if s.write_all(b"garbage\r\n\r\n").is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        let spec = rigor_load::LoadSpec {
+            url: format!("http://{addr}/"),
+            connections: 2,
+            duration: std::time::Duration::from_millis(300),
+            ..Default::default()
+        };
+        let never = std::sync::atomic::AtomicBool::new(false);
+        let r = rigor_load::run(&spec, &rigor_load::Live::default(), &never).unwrap();
+        let m = r.measurements();
+        assert!(m["load.errors.parse"] > 0.0, "{m:?}");
+        assert_eq!(m["load.socket_errors"], m["load.errors.parse"]);
+        for id in m.keys() {
+            assert!(info(id).is_some(), "{id} is not in the catalogue");
+        }
     }
 }

@@ -151,7 +151,7 @@ fn two_builds_in_one_folder_without_an_artifact_are_refused_before_building() {
     .replace("artifact = \"app.sh\"", "");
     let (out, _) = run(&dir, &toml, &["-i", "1"]);
     let t = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert_eq!(out.status.code(), Some(2), "an invalid plan: {t}");
     assert!(
         t.contains("variant `a`")
             && t.contains("variant `b`")

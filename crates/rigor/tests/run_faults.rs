@@ -38,14 +38,14 @@ fn failed(port: u16, flags: &str, extra_app: &str, args: &[&str]) -> (String, se
 #[test]
 fn app_that_exits_before_ready_shows_its_log_tail() {
     let port = free_port();
-    let (t, json) = failed(port, "--exit-at-start", "", &["-i", "2"]);
+    let (t, json) = failed(port, "--exit-at-start", "", &["-i", "2", "--keep-going"]);
     assert!(
         t.contains("exited") && t.contains("before it was ready"),
         "{t}"
     );
     assert!(t.contains("told to exit at start"), "log tail missing: {t}");
     let its = iterations(&json);
-    assert_eq!(its.len(), 2, "other iterations go on");
+    assert_eq!(its.len(), 2, "with --keep-going, other iterations go on");
     assert!(its.iter().all(|i| i["error"].is_string()));
     assert_eq!(json["status"], "failed");
 }
@@ -163,7 +163,11 @@ fn bad_config_names_file_line_and_key() {
         config(free_port(), "", "/plaintext", "").replace("connections = 8", "conections = 8");
     let (out, _) = run(&dir, &toml, &[]);
     let t = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "an invalid config is a usage error: {t}"
+    );
     assert!(t.contains("rigor.toml:") && t.contains("conections"), "{t}");
     assert!(!t.contains("panicked"), "{t}");
     let (out, _) = run(
@@ -175,7 +179,7 @@ fn bad_config_names_file_line_and_key() {
     assert!(t.contains("rigor.toml:2") && t.contains("`nope`"), "{t}");
     let out = rigor(&dir, &["run", "-f", "missing.toml"]);
     assert!(text(&out).contains("missing.toml"), "{}", text(&out));
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
 }
 
 #[test]

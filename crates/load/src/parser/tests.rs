@@ -224,3 +224,24 @@ fn random_inputs_never_panic() {
         fuzz_check(&d);
     }
 }
+
+#[test]
+fn folded_header_lines_are_accepted() {
+    // obs-fold (RFC 9112 §5.2): a line starting with SP or HTAB continues the previous field's
+    // value; a client must accept it, and the folded part belongs to that field.
+    let d = b"HTTP/1.1 200 OK\r\nX-Long: part one,\r\n part two\r\n\tpart three\r\nContent-Length: 2\r\n\r\nhi";
+    check_splits(d, false, &[resp(200, false, d.len())], b"hi");
+    // The framing header itself folded: the value after the fold is the length.
+    let d = b"HTTP/1.1 200 OK\r\nContent-Length:\r\n 5\r\n\r\nhello";
+    check_splits(d, false, &[resp(200, false, d.len())], b"hello");
+    let d = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip,\r\n chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n";
+    check_splits(d, false, &[resp(200, false, d.len())], b"hi");
+    let d = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive,\r\n close\r\n\r\nhi";
+    check_splits(d, false, &[resp(200, true, d.len())], b"hi");
+    // Bare LF line ends fold the same way.
+    let d = b"HTTP/1.1 200 OK\nX-A: a\n b\nContent-Length: 1\n\nx";
+    check_splits(d, false, &[resp(200, false, d.len())], b"x");
+    // A fold before any field is still an error.
+    let mut p = ResponseParser::new(false);
+    assert!(parse_all(&mut p, b"HTTP/1.1 200 OK\r\n folded\r\n\r\n").is_err());
+}

@@ -61,3 +61,50 @@ pub fn assert_clean(r: &LoadReport) {
     assert_eq!(r.bad_responses, 0);
     assert!(r.requests > 100, "only {} requests", r.requests);
 }
+
+/// A tiny HTTP/1.1 server independent of the engine and the testbed: it answers every request
+/// (bodiless, ending in a blank line) with `response` verbatim, and counts what it answered, so
+/// tests can check the engine against exact bytes on the wire.
+pub fn canned_server(
+    response: &'static [u8],
+) -> (
+    std::net::SocketAddr,
+    std::sync::Arc<std::sync::atomic::AtomicU64>,
+) {
+    use std::io::{Read, Write};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let served = Arc::new(AtomicU64::new(0));
+    let count = served.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let count = count.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                let mut tail: Vec<u8> = Vec::new();
+                loop {
+                    let n = match stream.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => n,
+                    };
+                    tail.extend_from_slice(&buf[..n]);
+                    let mut answers = 0;
+                    while let Some(p) = tail.windows(4).position(|w| w == b"\r\n\r\n") {
+                        tail.drain(..p + 4);
+                        answers += 1;
+                    }
+                    for _ in 0..answers {
+                        if stream.write_all(response).is_err() {
+                            return;
+                        }
+                        count.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+    });
+    (addr, served)
+}

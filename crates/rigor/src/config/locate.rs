@@ -21,6 +21,10 @@ impl<'a> Locator<'a> {
 
     /// 1-based line of `key` inside `[table]`, falling back to the table's line.
     pub fn key(&self, table: &str, key: &str) -> Option<usize> {
+        // `key` written as its own table: `[table.key]`.
+        if let Some(line) = self.table(&format!("{table}.{key}")) {
+            return Some(line);
+        }
         let start = self.table(table);
         let lines: Vec<&str> = self.text.lines().collect();
         if let Some(start) = start {
@@ -64,5 +68,7 @@ mod tests {
         assert_eq!(l.key("jobs.hello", "url"), Some(6));
         assert_eq!(l.key("jobs.load", "url"), Some(8));
         assert_eq!(l.key("jobs.load", "missing"), Some(7));
+        let nested = Locator::new("[jobs.load]\nurl = \"x\"\n[jobs.load.validate]\nstatus = 1\n");
+        assert_eq!(nested.key("jobs.load", "validate"), Some(3));
     }
 }

@@ -1,20 +1,52 @@
 //! `rigor.toml`: reading it, pointing errors at file, line and key, and resolving a scenario
 //! into rows of concrete jobs.
 
+mod checks;
 mod cpus;
+mod limits;
 mod locate;
 mod model;
+mod problems;
 mod raw;
 mod resolve;
+mod resolve_app;
+mod resolve_load;
+mod role;
+mod syntax;
 mod vars;
 
 pub use cpus::parse_cpu_list;
+pub use limits::Limits;
 pub use model::{AppJob, Ready, RowPlan};
+pub use problems::Problems;
+pub use resolve::MAX_ROWS;
 pub use vars::Vars;
+
+/// The most iterations of one row (`-i`, `iterations`, `--until-conclusive`): more is a typo,
+/// and the schedule holds one slot per iteration.
+pub const MAX_ITERATIONS: usize = 10_000;
 
 use locate::Locator;
 use raw::RawConfig;
 use std::path::{Path, PathBuf};
+
+/// The largest config file rigor reads: `-f /dev/zero` must not fill the memory.
+pub const MAX_CONFIG_BYTES: u64 = 16 * 1024 * 1024;
+
+fn read_bounded(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(MAX_CONFIG_BYTES + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(std::io::Error::other(format!(
+            "larger than {} MiB: not a config file",
+            MAX_CONFIG_BYTES / 1024 / 1024
+        )));
+    }
+    Ok(text)
+}
 
 /// A parsed configuration file, kept with its text so later errors can name lines.
 pub struct Config {
@@ -31,12 +63,14 @@ pub struct PlanRequest {
     pub profile: String,
     pub cli_vars: Vec<(String, String)>,
     pub variants: Option<Vec<String>>,
+    /// What the machine allows; the default checks nothing machine-specific.
+    pub limits: Limits,
 }
 
 impl Config {
     /// Reads and checks a config file; every error names the file (and line when known).
-    pub fn load(path: &Path) -> Result<Config, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
+    pub fn load(path: &Path) -> Result<Config, Problems> {
+        let text = read_bounded(path).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
                 format!(
                     "{}: no such config file (give one with -f, or create rigor.toml)",
@@ -49,31 +83,10 @@ impl Config {
         Self::parse(path, text)
     }
 
-    /// Parses config text as if read from `path`.
-    pub fn parse(path: &Path, text: String) -> Result<Config, String> {
-        let raw: RawConfig = toml::from_str(&text).map_err(|e| {
-            let msg = e.message();
-            match e.span() {
-                Some(span) => {
-                    let line = text[..span.start.min(text.len())].lines().count().max(1);
-                    let line = if text[..span.start.min(text.len())].ends_with('\n') {
-                        line + 1
-                    } else {
-                        line
-                    };
-                    let snippet = text.lines().nth(line - 1).unwrap_or("").trim();
-                    let table = text
-                        .lines()
-                        .take(line)
-                        .filter(|l| l.trim_start().starts_with('['))
-                        .last()
-                        .map(|t| format!(" in {}:", t.trim()))
-                        .unwrap_or_default();
-                    format!("{}:{line}:{table} {msg}\n    {snippet}", path.display())
-                }
-                None => format!("{}: {msg}", path.display()),
-            }
-        })?;
+    /// Parses config text as if read from `path`; every problem of the file is returned.
+    pub fn parse(path: &Path, text: String) -> Result<Config, Problems> {
+        let raw: RawConfig =
+            toml::from_str(&text).map_err(|e| syntax::describe(path, &text, &e))?;
         let abs = if path.is_absolute() {
             path.to_path_buf()
         } else {
@@ -91,8 +104,9 @@ impl Config {
             text,
             raw,
         };
-        config.check_references()?;
-        Ok(config)
+        let mut problems = Problems::default();
+        config.check_references(&mut problems);
+        problems.or_ok(config)
     }
 
     /// Scenario names in declared order.
@@ -121,54 +135,56 @@ impl Config {
         }
     }
 
-    fn check_references(&self) -> Result<(), String> {
+    /// Checks that every scenario names jobs that exist and can play their role.
+    fn check_references(&self, p: &mut Problems) {
         if self.raw.scenarios.is_empty() {
-            return Err(format!(
+            p.add(format!(
                 "{}: no [scenarios.NAME] table: nothing to run",
                 self.path.display()
             ));
         }
         for (name, s) in &self.raw.scenarios {
             let table = format!("scenarios.{name}");
-            for (role, job) in [("application", &s.application), ("load", &s.load)] {
+            for (role, job, needs) in [
+                ("application", &s.application, "command"),
+                ("load", &s.load, "url"),
+            ] {
                 match job {
-                    None => {
-                        return Err(self.error_at(
-                            &table,
-                            None,
-                            &format!("missing `{role}` (the name of a job under [jobs])"),
-                        ))
-                    }
-                    Some(j) if !self.raw.jobs.contains_key(j) => {
-                        let known: Vec<&str> = self.raw.jobs.keys().map(String::as_str).collect();
-                        return Err(self.error_at(
-                            &table,
-                            Some(role),
-                            &format!("no job named `{j}` (jobs: {})", known.join(", ")),
-                        ));
-                    }
-                    _ => {}
+                    None => p.add(self.error_at(
+                        &table,
+                        None,
+                        &format!("missing `{role}` (the name of a job under [jobs])"),
+                    )),
+                    Some(j) => match self.raw.jobs.get(j) {
+                        None => {
+                            let known: Vec<&str> =
+                                self.raw.jobs.keys().map(String::as_str).collect();
+                            p.add(self.error_at(
+                                &table,
+                                Some(role),
+                                &format!("no job named `{j}` (jobs: {})", known.join(", ")),
+                            ));
+                        }
+                        Some(job) => {
+                            let has = match needs {
+                                "command" => job.command.is_some(),
+                                _ => job.url.is_some(),
+                            };
+                            if !has {
+                                let article = if role == "load" { "a" } else { "an" };
+                                p.add(self.error_at(
+                                    &format!("jobs.{j}"),
+                                    None,
+                                    &format!("{article} {role} job needs `{needs}`"),
+                                ));
+                            }
+                        }
+                    },
                 }
-            }
-            let app = &self.raw.jobs[s.application.as_deref().unwrap_or_default()];
-            if app.command.is_none() {
-                return Err(self.error_at(
-                    &format!("jobs.{}", s.application.as_deref().unwrap_or_default()),
-                    None,
-                    "an application job needs `command`",
-                ));
-            }
-            let load = &self.raw.jobs[s.load.as_deref().unwrap_or_default()];
-            if load.url.is_none() {
-                return Err(self.error_at(
-                    &format!("jobs.{}", s.load.as_deref().unwrap_or_default()),
-                    None,
-                    "a load job needs `url`",
-                ));
             }
             for (key, values) in &s.matrix {
                 if values.is_empty() {
-                    return Err(self.error_at(
+                    p.add(self.error_at(
                         &table,
                         Some("matrix"),
                         &format!("matrix variable `{key}` has no values"),
@@ -176,12 +192,15 @@ impl Config {
                 }
             }
             if s.iterations == Some(0) {
-                return Err(self.error_at(&table, Some("iterations"), "must be at least 1"));
+                p.add(self.error_at(&table, Some("iterations"), "must be at least 1"));
             }
         }
-        Ok(())
     }
 }
 
+#[cfg(test)]
+mod fuzz_tests;
+#[cfg(test)]
+mod hostile_tests;
 #[cfg(test)]
 mod tests;

@@ -4,13 +4,51 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 
 /// A scalar a user may write as a number, a boolean or a `{{templated}}` string.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Scalar {
     Int(i64),
     Float(f64),
     Bool(bool),
     Text(String),
+}
+
+/// Written by hand so a list or table in a scalar's place says what was expected (an untagged
+/// enum only says that no variant matched).
+impl<'de> Deserialize<'de> for Scalar {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ScalarVisitor)
+    }
+}
+
+struct ScalarVisitor;
+
+impl serde::de::Visitor<'_> for ScalarVisitor {
+    type Value = Scalar;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(
+            "a single number, true/false or a string (a list of values to try belongs in a \
+             scenario's `matrix`)",
+        )
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Scalar, E> {
+        Ok(Scalar::Int(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Scalar, E> {
+        Ok(i64::try_from(v).map_or_else(|_| Scalar::Text(v.to_string()), Scalar::Int))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Scalar, E> {
+        Ok(Scalar::Float(v))
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Scalar, E> {
+        Ok(Scalar::Bool(v))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Scalar, E> {
+        Ok(Scalar::Text(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Scalar, E> {
+        Ok(Scalar::Text(v))
+    }
 }
 
 impl Scalar {
@@ -23,6 +61,59 @@ impl Scalar {
             Scalar::Text(s) => s.clone(),
         }
     }
+}
+
+/// A matrix variable's values; a lone value says a list was expected.
+struct MatrixValues(Vec<Scalar>);
+
+impl<'de> Deserialize<'de> for MatrixValues {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Values;
+        impl<'de> serde::de::Visitor<'de> for Values {
+            type Value = MatrixValues;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of values to try, such as [16, 64]")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut values = Vec::new();
+                while let Some(v) = seq.next_element::<Scalar>()? {
+                    values.push(v);
+                }
+                Ok(MatrixValues(values))
+            }
+        }
+        d.deserialize_seq(Values)
+    }
+}
+
+fn matrix<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<IndexMap<String, Vec<Scalar>>, D::Error> {
+    let m = IndexMap::<String, MatrixValues>::deserialize(d)?;
+    Ok(m.into_iter().map(|(k, v)| (k, v.0)).collect())
+}
+
+/// A count such as `iterations`, with a message that does not speak of `usize`.
+fn count<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    struct Count;
+    impl serde::de::Visitor<'_> for Count {
+        type Value = usize;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a whole number such as 5")
+        }
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<usize, E> {
+            usize::try_from(v).map_err(|_| E::custom(format!("{v} is too large")))
+        }
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<usize, E> {
+            u64::try_from(v)
+                .map_err(|_| E::custom(format!("{v} is not a whole number of at least 1")))
+                .and_then(|v| self.visit_u64(v))
+        }
+    }
+    d.deserialize_any(Count).map(Some)
 }
 
 /// The whole `rigor.toml`.
@@ -100,10 +191,11 @@ pub struct RawValidate {
 pub struct RawScenario {
     pub application: Option<String>,
     pub load: Option<String>,
+    #[serde(default, deserialize_with = "count")]
     pub iterations: Option<usize>,
     #[serde(default)]
     pub variables: IndexMap<String, Scalar>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "matrix")]
     pub matrix: IndexMap<String, Vec<Scalar>>,
     #[serde(default)]
     pub variants: IndexMap<String, RawVariant>,

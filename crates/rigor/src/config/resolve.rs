@@ -1,33 +1,36 @@
-//! Turns a scenario into rows: matrix expansion, variant overrides, variable layers, and every
-//! value parsed with an error that names where it was written.
+//! Turns a scenario into rows: matrix expansion, variant overrides and variable layers. Every
+//! problem of every row is gathered (see `resolve_app`, `resolve_load` and `role` for the
+//! values), so one run lists them all.
 
-use super::model::{AppJob, LoadJob, Ready, RowPlan, ScenarioPlan, Validate};
-use super::raw::{RawJob, RawRole, RawScenario, RawVariant, Scalar};
-use super::{parse_cpu_list, Config, PlanRequest, Vars};
+use super::model::{Ready, RowPlan, ScenarioPlan};
+use super::problems::Problems;
+use super::raw::{RawProfile, RawScenario, Scalar};
+use super::{Config, PlanRequest, Vars};
 use crate::duration::parse_duration;
 use indexmap::IndexMap;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Load-job keys a matrix, variant or `--var` variable of the same name overrides.
-const LOAD_KEYS: &[&str] = &[
-    "connections",
-    "threads",
-    "pipeline",
-    "rate",
-    "warmup",
-    "duration",
-    "timeout",
-];
+/// The most rows (matrix combinations × variants) a scenario may have; counted before any row
+/// is made, so a matrix typo cannot exhaust memory while planning.
+pub const MAX_ROWS: u128 = 10_000;
 
 fn text_layer(map: &IndexMap<String, Scalar>) -> Vec<(&String, String)> {
     map.iter().map(|(k, v)| (k, v.as_text())).collect()
 }
 
+/// Where a variable that overrides a load key was set, so its error points there.
+#[derive(Debug, Clone)]
+pub(super) enum Origin {
+    Matrix,
+    Variant(String),
+    Cli,
+}
+
 impl Config {
-    /// Resolves one scenario for a profile, `--var`s and a variant selection.
-    pub fn plan(&self, scenario: &str, req: &PlanRequest) -> Result<ScenarioPlan, String> {
+    /// Resolves one scenario for a profile, `--var`s and a variant selection; every problem
+    /// found in any row is returned, not just the first.
+    pub fn plan(&self, scenario: &str, req: &PlanRequest) -> Result<ScenarioPlan, Problems> {
         let s = self.raw.scenarios.get(scenario).ok_or_else(|| {
             format!(
                 "{}: no scenario named `{scenario}` (scenarios: {})",
@@ -35,12 +38,13 @@ impl Config {
                 self.scenario_names().join(", ")
             )
         })?;
+        let mut p = Problems::default();
         let profile = match self.raw.profiles.get(&req.profile) {
-            Some(p) => p.clone(),
+            Some(pr) => pr.clone(),
             None if req.profile == "local" => Default::default(),
             None => {
                 let known: Vec<&str> = self.raw.profiles.keys().map(String::as_str).collect();
-                return Err(format!(
+                p.add(format!(
                     "{}: no profile named `{}` (profiles: {})",
                     self.path.display(),
                     req.profile,
@@ -50,49 +54,105 @@ impl Config {
                         known.join(", ")
                     }
                 ));
+                RawProfile::default()
             }
         };
-        let variants = self.select_variants(scenario, s, req)?;
+        let variants = self.select_variants(scenario, s, req, &mut p);
+        let count = s
+            .matrix
+            .values()
+            .fold(variants.len().max(1) as u128, |n, v| {
+                n.saturating_mul(v.len() as u128)
+            });
+        if count > MAX_ROWS {
+            let sizes: Vec<String> = s
+                .matrix
+                .iter()
+                .map(|(k, v)| format!("{k} ({})", v.len()))
+                .collect();
+            p.add(self.error_at(
+                &format!("scenarios.{scenario}"),
+                Some("matrix"),
+                &format!(
+                    "{count} rows ({}{}), more than the limit of {MAX_ROWS}: try fewer values, \
+                     or split the matrix into scenarios",
+                    sizes.join(" × "),
+                    if variants.len() > 1 {
+                        format!(" × {} variants", variants.len())
+                    } else {
+                        String::new()
+                    }
+                ),
+            ));
+        }
+        let table = format!("scenarios.{scenario}");
+        let iterations = match s.iterations {
+            Some(n) if n > super::MAX_ITERATIONS => {
+                p.add(self.error_at(
+                    &table,
+                    Some("iterations"),
+                    &format!("{n} is more than the limit of {}", super::MAX_ITERATIONS),
+                ));
+                None
+            }
+            n => n,
+        };
         let mut rows = Vec::new();
-        for combo in matrix_rows(&s.matrix) {
+        // Too many rows: check the jobs with the first combination only, to list their problems.
+        let combos = if count > MAX_ROWS {
+            let first = s
+                .matrix
+                .iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.first()?.as_text())));
+            vec![first.collect()]
+        } else {
+            matrix_rows(&s.matrix)
+        };
+        for combo in combos {
             for variant in &variants {
                 let raw_variant = variant.as_ref().map(|v| &s.variants[v]);
                 let mut vars = Vars::default();
                 vars.layer(text_layer(&self.raw.variables));
                 vars.layer(text_layer(&profile.variables));
                 vars.layer(text_layer(&s.variables));
-                let mut overriding = Vars::default();
+                let mut overrides: IndexMap<String, (String, Origin)> = IndexMap::new();
                 for (k, v) in &combo {
                     vars.set(k, v);
-                    overriding.set(k, v);
+                    overrides.insert(k.clone(), (v.clone(), Origin::Matrix));
                 }
-                if let Some(rv) = raw_variant {
+                if let (Some(rv), Some(name)) = (raw_variant, variant) {
                     vars.layer(text_layer(&rv.variables));
-                    overriding.layer(text_layer(&rv.variables));
+                    for (k, v) in &rv.variables {
+                        overrides.insert(k.clone(), (v.as_text(), Origin::Variant(name.clone())));
+                    }
                 }
                 for (k, v) in &req.cli_vars {
                     vars.set(k, v);
-                    overriding.set(k, v);
+                    overrides.insert(k.clone(), (v.clone(), Origin::Cli));
                 }
                 vars.set("scenario", scenario);
                 vars.set("variant", variant.as_deref().unwrap_or(""));
                 let app_name = s.application.clone().unwrap_or_default();
                 let load_name = s.load.clone().unwrap_or_default();
-                let app = self.resolve_app(
+                let mut app = self.resolve_app(
                     &app_name,
                     &self.raw.jobs[&app_name],
                     raw_variant.map(|rv| (variant.as_deref().unwrap_or(""), scenario, rv)),
-                    profile.application.as_ref(),
+                    &profile,
+                    req,
                     &vars,
-                )?;
+                    &mut p,
+                );
                 let load = self.resolve_load(
                     &load_name,
                     &self.raw.jobs[&load_name],
-                    profile.load.as_ref(),
+                    scenario,
+                    &profile,
+                    req,
                     &vars,
-                    &overriding,
-                )?;
-                let mut app = app;
+                    &overrides,
+                    &mut p,
+                );
                 if app.ready == Ready::Tcp(String::new()) {
                     app.ready = Ready::Tcp(load.addr.to_string());
                 }
@@ -104,28 +164,30 @@ impl Config {
                 });
             }
         }
-        Ok(ScenarioPlan {
-            iterations: s.iterations,
+        p.or_ok(ScenarioPlan {
+            iterations,
             variants,
             rows,
         })
     }
 
+    /// The selected variants; unknown or repeated names are recorded and left out.
     fn select_variants(
         &self,
         scenario: &str,
         s: &RawScenario,
         req: &PlanRequest,
-    ) -> Result<Vec<Option<String>>, String> {
+        p: &mut Problems,
+    ) -> Vec<Option<String>> {
         let declared: Vec<String> = s.variants.keys().cloned().collect();
         match &req.variants {
-            None if declared.is_empty() => Ok(vec![None]),
-            None => Ok(declared.into_iter().map(Some).collect()),
+            None if declared.is_empty() => vec![None],
+            None => declared.into_iter().map(Some).collect(),
             Some(wanted) => {
                 let mut out = Vec::new();
                 for w in wanted {
                     if !s.variants.contains_key(w) {
-                        return Err(format!(
+                        p.add(format!(
                             "{}: scenario `{scenario}` has no variant `{w}` (variants: {})",
                             self.path.display(),
                             if declared.is_empty() {
@@ -134,277 +196,46 @@ impl Config {
                                 declared.join(", ")
                             }
                         ));
+                    } else if out.contains(&Some(w.clone())) {
+                        // Named twice: the flag check reports it; plan it once.
+                    } else {
+                        out.push(Some(w.clone()));
                     }
-                    out.push(Some(w.clone()));
                 }
-                Ok(out)
+                out
             }
         }
     }
 
-    fn expand(&self, vars: &Vars, table: &str, key: &str, text: &str) -> Result<String, String> {
+    pub(super) fn expand(
+        &self,
+        vars: &Vars,
+        table: &str,
+        key: &str,
+        text: &str,
+    ) -> Result<String, String> {
         vars.expand(text)
             .map_err(|e| self.error_at(table, Some(key), &e))
     }
 
-    fn resolve_app(
-        &self,
-        name: &str,
-        job: &RawJob,
-        variant: Option<(&str, &str, &RawVariant)>,
-        role: Option<&RawRole>,
-        vars: &Vars,
-    ) -> Result<AppJob, String> {
-        let table = format!("jobs.{name}");
-        let vtable = variant.map(|(v, s, _)| format!("scenarios.{s}.variants.{v}"));
-        let pick =
-            |key: &str, base: &Option<String>, over: Option<&Option<String>>| match (over, &vtable)
-            {
-                (Some(Some(v)), Some(vt)) => Some((vt.clone(), key.to_string(), v.clone())),
-                _ => base.clone().map(|b| (table.clone(), key.to_string(), b)),
-            };
-        let rv = variant.map(|(_, _, rv)| rv);
-        let expand_opt = |t: Option<(String, String, String)>| -> Result<Option<String>, String> {
-            t.map(|(tb, k, v)| self.expand(vars, &tb, &k, &v))
-                .transpose()
-        };
-        let dir_text = expand_opt(pick("dir", &job.dir, rv.map(|r| &r.dir)))?;
-        let dir = match dir_text {
-            Some(d) if Path::new(&d).is_absolute() => PathBuf::from(d),
-            Some(d) => self.dir.join(d),
-            None => self.dir.clone(),
-        };
-        let build = expand_opt(pick("build", &job.build, rv.map(|r| &r.build)))?;
-        let artifact =
-            expand_opt(pick("artifact", &job.artifact, rv.map(|r| &r.artifact)))?.map(|a| {
-                if Path::new(&a).is_absolute() {
-                    PathBuf::from(a)
-                } else {
-                    dir.join(a)
-                }
-            });
-        let command = expand_opt(pick("command", &job.command, rv.map(|r| &r.command)))?
-            .ok_or_else(|| self.error_at(&table, None, "an application job needs `command`"))?;
-        let mut env = Vec::new();
-        for (k, v) in &job.env {
-            env.push((k.clone(), self.expand(vars, &table, "env", &v.as_text())?));
-        }
-        if let (Some(rv), Some(vt)) = (rv, &vtable) {
-            for (k, v) in &rv.env {
-                let value = self.expand(vars, vt, "env", &v.as_text())?;
-                match env.iter_mut().find(|(ek, _)| ek == k) {
-                    Some(slot) => slot.1 = value,
-                    None => env.push((k.clone(), value)),
-                }
-            }
-        }
-        let mut versions = Vec::new();
-        for (k, v) in &job.versions {
-            versions.push((k.clone(), self.expand(vars, &table, "versions", v)?));
-        }
-        let ready_timeout_text = job
-            .ready
-            .as_ref()
-            .and_then(|r| r.timeout.clone())
-            .or_else(|| job.ready_timeout.clone());
-        let ready_timeout = match ready_timeout_text {
-            Some(t) => self.duration(
-                &table,
-                "ready_timeout",
-                &self.expand(vars, &table, "ready", &t)?,
-            )?,
-            None => Duration::from_secs(30),
-        };
-        let stop_timeout = match &job.stop_timeout {
-            Some(t) => self.duration(
-                &table,
-                "stop_timeout",
-                &self.expand(vars, &table, "stop_timeout", t)?,
-            )?,
-            None => Duration::from_secs(5),
-        };
-        let build_timeout = match &job.build_timeout {
-            Some(t) => self.duration(
-                &table,
-                "build_timeout",
-                &self.expand(vars, &table, "build_timeout", t)?,
-            )?,
-            None => Duration::from_secs(30 * 60),
-        };
-        let ready = match &job.ready {
-            Some(r) => {
-                let kinds = [&r.http, &r.tcp, &r.stdout, &r.stderr]
-                    .iter()
-                    .filter(|k| k.is_some())
-                    .count();
-                if kinds != 1 {
-                    return Err(self.error_at(
-                        &table,
-                        Some("ready"),
-                        "give exactly one of `http`, `tcp`, `stdout` or `stderr`",
-                    ));
-                }
-                let e = |t: &String| self.expand(vars, &table, "ready", t);
-                if let Some(u) = &r.http {
-                    let url = e(u)?;
-                    rigor_load::resolve_url(&url)
-                        .map_err(|err| self.error_at(&table, Some("ready"), &err.to_string()))?;
-                    Ready::Http(url)
-                } else if let Some(t) = &r.tcp {
-                    Ready::Tcp(e(t)?)
-                } else if let Some(t) = &r.stdout {
-                    Ready::Stdout(e(t)?)
-                } else {
-                    Ready::Stderr(e(r.stderr.as_ref().unwrap_or(&String::new()))?)
-                }
-            }
-            None => Ready::Tcp(String::new()),
-        };
-        let (cpus, priority_high) = self.role(role, "application")?;
-        Ok(AppJob {
-            name: name.to_string(),
-            dir,
-            build,
-            artifact,
-            command,
-            ready,
-            ready_timeout,
-            stop_timeout,
-            build_timeout,
-            env,
-            versions,
-            configuration: job.configuration.clone(),
-            cpus,
-            priority_high,
-        })
-    }
-
-    fn role(
-        &self,
-        role: Option<&RawRole>,
-        name: &str,
-    ) -> Result<(Option<Vec<usize>>, bool), String> {
-        let Some(r) = role else {
-            return Ok((None, false));
-        };
-        let table = "profiles";
-        let cpus = match &r.cpus {
-            Some(c) => Some(
-                parse_cpu_list(&c.as_text()).map_err(|e| self.error_at(table, Some(name), &e))?,
-            ),
-            None => None,
-        };
-        let high = match r.priority.as_deref() {
-            None | Some("normal") => false,
-            Some("high") => true,
-            Some(other) => {
-                return Err(self.error_at(
-                    table,
-                    Some(name),
-                    &format!("priority `{other}` is not `high` or `normal`"),
-                ))
-            }
-        };
-        Ok((cpus, high))
-    }
-
-    fn duration(&self, table: &str, key: &str, text: &str) -> Result<Duration, String> {
+    pub(super) fn duration(&self, table: &str, key: &str, text: &str) -> Result<Duration, String> {
         parse_duration(text).map_err(|e| self.error_at(table, Some(key), &e))
     }
 
-    fn resolve_load(
+    pub(super) fn positive_duration(
         &self,
-        name: &str,
-        job: &RawJob,
-        role: Option<&RawRole>,
-        vars: &Vars,
-        overriding: &Vars,
-    ) -> Result<LoadJob, String> {
-        let table = format!("jobs.{name}");
-        // A matrix/variant/--var variable named like a load key overrides that key.
-        let value = |key: &str, raw: &Option<Scalar>| -> Result<Option<String>, String> {
-            if LOAD_KEYS.contains(&key) {
-                if let Some(v) = overriding.get(key) {
-                    return Ok(Some(v.to_string()));
-                }
-            }
-            raw.as_ref()
-                .map(|s| self.expand(vars, &table, key, &s.as_text()))
-                .transpose()
-        };
-        let count = |key: &str, raw: &Option<Scalar>, default: usize| -> Result<usize, String> {
-            match value(key, raw)? {
-                None => Ok(default),
-                Some(t) => match t.trim().parse::<usize>() {
-                    Ok(n) if n >= 1 => Ok(n),
-                    _ => Err(self.error_at(
-                        &table,
-                        Some(key),
-                        &format!("`{t}` is not a whole number of at least 1"),
-                    )),
-                },
-            }
-        };
-        let dur =
-            |key: &str, raw: &Option<Scalar>, default: Duration| -> Result<Duration, String> {
-                match value(key, raw)? {
-                    None => Ok(default),
-                    Some(t) => self.duration(&table, key, &t),
-                }
-            };
-        let url = self.expand(vars, &table, "url", job.url.as_deref().unwrap_or_default())?;
-        let addr = rigor_load::resolve_url(&url)
-            .map_err(|e| self.error_at(&table, Some("url"), &e.to_string()))?;
-        let rate = match value("rate", &job.rate)? {
-            None => None,
-            Some(t) => match t.trim().parse::<f64>() {
-                Ok(r) if r > 0.0 && r.is_finite() => Some(r),
-                _ => {
-                    return Err(self.error_at(
-                        &table,
-                        Some("rate"),
-                        &format!("`{t}` is not a positive number of requests per second"),
-                    ))
-                }
-            },
-        };
-        let mut headers = Vec::new();
-        for (k, v) in &job.headers {
-            headers.push((k.clone(), self.expand(vars, &table, "headers", v)?));
+        table: &str,
+        key: &str,
+        text: &str,
+    ) -> Result<Duration, String> {
+        match self.duration(table, key, text)? {
+            d if d.is_zero() => Err(self.error_at(
+                table,
+                Some(key),
+                &format!("`{text}` must be more than zero"),
+            )),
+            d => Ok(d),
         }
-        let body = job
-            .body
-            .as_ref()
-            .map(|b| self.expand(vars, &table, "body", b))
-            .transpose()?;
-        let method = job
-            .method
-            .as_ref()
-            .map(|m| self.expand(vars, &table, "method", m))
-            .transpose()?
-            .unwrap_or_else(|| "GET".to_string());
-        let validate = job.validate.as_ref().map(|v| Validate {
-            status: v.status,
-            body_contains: v.body_contains.clone(),
-        });
-        let (cpus, priority_high) = self.role(role, "load")?;
-        Ok(LoadJob {
-            url,
-            addr,
-            connections: count("connections", &job.connections, 64)?,
-            threads: count("threads", &job.threads, 1)?,
-            pipeline: count("pipeline", &job.pipeline, 1)?,
-            rate,
-            warmup: dur("warmup", &job.warmup, Duration::from_secs(3))?,
-            duration: dur("duration", &job.duration, Duration::from_secs(10))?,
-            timeout: dur("timeout", &job.timeout, Duration::from_secs(2))?,
-            method,
-            headers,
-            body,
-            cpus,
-            priority_high,
-            validate,
-        })
     }
 }
 

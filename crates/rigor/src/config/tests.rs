@@ -35,7 +35,7 @@ load = { cpus = "1" }
 "#;
 
 fn parse(text: &str) -> Result<Config, String> {
-    Config::parse(Path::new("/tmp/x/rigor.toml"), text.to_string())
+    Config::parse(Path::new("/tmp/x/rigor.toml"), text.to_string()).map_err(|p| p.to_string())
 }
 
 /// The error planning `text` gives (the config itself parses).
@@ -45,6 +45,7 @@ fn plan_err(text: &str) -> String {
         .plan("plaintext", &req())
         .err()
         .unwrap()
+        .to_string()
 }
 
 fn req() -> PlanRequest {
@@ -95,7 +96,7 @@ fn unknown_key_names_file_line_and_key() {
     let err = parse(&text).err().unwrap();
     assert!(err.starts_with("/tmp/x/rigor.toml:15:"), "{err}");
     assert!(
-        err.contains("pipelines") && err.contains("[jobs.plaintext]"),
+        err.contains("jobs.plaintext.pipelines: unknown field"),
         "{err}"
     );
 }
@@ -129,13 +130,23 @@ fn undefined_variable_and_bad_duration_are_located() {
 #[test]
 fn unknown_scenario_profile_and_variant_are_named() {
     let c = parse(GOOD).unwrap();
-    assert!(c.plan("nope", &req()).err().unwrap().contains("plaintext"));
+    assert!(c
+        .plan("nope", &req())
+        .err()
+        .unwrap()
+        .to_string()
+        .contains("plaintext"));
     let mut r = req();
     r.profile = "far".into();
-    assert!(c.plan("plaintext", &r).err().unwrap().contains("`far`"));
+    assert!(c
+        .plan("plaintext", &r)
+        .err()
+        .unwrap()
+        .to_string()
+        .contains("`far`"));
     let mut r = req();
     r.variants = Some(vec!["fast".into()]);
-    let err = c.plan("plaintext", &r).err().unwrap();
+    let err = c.plan("plaintext", &r).err().unwrap().to_string();
     assert!(
         err.contains("`fast`") && err.contains("base, slow"),
         "{err}"
@@ -169,7 +180,10 @@ fn a_bad_load_url_is_located() {
 fn variants_override_command_build_dir_and_artifact() {
     let text = GOOD.to_string()
         + "[scenarios.plaintext.variants.other]\ncommand = \"./alt --port {{port}}\"\nbuild = \"make alt\"\ndir = \"sub\"\nartifact = \"alt\"\n";
-    let plan = parse(&text).unwrap().plan("plaintext", &req()).unwrap();
+    let root = std::env::temp_dir().join(format!("rigor-variant-dir-{}", std::process::id()));
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    let config = Config::parse(&root.join("rigor.toml"), text).unwrap();
+    let plan = config.plan("plaintext", &req()).unwrap();
     let other: Vec<_> = plan
         .rows
         .iter()
@@ -179,12 +193,13 @@ fn variants_override_command_build_dir_and_artifact() {
     let app = &other[0].app;
     assert_eq!(app.command, "./alt --port 5000");
     assert_eq!(app.build.as_deref(), Some("make alt"));
-    assert_eq!(app.dir, Path::new("/tmp/x/sub"));
-    assert_eq!(app.artifact.as_deref(), Some(Path::new("/tmp/x/sub/alt")));
+    assert_eq!(app.dir, root.join("sub"));
+    assert_eq!(app.artifact, Some(root.join("sub/alt")));
     let base = &plan.rows[0].app;
     assert_eq!(
         base.build.as_deref(),
         Some("cargo build --release -p hello-server")
     );
-    assert_eq!(base.dir, Path::new("/tmp/x"));
+    assert_eq!(base.dir, root);
+    let _ = std::fs::remove_dir_all(&root);
 }

@@ -21,13 +21,20 @@ impl Vars {
         self.values.insert(key.to_string(), value.to_string());
     }
 
-    pub fn get(&self, key: &str) -> Option<&str> {
-        self.values.get(key).map(String::as_str)
-    }
-
-    /// Replaces every `{{name}}`; an undefined name is an error naming it.
+    /// Replaces every `{{name}}`, also inside variable values; an undefined name, a variable
+    /// that refers to itself, or an expansion past [`MAX_EXPANSION`] bytes is an error naming it.
     pub fn expand(&self, text: &str) -> Result<String, String> {
         let mut out = String::with_capacity(text.len());
+        self.expand_into(text, &mut Vec::new(), &mut out)?;
+        Ok(out)
+    }
+
+    fn expand_into<'a>(
+        &'a self,
+        text: &str,
+        stack: &mut Vec<&'a str>,
+        out: &mut String,
+    ) -> Result<(), String> {
         let mut rest = text;
         while let Some(start) = rest.find("{{") {
             out.push_str(&rest[..start]);
@@ -36,26 +43,44 @@ impl Vars {
                 .find("}}")
                 .ok_or_else(|| format!("unclosed `{{{{` in `{text}`"))?;
             let name = after[..end].trim();
-            match self.values.get(name) {
-                Some(v) => out.push_str(v),
-                None => {
-                    let known: Vec<&str> = self.values.keys().map(String::as_str).collect();
-                    return Err(format!(
-                        "undefined variable `{name}` (defined: {})",
-                        if known.is_empty() {
-                            "none".to_string()
-                        } else {
-                            known.join(", ")
-                        }
-                    ));
-                }
+            let Some((key, value)) = self.values.get_key_value(name) else {
+                let known: Vec<&str> = self.values.keys().map(String::as_str).collect();
+                return Err(format!(
+                    "undefined variable `{name}` (defined: {})",
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ));
+            };
+            if stack.contains(&name) {
+                stack.push(key);
+                return Err(format!(
+                    "variable `{name}` refers to itself ({}), so `{{{{{name}}}}}` would stay \
+                     unresolved",
+                    stack.join(" → ")
+                ));
+            }
+            stack.push(key);
+            self.expand_into(value, stack, out)?;
+            stack.pop();
+            if out.len() > MAX_EXPANSION {
+                return Err(format!(
+                    "`{text}` expands to more than {} KiB",
+                    MAX_EXPANSION / 1024
+                ));
             }
             rest = &after[end + 2..];
         }
         out.push_str(rest);
-        Ok(out)
+        Ok(())
     }
 }
+
+/// The longest text a `{{var}}` expansion may produce: variables that repeat each other would
+/// otherwise grow exponentially.
+pub const MAX_EXPANSION: usize = 1024 * 1024;
 
 #[cfg(test)]
 mod tests {
@@ -75,5 +100,32 @@ mod tests {
         let err = v.expand("{{nope}}").unwrap_err();
         assert!(err.contains("`nope`") && err.contains("port"), "{err}");
         assert!(v.expand("{{port").is_err());
+    }
+
+    #[test]
+    fn values_expand_nested_and_cycles_are_named() {
+        let mut v = Vars::default();
+        v.set("port", "5000");
+        v.set("url", "http://127.0.0.1:{{port}}/");
+        assert_eq!(v.expand("{{url}}x").unwrap(), "http://127.0.0.1:5000/x");
+        v.set("n", "{{n}}");
+        let err = v.expand("--threads {{n}}").unwrap_err();
+        assert!(err.contains("`n` refers to itself (n → n)"), "{err}");
+        v.set("a", "{{b}}");
+        v.set("b", "x{{a}}");
+        assert!(v.expand("{{a}}").unwrap_err().contains("a → b → a"));
+    }
+
+    #[test]
+    fn exponential_expansion_is_refused() {
+        let mut v = Vars::default();
+        v.set("v0", "xxxxxxxxxxxxxxxx");
+        for i in 1..40 {
+            v.set(
+                &format!("v{i}"),
+                &format!("{{{{v{}}}}}{{{{v{}}}}}", i - 1, i - 1),
+            );
+        }
+        assert!(v.expand("{{v39}}").unwrap_err().contains("KiB"));
     }
 }

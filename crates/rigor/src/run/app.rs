@@ -6,13 +6,15 @@ use crate::config::{AppJob, Ready};
 use crate::result::OutsideWindow;
 use rigor_probe::Cgroup;
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
+
+/// How long an application may take to stop on SIGTERM once the user interrupted the run.
+const INTERRUPTED_GRACE: Duration = Duration::from_secs(2);
 
 /// A running application and what is needed to stop it.
 pub struct AppProcess {
@@ -32,6 +34,8 @@ pub struct StopOutcome {
     pub exited_early: Option<String>,
     /// Processes still alive after SIGKILL (should never happen; reported if it does).
     pub survivors: Vec<i32>,
+    /// Processes that outlived the application (daemonised, `setsid`) and had to be killed.
+    pub left_behind: Vec<super::procs::Proc>,
 }
 
 /// Commands with shell syntax run as they are; a plain command is `exec`ed so the app is the
@@ -62,6 +66,7 @@ impl AppProcess {
             .arg(shell_line(&job.command))
             .current_dir(&job.dir)
             .envs(job.env.iter().map(|(k, v)| (k, v)))
+            .env(super::procs::MARK, super::reaper::mark())
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)
@@ -76,6 +81,11 @@ impl AppProcess {
             })
             .unwrap_or_default();
         let proc_fds: Vec<i32> = procs.iter().map(|f| f.as_raw_fd()).collect();
+        for p in cgroup.map(|c| c.procs_path()).unwrap_or_default() {
+            if let Some(dir) = p.parent() {
+                super::sentinel::watch_cgroup(dir);
+            }
+        }
         // SAFETY: cpu_set_t is plain data; CPU_SET only writes bits within it.
         let cpuset = job.cpus.as_ref().map(|cpus| unsafe {
             let mut set: libc::cpu_set_t = std::mem::zeroed();
@@ -140,7 +150,7 @@ impl AppProcess {
         self.exit
     }
 
-    /// The log tail, for error messages.
+    /// The log tail, for error messages (bounded in lines and bytes).
     pub fn log_tail(&self) -> String {
         tail(&self.log, 15)
     }
@@ -154,8 +164,7 @@ impl AppProcess {
         outside: &mut OutsideWindow,
     ) -> Result<Duration, String> {
         let deadline = self.spawned_at + timeout;
-        let mut log_offset = 0u64;
-        let mut log_text = String::new();
+        let mut scan = super::logtail::Scan::default();
         loop {
             if let Some(status) = self.exited() {
                 return Err(format!(
@@ -183,18 +192,7 @@ impl AppProcess {
                     .and_then(|mut a| a.next())
                     .map(|a| TcpStream::connect_timeout(&a, Duration::from_millis(250)).is_ok())
                     .unwrap_or(false),
-                Ready::Stdout(text) | Ready::Stderr(text) => {
-                    if let Ok(mut f) = File::open(&self.log) {
-                        if f.seek(SeekFrom::Start(log_offset)).is_ok() {
-                            let mut buf = Vec::new();
-                            if let Ok(n) = f.read_to_end(&mut buf) {
-                                log_offset += n as u64;
-                                log_text.push_str(&String::from_utf8_lossy(&buf));
-                            }
-                        }
-                    }
-                    log_text.contains(text.as_str())
-                }
+                Ready::Stdout(text) | Ready::Stderr(text) => scan.finds(&self.log, text),
             };
             if ok {
                 return Ok(self.spawned_at.elapsed());
@@ -221,7 +219,12 @@ impl AppProcess {
         // SAFETY: killpg only sends signals to the group we created.
         unsafe { libc::killpg(pgid, libc::SIGTERM) };
         let deadline = Instant::now() + grace;
-        while Instant::now() < deadline {
+        // Interrupted, the user is waiting: a short grace; a second signal: none.
+        let interrupted_grace = Instant::now() + INTERRUPTED_GRACE;
+        while Instant::now() < deadline
+            && !crate::interrupt::hurry()
+            && !(crate::interrupt::interrupted() && Instant::now() >= interrupted_grace)
+        {
             if self.exited().is_some() {
                 reap_group(pgid);
             }
@@ -235,10 +238,20 @@ impl AppProcess {
             // SAFETY: as above.
             unsafe { libc::killpg(pgid, libc::SIGKILL) };
         }
+        let _ = self.child.wait();
+        reap_group(pgid);
+        // What escaped the group (a daemonised or `setsid` child) is still ours: rigor is its
+        // subreaper and it carries rigor's mark. Name it, then kill it.
+        let (left, _) = super::reaper::sweep(Duration::from_millis(300));
+        let mut in_cgroup: Vec<i32> = cgroup.map(|c| c.pids()).unwrap_or_default();
+        in_cgroup.retain(|p| !left.iter().any(|l| l.pid == *p));
+        outcome.left_behind = left;
+        outcome
+            .left_behind
+            .extend(in_cgroup.into_iter().filter_map(super::procs::read));
         if let Some(c) = cgroup {
             c.kill_all();
         }
-        let _ = self.child.wait();
         let deadline = Instant::now() + Duration::from_secs(3);
         loop {
             reap_group(pgid);
@@ -295,12 +308,4 @@ pub fn remember_base_nice() {
     // SAFETY: getpriority only reads this process's nice value (errno ignored: -1 is a valid nice).
     let nice = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
     BASE_NICE.store(nice, std::sync::atomic::Ordering::SeqCst);
-}
-
-/// Makes rigor the reaper of its applications' orphans, so none is left as a zombie.
-pub fn become_subreaper() {
-    // SAFETY: prctl with PR_SET_CHILD_SUBREAPER only changes this process's own attribute.
-    unsafe {
-        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
-    }
 }

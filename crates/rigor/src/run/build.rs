@@ -113,13 +113,14 @@ fn run_build(job: &AppJob, cmd: &str, log: &Path) -> Result<(ExitStatus, Duratio
     }
     let out = File::create(log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
     let err = out.try_clone().map_err(|e| e.to_string())?;
-    eprintln!("rigor: building `{}`: {cmd}", job.name);
+    super::console::err(&format!("rigor: building `{}`: {cmd}", job.name));
     let start = Instant::now();
     let mut child = Command::new("sh")
         .arg("-c")
         .arg(cmd)
         .current_dir(&job.dir)
         .envs(job.env.iter().map(|(k, v)| (k, v)))
+        .env(super::procs::MARK, super::reaper::mark())
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err)

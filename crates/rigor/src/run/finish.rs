@@ -95,20 +95,20 @@ pub fn exit_code(result: &RunResult, args: &RunArgs, failed: bool) -> i32 {
             .unwrap_or_else(|| vec![args.primary.clone()]);
         let regs = comparison::regressions(&result.comparisons, &ids);
         for r in &regs {
-            eprintln!(
+            super::console::err(&format!(
                 "regression: {} {} vs {}: {:+.1}%",
                 r.measurement,
                 r.candidate,
                 r.baseline,
                 r.change_pct.unwrap_or(f64::NAN)
-            );
+            ));
         }
         if !regs.is_empty() {
             return super::EXIT_REGRESSION;
         }
     }
     if args.strict && has_warnings(result) {
-        eprintln!("rigor: --strict: warnings were raised (see above)");
+        super::console::err("rigor: --strict: warnings were raised (see above)");
         return super::EXIT_STRICT;
     }
     0

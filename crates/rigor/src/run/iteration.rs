@@ -136,6 +136,17 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
             "handle SIGTERM for a clean shutdown, or raise `stop_timeout`",
         ));
     }
+    if !stop.left_behind.is_empty() {
+        it.warnings.push(Warning::new(
+            "left_behind",
+            format!(
+                "processes outlived the application and were killed: {}",
+                super::procs::names(&stop.left_behind)
+            ),
+            "a daemonising or `setsid` child escapes its process group: keep it in the \
+             foreground, or stop it when the application gets SIGTERM",
+        ));
+    }
     if let Some(c) = cgroup {
         let _ = c.remove();
     }
@@ -191,12 +202,18 @@ fn drive(
     let headers = load_job.headers.clone();
     let body = load_job.body.as_ref().map(|b| b.as_bytes().to_vec());
     status("first request");
-    let first = rigor_load::probe_request(
+    let find = load_job
+        .validate
+        .as_ref()
+        .and_then(|v| v.body_contains.as_ref())
+        .map(|t| t.as_bytes());
+    let first = rigor_load::probe_request_finding(
         &load_job.url,
         &load_job.method,
         &headers,
         body.as_deref(),
         load_job.timeout.max(Duration::from_secs(5)),
+        find,
     )
     .map_err(|e| {
         format!(
@@ -221,7 +238,7 @@ fn drive(
             }
         }
         if let Some(text) = &v.body_contains {
-            if !String::from_utf8_lossy(&first.body).contains(text.as_str()) {
+            if first.found == Some(false) {
                 return Err(format!(
                     "validation failed: the body of {} does not contain `{text}`",
                     load_job.url

@@ -6,19 +6,22 @@ mod app;
 mod artifact;
 mod build;
 mod builds;
+mod console;
 mod environment;
 mod finish;
 mod iteration;
 mod logtail;
 mod output;
 mod plan;
+mod procs;
 mod progress;
+mod reaper;
 mod schedule;
+pub mod sentinel;
 mod settings;
 mod stale;
 
 use crate::cmd_run::RunArgs;
-use crate::config::Config;
 use crate::result::{Iteration, Row, RunResult, SCHEMA};
 use crate::{guards, interrupt, report};
 use iteration::{run_iteration, IterationContext};
@@ -35,34 +38,28 @@ pub const EXIT_STRICT: i32 = 4;
 
 /// Runs `rigor run`; returns the process exit code.
 pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
+    // The sentinel is forked while rigor is still single-threaded, before any handler or thread.
+    sentinel::start();
     interrupt::install();
-    app::become_subreaper();
-    let settings = match settings::parse(args) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
+    reaper::become_subreaper();
+    let (settings, planned) = match plan::prepare(args) {
+        Ok(ready) => ready,
+        Err(problems) => {
+            plan::print_problems(&problems);
             return Ok(EXIT_USAGE);
         }
     };
-    let planned = match Config::load(&args.file)
-        .and_then(|config| plan::plan(&config, args, settings.cli_vars.clone()))
-    {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(EXIT_FAILED);
-        }
-    };
+    // Two builds whose outputs rigor could not tell apart: refused before anything is built.
     if let Err(e) = builds::check_plan(&planned.rows) {
-        eprintln!("error: {e}");
-        return Ok(EXIT_FAILED);
+        console::err(&format!("error: {e}"));
+        return Ok(EXIT_USAGE);
     }
 
     // Where logs and results go.
     let run_dir = args.out_dir.join(crate::clock::now_compact());
     if let Err(e) = std::fs::create_dir_all(&run_dir) {
-        eprintln!("error: cannot create {}: {e}", run_dir.display());
-        return Ok(EXIT_FAILED);
+        console::err(&format!("error: cannot create {}: {e}", run_dir.display()));
+        return Ok(EXIT_USAGE);
     }
     let run_dir = std::fs::canonicalize(&run_dir).unwrap_or(run_dir);
     let outputs = Outputs {
@@ -73,9 +70,20 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
         markdown: args.markdown.clone(),
         csv: args.csv.clone(),
         html: args.html.clone(),
+        run_dir: run_dir.clone(),
     };
+    if let Err(e) = outputs.check() {
+        console::err(&format!("error: {e}"));
+        let _ = std::fs::remove_dir(&run_dir);
+        return Ok(EXIT_USAGE);
+    }
     let seed = args.seed.unwrap_or_else(rand::random);
-    let mut result = new_result(args, &planned, seed);
+    let (cgroup_note, mut housekeeping) = housekeeping();
+    let mut result = new_result(args, &planned, seed, &cgroup_note);
+    result.warnings.append(&mut housekeeping);
+    outputs.remember(&result);
+    interrupt::set_last_words(output::write_last_words);
+    keep_results_on_panic();
     let total: usize = planned.rows.iter().map(|r| r.iterations).sum();
     let progress = Progress::new(total as u64);
     for w in &result.warnings {
@@ -103,6 +111,13 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
         }
     }
     let builds = builds::build_all(&planned.rows, &run_dir, &progress, &mut result);
+    let (left, _) = reaper::sweep(std::time::Duration::from_millis(300));
+    if !left.is_empty() {
+        progress.note(&format!(
+            "note: the build left processes running; killed {}",
+            procs::names(&left)
+        ));
+    }
     let mut failed = false;
     for (i, p) in planned.rows.iter().enumerate() {
         if let Some(Err(e)) = builds.get(&p.build_key) {
@@ -124,10 +139,18 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
         .collect();
     let mut done_rounds = max_n;
     let mut sequence = 0usize;
+    // Rows whose application never started: after its first failure to start, a row stops
+    // (it would fail the same way every time) unless --keep-going.
+    let mut started = vec![false; planned.rows.len()];
+    let mut given_up = vec![false; planned.rows.len()];
     loop {
         for slot in std::mem::take(&mut slots) {
             if interrupt::interrupted() {
                 break;
+            }
+            if given_up[slot.row] {
+                progress.advance();
+                continue;
             }
             let p = &planned.rows[slot.row];
             let Some(Ok(built)) = builds.get(&p.build_key) else {
@@ -151,6 +174,9 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
             let it = run_iteration(&ctx);
             sequence += 1;
             progress.advance();
+            let start_failed =
+                it.error.is_some() && !it.measurements.contains_key("app.start_time");
+            started[slot.row] |= !start_failed;
             match &it.error {
                 Some(e) => {
                     failed = true;
@@ -158,11 +184,30 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
                         "error: {label} iteration {} failed: {e}",
                         slot.iteration + 1
                     ));
+                    if start_failed
+                        && !started[slot.row]
+                        && !args.keep_going
+                        && !interrupt::interrupted()
+                    {
+                        given_up[slot.row] = true;
+                        let message = "the application failed to start, so the row's other \
+                                       iterations were skipped";
+                        progress.note(&format!(
+                            "note: {label}: {message} (--keep-going tries every one)"
+                        ));
+                        result.rows[slot.row]
+                            .warnings
+                            .push(crate::result::Warning::new(
+                                "row_stopped",
+                                message,
+                                "fix what stops it from starting, or pass --keep-going",
+                            ));
+                    }
                 }
                 None => progress.note(&iteration_line(&label, &it)),
             }
             result.rows[slot.row].iterations.push(it);
-            if let Err(e) = outputs.write(&result) {
+            if let Err(e) = outputs.save(&result, false) {
                 progress.note(&format!("error: {e}"));
             }
         }
@@ -205,28 +250,30 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
     }
     .into();
     result.finished_at = Some(crate::clock::now_rfc3339());
-    if let Err(e) = outputs.write(&result) {
-        eprintln!("error: {e}");
+    if let Err(e) = outputs.save(&result, true) {
+        console::err(&format!("error: {e}"));
         failed = true;
     }
     report_run(&result, &outputs, &run_dir);
     Ok(finish::exit_code(&result, args, failed))
 }
 
-/// The result skeleton: the machine's story, run-level guards, one empty row per planned row.
-fn new_result(args: &RunArgs, planned: &plan::RunPlan, seed: u64) -> RunResult {
-    let env = rigor_probe::environment();
-    // Make (and remove) one cgroup now, so the result says where iterations' cgroups go or why
-    // there are none.
-    let probe_name = format!("rigor-{}-check", std::process::id());
-    let cgroup_note = match rigor_probe::Cgroup::create(&probe_name) {
-        Ok(c) => {
-            let d = c.describe().replace(&format!("/{probe_name}"), "");
-            let _ = c.remove();
-            format!("{d} (a new cgroup per iteration)")
+/// A panic of the run itself (never expected) still writes what was measured and kills the
+/// application, after the usual panic message.
+fn keep_results_on_panic() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        default(info);
+        if std::thread::current().name() == Some("main") {
+            interrupt::kill_all();
+            output::write_after_panic();
         }
-        Err(why) => format!("unavailable: {why}"),
-    };
+    }));
+}
+
+/// The result skeleton: the machine's story, run-level guards, one empty row per planned row.
+fn new_result(args: &RunArgs, planned: &plan::RunPlan, seed: u64, cgroup_note: &str) -> RunResult {
+    let env = rigor_probe::environment();
     let apps: Vec<&crate::config::AppJob> = planned.rows.iter().map(|p| &p.plan.app).collect();
     // Debug-build warnings come per build, from the builds themselves.
     let warnings = guards::noisy_machine_before_run(&env, guards::busy_now_pct());
@@ -240,7 +287,7 @@ fn new_result(args: &RunArgs, planned: &plan::RunPlan, seed: u64) -> RunResult {
         finished_at: None,
         status: "running".into(),
         seed: (planned.variant_order.len() > 1).then_some(seed),
-        environment: environment::collect(&env, &apps, &cgroup_note),
+        environment: environment::collect(&env, &apps, cgroup_note),
         warnings,
         builds: Vec::new(),
         rows: planned
@@ -259,22 +306,64 @@ fn new_result(args: &RunArgs, planned: &plan::RunPlan, seed: u64) -> RunResult {
     }
 }
 
+/// Before the first iteration: makes (and removes) one cgroup, so the result says where
+/// iterations' cgroups go or why there are none; removes cgroups of rigor runs that died
+/// beside it; kills processes a dead rigor left running. Returns the cgroup note and warnings.
+fn housekeeping() -> (String, Vec<crate::result::Warning>) {
+    let mut warnings = Vec::new();
+    let left = reaper::previous_leftovers();
+    if !left.is_empty() {
+        warnings.push(crate::result::Warning::new(
+            "leftovers",
+            format!(
+                "processes of an earlier rigor run that ended abnormally were still running \
+                 (killed now): {}",
+                left.join(", ")
+            ),
+            "they competed for the machine until now; nothing to do unless it happens again",
+        ));
+    }
+    let probe_name = format!("rigor-{}-check", std::process::id());
+    let note = match rigor_probe::Cgroup::create(&probe_name) {
+        Ok(c) => {
+            let parents: Vec<PathBuf> = c
+                .procs_path()
+                .iter()
+                .filter_map(|p| p.parent()?.parent().map(Path::to_path_buf))
+                .collect();
+            let d = c.describe().replace(&format!("/{probe_name}"), "");
+            let _ = c.remove();
+            let stale = reaper::stale_cgroups(&parents);
+            if !stale.is_empty() {
+                let names: Vec<String> = stale.iter().map(|p| p.display().to_string()).collect();
+                console::err(&format!(
+                    "note: removed cgroups of rigor runs that ended abnormally: {}",
+                    names.join(", ")
+                ));
+            }
+            format!("{d} (a new cgroup per iteration)")
+        }
+        Err(why) => format!("unavailable: {why}"),
+    };
+    (note, warnings)
+}
+
 /// Prints the report, says where the files are, and feeds `$GITHUB_STEP_SUMMARY`.
 fn report_run(result: &RunResult, outputs: &Outputs, run_dir: &Path) {
-    print!(
-        "{}",
-        report::terminal::render(result, report::terminal::use_color())
-    );
-    eprintln!(
+    console::out(&report::terminal::render(
+        result,
+        report::terminal::use_color(),
+    ));
+    console::err(&format!(
         "results: {} (logs in {})",
         outputs.json.display(),
         run_dir.display()
-    );
+    ));
     if result.status == "interrupted" {
-        eprintln!(
+        console::err(&format!(
             "rigor: interrupted; finished iterations are kept in {}",
             outputs.json.display()
-        );
+        ));
     }
     if !result.comparisons.is_empty() {
         if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY") {

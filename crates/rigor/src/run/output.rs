@@ -1,34 +1,212 @@
 //! Writes the result files after every iteration (atomically), so a crash or Ctrl-C keeps every
-//! finished iteration.
+//! finished iteration. Requested paths are checked before anything starts; a path that fails
+//! anyway at the end sends that format to the run folder instead, and the message says where.
+//! The last written result is kept so a second signal can still write the final one.
 
 use crate::result::RunResult;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
-/// Where each format goes.
+/// Where each format goes, and the run folder that takes any format whose path fails.
 #[derive(Debug, Clone)]
 pub struct Outputs {
     pub json: PathBuf,
     pub markdown: Option<PathBuf>,
     pub csv: Option<PathBuf>,
     pub html: Option<PathBuf>,
+    pub run_dir: PathBuf,
 }
 
-impl Outputs {
-    /// Writes every requested format; an unwritable path is an error naming it.
-    pub fn write(&self, result: &RunResult) -> Result<(), String> {
-        let json = serde_json::to_string_pretty(result).map_err(|e| e.to_string())?;
-        write_atomic(&self.json, &json)?;
-        if let Some(p) = &self.markdown {
-            write_atomic(p, &crate::report::markdown::render(result))?;
+/// The formats, their flag and the file name used in the run folder.
+#[derive(Clone, Copy)]
+enum Format {
+    Json,
+    Markdown,
+    Csv,
+    Html,
+}
+
+impl Format {
+    fn flag(self) -> &'static str {
+        match self {
+            Format::Json => "--json",
+            Format::Markdown => "--markdown",
+            Format::Csv => "--csv",
+            Format::Html => "--html",
         }
-        if let Some(p) = &self.html {
-            write_atomic(p, &crate::report::html::render(result))?;
-        }
-        if let Some(p) = &self.csv {
-            write_atomic(p, &crate::report::csv::render(result))?;
-        }
-        Ok(())
     }
+
+    fn fallback_name(self) -> &'static str {
+        match self {
+            Format::Json => "result.json",
+            Format::Markdown => "report.md",
+            Format::Csv => "report.csv",
+            Format::Html => "report.html",
+        }
+    }
+
+    fn render(self, result: &RunResult) -> Result<String, String> {
+        Ok(match self {
+            Format::Json => serde_json::to_string_pretty(result).map_err(|e| e.to_string())?,
+            Format::Markdown => crate::report::markdown::render(result),
+            Format::Csv => crate::report::csv::render(result),
+            Format::Html => crate::report::html::render(result),
+        })
+    }
+}
+
+/// The last result written and where, for the second-signal path; `done` once final.
+struct Saved {
+    outputs: Outputs,
+    result: RunResult,
+    done: bool,
+}
+
+static SAVED: Mutex<Option<Saved>> = Mutex::new(None);
+
+impl Outputs {
+    fn targets(&self) -> Vec<(Format, &Path)> {
+        let mut t = vec![(Format::Json, self.json.as_path())];
+        t.extend(self.markdown.as_deref().map(|p| (Format::Markdown, p)));
+        t.extend(self.csv.as_deref().map(|p| (Format::Csv, p)));
+        t.extend(self.html.as_deref().map(|p| (Format::Html, p)));
+        t
+    }
+
+    /// Creates each requested file's folder and proves it writable (a probe file written and
+    /// removed), so an unwritable path is found before an hour of measuring.
+    pub fn check(&self) -> Result<(), String> {
+        let mut problems = Vec::new();
+        for (format, path) in self.targets() {
+            if let Err(e) = probe(path) {
+                problems.push(format!("{} {}: {e}", format.flag(), path.display()));
+            }
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("cannot write the results: {}", problems.join("; ")))
+        }
+    }
+
+    /// Writes every requested format. A path that fails sends its format to the run folder;
+    /// the error names what failed and where the results went instead.
+    pub fn write(&self, result: &RunResult) -> Result<(), String> {
+        let mut problems = Vec::new();
+        for (format, path) in self.targets() {
+            let text = format.render(result)?;
+            if let Err(e) = write_atomic(path, &text) {
+                let fallback = self.run_dir.join(format.fallback_name());
+                let saved = if fallback != path {
+                    match write_atomic(&fallback, &text) {
+                        Ok(()) => format!("saved to {} instead", fallback.display()),
+                        Err(e2) => format!("and the run folder failed too: {e2}"),
+                    }
+                } else {
+                    "no other place to put it".to_string()
+                };
+                problems.push(format!("{}: {e}; {saved}", format.flag()));
+            }
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("\n"))
+        }
+    }
+
+    /// Keeps the result for [`write_last_words`] without writing it (nothing measured yet; a
+    /// file written now would look like a source newer than the artifact to the build check).
+    pub fn remember(&self, result: &RunResult) {
+        let mut saved = SAVED.lock().unwrap_or_else(|e| e.into_inner());
+        *saved = Some(Saved {
+            outputs: self.clone(),
+            result: result.clone(),
+            done: false,
+        });
+    }
+
+    /// Writes the result and keeps it for [`write_last_words`]; `last` marks the final write.
+    pub fn save(&self, result: &RunResult, last: bool) -> Result<(), String> {
+        let mut saved = SAVED.lock().unwrap_or_else(|e| e.into_inner());
+        if saved.as_ref().is_some_and(|s| s.done) {
+            return Ok(());
+        }
+        let outcome = self.write(result);
+        *saved = Some(Saved {
+            outputs: self.clone(),
+            result: result.clone(),
+            done: last,
+        });
+        if last {
+            crate::interrupt::final_written();
+        }
+        outcome
+    }
+}
+
+/// After a second signal, when the run could not finish: the last saved result, marked
+/// interrupted and summarised, is written as the final one.
+pub fn write_last_words() {
+    let mut saved = SAVED.lock().unwrap_or_else(|e| e.into_inner());
+    finish_saved(saved.as_mut(), "interrupted");
+}
+
+/// After a panic of the run itself: the last saved result is written, marked failed. Never
+/// waits for the lock (the panic may have happened while holding it).
+pub fn write_after_panic() {
+    let mut saved = match SAVED.try_lock() {
+        Ok(s) => s,
+        Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+        Err(std::sync::TryLockError::WouldBlock) => return,
+    };
+    finish_saved(saved.as_mut(), "failed");
+}
+
+fn finish_saved(saved: Option<&mut Saved>, status: &str) {
+    let Some(s) = saved else {
+        return;
+    };
+    if s.done {
+        return;
+    }
+    s.result.status = status.into();
+    s.result.finished_at = Some(crate::clock::now_rfc3339());
+    for row in &mut s.result.rows {
+        row.iterations.sort_by_key(|i| i.index);
+        crate::summarize::summarize_row(row);
+    }
+    let msg = match s.outputs.write(&s.result) {
+        Ok(()) => format!(
+            "rigor: stopped early; finished iterations are kept in {}",
+            s.outputs.json.display()
+        ),
+        Err(e) => format!("error: {e}"),
+    };
+    s.done = true;
+    super::console::err(&msg);
+}
+
+/// Creates `path`'s folder and writes then removes a probe file beside it.
+fn probe(path: &Path) -> Result<(), String> {
+    if path.is_dir() {
+        return Err("is a folder".into());
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    let tmp = tmp_path(path);
+    std::fs::write(&tmp, b"").map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    let _ = std::fs::remove_file(&tmp);
+    Ok(())
+}
+
+/// `report.md` → `report.md.rigor-tmp`, beside the target so the rename stays on one filesystem.
+fn tmp_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_os_string();
+    name.push(".rigor-tmp");
+    PathBuf::from(name)
 }
 
 fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
@@ -36,7 +214,10 @@ fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
-    let tmp = path.with_extension("rigor-tmp");
+    let tmp = tmp_path(path);
     std::fs::write(&tmp, text).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("cannot write {}: {e}", path.display())
+    })
 }

@@ -1,8 +1,12 @@
-//! Every row of every selected scenario, resolved up front so config errors stop the run before
-//! anything is built or started.
+//! Every row of every selected scenario, resolved and checked up front so that config and flag
+//! errors — all of them, not just the first — stop the run before anything is built or started.
 
+use super::settings::{self, Settings};
 use crate::cmd_run::RunArgs;
-use crate::config::{Config, PlanRequest, RowPlan};
+use crate::config::{Config, Limits, PlanRequest, Problems, RowPlan, MAX_ROWS};
+
+/// The most iterations of a whole run (rows × iterations): one schedule slot each.
+pub const MAX_TOTAL_ITERATIONS: u128 = 1_000_000;
 
 /// A planned row with its scenario and the key of the build it needs.
 pub struct PlannedRow {
@@ -20,12 +24,57 @@ pub struct RunPlan {
     pub variant_order: Vec<String>,
 }
 
+/// Checks the flags, reads the config and plans every row; every problem found is returned.
+pub fn prepare(args: &RunArgs) -> Result<(Settings, RunPlan), Problems> {
+    let settings = settings::parse(args);
+    let mut problems = Problems::default();
+    // The config is checked even when flags are bad, so one run lists every problem.
+    let planned = match Config::load(&args.file) {
+        Ok(config) => {
+            let cli_vars = crate::cmd_run::parse_vars(&args.vars).unwrap_or_default();
+            match plan(&config, args, cli_vars, Limits::this_machine()) {
+                Ok(planned) => Some(planned),
+                Err(p) => {
+                    problems.extend(p);
+                    None
+                }
+            }
+        }
+        Err(p) => {
+            problems.extend(p);
+            None
+        }
+    };
+    match (settings, planned) {
+        (Ok(s), Some(planned)) if problems.is_empty() => Ok((s, planned)),
+        (settings, _) => {
+            let mut all = settings.err().unwrap_or_default();
+            all.extend(problems);
+            Err(all)
+        }
+    }
+}
+
+/// Prints every problem, one `error:` each, and says that nothing was started.
+pub fn print_problems(problems: &Problems) {
+    for m in problems.messages() {
+        super::console::err(&format!("error: {m}"));
+    }
+    if problems.len() > 1 {
+        super::console::err(&format!(
+            "rigor: {} problems; nothing was built or started",
+            problems.len()
+        ));
+    }
+}
+
 /// Resolves the selected scenarios (all, in declared order, by default).
 pub fn plan(
     config: &Config,
     args: &RunArgs,
     cli_vars: Vec<(String, String)>,
-) -> Result<RunPlan, String> {
+    limits: Limits,
+) -> Result<RunPlan, Problems> {
     let scenarios = if args.scenarios.is_empty() {
         config.scenario_names()
     } else {
@@ -35,17 +84,27 @@ pub fn plan(
         profile: args.profile.clone(),
         cli_vars,
         variants: args.variants.clone(),
+        limits,
     };
+    let mut problems = Problems::default();
     let mut rows = Vec::new();
     let mut variant_order: Vec<String> = Vec::new();
+    let mut total: u128 = 0;
     for s in &scenarios {
-        let plan = config.plan(s, &request)?;
+        let plan = match config.plan(s, &request) {
+            Ok(plan) => plan,
+            Err(p) => {
+                problems.extend(p);
+                continue;
+            }
+        };
         for v in plan.variants.iter().flatten() {
             if !variant_order.contains(v) {
                 variant_order.push(v.clone());
             }
         }
         let n = args.iterations.or(plan.iterations).unwrap_or(3);
+        total += plan.rows.len() as u128 * n as u128;
         for row in plan.rows {
             let build_key = format!(
                 "{}\u{0}{:?}\u{0}{:?}\u{0}{:?}",
@@ -62,7 +121,19 @@ pub fn plan(
             });
         }
     }
-    Ok(RunPlan {
+    if rows.len() as u128 > MAX_ROWS {
+        problems.add(format!(
+            "the selected scenarios have {} rows together, more than the limit of {MAX_ROWS}: \
+             select fewer with -s or --variants",
+            rows.len()
+        ));
+    } else if total > MAX_TOTAL_ITERATIONS {
+        problems.add(format!(
+            "{total} iterations in all, more than the limit of {MAX_TOTAL_ITERATIONS}: use fewer \
+             iterations (-i) or rows"
+        ));
+    }
+    problems.or_ok(RunPlan {
         scenarios,
         rows,
         variant_order,
@@ -80,3 +151,6 @@ impl RunPlan {
         super::schedule::groups(&keys)
     }
 }
+
+#[cfg(test)]
+mod cli_fuzz_tests;

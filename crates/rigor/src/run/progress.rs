@@ -46,7 +46,7 @@ impl Progress {
         if self.tty {
             self.bar.println(text);
         } else {
-            eprintln!("{text}");
+            super::console::err(text);
         }
     }
 

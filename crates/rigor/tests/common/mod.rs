@@ -2,6 +2,8 @@
 //! rigor and reading its result, and finding processes that should not exist.
 #![allow(dead_code)]
 
+pub mod marks;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,8 +1,14 @@
 //! One worker thread: its own mio event loop driving its share of the connections.
 //!
 //! Times are u64 nanoseconds since the run's shared t0 (a monotonic Instant). The measured window
-//! is [warm_end, end): a response counts when its request's latency clock started inside the window
-//! and it completed before the window closed.
+//! is [warm_end, end): a request belongs to it when its latency clock (its intended send time)
+//! starts inside it. When the window closes nothing new is sent, but the window's own requests are
+//! still seen through: those in flight are waited for and, in the open model, those due but not
+//! yet sent still go out, until all are answered or `timeout` after the close. Whatever gets no
+//! answer is a timeout, recorded in the latency at the moment it was given up (a lower bound).
+
+mod open_model;
+mod window_end;
 
 use crate::connection::{Conn, ConnState, Pending, WriteOutcome};
 use crate::cpu;
@@ -36,6 +42,14 @@ pub struct Plan<'a> {
     pub end: u64,
     pub timeout_ns: u64,
     pub seconds: usize,
+}
+
+impl Plan<'_> {
+    /// Whether a request with this intended send time belongs to the measured window.
+    #[inline]
+    pub fn in_window(&self, intended: u64) -> bool {
+        intended >= self.warm_end && intended < self.end
+    }
 }
 
 /// This worker's share of the work.
@@ -81,7 +95,7 @@ pub fn run(
 ) -> io::Result<ThreadStats> {
     // Set up, then meet the other workers so all start at the same t0 (even if setup failed).
     let setup = setup(plan, share).and_then(|mut w| {
-        w.preconnect()?;
+        w.preconnect(cancel)?;
         Ok(w)
     });
     let t0 = sync();
@@ -107,7 +121,7 @@ fn setup<'a>(plan: &'a Plan<'a>, share: &Share) -> io::Result<Worker<'a>> {
         buf: vec![0; READ_BUF],
         s: ThreadStats::new(open, plan.seconds),
         schedule: share.rate.map(|(r, phase)| Schedule::new(r, phase)),
-        free: VecDeque::with_capacity(2 * share.connections * plan.pipeline),
+        free: VecDeque::with_capacity((2 * share.connections * plan.pipeline).min(1 << 16)),
         reconnect: (0..share.connections).collect(),
         timer: None,
         measuring: false,
@@ -142,9 +156,9 @@ fn make_timer(poll: &Poll) -> io::Result<OwnedFd> {
 }
 
 impl Worker<'_> {
-    /// Opens every connection before the clock starts (bounded by the timeout), so neither the
-    /// window nor the open-model schedule pays for TCP handshakes.
-    fn preconnect(&mut self) -> io::Result<()> {
+    /// Opens every connection before the clock starts (bounded by the timeout, and cut short by
+    /// `cancel`), so neither the window nor the open-model schedule pays for TCP handshakes.
+    fn preconnect(&mut self, cancel: &AtomicBool) -> io::Result<()> {
         let start = Instant::now();
         let limit = Duration::from_nanos(self.plan.timeout_ns);
         let mut pending = 0usize;
@@ -165,12 +179,13 @@ impl Worker<'_> {
             }
         }
         let mut events = Events::with_capacity(1024);
-        while pending > 0 {
+        while pending > 0 && !cancel.load(Ordering::Relaxed) {
             let left = limit.saturating_sub(start.elapsed());
             if left.is_zero() {
                 break;
             }
-            match self.poll.poll(&mut events, Some(left)) {
+            let slice = left.min(Duration::from_nanos(MAX_SLEEP_NS));
+            match self.poll.poll(&mut events, Some(slice)) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
@@ -213,6 +228,10 @@ impl Worker<'_> {
 
     /// A connection just became usable: fill its pipeline (closed model) or offer its slots.
     fn start_connection(&mut self, idx: usize, now: u64) {
+        if now >= self.plan.end && self.schedule.is_none() {
+            // Closed model after the window: nothing new is sent.
+            return;
+        }
         if self.schedule.is_some() {
             let g = self.conns[idx].generation;
             for _ in 0..self.plan.pipeline {
@@ -237,6 +256,8 @@ impl Worker<'_> {
         let mut next_check = 0u64;
         let mut cpu_start = 0.0;
         let mut timer_armed_for = u64::MAX;
+        let drain_end = self.plan.end.saturating_add(self.plan.timeout_ns);
+        let mut draining = false;
         if leader {
             live.set_phase(if self.plan.warm_end > 0 {
                 Phase::Warmup
@@ -244,16 +265,13 @@ impl Worker<'_> {
                 Phase::Measuring
             });
         }
-        let stop_at;
-        loop {
+        let cancelled = loop {
             let now = self.now();
             if cancel.load(Ordering::Relaxed) {
-                stop_at = now.min(self.plan.end);
-                break;
-            }
-            if now >= self.plan.end {
-                stop_at = self.plan.end;
-                break;
+                if !draining {
+                    self.s.measured_ns = now.min(self.plan.end).saturating_sub(self.plan.warm_end);
+                }
+                break true;
             }
             if !self.measuring && now >= self.plan.warm_end {
                 self.measuring = true;
@@ -262,7 +280,21 @@ impl Worker<'_> {
                     live.set_phase(Phase::Measuring);
                 }
             }
-            self.do_reconnects(now);
+            if !draining && now >= self.plan.end {
+                // The window closes: its CPU and length are final; what it sent is seen through.
+                draining = true;
+                self.s.cpu_secs = cpu::thread_cpu_secs() - cpu_start;
+                self.s.measured_ns = self.plan.end - self.plan.warm_end;
+                if leader {
+                    live.set_phase(Phase::Done);
+                }
+            }
+            if draining && (now >= drain_end || !self.window_outstanding()) {
+                break false;
+            }
+            if !draining || self.schedule.is_some() {
+                self.do_reconnects(now);
+            }
             if now >= next_check {
                 self.check_timeouts(now);
                 next_check = now + check_every;
@@ -270,17 +302,10 @@ impl Worker<'_> {
             if self.schedule.is_some() {
                 self.dispatch(now);
             }
-            if self.live_completed > 0 {
-                live.completed
-                    .fetch_add(self.live_completed, Ordering::Relaxed);
-                self.live_completed = 0;
-            }
-            if self.live_errors > 0 {
-                live.errors.fetch_add(self.live_errors, Ordering::Relaxed);
-                self.live_errors = 0;
-            }
+            self.publish(live);
 
-            let deadline = self.deadline(now, next_check);
+            let close = if draining { drain_end } else { self.plan.end };
+            let deadline = self.deadline(now, next_check, close);
             let wait_ns = deadline.saturating_sub(now);
             let timeout = if let (Some(timer), true) = (&self.timer, wait_ns > 0) {
                 if timer_armed_for != deadline {
@@ -298,10 +323,6 @@ impl Worker<'_> {
                 Err(e) => return Err(e),
             }
             let now = self.now();
-            if now >= self.plan.end {
-                stop_at = self.plan.end;
-                break;
-            }
             for ev in events.iter() {
                 let tok = ev.token();
                 if tok == TIMER {
@@ -329,30 +350,30 @@ impl Worker<'_> {
                     }
                 }
             }
-        }
-        // The window has closed: count what is still in flight, and the CPU used.
-        if self.measuring {
+        };
+        if !draining && self.measuring {
             self.s.cpu_secs = cpu::thread_cpu_secs() - cpu_start;
         }
-        self.s.measured_ns = stop_at.saturating_sub(self.plan.warm_end);
-        let len = self.plan.request.len();
-        for c in &self.conns {
-            let sent = c.fully_sent(len);
-            for p in c.inflight.iter().take(sent) {
-                if p.intended >= self.plan.warm_end {
-                    self.s.in_flight_at_end += 1;
-                    self.s.in_flight_bytes += len as u64;
-                }
-            }
-        }
-        live.completed
-            .fetch_add(self.live_completed, Ordering::Relaxed);
-        live.errors.fetch_add(self.live_errors, Ordering::Relaxed);
+        self.settle_window(cancelled);
+        self.publish(live);
         Ok(())
     }
 
-    fn deadline(&self, now: u64, next_check: u64) -> u64 {
-        let mut d = self.plan.end.min(next_check).min(now + MAX_SLEEP_NS);
+    /// Hands this worker's new counts to the progress display.
+    fn publish(&mut self, live: &Live) {
+        if self.live_completed > 0 {
+            live.completed
+                .fetch_add(self.live_completed, Ordering::Relaxed);
+            self.live_completed = 0;
+        }
+        if self.live_errors > 0 {
+            live.errors.fetch_add(self.live_errors, Ordering::Relaxed);
+            self.live_errors = 0;
+        }
+    }
+
+    fn deadline(&self, now: u64, next_check: u64, close: u64) -> u64 {
+        let mut d = close.min(next_check).min(now + MAX_SLEEP_NS);
         if !self.measuring {
             d = d.min(self.plan.warm_end);
         }
@@ -360,19 +381,16 @@ impl Worker<'_> {
             d = d.min(self.conns[i].retry_at);
         }
         if let Some(s) = &self.schedule {
-            if !self.free.is_empty() {
-                d = d.min(s.intended(s.next));
+            let due = s.intended(s.next);
+            if !self.free.is_empty() && due < self.plan.end {
+                d = d.min(due);
             }
         }
         d.max(now)
     }
 
-    fn in_window(&self, t: u64) -> bool {
-        t >= self.plan.warm_end && t < self.plan.end
-    }
-
     fn count_error(&mut self, kind: Kind, now: u64) {
-        if !self.in_window(now) {
+        if now < self.plan.warm_end {
             return;
         }
         let e = &mut self.s.errors;
@@ -386,9 +404,8 @@ impl Worker<'_> {
     }
 
     fn tick_error(&mut self, now: u64, n: u64) {
-        let sec = ((now - self.plan.warm_end) / 1_000_000_000) as usize;
-        let last = self.s.timeline.len() - 1;
-        self.s.timeline[sec.min(last)].1 += n;
+        let sec = (now.saturating_sub(self.plan.warm_end) / 1_000_000_000) as usize;
+        self.s.tick(sec, 0, n);
         self.live_errors += n;
     }
 
@@ -397,15 +414,12 @@ impl Worker<'_> {
         if let Some(k) = kind {
             self.count_error(k, now);
         }
-        let warm_end = self.plan.warm_end;
-        let lost = self.conns[idx]
+        let plan = self.plan;
+        self.s.abandoned += self.conns[idx]
             .inflight
             .iter()
-            .filter(|p| p.intended >= warm_end)
+            .filter(|p| plan.in_window(p.intended))
             .count() as u64;
-        if self.in_window(now) {
-            self.s.abandoned += lost;
-        }
         let c = &mut self.conns[idx];
         c.reset();
         c.retry_at = if matches!(kind, Some(Kind::Connect)) {
@@ -552,7 +566,7 @@ impl Worker<'_> {
                     off += used;
                     if let Some(r) = resp {
                         if self.conns[idx].inflight.is_empty() {
-                            // A response nobody asked for.
+                            self.parse_failed("a response to no request", off - used..n, now);
                             self.kill(idx, Some(Kind::Parse), now);
                             return false;
                         }
@@ -563,7 +577,8 @@ impl Worker<'_> {
                         }
                     }
                 }
-                Err(_) => {
+                Err(e) => {
+                    self.parse_failed(e.reason(), off..n, now);
                     self.kill(idx, Some(Kind::Parse), now);
                     return false;
                 }
@@ -572,12 +587,22 @@ impl Worker<'_> {
         // Closed model: the next batch of N goes out in one write once all N are answered, as with
         // wrk's pipeline script (refilling per response costs a syscall per response).
         let out = self.conns[idx].inflight.len();
-        if self.schedule.is_none() && out == 0 {
+        if self.schedule.is_none() && out == 0 && now < self.plan.end {
             for _ in out..self.plan.pipeline {
                 self.enqueue(idx, now, now);
             }
         }
         true
+    }
+
+    /// Notes why a response failed to parse, with the start of the read buffer's `bytes` as an
+    /// example (the error itself is counted by `kill`).
+    fn parse_failed(&mut self, reason: &'static str, bytes: std::ops::Range<usize>, now: u64) {
+        if now >= self.plan.warm_end {
+            let buf = &self.buf;
+            self.s
+                .parse_failure(reason, || crate::parser::excerpt(&buf[bytes], 48));
+        }
     }
 
     #[inline]
@@ -589,9 +614,10 @@ impl Worker<'_> {
             self.free
                 .push_back((idx as u32, self.conns[idx].generation));
         }
-        if p.intended < self.plan.warm_end {
+        if !self.plan.in_window(p.intended) {
             return;
         }
+        let sec = (now.saturating_sub(self.plan.warm_end) / 1_000_000_000) as usize;
         let s = &mut self.s;
         s.requests += 1;
         s.bytes_read += bytes;
@@ -601,9 +627,7 @@ impl Worker<'_> {
         if let Some(u) = s.uncorrected.as_mut() {
             u.saturating_record((now.saturating_sub(p.sent)) / 1000);
         }
-        let sec = ((now - self.plan.warm_end) / 1_000_000_000) as usize;
-        let last = s.timeline.len() - 1;
-        s.timeline[sec.min(last)].0 += 1;
+        s.tick(sec, 1, 0);
         self.live_completed += 1;
     }
 
@@ -619,74 +643,13 @@ impl Worker<'_> {
                     let Some(front) = c.inflight.front() else {
                         continue;
                     };
-                    if now.saturating_sub(front.sent) <= limit {
-                        continue;
+                    if now.saturating_sub(front.sent) > limit {
+                        // Timed-out requests are counted as timeouts, not also as abandoned.
+                        self.give_up_in_flight(idx, now);
                     }
-                    let n = c.inflight.len() as u64;
-                    if self.in_window(now) {
-                        self.s.errors.timeout += n;
-                        self.tick_error(now, n);
-                    }
-                    // Timed-out requests are counted as timeouts, not also as abandoned.
-                    self.conns[idx].inflight.clear();
-                    self.kill(idx, None, now);
                 }
                 _ => {}
             }
-        }
-    }
-
-    /// Open model: sends every request that is due on a connection with a free slot.
-    fn dispatch(&mut self, now: u64) {
-        loop {
-            let Some(sched) = self.schedule.as_ref() else {
-                return;
-            };
-            let intended = sched.intended(sched.next);
-            if intended > now {
-                return;
-            }
-            let Some(idx) = self.pop_free() else {
-                self.count_waiting(now);
-                return;
-            };
-            if let Some(s) = self.schedule.as_mut() {
-                s.next += 1;
-            }
-            if intended >= self.plan.warm_end {
-                self.s.max_lag_ns = self.s.max_lag_ns.max(now - intended);
-            }
-            self.enqueue(idx, intended, now);
-            self.flush(idx, now);
-        }
-    }
-
-    fn pop_free(&mut self) -> Option<usize> {
-        while let Some((i, g)) = self.free.pop_front() {
-            let c = &self.conns[i as usize];
-            if c.generation == g
-                && c.state == ConnState::Open
-                && c.inflight.len() < self.plan.pipeline
-            {
-                return Some(i as usize);
-            }
-        }
-        None
-    }
-
-    /// Every due request found all connections busy: count each such request once.
-    fn count_waiting(&mut self, now: u64) {
-        let warm_end = self.plan.warm_end;
-        let Some(sched) = self.schedule.as_mut() else {
-            return;
-        };
-        if let Some(last) = sched.last_due(now) {
-            for k in sched.next.max(sched.waited_upto)..=last {
-                if sched.intended(k) >= warm_end {
-                    self.s.waited += 1;
-                }
-            }
-            sched.waited_upto = sched.waited_upto.max(last + 1);
         }
     }
 }

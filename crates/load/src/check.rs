@@ -1,0 +1,122 @@
+//! What a run may ask for, checked before anything connects: sane maxima for every number, a URL
+//! that resolves, a request that can be built, descriptors that can be had.
+
+use crate::{cpu, request, url, LoadError, LoadSpec};
+use std::time::Duration;
+
+/// Most connections one run may open: beyond this the descriptor table, not the server, is measured.
+pub const MAX_CONNECTIONS: usize = 1_000_000;
+/// Most worker threads (each its own event loop).
+pub const MAX_THREADS: usize = 1024;
+/// Deepest pipeline per connection.
+pub const MAX_PIPELINE: usize = 1024;
+/// Most requests in flight at once (connections × pipeline): each has a slot kept in memory.
+pub const MAX_IN_FLIGHT: usize = 1 << 22;
+/// Largest batch (the request repeated `pipeline` times) kept in memory.
+const MAX_BATCH_BYTES: usize = 64 << 20;
+/// Longest warmup or measured window: a year (times are u64 nanoseconds, and nothing is sized
+/// by the duration, but a longer figure is a typo).
+pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
+/// Highest offered rate, requests per second: far beyond any server, still a schedule whose
+/// request times are distinct at nanosecond resolution over many seconds.
+pub const MAX_RATE: f64 = 1e12;
+/// Longest timeout: an hour, the largest latency the histograms hold.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
+
+fn validate(spec: &LoadSpec) -> Result<(), LoadError> {
+    let bad = |m: String| Err(LoadError::InvalidSpec(m));
+    if !(1..=MAX_CONNECTIONS).contains(&spec.connections) {
+        return bad(format!(
+            "connections must be between 1 and {MAX_CONNECTIONS}, got {}",
+            spec.connections
+        ));
+    }
+    if !(1..=MAX_THREADS).contains(&spec.threads) {
+        return bad(format!(
+            "threads must be between 1 and {MAX_THREADS}, got {}",
+            spec.threads
+        ));
+    }
+    if !(1..=MAX_PIPELINE).contains(&spec.pipeline) {
+        return bad(format!(
+            "pipeline must be between 1 and {MAX_PIPELINE}, got {}",
+            spec.pipeline
+        ));
+    }
+    if spec.connections.saturating_mul(spec.pipeline) > MAX_IN_FLIGHT {
+        return bad(format!(
+            "{} connections with a pipeline of {} is more than {MAX_IN_FLIGHT} requests in flight",
+            spec.connections, spec.pipeline
+        ));
+    }
+    if spec.duration.is_zero() || spec.duration > MAX_DURATION {
+        return bad(format!(
+            "duration must be more than zero and at most 365 days, got {:?}",
+            spec.duration
+        ));
+    }
+    if spec.warmup > MAX_DURATION {
+        return bad(format!(
+            "warmup must be at most 365 days, got {:?}",
+            spec.warmup
+        ));
+    }
+    if spec.timeout.is_zero() || spec.timeout > MAX_TIMEOUT {
+        return bad(format!(
+            "timeout must be more than zero and at most 1 hour, got {:?}",
+            spec.timeout
+        ));
+    }
+    if let Some(cpus) = &spec.cpus {
+        let allowed = cpu::allowed_cpu_list();
+        if let Some(bad) = cpus.iter().find(|c| !allowed.contains(c)) {
+            return Err(LoadError::InvalidSpec(format!(
+                "CPU {bad} is not available to this process (allowed: {allowed:?})"
+            )));
+        }
+    }
+    if let Some(r) = spec.rate {
+        if !(r.is_finite() && r > 0.0 && r <= MAX_RATE) {
+            return bad(format!(
+                "rate must be a positive number of requests per second, at most {MAX_RATE:e}, got {r}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Descriptors a run needs: one per connection, plus each worker's poll and timer and slack.
+fn fds_needed(spec: &LoadSpec) -> u64 {
+    let threads = spec.threads.min(spec.connections) as u64;
+    spec.connections as u64 + 16 * threads + 64
+}
+
+/// Everything about `spec` that can be known without connecting: the numbers are in range, the
+/// URL parses and resolves, the request can be built, the descriptors can be had. Callers run
+/// this before printing anything, so a bad flag is an error, not a failed run.
+pub fn check(spec: &LoadSpec) -> Result<(), LoadError> {
+    prepare(spec).map(|_| ())
+}
+
+/// [`check`], returning the target and the serialised request.
+pub(crate) fn prepare(spec: &LoadSpec) -> Result<(url::Target, Vec<u8>), LoadError> {
+    validate(spec)?;
+    let target = url::parse(&spec.url)?;
+    let request = request::serialize(
+        &target,
+        &spec.method,
+        &spec.headers,
+        spec.body.as_deref(),
+        false,
+    )?;
+    if request.len().saturating_mul(spec.pipeline) > MAX_BATCH_BYTES {
+        return Err(LoadError::InvalidSpec(format!(
+            "a pipeline of {} requests of {} bytes is more than {} MiB in one write",
+            spec.pipeline,
+            request.len(),
+            MAX_BATCH_BYTES >> 20
+        )));
+    }
+    cpu::ensure_fd_limit(fds_needed(spec)).map_err(LoadError::Resources)?;
+    Ok((target, request))
+}

@@ -1,0 +1,73 @@
+//! The first connect, before any worker starts: finds an address that answers, and can be
+//! interrupted at once.
+
+use crate::LoadError;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Connects once to find an address that answers (and fail clearly if none does). Waits at most
+/// `timeout` per address, and gives up at once when `cancel` is set.
+pub fn preflight(
+    url: &str,
+    addrs: &[SocketAddr],
+    timeout: Duration,
+    cancel: &AtomicBool,
+) -> Result<SocketAddr, LoadError> {
+    let mut last = None;
+    for &addr in addrs {
+        match connect_interruptible(addr, timeout, cancel) {
+            Ok(()) => return Ok(addr),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
+                return Err(LoadError::Interrupted)
+            }
+            Err(e) => last = Some((addr, e)),
+        }
+    }
+    let (addr, source) = last.expect("at least one address");
+    Err(LoadError::Connect {
+        url: url.to_string(),
+        addr,
+        source,
+    })
+}
+
+/// A non-blocking connect watched in short slices, so `cancel` is noticed within 50 ms.
+fn connect_interruptible(
+    addr: SocketAddr,
+    timeout: Duration,
+    cancel: &AtomicBool,
+) -> std::io::Result<()> {
+    use mio::{Events, Interest, Poll, Token};
+    let mut stream = mio::net::TcpStream::connect(addr)?;
+    let mut poll = Poll::new()?;
+    poll.registry()
+        .register(&mut stream, Token(0), Interest::WRITABLE)?;
+    let mut events = Events::with_capacity(4);
+    let start = Instant::now();
+    loop {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(std::io::ErrorKind::Interrupted.into());
+        }
+        let left = timeout.saturating_sub(start.elapsed());
+        if left.is_zero() {
+            return Err(std::io::ErrorKind::TimedOut.into());
+        }
+        match poll.poll(&mut events, Some(left.min(Duration::from_millis(50)))) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+        if events.is_empty() {
+            continue;
+        }
+        if let Some(e) = stream.take_error()? {
+            return Err(e);
+        }
+        match stream.peer_addr() {
+            Ok(_) => return Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotConnected => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}

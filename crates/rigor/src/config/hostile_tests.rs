@@ -1,0 +1,231 @@
+//! Bad configs: each problem is found while planning, named with file, line and key, and all of
+//! them are listed together.
+
+use super::*;
+use std::path::Path;
+
+const BASE: &str = r#"[variables]
+port = 5000
+
+[jobs.app]
+command = "./app --port {{port}}"
+ready = { tcp = "127.0.0.1:{{port}}" }
+
+[jobs.load]
+url = "http://127.0.0.1:{{port}}/"
+duration = "2s"
+
+[scenarios.s]
+application = "app"
+load = "load"
+"#;
+
+fn limits() -> Limits {
+    Limits {
+        online_cpus: Some(vec![0, 1]),
+        max_open_files: Some(1024),
+    }
+}
+
+/// Every problem planning `text` gives, one per line.
+fn problems(text: &str) -> Vec<String> {
+    let req = PlanRequest {
+        profile: "local".into(),
+        limits: limits(),
+        ..Default::default()
+    };
+    match Config::parse(Path::new("/tmp/x/rigor.toml"), text.to_string()) {
+        Err(p) => p.messages().to_vec(),
+        Ok(c) => match c.plan("s", &req) {
+            Err(p) => p.messages().to_vec(),
+            Ok(_) => Vec::new(),
+        },
+    }
+}
+
+fn one(text: &str) -> String {
+    let p = problems(text);
+    assert_eq!(p.len(), 1, "{p:#?}");
+    p[0].clone()
+}
+
+#[test]
+fn every_problem_is_listed_with_its_line_and_key() {
+    let text = BASE
+        .replace("duration = \"2s\"", "duration = \"0s\"\nmethod = \"G T\"\nheaders = { \"X Y\" = \"1\" }\nconnections = 100000\ntimeout = \"99999999999999999999999h\"")
+        .replace("command = ", "dir = \"no-such-folder\"\ncommand = ");
+    let p = problems(&text);
+    let expect = [
+        ("rigor.toml:5: jobs.app.dir", "does not exist"),
+        (
+            "rigor.toml:14: jobs.load.connections",
+            "open-file limit is 1024",
+        ),
+        (
+            "rigor.toml:11: jobs.load.duration",
+            "must be more than zero",
+        ),
+        ("rigor.toml:15: jobs.load.timeout", "limit of 24h"),
+        ("rigor.toml:13: jobs.load.headers", "`X Y`"),
+        ("rigor.toml:12: jobs.load.method", "`G T`"),
+    ];
+    for (at, what) in expect {
+        assert!(
+            p.iter().any(|m| m.contains(at) && m.contains(what)),
+            "{at} {what} missing in {p:#?}"
+        );
+    }
+    assert_eq!(p.len(), expect.len(), "{p:#?}");
+}
+
+#[test]
+fn a_variable_that_expands_to_itself_is_named() {
+    let text = BASE.replace("port = 5000", "port = \"{{port}}\"");
+    let p = problems(&text);
+    assert!(
+        p.iter()
+            .any(|m| m.contains("jobs.app.command") && m.contains("`port` refers to itself")),
+        "{p:#?}"
+    );
+}
+
+#[test]
+fn profile_cpus_are_checked_against_the_machine_and_named() {
+    let text = BASE.to_string() + "[profiles.local]\napplication = { cpus = \"5000\" }\nload = { cpus = \"7\", priority = \"max\" }\n";
+    let p = problems(&text);
+    assert_eq!(p.len(), 3, "{p:#?}");
+    assert!(p[0].contains("rigor.toml:16: profiles.local.application") && p[0].contains("5000"));
+    assert!(
+        p[1].contains("rigor.toml:17: profiles.local.load") && p[1].contains("CPU 7 is not online")
+    );
+    assert!(p[2].contains("priority `max`"), "{p:#?}");
+    let nested = BASE.to_string() + "[profiles.local.load]\ncpus = \"3\"\n";
+    assert!(one(&nested).contains("rigor.toml:16: profiles.local.load.cpus"));
+}
+
+#[test]
+fn matrix_values_are_checked_per_row_and_point_at_the_matrix() {
+    let text =
+        BASE.to_string() + "matrix = { connections = [8, 0, 5000], warmup = [\"1s\", \"-1s\"] }\n";
+    let p = problems(&text);
+    assert_eq!(p.len(), 3, "{p:#?}");
+    assert!(
+        p.iter()
+            .all(|m| m.contains("rigor.toml:15: scenarios.s.matrix")),
+        "{p:#?}"
+    );
+    assert!(p.iter().any(|m| m.contains("connections: `0`")));
+    assert!(p
+        .iter()
+        .any(|m| m.contains("connections: `5000` is more than")));
+    assert!(p
+        .iter()
+        .any(|m| m.contains("warmup: invalid duration `-1s`")));
+}
+
+#[test]
+fn a_huge_matrix_is_counted_not_built() {
+    let values = "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]";
+    let keys: Vec<String> = "abcdefg"
+        .chars()
+        .map(|k| format!("{k} = {values}"))
+        .collect();
+    let text = BASE.to_string() + &format!("matrix = {{ {} }}\n", keys.join(", "));
+    let start = std::time::Instant::now();
+    let m = one(&text);
+    assert!(start.elapsed().as_secs() < 5);
+    assert!(
+        m.contains("10000000 rows") && m.contains("scenarios.s.matrix"),
+        "{m}"
+    );
+}
+
+#[test]
+fn a_list_where_one_value_belongs_says_what_was_expected() {
+    let m = one(&BASE.replace("duration = \"2s\"", "connections = [1, 2]"));
+    assert!(!m.contains("untagged"), "{m}");
+    assert!(m.contains("rigor.toml:10") && m.contains("matrix"), "{m}");
+}
+
+#[test]
+fn bad_readiness_status_and_env_are_found() {
+    let text = BASE.replace(
+        "ready = { tcp = \"127.0.0.1:{{port}}\" }",
+        "ready = { tcp = \"localhost\", timeout = \"0s\" }\nenv = { \"A=B\" = \"1\" }",
+    ) + "[jobs.load.validate]\nstatus = 1000\n";
+    let p = problems(&text);
+    assert_eq!(p.len(), 4, "{p:#?}");
+    assert!(p
+        .iter()
+        .any(|m| m.contains("jobs.app.ready") && m.contains("HOST:PORT")));
+    assert!(p
+        .iter()
+        .any(|m| m.contains("jobs.app.ready") && m.contains("more than zero")));
+    assert!(p
+        .iter()
+        .any(|m| m.contains("jobs.app.env") && m.contains("`A=B`")));
+    assert!(p
+        .iter()
+        .any(|m| m.contains("jobs.load.validate") && m.contains("1000")));
+}
+
+#[test]
+fn missing_roles_are_all_reported() {
+    let text = BASE
+        .replace("application = \"app\"\n", "")
+        .replace("url = \"http://127.0.0.1:{{port}}/\"\n", "");
+    let p = problems(&text);
+    assert_eq!(p.len(), 2, "{p:#?}");
+    assert!(p[0].contains("scenarios.s") && p[0].contains("missing `application`"));
+    assert!(p[1].contains("jobs.load") && p[1].contains("needs `url`"));
+}
+
+#[test]
+fn a_lone_matrix_value_says_a_list_was_expected() {
+    let m = one(&(BASE.to_string() + "matrix = { connections = 16 }\n"));
+    assert!(
+        m.contains("rigor.toml:15") && m.contains("a list of values"),
+        "{m}"
+    );
+}
+
+#[test]
+fn engine_limits_are_checked_while_planning() {
+    let text = BASE.replace(
+        "duration = \"2s\"",
+        "timeout = \"2h\"\nconnections = 5000\npipeline = 1000\nthreads = 5000",
+    );
+    let req = PlanRequest {
+        profile: "local".into(),
+        limits: Limits {
+            online_cpus: None,
+            max_open_files: Some(1 << 20),
+        },
+        ..Default::default()
+    };
+    let c = Config::parse(Path::new("/tmp/x/rigor.toml"), text).unwrap();
+    let p = c.plan("s", &req).unwrap_err().messages().to_vec();
+    assert_eq!(p.len(), 3, "{p:#?}");
+    assert!(p
+        .iter()
+        .any(|m| m.contains("rigor.toml:10: jobs.load.timeout") && m.contains("3600s")));
+    assert!(p.iter().any(
+        |m| m.contains("rigor.toml:12: jobs.load.pipeline") && m.contains("requests in flight")
+    ));
+    assert!(p
+        .iter()
+        .any(|m| m.contains("rigor.toml:13: jobs.load.threads: `5000` is more than 1024")));
+}
+
+#[test]
+fn every_string_is_expanded_and_variant_env_problems_point_at_the_variant() {
+    let text = BASE.to_string()
+        + "[jobs.load.validate]\nbody_contains = \"{{nope}}\"\n[scenarios.s.variants.v]\nenv = { \"A=B\" = \"1\" }\n";
+    let p = problems(&text);
+    assert_eq!(p.len(), 2, "{p:#?}");
+    assert!(
+        p[0].contains("rigor.toml:18: scenarios.s.variants.v.env") && p[0].contains("`A=B`"),
+        "{p:#?}"
+    );
+    assert!(p[1].contains("rigor.toml:15: jobs.load.validate") && p[1].contains("`nope`"));
+}

@@ -1,0 +1,268 @@
+//! The load role of one row: the engine's settings parsed and range-checked against the
+//! engine's limits and the machine's, each problem pointed at the key or the variable that set it.
+
+use super::checks;
+use super::model::{LoadJob, Validate};
+use super::problems::Problems;
+use super::raw::{RawJob, RawProfile, Scalar};
+use super::resolve::Origin;
+use super::{Config, PlanRequest, Vars};
+use crate::duration::parse_duration;
+use indexmap::IndexMap;
+use std::time::Duration;
+
+/// Load-job keys a matrix, variant or `--var` variable of the same name overrides.
+const LOAD_KEYS: &[&str] = &[
+    "connections",
+    "threads",
+    "pipeline",
+    "rate",
+    "warmup",
+    "duration",
+    "timeout",
+];
+
+/// The most worker threads of one load job.
+pub const MAX_THREADS: u64 = 1024;
+/// The most requests in flight on one connection.
+pub const MAX_PIPELINE: u64 = 1024;
+/// The most requests in flight (connections × pipeline) of one load job.
+pub const MAX_IN_FLIGHT: u64 = 1 << 22;
+/// The longest request timeout.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
+/// The most connections of one load job, whatever the open-file limit.
+pub const MAX_CONNECTIONS: u64 = 1_000_000;
+
+/// A load key's text and where it was written.
+enum Source<'a> {
+    Key,
+    Override(&'a Origin),
+}
+
+impl Config {
+    /// An error about a load key, pointed at the job key or at the variable that overrode it.
+    fn load_error(&self, table: &str, scenario: &str, key: &str, src: &Source, m: &str) -> String {
+        match src {
+            Source::Key => self.error_at(table, Some(key), m),
+            Source::Override(Origin::Matrix) => self.error_at(
+                &format!("scenarios.{scenario}"),
+                Some("matrix"),
+                &format!("{key}: {m}"),
+            ),
+            Source::Override(Origin::Variant(v)) => self.error_at(
+                &format!("scenarios.{scenario}.variants.{v}"),
+                Some("variables"),
+                &format!("{key}: {m}"),
+            ),
+            Source::Override(Origin::Cli) => format!("--var {key}: {m}"),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn resolve_load(
+        &self,
+        name: &str,
+        job: &RawJob,
+        scenario: &str,
+        profile: &RawProfile,
+        req: &PlanRequest,
+        vars: &Vars,
+        overrides: &IndexMap<String, (String, Origin)>,
+        p: &mut Problems,
+    ) -> LoadJob {
+        let table = format!("jobs.{name}");
+        // A matrix/variant/--var variable named like a load key overrides that key.
+        let value = |key: &'static str, raw: &Option<Scalar>, p: &mut Problems| {
+            if LOAD_KEYS.contains(&key) {
+                if let Some((v, origin)) = overrides.get(key) {
+                    let src = Source::Override(origin);
+                    return match vars.expand(v) {
+                        Ok(t) => Some((t, src)),
+                        Err(e) => {
+                            p.add(self.load_error(&table, scenario, key, &src, &e));
+                            None
+                        }
+                    };
+                }
+            }
+            let raw = raw.as_ref()?;
+            p.take(self.expand(vars, &table, key, &raw.as_text()))
+                .map(|t| (t, Source::Key))
+        };
+        let count = |key: &'static str,
+                     raw: &Option<Scalar>,
+                     default: usize,
+                     max: u64,
+                     why: &str,
+                     p: &mut Problems| {
+            let Some((t, src)) = value(key, raw, p) else {
+                return default;
+            };
+            let digits = t.trim();
+            let is_number = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+            let message = match digits.parse::<u64>() {
+                Ok(n) if (1..=max).contains(&n) => return n as usize,
+                _ if !is_number || digits.bytes().all(|b| b == b'0') => {
+                    format!("`{t}` is not a whole number of at least 1")
+                }
+                _ => format!("`{t}` is more than {max} {why}"),
+            };
+            p.add(self.load_error(&table, scenario, key, &src, &message));
+            default
+        };
+        let by_files = req.limits.max_connections().unwrap_or(u64::MAX);
+        let max_connections = by_files.min(MAX_CONNECTIONS);
+        let connections_why = match req.limits.max_open_files {
+            Some(n) if by_files < MAX_CONNECTIONS => format!(
+                "(this machine's open-file limit is {n}; raise it with `ulimit -n` or use fewer \
+                 connections)"
+            ),
+            _ => "(the most connections of one load job)".to_string(),
+        };
+        let connections = count(
+            "connections",
+            &job.connections,
+            64,
+            max_connections,
+            &connections_why,
+            p,
+        );
+        let threads = count(
+            "threads",
+            &job.threads,
+            1,
+            MAX_THREADS,
+            "(the most threads)",
+            p,
+        );
+        let pipeline = count(
+            "pipeline",
+            &job.pipeline,
+            1,
+            MAX_PIPELINE,
+            "(the most requests in flight per connection)",
+            p,
+        );
+        let dur = |key: &'static str,
+                   raw: &Option<Scalar>,
+                   default: Duration,
+                   zero_ok: bool,
+                   p: &mut Problems| {
+            let Some((t, src)) = value(key, raw, p) else {
+                return default;
+            };
+            let message = match parse_duration(&t) {
+                Ok(d) if zero_ok || !d.is_zero() => return d,
+                Ok(_) => format!("`{t}` must be more than zero"),
+                Err(e) => e,
+            };
+            p.add(self.load_error(&table, scenario, key, &src, &message));
+            default
+        };
+        let warmup = dur("warmup", &job.warmup, Duration::from_secs(3), true, p);
+        let duration = dur("duration", &job.duration, Duration::from_secs(10), false, p);
+        let timeout = dur("timeout", &job.timeout, Duration::from_secs(2), false, p);
+        if timeout > MAX_TIMEOUT {
+            p.add(self.error_at(
+                &table,
+                Some("timeout"),
+                &format!(
+                    "a request timeout of {}s is more than the limit of {}s",
+                    timeout.as_secs(),
+                    MAX_TIMEOUT.as_secs()
+                ),
+            ));
+        }
+        if (connections as u64).saturating_mul(pipeline as u64) > MAX_IN_FLIGHT {
+            p.add(self.error_at(
+                &table,
+                Some("pipeline"),
+                &format!(
+                    "{connections} connections with a pipeline of {pipeline} is more than \
+                     {MAX_IN_FLIGHT} requests in flight"
+                ),
+            ));
+        }
+        let rate = value("rate", &job.rate, p).and_then(|(t, src)| match t.trim().parse::<f64>() {
+            Ok(r) if r > 0.0 && r.is_finite() => Some(r),
+            _ => {
+                p.add(self.load_error(
+                    &table,
+                    scenario,
+                    "rate",
+                    &src,
+                    &format!("`{t}` is not a positive number of requests per second"),
+                ));
+                None
+            }
+        });
+        let url = p
+            .take(self.expand(vars, &table, "url", job.url.as_deref().unwrap_or_default()))
+            .unwrap_or_default();
+        let addr = if url.is_empty() {
+            None
+        } else {
+            p.take(
+                rigor_load::resolve_url(&url)
+                    .map_err(|e| self.error_at(&table, Some("url"), &e.to_string())),
+            )
+        }
+        .unwrap_or_else(|| ([127, 0, 0, 1], 0).into());
+        let mut headers = Vec::new();
+        for (k, v) in &job.headers {
+            let Some(value) = p.take(self.expand(vars, &table, "headers", v)) else {
+                continue;
+            };
+            if let Err(e) = checks::header(k, &value) {
+                p.add(self.error_at(&table, Some("headers"), &e));
+            }
+            headers.push((k.clone(), value));
+        }
+        let body = job
+            .body
+            .as_ref()
+            .and_then(|b| p.take(self.expand(vars, &table, "body", b)));
+        let method = match &job.method {
+            Some(m) => {
+                let m = p
+                    .take(self.expand(vars, &table, "method", m))
+                    .unwrap_or_else(|| "GET".to_string());
+                if let Err(e) = checks::method(&m) {
+                    p.add(self.error_at(&table, Some("method"), &e));
+                }
+                m
+            }
+            None => "GET".to_string(),
+        };
+        let validate = job.validate.as_ref().map(|v| {
+            if let Some(Err(e)) = v.status.map(checks::status) {
+                p.add(self.error_at(&table, Some("validate"), &e));
+            }
+            Validate {
+                status: v.status,
+                body_contains: v
+                    .body_contains
+                    .as_ref()
+                    .and_then(|b| p.take(self.expand(vars, &table, "validate", b))),
+            }
+        });
+        let (cpus, priority_high) = self.role(profile, req, "load", p);
+        LoadJob {
+            url,
+            addr,
+            connections,
+            threads,
+            pipeline,
+            rate,
+            warmup,
+            duration,
+            timeout,
+            method,
+            headers,
+            body,
+            cpus,
+            priority_high,
+            validate,
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! A profile's role (CPU set, priority), checked against the CPUs this machine lets rigor use;
+//! problems name the profile and the line.
+
+use super::cpus::missing_cpus;
+use super::problems::Problems;
+use super::raw::RawProfile;
+use super::{parse_cpu_list, Config, PlanRequest};
+
+impl Config {
+    /// CPU set and priority of `role` in the selected profile; problems name the profile.
+    pub(super) fn role(
+        &self,
+        profile: &RawProfile,
+        req: &PlanRequest,
+        role: &str,
+        p: &mut Problems,
+    ) -> (Option<Vec<usize>>, bool) {
+        let r = match role {
+            "application" => profile.application.as_ref(),
+            _ => profile.load.as_ref(),
+        };
+        let Some(r) = r else {
+            return (None, false);
+        };
+        // `[profiles.P.role]` tables name their keys; inline `role = { … }` names the role.
+        let nested = format!("profiles.{}.{role}", req.profile);
+        let at = |key: &str, m: &str| {
+            if self.locator().table(&nested).is_some() {
+                self.error_at(&nested, Some(key), m)
+            } else {
+                self.error_at(&format!("profiles.{}", req.profile), Some(role), m)
+            }
+        };
+        let cpus = r.cpus.as_ref().and_then(|c| {
+            let list = p.take(parse_cpu_list(&c.as_text()).map_err(|e| at("cpus", &e)))?;
+            if let Some(online) = &req.limits.online_cpus {
+                let missing = missing_cpus(&list, online);
+                if !missing.is_empty() {
+                    p.add(at(
+                        "cpus",
+                        &format!(
+                            "CPU {} is not online or not allowed to rigor here (usable: {})",
+                            join(&missing),
+                            cpu_ranges(online)
+                        ),
+                    ));
+                }
+            }
+            Some(list)
+        });
+        let high = match r.priority.as_deref() {
+            None | Some("normal") => false,
+            Some("high") => true,
+            Some(other) => {
+                p.add(at(
+                    "priority",
+                    &format!("priority `{other}` is not `high` or `normal`"),
+                ));
+                false
+            }
+        };
+        (cpus, high)
+    }
+}
+
+fn join(cpus: &[usize]) -> String {
+    cpus.iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `0-3,6` for an error message.
+fn cpu_ranges(cpus: &[usize]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let start = cpus[i];
+        while i + 1 < cpus.len() && cpus[i + 1] == cpus[i] + 1 {
+            i += 1;
+        }
+        parts.push(if cpus[i] == start {
+            start.to_string()
+        } else {
+            format!("{start}-{}", cpus[i])
+        });
+        i += 1;
+    }
+    parts.join(",")
+}

@@ -1,0 +1,181 @@
+//! `rigor load` as a user drives it: bad flags are usage errors before anything is printed,
+//! `--json -` keeps stdout for JSON, and Ctrl-C ends with what was measured and exit 130.
+
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn rigor() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_rigor"))
+}
+
+/// A minimal keep-alive HTTP server on loopback answering every request with `ok`.
+fn ok_server() -> std::net::SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut s) = stream else { continue };
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                let mut pending: Vec<u8> = Vec::new();
+                while let Ok(n) = s.read(&mut buf) {
+                    if n == 0 {
+                        return;
+                    }
+                    pending.extend_from_slice(&buf[..n]);
+                    while let Some(p) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
+                        pending.drain(..p + 4);
+                        let answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+                        if s.write_all(answer).is_err() {
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+#[test]
+fn usage_errors_exit_2_before_any_banner() {
+    let url = format!("http://{}/", ok_server());
+    for (args, needle) in [
+        (vec!["-c", "0"], "connections"),
+        (vec!["-c", "18446744073709551615"], "connections"),
+        (vec!["-t", "0"], "threads"),
+        (vec!["-t", "100000"], "threads"),
+        (vec!["--pipeline", "100000000000"], "pipeline"),
+        (vec!["--pipeline", "0"], "pipeline"),
+        (vec!["-d", "999999h"], "duration"),
+        (vec!["-w", "999999h"], "warmup"),
+        (vec!["--timeout", "0s"], "timeout"),
+        (vec!["--rate", "0"], "rate"),
+        (vec!["--rate", "NaN"], "rate"),
+        (vec!["--rate", "1e300"], "rate"),
+        (vec!["-m", "G T"], "G T"),
+        (vec!["-H", "no colon"], "no colon"),
+        (vec!["--cpus", "99999"], "99999"),
+    ] {
+        let mut cmd = rigor();
+        cmd.arg("load").arg(&url).args(&args);
+        if !args.contains(&"-d") {
+            cmd.args(["-d", "1s"]);
+        }
+        let out = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?} printed {:?}", out.stdout);
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+        assert!(!stderr.contains("Running"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("multiple times"), "{args:?}: {stderr}");
+    }
+    let out = rigor().args(["load", "ftp://127.0.0.1/"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ftp"));
+}
+
+#[test]
+fn json_to_stdout_is_json_alone() {
+    let url = format!("http://{}/", ok_server());
+    let out = rigor()
+        .args(["load", &url, "-c", "4", "-d", "500ms", "--json", "-"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    assert_eq!(doc["schema"], "rigor.load.v1");
+    assert!(doc["measurements"]["load.requests"].as_f64().unwrap() > 0.0);
+    assert_eq!(doc["measurements"]["load.errors.parse"].as_f64(), Some(0.0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("Requests/sec"), "{stderr}");
+}
+
+#[test]
+fn ctrl_c_prints_what_was_measured_and_exits_130() {
+    let url = format!("http://{}/", ok_server());
+    let dir = std::env::temp_dir().join(format!("rigor-load-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("out.json");
+    let child = rigor()
+        .args(["load", &url, "-c", "4", "-d", "30s", "--json"])
+        .arg(&json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    let start = Instant::now();
+    // SAFETY: signalling the child we started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert!(start.elapsed() < Duration::from_secs(5));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stdout}\n{stderr}");
+    assert!(stdout.contains("Requests/sec"), "{stdout}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(doc["report"]["cancelled"], true);
+    assert!(doc["report"]["requests"].as_u64().unwrap() > 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn parse_failures_are_explained_in_the_text_and_the_json() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut s) = stream else { continue };
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while matches!(s.read(&mut buf), Ok(n) if n > 0) {
+                    if s.write_all(b"SPDY/9 nonsense\r\n\r\n").is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    let out = rigor()
+        .args(["load", &format!("http://{addr}/"), "-c", "2", "-d", "500ms"])
+        .args(["--json", "-"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("Parse failures: invalid status line") && stderr.contains("SPDY/9"),
+        "{stderr}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let parse = doc["measurements"]["load.errors.parse"].as_f64().unwrap();
+    assert!(parse > 0.0);
+    assert_eq!(
+        doc["measurements"]["load.socket_errors"].as_f64(),
+        Some(parse)
+    );
+    assert_eq!(
+        doc["report"]["parse_failures"][0]["reason"],
+        "invalid status line"
+    );
+}
+
+#[test]
+fn a_closed_stdout_does_not_crash_the_load() {
+    // `rigor load … | head -0`: the reader is gone before the summary is printed.
+    let url = format!("http://{}/", ok_server());
+    let mut child = rigor()
+        .args(["load", &url, "-c", "2", "-d", "300ms"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
