@@ -71,6 +71,21 @@ pub struct BuildRecord {
     pub build_time_ms: Option<f64>,
     pub size_kib: Option<f64>,
     pub log: Option<String>,
+    /// Every variant that runs this build (`variant` is the first).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variants: Vec<String>,
+    /// The artifact's content hash (`sha256:…`): every start of these variants ran exactly it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifact_hash: Option<String>,
+    /// Where the copy of the artifact every start is checked against is kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifact_snapshot: Option<String>,
+    /// Whether the build rewrote the artifact (false: it was up to date).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rewritten: Option<bool>,
+    /// How each cargo invocation of the build is optimised: `release: opt-level 3 (…)`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub optimisation: Vec<String>,
 }
 
 /// One combination of matrix values (and variant): N fresh iterations and their summary.

@@ -200,6 +200,34 @@ fn load_through_a_proxy_is_named() {
 }
 
 #[test]
+fn a_proxy_in_front_of_an_app_ready_on_stdout_is_named_not_refused() {
+    let dir = temp_dir("proxy-stdout");
+    let app_port = free_port();
+    let proxy_port = start_proxy(app_port);
+    let toml = config(app_port, "", "/plaintext", "")
+        .replace(
+            &format!("url = \"http://127.0.0.1:{app_port}/plaintext\""),
+            &format!("url = \"http://127.0.0.1:{proxy_port}/plaintext\""),
+        )
+        .replace(
+            &format!("http = \"http://127.0.0.1:{app_port}/health\""),
+            "stdout = \"hello-server listening\"",
+        );
+    let (out, json) = run(&dir, &toml, &["-i", "1"]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    let it = &iterations(json.as_ref().unwrap())[0];
+    assert!(m(it, "load.requests").unwrap() > 0.0, "{it}");
+    let w = it["warnings"].to_string();
+    assert!(
+        kinds(&it["warnings"]).contains(&"proxy".to_string())
+            && w.contains(&format!("PID {}", std::process::id())),
+        "{w}\n{t}"
+    );
+    assert_eq!(it["network"]["owned_by_app"], false, "{it}");
+}
+
+#[test]
 fn a_debug_build_is_flagged() {
     let dir = temp_dir("debugbuild");
     std::fs::create_dir_all(dir.join("src")).unwrap();

@@ -36,6 +36,7 @@ const KEYS: &[&str] = &[
     "ready",
     "ready_timeout",
     "stop_timeout",
+    "build_timeout",
     "env",
     "versions",
     "configuration",

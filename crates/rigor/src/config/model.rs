@@ -28,6 +28,8 @@ pub struct AppJob {
     pub ready: Ready,
     pub ready_timeout: Duration,
     pub stop_timeout: Duration,
+    /// A build still running after this long is killed (its whole process tree) and fails.
+    pub build_timeout: Duration,
     pub env: Vec<(String, String)>,
     pub versions: Vec<(String, String)>,
     pub configuration: Option<String>,

@@ -154,6 +154,8 @@ pub struct RawJob {
     pub ready: Option<RawReady>,
     pub ready_timeout: Option<String>,
     pub stop_timeout: Option<String>,
+    /// How long the build may take before its process tree is killed.
+    pub build_timeout: Option<String>,
     #[serde(default)]
     pub env: IndexMap<String, Scalar>,
     #[serde(default)]

@@ -147,6 +147,12 @@ impl Config {
             .and_then(|t| p.take(self.expand(vars, &table, "stop_timeout", t)))
             .and_then(|t| p.take(self.duration(&table, "stop_timeout", &t)))
             .unwrap_or(Duration::from_secs(5));
+        let build_timeout = job
+            .build_timeout
+            .as_ref()
+            .and_then(|t| p.take(self.expand(vars, &table, "build_timeout", t)))
+            .and_then(|t| p.take(self.positive_duration(&table, "build_timeout", &t)))
+            .unwrap_or(Duration::from_secs(30 * 60));
         let ready = match &job.ready {
             Some(r) => self.ready(&table, r, vars, p),
             None => Ready::Tcp(String::new()),
@@ -161,6 +167,7 @@ impl Config {
             ready,
             ready_timeout,
             stop_timeout,
+            build_timeout,
             env,
             versions,
             configuration: job

@@ -1,11 +1,12 @@
 //! Release builds, verified: the build command, the artifact path and the job's own hint must
-//! not say "debug" (seed 004, trap 4).
+//! not say "debug" or leave optimisation off.
 
 use crate::result::Warning;
 
-/// Every sign of a debug build in the job's build command, artifact, command or hint.
+/// Every sign of a debug build in the job's build command, artifact, command or hint. `who`
+/// names the build in the message: the job, and the variants that use this build.
 pub fn debug_build_warnings(
-    job: &str,
+    who: &str,
     build: Option<&str>,
     artifact: Option<&str>,
     command: &str,
@@ -23,7 +24,13 @@ pub fn debug_build_warnings(
     }
     if let Some(b) = build {
         for part in b.split(['&', ';', '|']) {
-            let words: Vec<&str> = part.split_whitespace().collect();
+            let all: Vec<&str> = part.split_whitespace().collect();
+            // Leading `NAME=value` assignments (`RUSTFLAGS=… cargo build`) are not the program.
+            let skip = all
+                .iter()
+                .take_while(|w| w.split_once('=').is_some_and(|(k, _)| is_name(k)))
+                .count();
+            let words = &all[skip..];
             let has = |w: &str| words.contains(&w);
             let pos = |w: &str| words.iter().position(|x| *x == w);
             if words.first() == Some(&"cargo") && (has("build") || has("run")) {
@@ -72,6 +79,17 @@ pub fn debug_build_warnings(
             {
                 why.push(format!("`{}` is a CMake Debug build", part.trim()));
             }
+            const C_COMPILERS: &[&str] = &["cc", "gcc", "clang", "c++", "g++", "clang++"];
+            let compiler = words
+                .first()
+                .map(|w| w.rsplit('/').next().unwrap_or(w))
+                .is_some_and(|w| C_COMPILERS.contains(&w));
+            if compiler && !words.iter().any(|w| w.starts_with("-O") && *w != "-O0") {
+                why.push(format!(
+                    "`{}` has no -O flag (C and C++ compilers default to -O0)",
+                    part.trim()
+                ));
+            }
         }
     }
     if let Some(c) = configuration {
@@ -83,11 +101,15 @@ pub fn debug_build_warnings(
         .map(|w| {
             Warning::new(
                 "debug_build",
-                format!("`{job}` looks like a debug build: {w}"),
+                format!("{who} looks like a debug build: {w}"),
                 "benchmark release builds only: debug builds are slower, and unevenly so",
             )
         })
         .collect()
+}
+
+fn is_name(k: &str) -> bool {
+    !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 #[cfg(test)]
@@ -95,12 +117,16 @@ mod tests {
     use super::*;
 
     fn kinds(b: Option<&str>, a: Option<&str>, c: &str, conf: Option<&str>) -> usize {
-        debug_build_warnings("app", b, a, c, conf).len()
+        debug_build_warnings("`app`", b, a, c, conf).len()
     }
 
     #[test]
     fn spots_each_kind_of_debug_build() {
         assert_eq!(kinds(Some("cargo build -p x"), None, "x", None), 1);
+        assert_eq!(
+            kinds(Some("CARGO_X=1 cargo build -p x"), None, "x", None),
+            1
+        );
         assert_eq!(
             kinds(Some("cargo build --release -p x"), None, "x", None),
             0
@@ -129,6 +155,13 @@ mod tests {
             1
         );
         assert_eq!(kinds(Some("go build ."), None, "x", None), 0);
+        assert_eq!(kinds(Some("cc -o app main.c"), None, "x", None), 1);
+        assert_eq!(
+            kinds(Some("/usr/bin/gcc -O0 -o app main.c"), None, "x", None),
+            1
+        );
+        assert_eq!(kinds(Some("gcc -O2 -o app main.c"), None, "x", None), 0);
+        assert_eq!(kinds(Some("make && clang -Os x.c"), None, "x", None), 0);
         assert_eq!(kinds(None, None, "x", Some("debug")), 1);
         assert_eq!(
             kinds(

@@ -5,6 +5,8 @@ mod debug_build;
 mod machine;
 mod memory;
 mod proxy;
+mod shell_words;
+mod unoptimised;
 
 pub use debug_build::debug_build_warnings;
 pub use machine::{busy_now_pct, machine_guards, noisy_machine_before_run, noisy_row};
@@ -12,6 +14,7 @@ pub use memory::{
     carried_page_cache_guard, probes_another_url, readiness_memory_guard, record_figures,
 };
 pub use proxy::proxy_guard;
+pub use unoptimised::{build_env, cargo_opt_levels, unoptimised_warnings};
 
 use crate::result::{Iteration, Warning};
 

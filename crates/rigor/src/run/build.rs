@@ -1,13 +1,16 @@
-//! The build step: run it once per distinct build, time it, check its exit code, and prove the
-//! artifact is real (exists, and is not older than the sources it claims to be built from).
+//! The build step: run it once per distinct build (killed after `build_timeout`), time it, check
+//! its exit code, and prove the artifact is what this build produced: present, rewritten by it
+//! (or up to date with every input), hashed, and kept as a snapshot every start is checked
+//! against.
 
+use super::artifact::{self, Snapshot};
 use super::logtail::tail;
 use crate::config::AppJob;
 use std::fs::File;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Instant, SystemTime};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
 
 /// What a build produced.
 #[derive(Debug, Clone)]
@@ -17,59 +20,41 @@ pub struct Built {
     pub log: Option<PathBuf>,
     /// Set when the artifact was not rewritten (an up-to-date no-op build): said, not fatal.
     pub note: Option<String>,
+    /// The artifact's content hash after the build (`sha256:…`).
+    pub hash: Option<String>,
+    /// Whether this build changed the artifact (its bytes or its modification time).
+    pub rewritten: bool,
+    /// This build's artifact, kept apart; every start runs exactly these bytes.
+    pub snapshot: Option<Snapshot>,
 }
 
-/// Runs the job's build (if any) with its output in `log`, then checks the artifact.
-pub fn build(job: &AppJob, log: &Path) -> Result<Built, String> {
+impl Built {
+    /// Before a start: makes the artifact path hold this build's bytes (put back from the
+    /// snapshot if another build or anything else changed it) and verifies the hash.
+    pub fn ensure_artifact(&self) -> Result<(), String> {
+        match &self.snapshot {
+            Some(s) => s.ensure_in_place().map(|_| ()),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Runs the job's build (if any) with its output in `log`, checks the artifact and keeps a
+/// snapshot of it in `snapshots`.
+pub fn build(job: &AppJob, log: &Path, snapshots: &Path) -> Result<Built, String> {
     let mut built = Built {
         build_time_ms: None,
         size_kib: None,
         log: None,
         note: None,
+        hash: None,
+        rewritten: false,
+        snapshot: None,
     };
-    let started_wall = SystemTime::now();
+    let before = job.artifact.as_deref().and_then(artifact::state);
     if let Some(cmd) = &job.build {
-        if !job.dir.is_dir() {
-            return Err(format!(
-                "build of `{}`: folder {} does not exist",
-                job.name,
-                job.dir.display()
-            ));
-        }
-        let out = File::create(log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
-        let err = out.try_clone().map_err(|e| e.to_string())?;
-        super::console::err(&format!("rigor: building `{}`: {cmd}", job.name));
-        let start = Instant::now();
-        let mut child = Command::new("sh")
-            .arg("-c")
-            .arg(cmd)
-            .current_dir(&job.dir)
-            .envs(job.env.iter().map(|(k, v)| (k, v)))
-            .env(super::procs::MARK, super::reaper::mark())
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err)
-            .process_group(0)
-            .spawn()
-            .map_err(|e| format!("build of `{}`: cannot start `sh -c {cmd}`: {e}", job.name))?;
-        let pgid = child.id() as i32;
-        crate::interrupt::register_group(pgid);
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(s)) => break Ok(s),
-                Ok(None) if crate::interrupt::interrupted() => {
-                    // SAFETY: signals our own child's group.
-                    unsafe { libc::killpg(pgid, libc::SIGKILL) };
-                    let _ = child.wait();
-                    break Err("interrupted during the build".to_string());
-                }
-                Ok(None) => std::thread::sleep(std::time::Duration::from_millis(20)),
-                Err(e) => break Err(e.to_string()),
-            }
-        };
-        crate::interrupt::unregister_group(pgid);
-        let status = status?;
-        built.build_time_ms = Some(start.elapsed().as_secs_f64() * 1e3);
+        let (status, took) = run_build(job, cmd, log)?;
+        built.build_time_ms = Some(took.as_secs_f64() * 1e3);
         built.log = Some(log.to_path_buf());
         if !status.success() {
             return Err(format!(
@@ -79,41 +64,150 @@ pub fn build(job: &AppJob, log: &Path) -> Result<Built, String> {
             ));
         }
     }
-    if let Some(artifact) = &job.artifact {
-        let meta = std::fs::metadata(artifact).map_err(|_| {
-            format!(
-                "artifact of `{}` not found: {} (the build said it succeeded; check `artifact`)",
-                job.name,
-                artifact.display()
-            )
-        })?;
-        let modified = newest_mtime(artifact).unwrap_or(meta.modified().unwrap_or(started_wall));
-        if job.build.is_some() && modified < started_wall {
-            let newer = match dep_info_sources(artifact) {
-                Some(sources) => sources.into_iter().find(|src| {
-                    std::fs::metadata(src)
-                        .and_then(|m| m.modified())
-                        .is_ok_and(|t| t > modified)
-                }),
-                None => newer_source(&job.dir, artifact, modified),
-            };
-            if let Some(newer) = newer {
-                return Err(format!(
-                    "stale artifact: {} was not rewritten by this build, yet {} is newer; \
-                     the build claimed success but did not produce it (build the project itself, \
-                     or fix `artifact`)",
-                    artifact.display(),
-                    newer.display()
-                ));
-            }
-            built.note = Some(format!(
-                "{} was up to date (not rewritten by the build; no source is newer)",
-                artifact.display()
+    let Some(path) = &job.artifact else {
+        return Ok(built);
+    };
+    let after = artifact::state(path).ok_or_else(|| {
+        format!(
+            "artifact of `{}` not found: {} (the build said it succeeded; check `artifact`)",
+            job.name,
+            path.display()
+        )
+    })?;
+    built.rewritten = before.as_ref() != Some(&after);
+    if job.build.is_some() && !built.rewritten {
+        // The build left the artifact as it was: fine if it was up to date, a lie if an input
+        // changed since it was made.
+        if let Some(newer) = after
+            .mtime
+            .and_then(|t| super::stale::newer_input(&job.dir, path, t))
+        {
+            return Err(format!(
+                "stale artifact: {} was not rewritten by this build, yet its input {} is newer; \
+                 the build claimed success but did not produce it (build the project itself, \
+                 or fix `artifact`)",
+                path.display(),
+                newer.display()
             ));
         }
-        built.size_kib = Some(size_bytes(artifact) as f64 / 1024.0);
+        built.note = Some(format!(
+            "{} was up to date (not rewritten by the build; no input is newer)",
+            path.display()
+        ));
     }
+    built.size_kib = Some(size_bytes(path) as f64 / 1024.0);
+    built.snapshot = Some(Snapshot::take(path, &after.hash, snapshots)?);
+    built.hash = Some(after.hash);
     Ok(built)
+}
+
+/// Runs `cmd` in the job's folder with the job's env; kills its whole process tree when the user
+/// interrupts or `build_timeout` passes.
+fn run_build(job: &AppJob, cmd: &str, log: &Path) -> Result<(ExitStatus, Duration), String> {
+    if !job.dir.is_dir() {
+        return Err(format!(
+            "build of `{}`: folder {} does not exist",
+            job.name,
+            job.dir.display()
+        ));
+    }
+    let out = File::create(log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
+    let err = out.try_clone().map_err(|e| e.to_string())?;
+    super::console::err(&format!("rigor: building `{}`: {cmd}", job.name));
+    let start = Instant::now();
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .current_dir(&job.dir)
+        .envs(job.env.iter().map(|(k, v)| (k, v)))
+        .env(super::procs::MARK, super::reaper::mark())
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .process_group(0)
+        .spawn()
+        .map_err(|e| format!("build of `{}`: cannot start `sh -c {cmd}`: {e}", job.name))?;
+    let pgid = child.id() as i32;
+    crate::interrupt::register_group(pgid);
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break Ok(s),
+            Ok(None) if crate::interrupt::interrupted() => {
+                kill_tree(&mut child);
+                break Err("interrupted during the build".to_string());
+            }
+            Ok(None) if start.elapsed() >= job.build_timeout => {
+                kill_tree(&mut child);
+                break Err(format!(
+                    "build of `{}` still running after {} (`build_timeout`), so it was killed \
+                     with all its processes: {cmd}\n{}\n    (raise `build_timeout` in \
+                     [jobs.{}] if the build is just slow)",
+                    job.name,
+                    human(job.build_timeout),
+                    tail(log, 20),
+                    job.name
+                ));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => break Err(e.to_string()),
+        }
+    };
+    crate::interrupt::unregister_group(pgid);
+    status.map(|s| (s, start.elapsed()))
+}
+
+/// SIGKILLs the build and every descendant, also those that left its process group (`setsid`),
+/// and reaps them. The tree is stopped first, so nothing forks or is re-parented while it is read.
+fn kill_tree(child: &mut Child) {
+    let root = child.id() as i32;
+    let mut tree: Vec<i32> = Vec::new();
+    for _ in 0..20 {
+        let now = rigor_probe::descendants(root);
+        let grew = now.iter().any(|p| !tree.contains(p));
+        for pid in now {
+            if !tree.contains(&pid) {
+                // SAFETY: stops a process of the build's own tree.
+                unsafe { libc::kill(pid, libc::SIGSTOP) };
+                tree.push(pid);
+            }
+        }
+        if !grew {
+            break;
+        }
+    }
+    // SAFETY: signals only the build's own group and the processes of its tree.
+    unsafe {
+        libc::killpg(root, libc::SIGKILL);
+        for pid in &tree {
+            libc::kill(*pid, libc::SIGKILL);
+        }
+    }
+    let _ = child.wait();
+    // Orphans of the build come back to rigor (a subreaper): reap them as they arrive.
+    let mut left: Vec<i32> = tree.into_iter().filter(|p| *p != root).collect();
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while !left.is_empty() && Instant::now() < deadline {
+        left.retain(|pid| {
+            // SAFETY: waits only on processes of the build's tree, already killed.
+            let r = unsafe { libc::waitpid(*pid, std::ptr::null_mut(), libc::WNOHANG) };
+            r != *pid && Path::new(&format!("/proc/{pid}")).exists()
+        });
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// `30m`, `90s`, `1.5s`: a duration as a user would write it in the config.
+fn human(d: Duration) -> String {
+    let s = d.as_secs();
+    if d.subsec_nanos() == 0 && s >= 3600 && s.checked_rem(3600) == Some(0) {
+        format!("{}h", s / 3600)
+    } else if d.subsec_nanos() == 0 && s >= 60 && s.checked_rem(60) == Some(0) {
+        format!("{}m", s / 60)
+    } else if d.subsec_nanos() == 0 {
+        format!("{s}s")
+    } else {
+        format!("{:.1}s", d.as_secs_f64())
+    }
 }
 
 /// Size of a file, or of every file under a folder.
@@ -125,95 +219,4 @@ pub fn size_bytes(path: &Path) -> u64 {
         Ok(m) => m.len(),
         Err(_) => 0,
     }
-}
-
-fn newest_mtime(path: &Path) -> Option<SystemTime> {
-    let m = std::fs::metadata(path).ok()?;
-    if !m.is_dir() {
-        return m.modified().ok();
-    }
-    let mut newest = m.modified().ok();
-    for e in std::fs::read_dir(path).ok()?.flatten() {
-        if let Some(t) = newest_mtime(&e.path()) {
-            newest = Some(newest.map_or(t, |n| n.max(t)));
-        }
-    }
-    newest
-}
-
-/// The exact inputs of an artifact when its compiler wrote a Makefile-style dep-info file beside
-/// it (`target/release/app.d` from cargo, `app.d` from gcc -MD).
-fn dep_info_sources(artifact: &Path) -> Option<Vec<PathBuf>> {
-    let mut name = artifact.file_name()?.to_os_string();
-    name.push(".d");
-    let text = std::fs::read_to_string(artifact.with_file_name(name)).ok()?;
-    let joined = text.replace("\\\n", " ");
-    let (_, deps) = joined.lines().next()?.split_once(": ")?;
-    let mut out = Vec::new();
-    let mut current = String::new();
-    let mut chars = deps.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' if chars.peek() == Some(&' ') => {
-                current.push(' ');
-                chars.next();
-            }
-            ' ' => {
-                if !current.is_empty() {
-                    out.push(PathBuf::from(std::mem::take(&mut current)));
-                }
-            }
-            _ => current.push(c),
-        }
-    }
-    if !current.is_empty() {
-        out.push(PathBuf::from(current));
-    }
-    Some(out)
-}
-
-/// Folders that hold outputs or tooling, never sources.
-const SKIP: &[&str] = &[
-    "target",
-    ".git",
-    "node_modules",
-    "bin",
-    "obj",
-    "rigor-results",
-    "fuzz",
-    ".cache",
-];
-
-/// A source file under `dir` modified after the artifact, if any (bounded walk).
-fn newer_source(dir: &Path, artifact: &Path, than: SystemTime) -> Option<PathBuf> {
-    let mut stack = vec![dir.to_path_buf()];
-    let mut seen = 0usize;
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).ok()?.flatten() {
-            seen += 1;
-            if seen > 50_000 {
-                return None;
-            }
-            let p = e.path();
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            let Ok(ft) = e.file_type() else { continue };
-            if ft.is_dir() {
-                if !SKIP.contains(&name.as_ref()) && !name.starts_with('.') {
-                    stack.push(p);
-                }
-            } else if ft.is_file()
-                && p != artifact
-                && !name.ends_with(".log")
-                && name != "rigor.toml"
-            {
-                if let Ok(t) = e.metadata().and_then(|m| m.modified()) {
-                    if t > than {
-                        return Some(p);
-                    }
-                }
-            }
-        }
-    }
-    None
 }

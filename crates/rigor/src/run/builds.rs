@@ -1,17 +1,170 @@
-//! Runs each distinct build once (per variant when variants change it) and records it.
+//! Runs each distinct build once (per variant when variants change it), records it with its
+//! artifact's hash, says once per build what looks unoptimised, and refuses what would make one
+//! variant run another variant's build.
 
 use super::build::{self, Built};
 use super::plan::PlannedRow;
 use super::progress::Progress;
+use crate::config::AppJob;
+use crate::guards;
 use crate::interrupt;
-use crate::result::{BuildRecord, RunResult};
+use crate::result::{BuildRecord, RunResult, Warning};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Builds keyed by `PlannedRow::build_key`; failures are kept as their message.
 pub type Builds = BTreeMap<String, Result<Built, String>>;
 
-/// Builds every distinct build of the planned rows, logs beside the results.
+/// One distinct build of the plan and every variant that runs it.
+struct Distinct<'a> {
+    key: &'a str,
+    app: &'a AppJob,
+    variants: Vec<String>,
+    row: usize,
+    /// The matrix values of the first row, when builds of this job differ by row.
+    values: Option<String>,
+}
+
+impl Distinct<'_> {
+    /// "`app`", "`app` (variant `a`)", "`app` (variants `a`, `b`)".
+    fn who(&self) -> String {
+        let names: Vec<String> = self.variants.iter().map(|v| format!("`{v}`")).collect();
+        match names.len() {
+            0 => match &self.values {
+                Some(v) => format!("`{}` ({v})", self.app.name),
+                None => format!("`{}`", self.app.name),
+            },
+            1 => format!("`{}` (variant {})", self.app.name, names[0]),
+            _ => format!("`{}` (variants {})", self.app.name, names.join(", ")),
+        }
+    }
+
+    /// A file-name-safe label, unique among `taken`.
+    fn label(&self, taken: &mut Vec<String>) -> String {
+        let tail = match self.variants.first() {
+            Some(v) => v.clone(),
+            None => self.row.to_string(),
+        };
+        let base: String = format!("{}-{tail}", self.app.name)
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let mut label = base.clone();
+        let mut n = 2;
+        while taken.contains(&label) {
+            label = format!("{base}-{n}");
+            n += 1;
+        }
+        taken.push(label.clone());
+        label
+    }
+}
+
+fn distinct(rows: &[PlannedRow]) -> Vec<Distinct<'_>> {
+    let mut out: Vec<Distinct> = Vec::new();
+    for (i, p) in rows.iter().enumerate() {
+        let d = match out.iter_mut().position(|d| d.key == p.build_key) {
+            Some(at) => &mut out[at],
+            None => {
+                out.push(Distinct {
+                    key: &p.build_key,
+                    app: &p.plan.app,
+                    variants: Vec::new(),
+                    row: i,
+                    values: None,
+                });
+                out.last_mut().expect("just pushed")
+            }
+        };
+        if let Some(v) = &p.plan.variant {
+            if !d.variants.contains(v) {
+                d.variants.push(v.clone());
+            }
+        }
+    }
+    // A job built differently per matrix row: name the row's values.
+    for i in 0..out.len() {
+        let same_job = out.iter().filter(|o| o.app.name == out[i].app.name).count();
+        let vars = &rows[out[i].row].plan.variables;
+        if same_job > 1 && !vars.is_empty() {
+            let values: Vec<String> = vars.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            out[i].values = Some(values.join(" "));
+        }
+    }
+    out
+}
+
+/// Refuses, before anything is built, a plan where two builds of one job write into the same
+/// folder and no `artifact` says what they produce: the last build would be what every variant
+/// runs, and rigor could not tell.
+pub fn check_plan(rows: &[PlannedRow]) -> Result<(), String> {
+    let all = distinct(rows);
+    for (i, a) in all.iter().enumerate() {
+        for b in &all[i + 1..] {
+            let same_place = a.app.name == b.app.name && a.app.dir == b.app.dir;
+            let both_build = a.app.build.is_some() && b.app.build.is_some();
+            let unnamed = a.app.artifact.is_none() || b.app.artifact.is_none();
+            if same_place && both_build && unnamed {
+                return Err(format!(
+                    "{} and {} are built differently ({}) in the same folder {}, but [jobs.{}] \
+                     has no `artifact`: rigor cannot make each run what its own build produced \
+                     (the last build would serve both). Set `artifact = \"…\"` to the file or \
+                     folder the command runs (rigor keeps a copy per build and checks it before \
+                     every start), or give each variant its own `dir`",
+                    a.who(),
+                    b.who(),
+                    difference(a.app, b.app),
+                    a.app.dir.display(),
+                    a.app.name
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What makes two builds of one job differ: the command, or the env it runs with.
+fn difference(a: &AppJob, b: &AppJob) -> String {
+    if a.build != b.build {
+        return "their `build` commands differ".into();
+    }
+    let value = |j: &AppJob, k: &str| {
+        j.env
+            .iter()
+            .rev()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.clone())
+    };
+    let mut keys: Vec<&str> = a
+        .env
+        .iter()
+        .chain(&b.env)
+        .map(|(k, _)| k.as_str())
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys.retain(|k| value(a, k) != value(b, k));
+    let keys: Vec<String> = keys.iter().map(|k| format!("`{k}`")).collect();
+    format!("the build runs with a different env {}", keys.join(", "))
+}
+
+/// What an earlier build of this run left at an artifact path.
+struct Produced {
+    key: String,
+    path: PathBuf,
+    hash: String,
+    build: Option<String>,
+    who: String,
+    rewritten: bool,
+}
+
+/// Builds every distinct build of the planned rows; logs and artifact copies go in `run_dir`.
 pub fn build_all(
     rows: &[PlannedRow],
     run_dir: &Path,
@@ -19,36 +172,165 @@ pub fn build_all(
     result: &mut RunResult,
 ) -> Builds {
     let mut builds = Builds::new();
-    for (i, p) in rows.iter().enumerate() {
-        if builds.contains_key(&p.build_key) || interrupt::interrupted() {
-            continue;
+    let mut labels = Vec::new();
+    let mut produced: Vec<Produced> = Vec::new();
+    for d in distinct(rows) {
+        if interrupt::interrupted() {
+            break;
         }
-        let app = &p.plan.app;
-        let name = match &p.plan.variant {
-            Some(v) => format!("build-{}-{v}.log", app.name),
-            None => format!("build-{}-{i}.log", app.name),
-        };
-        progress.status(format!("building `{}`", app.name));
-        let outcome = build::build(app, &run_dir.join(name));
-        match &outcome {
-            Ok(b) => {
-                if let Some(n) = &b.note {
-                    progress.note(&format!("note: {n}"));
-                }
-                result.builds.push(BuildRecord {
-                    job: app.name.clone(),
-                    variant: p.plan.variant.clone(),
-                    command: app.build.clone(),
-                    dir: app.dir.display().to_string(),
-                    artifact: app.artifact.as_ref().map(|a| a.display().to_string()),
-                    build_time_ms: b.build_time_ms,
-                    size_kib: b.size_kib,
-                    log: b.log.as_ref().map(|l| l.display().to_string()),
-                });
+        let app = d.app;
+        let who = d.who();
+        for w in build_warnings(&who, app) {
+            if !result.warnings.contains(&w) {
+                progress.note(&format!("warning: {}", crate::report::warning_text(&w)));
+                result.warnings.push(w);
             }
-            Err(e) => progress.note(&format!("error: {e}")),
         }
-        builds.insert(p.build_key.clone(), outcome);
+        let label = d.label(&mut labels);
+        progress.status(format!("building {who}"));
+        let mut outcome = build::build(
+            app,
+            &run_dir.join(format!("build-{label}.log")),
+            &run_dir.join("artifacts").join(&label),
+        );
+        let mut refused = None;
+        if let Ok(b) = &outcome {
+            if let Some(n) = &b.note {
+                progress.note(&format!("note: {who}: {n}"));
+            }
+            if let Some(s) = &b.snapshot {
+                let me = Produced {
+                    key: d.key.to_string(),
+                    path: s.artifact.clone(),
+                    hash: s.hash.clone(),
+                    build: app.build.clone(),
+                    who: who.clone(),
+                    rewritten: b.rewritten,
+                };
+                match same_bytes(&me, &produced) {
+                    Some(Verdict::Refuse(e, earlier)) => {
+                        if let Some(k) = earlier {
+                            builds.insert(k, Err(e.clone()));
+                        }
+                        refused = Some(e);
+                    }
+                    Some(Verdict::Note(n)) => progress.note(&format!("note: {n}")),
+                    None => {}
+                }
+                produced.push(me);
+            }
+            result.builds.push(BuildRecord {
+                job: app.name.clone(),
+                variant: d.variants.first().cloned(),
+                command: app.build.clone(),
+                dir: app.dir.display().to_string(),
+                artifact: app.artifact.as_ref().map(|a| a.display().to_string()),
+                build_time_ms: b.build_time_ms,
+                size_kib: b.size_kib,
+                log: b.log.as_ref().map(|l| l.display().to_string()),
+                variants: d.variants.clone(),
+                artifact_hash: b.hash.clone(),
+                artifact_snapshot: b.snapshot.as_ref().map(|s| s.copy.display().to_string()),
+                rewritten: (b.hash.is_some() && app.build.is_some()).then_some(b.rewritten),
+                optimisation: optimisation(app),
+            });
+        }
+        if let Some(e) = refused {
+            outcome = Err(e);
+        }
+        if let Err(e) = &outcome {
+            progress.note(&format!("error: {e}"));
+        }
+        builds.insert(d.key.to_string(), outcome);
     }
     builds
+}
+
+/// The build's environment as the build sees it: the job's env over rigor's own.
+fn build_env_of(app: &AppJob) -> impl Fn(&str) -> Option<String> + '_ {
+    |k: &str| {
+        app.env
+            .iter()
+            .rev()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var(k).ok())
+    }
+}
+
+/// `release: opt-level 3 (cargo's built-in `release` profile)` per cargo invocation of the build.
+fn optimisation(app: &AppJob) -> Vec<String> {
+    let Some(b) = &app.build else {
+        return Vec::new();
+    };
+    guards::cargo_opt_levels(b, &app.dir, &build_env_of(app))
+        .into_iter()
+        .map(|c| {
+            format!(
+                "{}: opt-level {} ({})",
+                c.profile,
+                c.opt_level.as_deref().unwrap_or("unknown"),
+                c.source
+            )
+        })
+        .collect()
+}
+
+/// Debug and unoptimised signs of one build, named after the build's job and variants.
+fn build_warnings(who: &str, app: &AppJob) -> Vec<Warning> {
+    let mut out = guards::debug_build_warnings(
+        who,
+        app.build.as_deref(),
+        app.artifact.as_ref().and_then(|p| p.to_str()),
+        &app.command,
+        app.configuration.as_deref(),
+    );
+    if let Some(b) = &app.build {
+        out.extend(guards::unoptimised_warnings(
+            who,
+            b,
+            &app.dir,
+            &build_env_of(app),
+        ));
+    }
+    out
+}
+
+enum Verdict {
+    /// The build must not run: this message, and the key of an earlier build that must not either.
+    Refuse(String, Option<String>),
+    /// Said, not fatal: the builds differ only in their environment.
+    Note(String),
+}
+
+/// A build that did not rewrite its artifact, which still holds exactly what another build of
+/// this run produced there, runs that other build's program under its own name. When the build
+/// commands differ that is refused; when only the environment differs it is said.
+fn same_bytes(me: &Produced, earlier: &[Produced]) -> Option<Verdict> {
+    if me.rewritten || me.build.is_none() {
+        return None;
+    }
+    let other = earlier
+        .iter()
+        .find(|o| o.key != me.key && o.path == me.path && o.hash == me.hash)?;
+    if other.build != me.build {
+        let message = format!(
+            "the build of {} did not rewrite {}: it still holds what the build of {} left there \
+             ({}), so both would run the same program. Make the build rebuild when its command \
+             changes (e.g. `make -B`, or an output path per variant with its own `artifact`)",
+            me.who,
+            me.path.display(),
+            other.who,
+            me.hash
+        );
+        let also = (!other.rewritten).then(|| other.key.clone());
+        return Some(Verdict::Refuse(message, also));
+    }
+    Some(Verdict::Note(format!(
+        "{} runs the same artifact as {} ({}): its build left {} as it was",
+        me.who,
+        other.who,
+        me.hash,
+        me.path.display()
+    )))
 }

@@ -34,6 +34,13 @@ pub fn collect(env: &rigor_probe::Environment, apps: &[&AppJob], cgroup_note: &s
             j.insert("env".into(), Value::Object(envs));
         }
         j.insert("dir".into(), Value::String(job.dir.display().to_string()));
+        if job.build.is_some() {
+            let build_env: Map<String, Value> = crate::guards::build_env()
+                .into_iter()
+                .map(|(k, v)| (k, Value::String(v)))
+                .collect();
+            j.insert("build_env".into(), Value::Object(build_env));
+        }
         jobs.insert(job.name.clone(), Value::Object(j));
     }
     if let Value::Object(m) = &mut root {

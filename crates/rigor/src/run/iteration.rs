@@ -47,13 +47,13 @@ pub fn run_iteration(ctx: &IterationContext) -> Iteration {
 fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
     let row = ctx.row;
     let app_job = &row.app;
-    let load_job = &row.load;
-    let target = load_job.addr;
     // The app's own port: where readiness is checked (a proxy may already own the load's port).
     let app_port = match &app_job.ready {
         Ready::Http(url) => rigor_load::resolve_url(url).ok(),
         Ready::Tcp(addr) => addr.to_socket_addrs().ok().and_then(|mut a| a.next()),
-        Ready::Stdout(_) | Ready::Stderr(_) => Some(target),
+        // The app's port is unknown until it runs: a proxy on the load's port is named after
+        // readiness (the proxy guard), not refused as taken.
+        Ready::Stdout(_) | Ready::Stderr(_) => None,
     };
     if let Some(addr) = app_port {
         let owners = rigor_probe::listener_owners(addr);
@@ -89,6 +89,13 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
         ))
     };
     status("starting");
+    // Exactly what this row's build produced, verified by hash, or no start at all.
+    if let Err(e) = ctx.built.ensure_artifact() {
+        if let Some(c) = cgroup {
+            let _ = c.remove();
+        }
+        return Err(e);
+    }
     let mut app = match AppProcess::spawn(app_job, &ctx.log, cgroup.as_ref()) {
         Ok(a) => a,
         Err(e) => {

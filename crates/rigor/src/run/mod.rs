@@ -3,6 +3,7 @@
 //! goes, then summarises, compares and reports.
 
 mod app;
+mod artifact;
 mod build;
 mod builds;
 mod console;
@@ -19,6 +20,7 @@ mod reaper;
 mod schedule;
 pub mod sentinel;
 mod settings;
+mod stale;
 
 use crate::cmd_run::RunArgs;
 use crate::result::{Iteration, Row, RunResult, SCHEMA};
@@ -48,6 +50,11 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
             return Ok(EXIT_USAGE);
         }
     };
+    // Two builds whose outputs rigor could not tell apart: refused before anything is built.
+    if let Err(e) = builds::check_plan(&planned.rows) {
+        console::err(&format!("error: {e}"));
+        return Ok(EXIT_USAGE);
+    }
 
     // Where logs and results go.
     let run_dir = args.out_dir.join(crate::clock::now_compact());
@@ -273,21 +280,8 @@ fn keep_results_on_panic() {
 fn new_result(args: &RunArgs, planned: &plan::RunPlan, seed: u64, cgroup_note: &str) -> RunResult {
     let env = rigor_probe::environment();
     let apps: Vec<&crate::config::AppJob> = planned.rows.iter().map(|p| &p.plan.app).collect();
-    let mut warnings = guards::noisy_machine_before_run(&env, guards::busy_now_pct());
-    let mut seen = std::collections::BTreeSet::new();
-    for a in &apps {
-        for w in guards::debug_build_warnings(
-            &a.name,
-            a.build.as_deref(),
-            a.artifact.as_ref().and_then(|p| p.to_str()),
-            &a.command,
-            a.configuration.as_deref(),
-        ) {
-            if seen.insert(w.message.clone()) {
-                warnings.push(w);
-            }
-        }
-    }
+    // Debug-build warnings come per build, from the builds themselves.
+    let warnings = guards::noisy_machine_before_run(&env, guards::busy_now_pct());
     RunResult {
         schema: SCHEMA.into(),
         rigor_version: env!("CARGO_PKG_VERSION").into(),

@@ -1,0 +1,363 @@
+//! Release builds, verified: each variant runs exactly what its own build produced, staleness is
+//! judged by the build's inputs, unoptimised profiles are named, and a hanging build is stopped.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// `mk.sh NAME` writes `app.sh`: a launcher that prints `built-by-NAME`, then runs the testbed.
+fn launcher_maker(dir: &Path) {
+    std::fs::write(
+        dir.join("mk.sh"),
+        format!(
+            "printf '#!/bin/sh\\necho built-by-%s\\nexec {} \"$@\"\\n' \"$1\" > app.sh\nchmod +x app.sh\n",
+            hello_server().display()
+        ),
+    )
+    .unwrap();
+}
+
+/// A testbed job whose command is `./app.sh`, built by `build`, with two variants.
+fn launcher_config(port: u16, build: &str, a: &str, b: &str) -> String {
+    config(port, "", "/plaintext", "")
+        .replace(
+            &format!("command = \"{}", hello_server().display()),
+            "command = \"./app.sh",
+        )
+        .replace(
+            "stop_timeout = \"2s\"",
+            &format!("stop_timeout = \"2s\"\nbuild = \"{build}\"\nartifact = \"app.sh\""),
+        )
+        + &format!("[scenarios.s.variants.a]\n{a}\n[scenarios.s.variants.b]\n{b}\n")
+}
+
+fn log_of(it: &Value) -> String {
+    std::fs::read_to_string(it["log"].as_str().expect("log path")).unwrap_or_default()
+}
+
+fn rows_by_variant(json: &Value) -> Vec<(String, &Vec<Value>)> {
+    json["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["variant"].as_str().unwrap().to_string(),
+                r["iterations"].as_array().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn variants_that_build_to_one_path_each_run_their_own_build() {
+    let dir = temp_dir("same-artifact");
+    launcher_maker(&dir);
+    let toml = launcher_config(
+        free_port(),
+        "sh mk.sh {{flavour}}",
+        "variables = { flavour = \"A\" }",
+        "variables = { flavour = \"B\" }",
+    );
+    let (out, json) = run(&dir, &toml, &["-i", "2"]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    let json = json.unwrap();
+    for (variant, its) in rows_by_variant(&json) {
+        let mine = format!("built-by-{}", variant.to_uppercase());
+        assert_eq!(its.len(), 2, "{t}");
+        for it in its {
+            let log = log_of(it);
+            assert!(
+                log.contains(&mine)
+                    && !log.contains(&format!(
+                        "built-by-{}",
+                        if variant == "a" { "B" } else { "A" }
+                    )),
+                "variant {variant} ran another build:\n{log}"
+            );
+        }
+    }
+    let builds = json["builds"].as_array().unwrap();
+    assert_eq!(builds.len(), 2, "{builds:?}");
+    let hashes: Vec<&str> = builds
+        .iter()
+        .map(|b| b["artifact_hash"].as_str().expect("artifact_hash"))
+        .collect();
+    assert!(
+        hashes
+            .iter()
+            .all(|h| h.starts_with("sha256:") && h.len() == 71),
+        "{hashes:?}"
+    );
+    assert_ne!(hashes[0], hashes[1]);
+    // Each copy kept in the run folder holds its own build.
+    for b in builds {
+        let copy = std::fs::read_to_string(b["artifact_snapshot"].as_str().unwrap()).unwrap();
+        let v = b["variant"].as_str().unwrap().to_uppercase();
+        assert!(copy.contains(&format!("built-by-{v}")), "{copy}");
+    }
+}
+
+#[test]
+fn an_artifact_changed_after_its_build_is_put_back_before_the_next_start() {
+    // The program rewrites its own file when it runs: the next start must still run the build.
+    let dir = temp_dir("tampered");
+    std::fs::write(
+        dir.join("template.sh"),
+        format!(
+            "#!/bin/sh\necho built-by-A\nsed -i s/built-by-A/built-by-TAMPERED/ \"$0\"\nexec {} \"$@\"\n",
+            hello_server().display()
+        ),
+    )
+    .unwrap();
+    let toml = config(free_port(), "", "/plaintext", "")
+        .replace(
+            &format!("command = \"{}", hello_server().display()),
+            "command = \"./app.sh",
+        )
+        .replace(
+            "stop_timeout = \"2s\"",
+            "stop_timeout = \"2s\"\nbuild = \"cp template.sh app.sh && chmod +x app.sh\"\nartifact = \"app.sh\"",
+        );
+    let (out, json) = run(&dir, &toml, &["-i", "3"]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    let json = json.unwrap();
+    for it in iterations(&json) {
+        let log = log_of(it);
+        assert!(
+            log.contains("built-by-A") && !log.contains("TAMPERED"),
+            "{log}"
+        );
+    }
+    assert!(std::fs::read_to_string(dir.join("app.sh"))
+        .unwrap()
+        .contains("TAMPERED"));
+}
+
+#[test]
+fn two_builds_in_one_folder_without_an_artifact_are_refused_before_building() {
+    let dir = temp_dir("no-artifact");
+    launcher_maker(&dir);
+    let toml = launcher_config(
+        free_port(),
+        "sh mk.sh {{flavour}}",
+        "variables = { flavour = \"A\" }",
+        "variables = { flavour = \"B\" }",
+    )
+    .replace("artifact = \"app.sh\"", "");
+    let (out, _) = run(&dir, &toml, &["-i", "1"]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(2), "an invalid plan: {t}");
+    assert!(
+        t.contains("variant `a`")
+            && t.contains("variant `b`")
+            && t.contains("`artifact")
+            && t.contains("[jobs.app]"),
+        "{t}"
+    );
+    assert!(!dir.join("app.sh").exists(), "nothing was built: {t}");
+}
+
+#[test]
+fn a_build_that_leaves_another_variants_artifact_in_place_is_refused() {
+    // Like `make` that ignores changed flags: variant b's build succeeds without writing.
+    let dir = temp_dir("no-rebuild");
+    launcher_maker(&dir);
+    let toml = launcher_config(
+        free_port(),
+        "sh mk.sh A",
+        "",
+        "build = \"echo 'make: app.sh is up to date.'\"",
+    );
+    let (out, json) = run(&dir, &toml, &["-i", "1"]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains("the build of `app` (variant `b`) did not rewrite")
+            && t.contains("variant `a`")
+            && t.contains("make -B"),
+        "{t}"
+    );
+    let json = json.unwrap();
+    for (variant, its) in rows_by_variant(&json) {
+        if variant == "a" {
+            assert!(its[0]["error"].is_null() && log_of(&its[0]).contains("built-by-A"));
+        } else {
+            assert!(its[0]["error"]
+                .as_str()
+                .unwrap()
+                .contains("did not rewrite"));
+        }
+    }
+}
+
+#[test]
+fn newer_notes_and_outputs_beside_an_up_to_date_artifact_are_not_staleness() {
+    let dir = temp_dir("not-stale");
+    launcher_maker(&dir);
+    assert!(std::process::Command::new("sh")
+        .args(["mk.sh", "A"])
+        .current_dir(&dir)
+        .status()
+        .unwrap()
+        .success());
+    std::thread::sleep(Duration::from_millis(20));
+    // Written after the artifact: notes, a config under another name, redirected output.
+    std::fs::write(dir.join("notes.md"), "try -i 10").unwrap();
+    std::fs::write(dir.join("bench.toml"), "").unwrap();
+    std::fs::write(dir.join("out.txt"), "earlier run").unwrap();
+    let toml = config(free_port(), "", "/plaintext", "")
+        .replace(
+            &format!("command = \"{}", hello_server().display()),
+            "command = \"./app.sh",
+        )
+        .replace(
+            "stop_timeout = \"2s\"",
+            "stop_timeout = \"2s\"\nbuild = \"echo nothing to do\"\nartifact = \"app.sh\"",
+        );
+    let (out, json) = run(&dir, &toml, &["-i", "1"]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    assert!(t.contains("app.sh was up to date"), "{t}");
+    assert_eq!(json.unwrap()["builds"][0]["rewritten"], false);
+    // The real trap is still caught: a source newer than the artifact the build did not write.
+    std::fs::write(dir.join("main.c"), "int main(){}").unwrap();
+    let (out, _) = run(&dir, &toml, &["-i", "1"]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(t.contains("stale artifact") && t.contains("main.c"), "{t}");
+}
+
+#[test]
+fn unoptimised_cargo_profiles_are_named_once_per_build_with_the_variant() {
+    let dir = temp_dir("profiles");
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[package]\nname = \"shim\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[workspace]\n\
+         [profile.fast]\ninherits = \"dev\"\n",
+    )
+    .unwrap();
+    // A tiny real crate that execs the testbed.
+    std::fs::write(
+        dir.join("src/main.rs"),
+        format!(
+            "use std::os::unix::process::CommandExt;\nfn main() {{ let e = std::process::Command::new({:?}).args(std::env::args().skip(1)).exec(); panic!(\"{{e}}\"); }}\n",
+            hello_server().display().to_string()
+        ),
+    )
+    .unwrap();
+    let toml = config(free_port(), "", "/plaintext", "")
+        .replace(
+            &hello_server().display().to_string(),
+            "target/{{out}}/shim",
+        )
+        .replace(
+            "stop_timeout = \"2s\"",
+            "stop_timeout = \"2s\"\nbuild = \"cargo build -q {{flags}}\"\nartifact = \"target/{{out}}/shim\"",
+        )
+        + "[scenarios.s.variants.profile]\nvariables = { out = \"fast\", flags = \"--profile fast\" }\n\
+           [scenarios.s.variants.rustflags]\nvariables = { out = \"release\", flags = \"--release\" }\n\
+           env = { RUSTFLAGS = \"-C opt-level=0\" }\n";
+    std::fs::write(dir.join("rigor.toml"), &toml).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rigor"))
+        .args([
+            "run",
+            "--json",
+            "result.json",
+            "--out-dir",
+            "out",
+            "-i",
+            "1",
+            "--strict",
+        ])
+        .current_dir(&dir)
+        .env("NO_COLOR", "1")
+        .env("CARGO_INCREMENTAL", "0")
+        .output()
+        .unwrap();
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(4), "--strict: {t}");
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    let debug: Vec<String> = json["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["kind"] == "debug_build")
+        .map(|w| w["message"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(debug.len(), 2, "one per build: {debug:?}");
+    assert!(
+        debug.iter().any(|m| m.contains("(variant `profile`)")
+            && m.contains("`fast`")
+            && m.contains("inherits `dev`")),
+        "{debug:?}"
+    );
+    assert!(
+        debug
+            .iter()
+            .any(|m| m.contains("(variant `rustflags`)")
+                && m.contains("RUSTFLAGS has `-C opt-level=0`")),
+        "{debug:?}"
+    );
+    let opt: Vec<String> = json["builds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["optimisation"][0].as_str().unwrap_or("").to_string())
+        .collect();
+    assert!(
+        opt.iter().any(|o| o.starts_with("fast: opt-level 0"))
+            && opt.iter().any(|o| o.starts_with("release: opt-level 0")),
+        "{opt:?}"
+    );
+    let printed = t.matches("(variant `profile`) builds unoptimised").count();
+    assert!(printed >= 1, "{t}");
+    assert_eq!(
+        json["environment"]["jobs"]["app"]["build_env"]["CARGO_INCREMENTAL"], "0",
+        "{}",
+        json["environment"]["jobs"]["app"]
+    );
+}
+
+#[test]
+fn a_hanging_build_is_killed_after_build_timeout_and_other_rows_still_run() {
+    let dir = temp_dir("build-timeout");
+    launcher_maker(&dir);
+    let toml = launcher_config(
+        free_port(),
+        "sh mk.sh A",
+        "",
+        "build = \"echo compiling the world; setsid sleep 41.5 & sleep 42.5\"",
+    )
+    .replace(
+        "artifact = \"app.sh\"",
+        "artifact = \"app.sh\"\nbuild_timeout = \"1s\"",
+    );
+    let started = Instant::now();
+    let (out, json) = run(&dir, &toml, &["-i", "1"]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(started.elapsed() < Duration::from_secs(30), "{t}");
+    assert!(
+        t.contains("build of `app` still running after 1s (`build_timeout`)")
+            && t.contains("compiling the world"),
+        "{t}"
+    );
+    for needle in ["sleep 41.5", "sleep 42.5"] {
+        assert!(processes_with(needle).is_empty(), "{needle} survived: {t}");
+    }
+    let json = json.unwrap();
+    for (variant, its) in rows_by_variant(&json) {
+        let err = its[0]["error"].as_str();
+        match variant.as_str() {
+            "a" => assert!(err.is_none(), "{its:?}"),
+            _ => assert!(err.unwrap().contains("build_timeout"), "{its:?}"),
+        }
+    }
+}
