@@ -1,6 +1,7 @@
 //! Turning samples into the app.* measurements: max/mean over the measured window, lifetime
 //! maxima apart, and nothing invented when a reading was not taken.
 
+use crate::cpu_time::tree_cpu_ns;
 use crate::sample::ProcSample;
 use crate::sampler::Samples;
 use serde::{Deserialize, Serialize};
@@ -23,11 +24,15 @@ pub struct AppFigures {
     pub rss_lifetime_max_mib: Option<f64>,
     /// `app.private`: max tree USS in the window.
     pub private_max_mib: Option<f64>,
+    /// `app.owned`: max tree PSS in the window (memory shared only inside the tree once).
+    #[serde(default)]
+    pub owned_max_mib: Option<f64>,
     /// `app.cgroup.memory`: max cgroup memory in the window.
     pub cgroup_memory_max_mib: Option<f64>,
     /// `app.cgroup.cache`: page cache at the sample where cgroup memory peaked.
     pub cgroup_cache_max_mib: Option<f64>,
-    /// Anonymous memory at the sample where cgroup memory peaked.
+    /// `app.cgroup.anon`: anonymous memory (heap, stacks) at the sample where cgroup memory
+    /// peaked: the kernel's count of what the app's processes own, shared pages once.
     pub cgroup_anon_mib: Option<f64>,
     /// `app.threads.start`: threads at the window's first sample.
     pub threads_start: Option<f64>,
@@ -57,6 +62,7 @@ impl Samples {
             rss_max_mib: window.iter().map(|s| s.rss_bytes).max().map(mib),
             rss_lifetime_max_mib: self.samples.iter().map(|s| s.rss_bytes).max().map(mib),
             private_max_mib: window.iter().filter_map(|s| s.uss_bytes).max().map(mib),
+            owned_max_mib: window.iter().filter_map(|s| s.pss_bytes).max().map(mib),
             cgroup_memory_max_mib: cg_peak.map(|(m, _)| mib(m)),
             cgroup_cache_max_mib: cg_peak.and_then(|(_, s)| s.cgroup_cache).map(mib),
             cgroup_anon_mib: cg_peak.and_then(|(_, s)| s.cgroup_anon).map(mib),
@@ -84,8 +90,10 @@ impl AppFigures {
             ("app.rss", self.rss_max_mib),
             ("app.rss.lifetime", self.rss_lifetime_max_mib),
             ("app.private", self.private_max_mib),
+            ("app.owned", self.owned_max_mib),
             ("app.cgroup.memory", self.cgroup_memory_max_mib),
             ("app.cgroup.cache", self.cgroup_cache_max_mib),
+            ("app.cgroup.anon", self.cgroup_anon_mib),
             ("app.threads.start", self.threads_start),
             ("app.threads.end", self.threads_end),
             ("app.threads.max", self.threads_max),
@@ -97,7 +105,8 @@ impl AppFigures {
 }
 
 /// (max, time-weighted mean) raw CPU of the tree, 100 = one core, over consecutive pairs.
-/// Only processes present in both samples of a pair count, so churn is not read as CPU.
+/// A pair whose samples both read the cgroup counter uses it (it sees every process that ran);
+/// otherwise the tree's per-process accounts (see [`tree_cpu_ns`]).
 pub(crate) fn cpu(samples: &[ProcSample], clock_ticks: u64) -> (Option<f64>, Option<f64>) {
     let mut max: Option<f64> = None;
     let mut total_secs = 0.0;
@@ -108,17 +117,22 @@ pub(crate) fn cpu(samples: &[ProcSample], clock_ticks: u64) -> (Option<f64>, Opt
         if dt <= 0.0 {
             continue;
         }
-        let ticks: u64 = b
-            .cpu_ticks
-            .iter()
-            .filter_map(|(pid, t)| Some(t.saturating_sub(*a.cpu_ticks.get(pid)?)))
-            .sum();
-        let cpu_secs = ticks as f64 / clock_ticks as f64;
+        let (ns, exact) = match (a.cgroup_cpu_ns, b.cgroup_cpu_ns) {
+            (Some(x), Some(y)) => (y.saturating_sub(x), true),
+            _ => (tree_cpu_ns(&a.cpu, a.boot_ticks, &b.cpu), false),
+        };
+        let cpu_secs = ns as f64 / 1e9;
         total_secs += dt;
         total_cpu_secs += cpu_secs;
-        // A pair only a few ticks apart (a mark right after a periodic sample) is too coarse
-        // for a maximum: one tick in 1 ms would read as 1000%. It still counts in the mean.
-        if dt >= 5.0 / clock_ticks as f64 {
+        // A pair only a few ms apart (a mark right after a periodic sample) is too short for a
+        // maximum: the time a sample takes to read, or one tick of a tick-based account, would
+        // read as a spike. It still counts in the mean.
+        let shortest = if exact {
+            MIN_EXACT_PAIR_SECS
+        } else {
+            5.0 / clock_ticks as f64
+        };
+        if dt >= shortest {
             let pct = cpu_secs / dt * 100.0;
             max = Some(max.map_or(pct, |m: f64| m.max(pct)));
         }
@@ -127,19 +141,34 @@ pub(crate) fn cpu(samples: &[ProcSample], clock_ticks: u64) -> (Option<f64>, Opt
     (max.or(mean), mean)
 }
 
+/// Shortest pair that counts for the maximum with a nanosecond counter.
+const MIN_EXACT_PAIR_SECS: f64 = 0.02;
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sampler::Mark;
+    use crate::cpu_time::ProcCpu;
+    use crate::sampler::{Mark, MarkRecord};
     use std::collections::BTreeMap;
     use std::time::{Duration, Instant};
 
+    /// A sample whose processes (ppid 0, started at boot) used `ticks` of 10 ms each.
     fn sample(at: Instant, ticks: &[(i32, u64)], rss_mib: u64, threads: u64) -> ProcSample {
+        let cpu = |t: u64| ProcCpu {
+            own_ns: t * 10_000_000,
+            ..ProcCpu::default()
+        };
         ProcSample {
             at,
-            cpu_ticks: ticks.iter().copied().collect::<BTreeMap<_, _>>(),
+            boot_ticks: 1000,
+            cpu: ticks
+                .iter()
+                .map(|(p, t)| (*p, cpu(*t)))
+                .collect::<BTreeMap<_, _>>(),
+            cgroup_cpu_ns: None,
             rss_bytes: rss_mib << 20,
             uss_bytes: None,
+            pss_bytes: None,
             threads,
             nonvoluntary_ctxt_switches: threads * 10,
             pids: ticks.len(),
@@ -163,8 +192,18 @@ mod tests {
                 sample(s(4000), &[(1, 600)], 900, 1),
             ],
             marks: vec![
-                (Mark::WindowStart, s(1000), 1),
-                (Mark::WindowEnd, s(3000), 3),
+                MarkRecord {
+                    mark: Mark::WindowStart,
+                    at: s(1000),
+                    index: 1,
+                    sampled: true,
+                },
+                MarkRecord {
+                    mark: Mark::WindowEnd,
+                    at: s(3000),
+                    index: 3,
+                    sampled: true,
+                },
             ],
             clock_ticks: 100,
             cpus: 2,
@@ -186,6 +225,36 @@ mod tests {
         assert_eq!(m.len(), 8);
         assert!(m.contains(&("app.cores", 150.0)));
         assert!(m.contains(&("app.rss.lifetime", 900.0)));
+    }
+
+    #[test]
+    fn an_end_mark_without_its_sample_ends_the_window_at_the_sample_before() {
+        let t0 = Instant::now();
+        let s = |ms: u64| t0 + Duration::from_millis(ms);
+        let mark = |mark, ms, index, sampled| MarkRecord {
+            mark,
+            at: s(ms),
+            index,
+            sampled,
+        };
+        let samples = Samples {
+            samples: vec![
+                sample(s(0), &[(1, 0)], 10, 4),
+                sample(s(1000), &[(1, 50)], 20, 4),
+                // Taken later, while the app shut down: not part of the window.
+                sample(s(3000), &[(1, 60)], 900, 1),
+            ],
+            marks: vec![
+                mark(Mark::WindowStart, 0, 0, true),
+                mark(Mark::WindowEnd, 2000, 2, false),
+            ],
+            clock_ticks: 100,
+            cpus: 1,
+        };
+        assert_eq!(samples.window().len(), 2);
+        let f = samples.figures();
+        assert_eq!(f.rss_max_mib, Some(20.0));
+        assert_eq!(f.threads_end, Some(4.0));
     }
 
     #[test]

@@ -4,10 +4,12 @@
 
 mod cgroup;
 mod cpu_counters;
+mod cpu_time;
 mod environment;
 mod figures;
 mod git;
 mod net_path;
+mod page_cache;
 mod priority;
 mod procfs;
 mod sample;
@@ -17,13 +19,15 @@ mod tree;
 
 pub use cgroup::{cgroup_layout, Cgroup, CgroupJoiner};
 pub use cpu_counters::{cpu_counters, CpuCounters};
+pub use cpu_time::ProcCpu;
 pub use environment::{environment, Environment};
 pub use figures::AppFigures;
 pub use git::{git_info, GitInfo};
 pub use net_path::{local_addresses, net_path, NetPath};
+pub use page_cache::drop_page_cache;
 pub use priority::{nice, set_priority_high, HIGH_PRIORITY_NICE};
 pub use procfs::{allowed_cpus, clock_ticks_per_second, online_cpus};
 pub use sample::{sample_tree, ProcSample};
-pub use sampler::{Mark, Sampler, Samples};
+pub use sampler::{Mark, MarkRecord, Sampler, Samples};
 pub use sockets::{listener_owners, SocketOwner};
 pub use tree::descendants;

@@ -84,6 +84,16 @@ impl Stat {
         self.field(14) + self.field(15)
     }
 
+    /// cutime + cstime in clock ticks: children that exited and were reaped by this process.
+    pub fn children_cpu_ticks(&self) -> u64 {
+        self.field(16) + self.field(17)
+    }
+
+    /// When the process started, in clock ticks since boot.
+    pub fn start_ticks(&self) -> u64 {
+        self.field(22)
+    }
+
     pub fn nice(&self) -> i64 {
         self.field(19) as i64
     }
@@ -175,12 +185,14 @@ mod tests {
     #[test]
     fn stat_with_spaces_and_parens_in_comm() {
         let s =
-            Stat::parse("42 (a) b (c)) S 7 42 42 0 -1 4194560 1 0 0 0 11 22 0 0 20 -5 3 0 100 0 0")
+            Stat::parse("42 (a) b (c)) S 7 42 42 0 -1 4194560 1 0 0 0 11 22 4 5 20 -5 3 0 100 0 0")
                 .unwrap();
         assert_eq!(s.comm, "a) b (c)");
         assert_eq!(s.state, 'S');
         assert_eq!(s.ppid(), 7);
         assert_eq!(s.cpu_ticks(), 33);
+        assert_eq!(s.children_cpu_ticks(), 9);
+        assert_eq!(s.start_ticks(), 100);
         assert_eq!(s.nice(), -5);
         assert_eq!(s.num_threads(), 3);
     }

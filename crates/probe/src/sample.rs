@@ -2,7 +2,8 @@
 //! collects and the figures are computed from.
 
 use crate::cgroup::Cgroup;
-use crate::procfs::{read, status_value, Stat};
+use crate::cpu_time::{boot_ticks_now, proc_cpu, ProcCpu};
+use crate::procfs::{clock_ticks_per_second, read, status_value, Stat};
 use crate::tree::descendants;
 use std::collections::BTreeMap;
 use std::io::ErrorKind;
@@ -13,14 +14,22 @@ use std::time::Instant;
 pub struct ProcSample {
     /// When the snapshot was taken (monotonic).
     pub at: Instant,
-    /// utime + stime in clock ticks per process, so CPU is computed only over processes present
-    /// in two consecutive samples (a process that appears or exits does not fake a spike).
-    pub cpu_ticks: BTreeMap<i32, u64>,
+    /// The same instant in clock ticks since boot, the clock of processes' start times.
+    pub boot_ticks: u64,
+    /// The CPU account of each process (ns), so the CPU between two samples counts every
+    /// process that ran in between, children that lived less than an interval included.
+    pub cpu: BTreeMap<i32, ProcCpu>,
+    /// The cgroup's own CPU counter (ns), read first, at `at`: it sees every process that
+    /// ever ran in the cgroup, so it is preferred to the tree's accounts when present.
+    pub cgroup_cpu_ns: Option<u64>,
     /// Sum of VmRSS over the tree (shared pages are counted once per process).
     pub rss_bytes: u64,
     /// Sum of Private_Clean + Private_Dirty (USS) over the tree; `None` when any process's
     /// smaps could not be read (e.g. not permitted), because a partial sum would understate.
     pub uss_bytes: Option<u64>,
+    /// Sum of Pss over the tree: memory the tree owns, pages shared among its own processes
+    /// (a pre-fork server's copy-on-write heap) counted once; `None` like `uss_bytes`.
+    pub pss_bytes: Option<u64>,
     /// OS threads over the tree.
     pub threads: u64,
     /// Involuntary context switches summed over the live threads of the tree
@@ -53,11 +62,16 @@ pub fn sample_tree(root: i32, cgroup: Option<&Cgroup>) -> Option<ProcSample> {
         }
     }
     let at = Instant::now();
+    let clock_ticks = clock_ticks_per_second().max(1);
+    let tick_ns = 1_000_000_000 / clock_ticks;
     let mut sample = ProcSample {
         at,
-        cpu_ticks: BTreeMap::new(),
+        boot_ticks: boot_ticks_now(clock_ticks),
+        cpu: BTreeMap::new(),
+        cgroup_cpu_ns: cgroup.and_then(Cgroup::cpu_usage_ns),
         rss_bytes: 0,
         uss_bytes: Some(0),
+        pss_bytes: Some(0),
         threads: 0,
         nonvoluntary_ctxt_switches: 0,
         pids: 0,
@@ -77,7 +91,7 @@ pub fn sample_tree(root: i32, cgroup: Option<&Cgroup>) -> Option<ProcSample> {
             return None;
         }
         // A zombie has released its memory and threads; only its final CPU counts.
-        sample.cpu_ticks.insert(pid, stat.cpu_ticks());
+        sample.cpu.insert(pid, proc_cpu(pid, &stat, tick_ns));
         sample.pids += 1;
         if stat.state == 'Z' {
             continue;
@@ -87,14 +101,20 @@ pub fn sample_tree(root: i32, cgroup: Option<&Cgroup>) -> Option<ProcSample> {
             sample.threads += status_value(&status, "Threads").unwrap_or(stat.num_threads());
         }
         sample.nonvoluntary_ctxt_switches += nonvoluntary_switches(pid);
-        match private_bytes(pid) {
-            Ok(Some(b)) => {
+        match memory_rollup(pid) {
+            Ok(Some(r)) => {
                 if let Some(u) = sample.uss_bytes.as_mut() {
-                    *u += b;
+                    *u += r.uss;
+                }
+                if let Some(p) = sample.pss_bytes.as_mut() {
+                    *p += r.pss;
                 }
             }
             Ok(None) => {} // exited meanwhile
-            Err(()) => sample.uss_bytes = None,
+            Err(()) => {
+                sample.uss_bytes = None;
+                sample.pss_bytes = None;
+            }
         }
     }
     if let Some(cg) = cgroup {
@@ -119,9 +139,17 @@ fn nonvoluntary_switches(pid: i32) -> u64 {
         .sum()
 }
 
-/// USS of one process from smaps_rollup (or smaps on kernels before 4.14).
+/// What smaps says one process holds.
+struct Rollup {
+    /// Private_Clean + Private_Dirty: pages no other process maps.
+    uss: u64,
+    /// Pss: each page divided by the number of processes mapping it.
+    pss: u64,
+}
+
+/// USS and PSS of one process from smaps_rollup (or smaps on kernels before 4.14).
 /// `Ok(None)`: the process is gone. `Err`: it exists but cannot be read.
-fn private_bytes(pid: i32) -> Result<Option<u64>, ()> {
+fn memory_rollup(pid: i32) -> Result<Option<Rollup>, ()> {
     let rollup = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"));
     let text = match rollup {
         Ok(t) => t,
@@ -135,14 +163,17 @@ fn private_bytes(pid: i32) -> Result<Option<u64>, ()> {
         Err(e) if e.raw_os_error() == Some(libc::ESRCH) => return Ok(None),
         Err(_) => return Err(()),
     };
-    // Kernel threads and zombies have an empty rollup: they own no private memory.
-    let mut total = 0;
+    // Kernel threads and zombies have an empty rollup: they own no memory.
+    let mut r = Rollup { uss: 0, pss: 0 };
     for line in text.lines() {
         for key in ["Private_Clean", "Private_Dirty"] {
             if let Some(v) = status_value(line, key) {
-                total += v;
+                r.uss += v;
             }
         }
+        if let Some(v) = status_value(line, "Pss") {
+            r.pss += v;
+        }
     }
-    Ok(Some(total))
+    Ok(Some(r))
 }

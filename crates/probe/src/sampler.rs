@@ -4,7 +4,7 @@
 use crate::cgroup::Cgroup;
 use crate::procfs::{clock_ticks_per_second, online_cpus};
 use crate::sample::{sample_tree, ProcSample};
-use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
+use std::sync::mpsc::{channel, sync_channel, RecvTimeoutError, Sender, SyncSender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -18,8 +18,26 @@ pub enum Mark {
 }
 
 enum Msg {
-    Mark(Mark, Instant),
+    /// A mark, and where to say that its sample has been taken.
+    Mark(Mark, Instant, SyncSender<()>),
     Stop,
+}
+
+/// How long [`Sampler::mark`] waits for its sample: far more than one reading of a large
+/// tree takes, yet bounded so a stuck /proc cannot hang the run.
+const MARK_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// One announced phase boundary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MarkRecord {
+    pub mark: Mark,
+    /// When it was announced.
+    pub at: Instant,
+    /// Index of the sample taken in answer to it; when that sample could not be taken (the
+    /// app had exited), the index the next sample would get.
+    pub index: usize,
+    /// Whether the sample in answer was taken.
+    pub sampled: bool,
 }
 
 /// Handle on the sampling thread; `stop` it to get the samples back.
@@ -32,8 +50,7 @@ pub struct Sampler {
 #[derive(Debug, Clone)]
 pub struct Samples {
     pub(crate) samples: Vec<ProcSample>,
-    /// (mark, when it was announced, index of the sample taken in answer to it)
-    pub(crate) marks: Vec<(Mark, Instant, usize)>,
+    pub(crate) marks: Vec<MarkRecord>,
     pub(crate) clock_ticks: u64,
     pub(crate) cpus: usize,
 }
@@ -70,12 +87,18 @@ impl Sampler {
                 loop {
                     let wait = next.saturating_duration_since(Instant::now());
                     match rx.recv_timeout(wait) {
-                        Ok(Msg::Mark(mark, at)) => {
+                        Ok(Msg::Mark(mark, at, done)) => {
                             let index = out.samples.len();
-                            if let Some(s) = sample_tree(root, cgroup.as_ref()) {
-                                out.samples.push(s);
-                            }
-                            out.marks.push((mark, at, index));
+                            let sample = sample_tree(root, cgroup.as_ref());
+                            let sampled = sample.is_some();
+                            out.samples.extend(sample);
+                            out.marks.push(MarkRecord {
+                                mark,
+                                at,
+                                index,
+                                sampled,
+                            });
+                            let _ = done.send(());
                         }
                         Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => break,
                         Err(RecvTimeoutError::Timeout) => {
@@ -100,10 +123,18 @@ impl Sampler {
         }
     }
 
-    /// Records a phase boundary; the sampler takes a sample right away so the window's edges
-    /// are exact rather than up to one interval late.
+    /// Records a phase boundary and returns once the sampler has taken the sample that
+    /// answers it, so the window's edges are exact and whatever the caller does next (such as
+    /// telling the app to stop) cannot leak into the window's last reading.
     pub fn mark(&self, label: Mark) {
-        let _ = self.tx.send(Msg::Mark(label, Instant::now()));
+        let (done_tx, done_rx) = sync_channel(1);
+        if self
+            .tx
+            .send(Msg::Mark(label, Instant::now(), done_tx))
+            .is_ok()
+        {
+            let _ = done_rx.recv_timeout(MARK_TIMEOUT);
+        }
     }
 
     /// Stops the thread and returns what it collected.
@@ -140,20 +171,21 @@ impl Samples {
     }
 
     /// The samples of the measured window: from the one taken at `WindowStart` to the one taken
-    /// at `WindowEnd` (or the last one if the end was never marked). Without a `WindowStart`
-    /// mark, the whole run is the window.
+    /// at `WindowEnd` (or the last one if the end was never marked; the last one before it if
+    /// the app was gone by then). Without a `WindowStart` mark, the whole run is the window.
     pub fn window(&self) -> &[ProcSample] {
-        let start = self.mark_index(Mark::WindowStart);
-        let end = self.mark_index(Mark::WindowEnd);
+        let start = self.mark_record(Mark::WindowStart);
+        let end = self.mark_record(Mark::WindowEnd);
         let n = self.samples.len();
-        let from = start.unwrap_or(0).min(n);
-        // The end mark's sample sits at its index (if it was taken).
-        let to = end.map_or(n, |e| (e + 1).min(n)).max(from);
+        let from = start.map_or(0, |m| m.index).min(n);
+        let to = end
+            .map_or(n, |m| (m.index + usize::from(m.sampled)).min(n))
+            .max(from);
         &self.samples[from..to]
     }
 
     /// The marks announced, with when and at which sample index.
-    pub fn marks(&self) -> &[(Mark, Instant, usize)] {
+    pub fn marks(&self) -> &[MarkRecord] {
         &self.marks
     }
 
@@ -162,21 +194,19 @@ impl Samples {
         self.cpus
     }
 
-    fn mark_index(&self, mark: Mark) -> Option<usize> {
+    fn mark_record(&self, mark: Mark) -> Option<&MarkRecord> {
         // The last start and the first end after it, so a repeated mark doesn't widen the window.
         match mark {
             Mark::WindowStart => self
                 .marks
                 .iter()
                 .rev()
-                .find(|m| m.0 == Mark::WindowStart)
-                .map(|m| m.2),
+                .find(|m| m.mark == Mark::WindowStart),
             Mark::WindowEnd => {
-                let start = self.mark_index(Mark::WindowStart).unwrap_or(0);
+                let start = self.mark_record(Mark::WindowStart).map_or(0, |m| m.index);
                 self.marks
                     .iter()
-                    .find(|m| m.0 == Mark::WindowEnd && m.2 >= start)
-                    .map(|m| m.2)
+                    .find(|m| m.mark == Mark::WindowEnd && m.index >= start)
             }
         }
     }

@@ -154,3 +154,88 @@ fn names_are_validated_and_unique() {
     assert_ne!(Cgroup::unique_name(), Cgroup::unique_name());
     assert!(Cgroup::unique_name().starts_with(&format!("rigor-{}-", std::process::id())));
 }
+
+#[test]
+fn the_cgroup_counter_counts_children_shorter_than_a_sample() {
+    let Some(cg) = make() else { return };
+    if cg.cpu_usage_ns().is_none() {
+        eprintln!("skipped: {} has no CPU counter", cg.describe());
+        let _ = cg.remove();
+        return;
+    }
+    let _hog = CPU_HOG.lock().unwrap_or_else(|e| e.into_inner());
+    let (measured, truth) = measure_short_lived_children(Some(cg.clone()));
+    eprintln!("window CPU {measured:.3} s, kernel's count for the shell {truth:.3} s");
+    assert!(truth > 0.2, "the children burned only {truth} s");
+    // As in the tree test: the reference has clock-tick resolution.
+    assert!(
+        (measured - truth).abs() <= 0.08 + 0.05 * truth,
+        "window CPU {measured:.3} s vs kernel {truth:.3} s"
+    );
+    cg.kill_all();
+    cg.remove().unwrap();
+}
+
+#[test]
+fn the_cgroup_counter_counts_orphans_the_tree_cannot_see() {
+    let Some(cg) = make() else { return };
+    if cg.cpu_usage_ns().is_none() {
+        eprintln!("skipped: {} has no CPU counter", cg.describe());
+        let _ = cg.remove();
+        return;
+    }
+    let _hog = CPU_HOG.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = TempDir::new("orphans");
+    let ledger = dir.0.join("ns");
+    // Each busy child is orphaned at once (its parent subshell exits), so it leaves the tree;
+    // before exiting it appends its own runtime in ns (the shell's own schedstat) to a ledger.
+    let script = format!(
+        "sleep 0.4; k=0; while [ $k -lt 16 ]; do \
+           (sh -c 'i=0; while [ $i -lt 12000 ]; do i=$((i+1)); done; \
+                   read ns rest < /proc/self/schedstat; echo $ns >> {ledger}' &); \
+           sleep 0.05; k=$((k+1)); \
+         done; sleep 0.5; echo done; exec sleep 30",
+        ledger = ledger.display()
+    );
+    let joiner = cg.joiner().unwrap();
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c").arg(script);
+    // SAFETY: join_self only calls write(2) on already-open descriptors.
+    unsafe { cmd.pre_exec(move || joiner.join_self()) };
+    let mut p = spawn(&mut cmd);
+    let pid = p.pid();
+    let with_cgroup = Sampler::start(pid, Some(cg.clone()), Duration::from_millis(250));
+    let tree_only = Sampler::start(pid, None, Duration::from_millis(250));
+    with_cgroup.mark(Mark::WindowStart);
+    tree_only.mark(Mark::WindowStart);
+    let before = tree_cpu_secs_from_stat(pid);
+    assert_eq!(p.wait_line().trim(), "done");
+    with_cgroup.mark(Mark::WindowEnd);
+    tree_only.mark(Mark::WindowEnd);
+    let shell = tree_cpu_secs_from_stat(pid) - before;
+    let ledger: Vec<f64> = std::fs::read_to_string(&ledger)
+        .unwrap()
+        .lines()
+        .map(|l| l.trim().parse::<f64>().unwrap() / 1e9)
+        .collect();
+    assert_eq!(ledger.len(), 16, "every orphan wrote its runtime");
+    let truth = shell + ledger.iter().sum::<f64>();
+    let (counted, tree) = (
+        window_cpu_secs(&with_cgroup.stop()),
+        window_cpu_secs(&tree_only.stop()),
+    );
+    eprintln!(
+        "cgroup {counted:.3} s, tree {tree:.3} s; truth {truth:.3} s (orphans {:.3} s)",
+        truth - shell
+    );
+    // The orphans' own runtimes are exact but end before their exit (a few ms each of
+    // teardown the cgroup does count); the shell's part has tick resolution.
+    assert!(
+        (counted - truth).abs() <= 0.08 + 0.05 * truth,
+        "cgroup window CPU {counted:.3} s vs {truth:.3} s"
+    );
+    // The condition is real: the tree alone does not see them.
+    assert!(tree < counted - 0.5 * (truth - shell), "tree {tree:.3} s");
+    cg.kill_all();
+    cg.remove().unwrap();
+}

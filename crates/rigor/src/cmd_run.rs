@@ -74,6 +74,10 @@ pub struct RunArgs {
     /// Free text recorded in the result (what this run is about).
     #[arg(long = "description")]
     pub description: Option<String>,
+    /// Drop the kernel's page cache (after sync) before each iteration, so every iteration
+    /// reads its files cold and is charged for them (needs root; recorded per iteration).
+    #[arg(long = "drop-caches")]
+    pub drop_caches: bool,
     /// Turn every warning into a failure (exit 4).
     #[arg(long = "strict")]
     pub strict: bool,

@@ -142,6 +142,9 @@ pub struct Iteration {
     /// Outcome of `priority = "high"`: `raised` or why it could not be.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<String>,
+    /// With `--drop-caches`: whether the page cache was dropped before this iteration started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caches_dropped: Option<bool>,
 }
 
 /// Where the load went, relative to the application (DESIGN principle 3).
@@ -182,6 +185,7 @@ impl Iteration {
             network: None,
             machine: None,
             priority: None,
+            caches_dropped: None,
         }
     }
 }

@@ -102,6 +102,7 @@ pub(crate) mod tests {
             network: None,
             machine: None,
             priority: None,
+            caches_dropped: None,
         }
     }
 

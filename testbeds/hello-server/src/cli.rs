@@ -82,6 +82,14 @@ pub struct Args {
     /// Keep an idle child process alive alongside the server (killed on graceful exit).
     #[arg(long, env = "HELLO_SPAWN_CHILD", value_parser = BoolishValueParser::new())]
     pub spawn_child: bool,
+    /// After the shutdown signal, once the worker threads are gone: allocate and touch this
+    /// many MiB before exiting.
+    #[arg(long, env = "HELLO_SHUTDOWN_HOLD_MIB", default_value_t = 0)]
+    pub shutdown_hold_mib: u64,
+    /// After the shutdown signal, once the worker threads are gone: wait this many ms before
+    /// exiting.
+    #[arg(long, env = "HELLO_SHUTDOWN_LINGER_MS", default_value_t = 0)]
+    pub shutdown_linger_ms: u64,
     /// Internal: run as the idle child of the given parent pid.
     #[arg(long, hide = true, value_name = "PARENT_PID")]
     pub idle_child: Option<u32>,
@@ -190,6 +198,12 @@ fn serve(args: &Args, config: Config) -> ExitCode {
     signals.wait();
     let stats = server.stats();
     server.shutdown();
+    if args.shutdown_hold_mib > 0 || args.shutdown_linger_ms > 0 {
+        crate::knobs::shutdown::grow_and_linger(
+            args.shutdown_hold_mib,
+            Duration::from_millis(args.shutdown_linger_ms),
+        );
+    }
     let json = serde_json::to_string(&stats).unwrap_or_default();
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "hello-server stats: {json}");

@@ -211,3 +211,33 @@ fn read_file_warms_page_cache_before_listening() {
     assert_eq!(std::fs::metadata(&path).unwrap().len(), 2 << 20);
     std::fs::remove_file(&path).unwrap();
 }
+
+#[test]
+fn shutdown_knobs_drop_threads_then_grow_and_linger() {
+    let (mut child, _out, _addr) = spawn(&mut server(&[
+        "--shutdown-hold-mib",
+        "64",
+        "--shutdown-linger-ms",
+        "1500",
+    ]));
+    let status_of = |pid: u32| std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let value = |status: &str, key: &str| -> u64 {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap()
+    };
+    assert!(value(&status_of(child.id()), "Threads:") >= 3);
+    signal(&child, libc::SIGTERM);
+    let deadline = std::time::Instant::now() + Duration::from_secs(1);
+    let mut seen = false;
+    while std::time::Instant::now() < deadline && !seen {
+        let s = status_of(child.id());
+        seen = value(&s, "Threads:") == 1 && value(&s, "VmRSS:") >= 64 * 1024;
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(seen, "one thread and 64 MiB resident while lingering");
+    let status = wait_timeout(&mut child, Duration::from_secs(5)).expect("exits after lingering");
+    assert_eq!(status.code(), Some(0));
+}

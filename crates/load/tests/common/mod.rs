@@ -40,16 +40,19 @@ pub fn go(spec: &LoadSpec) -> LoadReport {
 }
 
 /// The server saw every request the engine sent: those measured, those sent during warmup, and
-/// (possibly) those still in flight when the window closed — closing the socket can discard
-/// requests the server had not read yet.
+/// (possibly) those still in flight when a run was cancelled or sent but given up as timeouts —
+/// closing the socket can discard requests the server had not read yet.
 pub fn assert_counts_match(srv: &Server, r: &LoadReport) {
     std::thread::sleep(Duration::from_millis(150));
     let seen = srv.stats().requests;
+    let never_sent = r.rate.map_or(0, |rate| rate.not_sent);
+    let sent_timeouts = r.errors.timeout - never_sent;
     let low = r.requests + r.outside_window.requests - r.in_flight_at_end;
-    let high = r.requests + r.outside_window.requests;
+    let high = r.requests + r.outside_window.requests + sent_timeouts;
     assert!(
         (low..=high).contains(&seen),
-        "server saw {seen}, engine: {} measured + {} outside window ({} in flight at end)",
+        "server saw {seen}, engine: {} measured + {} outside window ({} in flight at end, \
+         {sent_timeouts} sent and timed out)",
         r.requests,
         r.outside_window.requests,
         r.in_flight_at_end

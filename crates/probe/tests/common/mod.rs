@@ -117,3 +117,64 @@ pub fn schedstat_ns(pid: i32) -> u64 {
 /// Serialises the CPU-hungry tests of one binary so they don't starve each other on a
 /// small machine.
 pub static CPU_HOG: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// utime + stime + cutime + cstime of `pid` in seconds, from /proc/PID/stat: the process and
+/// every child it has reaped, as the kernel accounts them.
+pub fn tree_cpu_secs_from_stat(pid: i32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after = &stat[stat.rfind(')').unwrap() + 2..];
+    // Fields 14..=17 of proc(5); `after` starts at field 3.
+    let f: Vec<u64> = after
+        .split_whitespace()
+        .skip(11)
+        .take(4)
+        .map(|v| v.parse().unwrap())
+        .collect();
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    f.iter().sum::<u64>() as f64 / hz
+}
+
+/// A shell that sleeps `delay`, then runs `n` short-lived busy subshells one after another
+/// (each lives a few ms: far less than a sampling interval), prints `done` and idles.
+pub fn short_lived_children_script(n: u32, delay: &str) -> String {
+    format!(
+        "sleep {delay}; k=0; while [ $k -lt {n} ]; do \
+           (i=0; while [ $i -lt 4000 ]; do i=$((i+1)); done); k=$((k+1)); \
+         done; echo done; exec sleep 30"
+    )
+}
+
+/// CPU seconds the figures give for the measured window: the mean over the window times its
+/// length, in cores.
+pub fn window_cpu_secs(samples: &rigor_probe::Samples) -> f64 {
+    let w = samples.window();
+    let secs = w.last().unwrap().at.duration_since(w[0].at).as_secs_f64();
+    let f = samples.figures();
+    f.cpu_mean_pct.unwrap() / 100.0 * samples.cpus_for_normalising() as f64 * secs
+}
+
+/// Runs the short-lived-children workload under a sampler (with `cgroup` when given) and
+/// returns (CPU seconds the figures give for the window, the kernel's count for the shell and
+/// every child it reaped over the same window).
+pub fn measure_short_lived_children(cgroup: Option<rigor_probe::Cgroup>) -> (f64, f64) {
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg("-c").arg(short_lived_children_script(80, "0.4"));
+    if let Some(cg) = &cgroup {
+        let joiner = cg.joiner().unwrap();
+        // SAFETY: join_self only calls write(2) on already-open descriptors.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || joiner.join_self())
+        };
+    }
+    let mut p = spawn(&mut cmd);
+    let pid = p.pid();
+    let sampler = rigor_probe::Sampler::start(pid, cgroup, Duration::from_millis(250));
+    sampler.mark(rigor_probe::Mark::WindowStart);
+    let before = tree_cpu_secs_from_stat(pid);
+    assert_eq!(p.wait_line().trim(), "done");
+    sampler.mark(rigor_probe::Mark::WindowEnd);
+    let truth = tree_cpu_secs_from_stat(pid) - before;
+    let samples = sampler.stop();
+    (window_cpu_secs(&samples), truth)
+}

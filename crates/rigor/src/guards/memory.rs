@@ -13,8 +13,10 @@ pub fn record_figures(f: &AppFigures, m: &mut BTreeMap<String, f64>) {
         ("app.rss", f.rss_max_mib),
         ("app.rss.lifetime", f.rss_lifetime_max_mib),
         ("app.private", f.private_max_mib),
+        ("app.owned", f.owned_max_mib),
         ("app.cgroup.memory", f.cgroup_memory_max_mib),
         ("app.cgroup.cache", f.cgroup_cache_max_mib),
+        ("app.cgroup.anon", f.cgroup_anon_mib),
         ("app.threads.start", f.threads_start),
         ("app.threads.end", f.threads_end),
         ("app.threads.max", f.threads_max),
@@ -45,7 +47,117 @@ pub fn page_cache_guard(m: &BTreeMap<String, f64>, warnings: &mut Vec<Warning>) 
                 "the cgroup holds {cache:.0} MiB of page cache, the process {rss:.0} MiB: cgroup memory \
                  ({cg:.0} MiB) is mostly the kernel's reclaimable cache, not the application's memory"
             ),
-            "size the app by app.rss / app.private; cgroup totals (docker stats) include files it read",
+            "size the app by app.owned (or app.rss / app.private); cgroup totals (docker stats) include files it read",
         ));
+    }
+}
+
+/// The path (and query) of a URL, `/` when it has none: what tells two probes apart.
+fn url_path(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    rest.find('/').map_or("/", |i| &rest[i..])
+}
+
+/// Whether a readiness probe on `ready_url` asks for something else than the load on `load_url`.
+pub fn probes_another_url(ready_url: &str, load_url: &str) -> bool {
+    url_path(ready_url) != url_path(load_url)
+}
+
+/// Growth (MiB) that counts as material: a pre-warmed cache or heap, not allocator noise.
+const MATERIAL_GROWTH_MIB: f64 = 16.0;
+
+/// Warns when the readiness probe, on another URL than the load's, grew the application's
+/// memory materially (`before`/`after` MiB around it): the load then runs on a heap or cache
+/// its own URL never built, and app.rss reports the probe's memory as the load's.
+pub fn readiness_memory_guard(
+    ready_url: &str,
+    load_url: &str,
+    before_mib: f64,
+    after_mib: f64,
+    warnings: &mut Vec<Warning>,
+) {
+    let load = url_path(load_url);
+    let growth = after_mib - before_mib;
+    if !probes_another_url(ready_url, load_url)
+        || growth < MATERIAL_GROWTH_MIB
+        || growth < 0.25 * before_mib
+    {
+        return;
+    }
+    warnings.push(Warning::new(
+        "readiness_memory",
+        format!(
+            "the readiness probe {ready_url} grew the application's memory by {growth:.0} MiB \
+             ({before_mib:.0} → {after_mib:.0} MiB) before the load on {load}: the load ran on \
+             memory its own URL did not build, and app.rss counts it"
+        ),
+        "make readiness a cheap URL (a health check), the load's own URL, or a TCP check",
+    ));
+}
+
+/// Warns when the cgroup's page cache differs materially between iterations of a row
+/// (`caches[i]` = app.cgroup.cache of iteration i, MiB): files an earlier iteration brought
+/// into the cache stay there and are charged to nobody in the next, so app.cgroup.memory
+/// differs by iteration for a reason that is not the app.
+pub fn carried_page_cache_guard(caches: &[(usize, f64)], warnings: &mut Vec<Warning>) {
+    let (Some(max), Some(min)) = (
+        caches.iter().max_by(|a, b| a.1.total_cmp(&b.1)),
+        caches.iter().min_by(|a, b| a.1.total_cmp(&b.1)),
+    ) else {
+        return;
+    };
+    if max.1 - min.1 < MATERIAL_GROWTH_MIB || min.1 > 0.5 * max.1 {
+        return;
+    }
+    warnings.push(Warning::new(
+        "page_cache_carried",
+        format!(
+            "the application's page cache differs by iteration ({:.1} MiB in iteration {}, \
+             {:.1} MiB in iteration {}): files cached by an earlier iteration are not charged \
+             to the next, so app.cgroup.memory differs by iteration",
+            max.1,
+            max.0 + 1,
+            min.1,
+            min.0 + 1
+        ),
+        "run with --drop-caches (as root) to start every iteration with a cold page cache, \
+         or size the app by app.rss / app.owned",
+    ));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_paths() {
+        assert_eq!(url_path("http://127.0.0.1:8080/big?x=1"), "/big?x=1");
+        assert_eq!(url_path("http://[::1]:80"), "/");
+        assert_eq!(url_path("/small"), "/small");
+    }
+
+    #[test]
+    fn readiness_growth_is_named_only_when_material_and_on_another_url() {
+        let mut w = Vec::new();
+        let (big, small) = ("http://h:1/big", "http://h:1/small");
+        readiness_memory_guard(big, small, 10.0, 20.0, &mut w); // below 16 MiB
+        readiness_memory_guard(big, small, 400.0, 450.0, &mut w); // below 25%
+        readiness_memory_guard(small, small, 10.0, 180.0, &mut w); // the load's own URL
+        assert!(w.is_empty());
+        readiness_memory_guard(big, small, 10.0, 180.0, &mut w);
+        assert_eq!(w.len(), 1);
+        assert!(w[0].message.contains("http://h:1/big"), "{}", w[0].message);
+    }
+
+    #[test]
+    fn carried_cache_needs_a_material_spread() {
+        let mut w = Vec::new();
+        carried_page_cache_guard(&[(0, 64.0), (1, 60.0)], &mut w);
+        carried_page_cache_guard(&[(0, 10.0), (1, 0.0)], &mut w);
+        carried_page_cache_guard(&[], &mut w);
+        assert!(w.is_empty());
+        carried_page_cache_guard(&[(0, 64.0), (1, 0.2), (2, 0.3)], &mut w);
+        assert_eq!(w.len(), 1);
+        assert!(w[0].message.contains("64.0 MiB in iteration 1"));
     }
 }

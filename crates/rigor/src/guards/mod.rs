@@ -8,7 +8,9 @@ mod proxy;
 
 pub use debug_build::debug_build_warnings;
 pub use machine::{busy_now_pct, machine_guards, noisy_machine_before_run, noisy_row};
-pub use memory::record_figures;
+pub use memory::{
+    carried_page_cache_guard, probes_another_url, readiness_memory_guard, record_figures,
+};
 pub use proxy::proxy_guard;
 
 use crate::result::{Iteration, Warning};

@@ -24,6 +24,14 @@ pub fn summarize_and_compare(
         if let Some(w) = guards::noisy_row(&args.primary, row.summary.get(&args.primary)) {
             row.warnings.push(w);
         }
+        // Iterations that started with a dropped page cache carried nothing over.
+        let caches: Vec<(usize, f64)> = row
+            .iterations
+            .iter()
+            .filter(|i| i.error.is_none() && i.caches_dropped != Some(true))
+            .filter_map(|i| Some((i.index, *i.measurements.get("app.cgroup.cache")?)))
+            .collect();
+        guards::carried_page_cache_guard(&caches, &mut row.warnings);
     }
     if variant_order.len() < 2 {
         return;

@@ -22,6 +22,8 @@ pub struct IterationContext<'a> {
     pub sequence: usize,
     pub log: PathBuf,
     pub sample_interval: Duration,
+    /// Drop the page cache before the app starts (`--drop-caches`).
+    pub drop_caches: bool,
     pub progress: &'a Progress,
     pub label: String,
 }
@@ -64,6 +66,9 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
                 o.comm
             ));
         }
+    }
+    if ctx.drop_caches {
+        super::readings::drop_caches(it);
     }
     let cgroup = match Cgroup::create(&format!("rigor-{}-{}", std::process::id(), ctx.sequence)) {
         Ok(c) => Some(c),
@@ -115,6 +120,9 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
         .unwrap_or_else(rigor_probe::online_cpus);
     let sampler = Sampler::start_with(app.pid, cgroup.clone(), ctx.sample_interval, norm);
     let result = drive(ctx, it, &mut app, &sampler, &status);
+    // The window's last reading is taken before the app is told to stop (a no-op when the
+    // load already ended it), so nothing the app does on shutdown is in the window.
+    sampler.mark(Mark::WindowEnd);
     status("stopping");
     let stop = app.stop(app_job.stop_timeout, cgroup.as_ref());
     let samples = sampler.stop();
@@ -179,11 +187,7 @@ fn drive(
     let row = ctx.row;
     let load_job = &row.load;
     status("waiting until ready");
-    let ready = app.wait_ready(
-        &row.app.ready,
-        row.app.ready_timeout,
-        &mut it.outside_window,
-    )?;
+    let ready = super::readings::ready_watching_memory(ctx, it, app)?;
     it.measurements
         .insert("app.start_time".into(), ready.as_secs_f64() * 1e3);
     it.network = Some(guards::proxy_guard(

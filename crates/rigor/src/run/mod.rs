@@ -14,6 +14,7 @@ mod output;
 mod plan;
 mod procs;
 mod progress;
+mod readings;
 mod reaper;
 mod schedule;
 pub mod sentinel;
@@ -161,6 +162,7 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
                     slot.iteration + 1
                 )),
                 sample_interval: settings.sample_interval,
+                drop_caches: args.drop_caches,
                 progress: &progress,
                 label: label.clone(),
             };

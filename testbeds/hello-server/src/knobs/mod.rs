@@ -4,4 +4,5 @@ pub(crate) mod error_rate;
 pub(crate) mod hold;
 pub mod process;
 pub mod read_file;
+pub mod shutdown;
 pub(crate) mod stall;

@@ -1,0 +1,365 @@
+//! `rigor run`'s readings of the application against what the test knows: what the app does on
+//! shutdown stays out of the window, a readiness probe that warms the heap is named, and page
+//! cache carried between iterations is caught (and dropped with --drop-caches).
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::os::unix::io::AsRawFd;
+use std::path::Path;
+
+fn warning_kinds(warnings: &Value) -> Vec<String> {
+    warnings
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|w| w["kind"].as_str().unwrap_or("").to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+#[test]
+fn what_the_app_does_on_shutdown_is_not_in_the_window() {
+    let dir = temp_dir("shutdown-growth");
+    let port = free_port();
+    // On SIGTERM the server's workers exit, then it grows by 300 MiB and lingers.
+    let toml = config(
+        port,
+        "--shutdown-hold-mib 300 --shutdown-linger-ms 300",
+        "/plaintext",
+        "",
+    );
+    // Frequent samples keep the sampler busy, so a window end read late would be caught.
+    let (out, json) = run(&dir, &toml, &["-i", "3", "--sample-interval", "20ms"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    for it in iterations(json.as_ref().unwrap()) {
+        let (start, end) = (m(it, "app.threads.start"), m(it, "app.threads.end"));
+        assert!(start.unwrap() >= 2.0, "threads at start {start:?}");
+        assert_eq!(end, start, "threads at the window's end");
+        let rss = m(it, "app.rss").unwrap();
+        assert!(
+            rss < 100.0,
+            "app.rss {rss} MiB includes the shutdown's 300 MiB"
+        );
+        assert!(
+            m(it, "app.ctx_switches.involuntary").is_some(),
+            "context switches across the window"
+        );
+        // The shutdown did grow the app (by up to 300 MiB), and the lifetime figure saw it.
+        let lifetime = m(it, "app.rss.lifetime").unwrap();
+        assert!(lifetime > rss + 100.0, "app.rss.lifetime {lifetime}");
+    }
+}
+
+#[test]
+fn a_readiness_probe_that_warms_the_heap_is_named() {
+    // Ready on /json, which makes the server hold 150 MiB; the load is on /plaintext.
+    let dir = temp_dir("ready-warms");
+    let port = free_port();
+    let toml = config(port, "--hold-mib 150 --hold-after /json", "/plaintext", "").replace(
+        &format!("http://127.0.0.1:{port}/health"),
+        &format!("http://127.0.0.1:{port}/json"),
+    );
+    let (out, json) = run(&dir, &toml, &["-i", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let it = &iterations(json.as_ref().unwrap())[0];
+    let w = it["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "readiness_memory")
+        .unwrap_or_else(|| panic!("no readiness_memory warning: {}", it["warnings"]));
+    let msg = w["message"].as_str().unwrap();
+    eprintln!("{msg}");
+    assert!(msg.contains("/json"), "{msg}");
+    assert!(msg.contains("/plaintext"), "{msg}");
+    assert!(m(it, "app.rss").unwrap() >= 150.0);
+
+    // The same growth caused by the load's own URL is the load's: no warning.
+    let dir = temp_dir("ready-cheap");
+    let port = free_port();
+    let toml = config(port, "--hold-mib 150 --hold-after /json", "/json", "");
+    let (out, json) = run(&dir, &toml, &["-i", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let it = &iterations(json.as_ref().unwrap())[0];
+    assert!(!warning_kinds(&it["warnings"]).contains(&"readiness_memory".to_string()));
+    assert!(m(it, "app.rss").unwrap() >= 150.0);
+}
+
+/// Writes `mib` MiB to `path` and evicts it from the page cache.
+fn cold_file(path: &Path, mib: usize) {
+    std::fs::write(path, vec![7u8; mib << 20]).unwrap();
+    let f = std::fs::File::open(path).unwrap();
+    f.sync_all().unwrap();
+    // SAFETY: advisory call on an open descriptor.
+    let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    assert_eq!(rc, 0);
+}
+
+#[test]
+fn page_cache_carried_between_iterations_is_caught_and_drop_caches_ends_it() {
+    if !is_root() {
+        eprintln!("skipped: cgroups and dropping caches need root");
+        return;
+    }
+    let dir = temp_dir("carried-cache");
+    let file = dir.join("data.bin");
+    cold_file(&file, 64);
+    let port = free_port();
+    // The app reads a file at start (as a server loads its assets) without evicting it.
+    let bin = hello_server();
+    let toml = config(port, "", "/plaintext", "").replace(
+        &format!("command = \"{} ", bin.display()),
+        &format!(
+            "command = \"cat {} > /dev/null; exec {} ",
+            file.display(),
+            bin.display()
+        ),
+    );
+    assert!(toml.contains("cat "), "{toml}");
+
+    let (out, json) = run(&dir, &toml, &["-i", "3"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let json = json.unwrap();
+    let its = iterations(&json);
+    if its.iter().any(|i| m(i, "app.cgroup.cache").is_none()) {
+        eprintln!(
+            "skipped: no cgroup for the application: {}",
+            its[0]["warnings"]
+        );
+        return;
+    }
+    let caches: Vec<f64> = its
+        .iter()
+        .map(|i| m(i, "app.cgroup.cache").unwrap())
+        .collect();
+    eprintln!("app.cgroup.cache by iteration: {caches:?}");
+    // The first iteration read the file cold; the later ones found it cached.
+    assert!(caches[0] >= 48.0, "{caches:?}");
+    assert!(caches[1..].iter().all(|c| *c < 16.0), "{caches:?}");
+    let row_warnings = warning_kinds(&json["rows"][0]["warnings"]);
+    assert!(
+        row_warnings.contains(&"page_cache_carried".to_string()),
+        "{}",
+        json["rows"][0]["warnings"]
+    );
+
+    let (out, json) = run(&dir, &toml, &["-i", "2", "--drop-caches"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let json = json.unwrap();
+    let its = iterations(&json);
+    if its[0]["caches_dropped"] == false {
+        eprintln!("skipped: {}", its[0]["warnings"]);
+        return;
+    }
+    let caches: Vec<f64> = its
+        .iter()
+        .map(|i| m(i, "app.cgroup.cache").unwrap())
+        .collect();
+    eprintln!("with --drop-caches: {caches:?}");
+    for it in its {
+        assert_eq!(it["caches_dropped"], true);
+    }
+    assert!(caches.iter().all(|c| *c >= 48.0), "{caches:?}");
+    assert!(
+        !warning_kinds(&json["rows"][0]["warnings"]).contains(&"page_cache_carried".to_string())
+    );
+}
+
+#[test]
+fn cpu_of_children_shorter_than_a_sample_is_counted() {
+    let dir = temp_dir("short-children");
+    let port = free_port();
+    let reference = dir.join("reference.txt");
+    // A shell that keeps forking busy subshells of a few ms each (far shorter than the 250 ms
+    // sampling interval) beside a lightly loaded server; on SIGTERM it writes the kernel's
+    // account of its reaped children (`times`) and its lifetime, the test's reference.
+    let bin = hello_server();
+    let command = format!(
+        "start=$(date +%s.%N); \
+         trap 'end=$(date +%s.%N); times > {r}.t; echo $start $end >> {r}.t; mv {r}.t {r}; kill $srv; exit 0' TERM; \
+         {bin} --port {port} --threads 1 & srv=$!; \
+         while :; do (i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done); done",
+        r = reference.display(),
+        bin = bin.display(),
+    );
+    let toml = config(port, "", "/plaintext", "rate = 50")
+        .replace("duration = \"1s\"", "duration = \"3s\"")
+        .replace(
+            &format!("command = \"{} --port {port} --threads 1 \"", bin.display()),
+            &format!("command = {}", toml_string(&command)),
+        );
+    assert!(toml.contains("trap"), "{toml}");
+    let (out, json) = run(&dir, &toml, &["-i", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let it = &iterations(json.as_ref().unwrap())[0];
+    let text = std::fs::read_to_string(&reference).expect("the shell's reference");
+    let lines: Vec<&str> = text.lines().collect();
+    // `times`: the shell's own user/system, then its reaped children's; then start and end.
+    let secs = |f: &str| -> f64 {
+        let (m, s) = f.trim_end_matches('s').split_once('m').unwrap();
+        m.parse::<f64>().unwrap() * 60.0 + s.parse::<f64>().unwrap()
+    };
+    let cpu: f64 = lines[..2]
+        .iter()
+        .flat_map(|l| l.split_whitespace())
+        .map(secs)
+        .sum();
+    let (start, end) = lines[2].split_once(' ').unwrap();
+    let life = end.parse::<f64>().unwrap() - start.parse::<f64>().unwrap();
+    let truth = cpu / life * 100.0;
+    let cores: f64 = m(it, "app.cpu.avg").unwrap() * online_cpus();
+    eprintln!("app.cpu.avg in cores {cores:.1}%, the shell's own account {truth:.1}% of a core");
+    assert!(truth > 5.0, "the children got only {truth:.1}% of a core");
+    // The reference is the shell's whole life and the figure the window inside it; on a busy
+    // machine the share the children get varies over time, hence the wide band. Missing the
+    // children reads a few percent at most.
+    assert!(
+        (0.5 * truth..=1.5 * truth + 5.0).contains(&cores),
+        "app.cpu.avg {cores:.1}% of a core vs {truth:.1}%"
+    );
+    let max = m(it, "app.cores").unwrap();
+    assert!(
+        max >= cores - 1e-6,
+        "app.cores {max} below the mean {cores}"
+    );
+    // One child runs at a time (the shell waits for it) beside a server at 50 requests/s:
+    // about one core at most, with no clock tick of error to lift it above.
+    assert!(max <= 115.0, "app.cores {max}");
+}
+
+/// A TOML basic string holding `s`.
+fn toml_string(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// The CPU count that 100% of app.cpu means for an unpinned app: the online CPUs.
+fn online_cpus() -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) as f64 }
+}
+
+#[test]
+fn memory_a_pre_fork_server_shares_with_its_workers_is_owned_once() {
+    // The parent touches 96 MiB, forks two workers that keep it shared copy-on-write, and
+    // serves HTTP itself.
+    let dir = temp_dir("pre-fork");
+    let port = free_port();
+    let script = dir.join("prefork.py");
+    std::fs::write(
+        &script,
+        format!(
+            r#"import os, time
+from http.server import HTTPServer, BaseHTTPRequestHandler
+heap = bytearray(96 << 20)
+for i in range(0, len(heap), 4096):
+    heap[i] = 1
+for _ in range(2):
+    if os.fork() == 0:
+        while True:
+            time.sleep(60)
+class H(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"ok")
+    def log_message(self, *a):
+        pass
+HTTPServer(("127.0.0.1", {port}), H).serve_forever()
+"#
+        ),
+    )
+    .unwrap();
+    let toml = format!(
+        r#"
+[jobs.app]
+command = "python3 {script}"
+ready = {{ http = "http://127.0.0.1:{port}/", timeout = "20s" }}
+stop_timeout = "2s"
+
+[jobs.load]
+url = "http://127.0.0.1:{port}/"
+connections = 1
+rate = 50
+warmup = "300ms"
+duration = "1s"
+
+[scenarios.s]
+application = "app"
+load = "load"
+"#,
+        script = script.display()
+    );
+    let (out, json) = run(&dir, &toml, &["-i", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let it = &iterations(json.as_ref().unwrap())[0];
+    let (owned, private, rss) = (
+        m(it, "app.owned").expect("app.owned"),
+        m(it, "app.private").unwrap(),
+        m(it, "app.rss").unwrap(),
+    );
+    eprintln!("app.owned {owned:.1} MiB, app.private {private:.1} MiB, app.rss {rss:.1} MiB");
+    // USS misses the shared heap, RSS counts it three times; owned counts it once, plus the
+    // interpreters' own footprint (well under 16 MiB each).
+    assert!(private < 60.0, "app.private {private}");
+    assert!(rss > 3.0 * 96.0, "app.rss {rss}");
+    assert!((96.0..96.0 + 48.0).contains(&owned), "app.owned {owned}");
+    // The kernel's own count, where there is a cgroup: its anonymous memory holds the heap once.
+    if let Some(anon) = m(it, "app.cgroup.anon") {
+        eprintln!("app.cgroup.anon {anon:.1} MiB");
+        assert!(
+            (96.0..96.0 + 48.0).contains(&anon),
+            "app.cgroup.anon {anon}"
+        );
+    }
+}
+
+#[test]
+fn drop_caches_without_permission_is_said_and_recorded() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    let dir = temp_dir("drop-caches-denied");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let port = free_port();
+    std::fs::write(dir.join("rigor.toml"), config(port, "", "/plaintext", "")).unwrap();
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_rigor"));
+    cmd.args([
+        "run",
+        "--json",
+        "result.json",
+        "--out-dir",
+        "out",
+        "-i",
+        "1",
+    ])
+    .arg("--drop-caches")
+    .current_dir(&dir)
+    .env("NO_COLOR", "1");
+    if is_root() {
+        // Root may drop caches: run as nobody to meet the case a normal user meets.
+        cmd.uid(65534).gid(65534);
+    }
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    let it = &iterations(&json)[0];
+    assert_eq!(it["caches_dropped"], false, "{it}");
+    let w = it["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "drop_caches")
+        .unwrap_or_else(|| panic!("no drop_caches warning: {}", it["warnings"]));
+    let msg = w["message"].as_str().unwrap();
+    assert!(msg.contains("not permitted"), "{msg}");
+    assert!(text(&out).contains("drop_caches"), "{}", text(&out));
+}
