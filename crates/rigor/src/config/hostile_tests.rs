@@ -193,7 +193,7 @@ fn a_lone_matrix_value_says_a_list_was_expected() {
 fn engine_limits_are_checked_while_planning() {
     let text = BASE.replace(
         "duration = \"2s\"",
-        "timeout = \"2h\"\nconnections = 5000\npipeline = 1000\nthreads = 5000",
+        "timeout = \"2h\"\nconnections = 5000\npipeline = 1000\nthreads = 5000\nrate = 1e13",
     );
     let req = PlanRequest {
         profile: "local".into(),
@@ -205,10 +205,13 @@ fn engine_limits_are_checked_while_planning() {
     };
     let c = Config::parse(Path::new("/tmp/x/rigor.toml"), text).unwrap();
     let p = c.plan("s", &req).unwrap_err().messages().to_vec();
-    assert_eq!(p.len(), 3, "{p:#?}");
+    assert_eq!(p.len(), 4, "{p:#?}");
     assert!(p
         .iter()
         .any(|m| m.contains("rigor.toml:10: jobs.load.timeout") && m.contains("3600s")));
+    assert!(p
+        .iter()
+        .any(|m| m.contains("rigor.toml:14: jobs.load.rate") && m.contains("1e12")));
     assert!(p.iter().any(
         |m| m.contains("rigor.toml:12: jobs.load.pipeline") && m.contains("requests in flight")
     ));

@@ -9,6 +9,7 @@ use super::resolve::Origin;
 use super::{Config, PlanRequest, Vars};
 use crate::duration::parse_duration;
 use indexmap::IndexMap;
+use rigor_load::{MAX_RATE, MAX_TIMEOUT};
 use std::time::Duration;
 
 /// Load-job keys a matrix, variant or `--var` variable of the same name overrides.
@@ -22,17 +23,11 @@ const LOAD_KEYS: &[&str] = &[
     "timeout",
 ];
 
-/// The most worker threads of one load job.
-pub const MAX_THREADS: u64 = 1024;
-/// The most requests in flight on one connection.
-pub const MAX_PIPELINE: u64 = 1024;
-/// The most requests in flight (connections × pipeline) of one load job.
-pub const MAX_IN_FLIGHT: u64 = 1 << 22;
-/// The longest request timeout.
-pub const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
-/// The most connections of one load job, whatever the open-file limit.
-pub const MAX_CONNECTIONS: u64 = 1_000_000;
-
+// The engine's own limits, so a plan that passes here is one the engine accepts.
+const MAX_THREADS: u64 = rigor_load::MAX_THREADS as u64;
+const MAX_PIPELINE: u64 = rigor_load::MAX_PIPELINE as u64;
+const MAX_IN_FLIGHT: u64 = rigor_load::MAX_IN_FLIGHT as u64;
+const MAX_CONNECTIONS: u64 = rigor_load::MAX_CONNECTIONS as u64;
 /// A load key's text and where it was written.
 enum Source<'a> {
     Key,
@@ -184,14 +179,16 @@ impl Config {
             ));
         }
         let rate = value("rate", &job.rate, p).and_then(|(t, src)| match t.trim().parse::<f64>() {
-            Ok(r) if r > 0.0 && r.is_finite() => Some(r),
+            Ok(r) if r > 0.0 && r <= MAX_RATE => Some(r),
             _ => {
                 p.add(self.load_error(
                     &table,
                     scenario,
                     "rate",
                     &src,
-                    &format!("`{t}` is not a positive number of requests per second"),
+                    &format!(
+                        "`{t}` is not a number of requests per second between 0 and {MAX_RATE:e}"
+                    ),
                 ));
                 None
             }
