@@ -134,10 +134,10 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<i32> {
     }
 
     let doc = document(&report);
-    print!(
-        "{}",
-        report::terminal::render_document(&doc, report::terminal::use_color())
-    );
+    crate::run::console::out(&report::terminal::render_document(
+        &doc,
+        report::terminal::use_color(),
+    ));
 
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&report)?;
@@ -156,10 +156,10 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<i32> {
             .open(&summary)
             .and_then(|mut f| writeln!(f, "{markdown}"));
         if let Err(e) = appended {
-            eprintln!(
+            crate::run::console::err(&format!(
                 "rigor: cannot append to $GITHUB_STEP_SUMMARY ({}): {e}",
                 Path::new(&summary).display()
-            );
+            ));
         }
     }
 
@@ -167,21 +167,21 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<i32> {
         let found = comparison::regressions(&report.comparisons, &watched);
         let shown = report::terminal::visible;
         for c in &found {
-            eprintln!(
+            crate::run::console::err(&format!(
                 "rigor: regression in {} ({} vs {}{}): {}",
                 shown(&c.measurement),
                 shown(&c.candidate),
                 shown(&c.baseline),
                 shown(&row_suffix(&c.row)),
                 c.change_pct.map(format::signed_pct).unwrap_or_default()
-            );
+            ));
         }
         for c in report
             .comparisons
             .iter()
             .filter(|c| watched.contains(&c.measurement) && c.verdict == "inconclusive")
         {
-            eprintln!(
+            crate::run::console::err(&format!(
                 "rigor: {} is inconclusive ({} vs {}{}){}",
                 shown(&c.measurement),
                 shown(&c.candidate),
@@ -191,7 +191,7 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<i32> {
                     .as_deref()
                     .map(|n| format!(": {n}"))
                     .unwrap_or_default()
-            );
+            ));
         }
         if !found.is_empty() {
             return Ok(EXIT_REGRESSION);

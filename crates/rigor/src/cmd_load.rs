@@ -152,7 +152,7 @@ pub fn execute(args: &LoadArgs) -> anyhow::Result<i32> {
     let spec = match build_spec(args) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::run::console::err(&format!("error: {e}"));
             return Ok(2);
         }
     };
@@ -179,7 +179,9 @@ pub fn execute(args: &LoadArgs) -> anyhow::Result<i32> {
     let report = match outcome {
         Ok(r) => r,
         Err(rigor_load::LoadError::Interrupted) => {
-            eprintln!("rigor: interrupted before the load started; nothing was measured");
+            crate::run::console::err(
+                "rigor: interrupted before the load started; nothing was measured",
+            );
             return Ok(EXIT_INTERRUPTED);
         }
         // Flatten the error: its message already names the cause, so a chain would repeat it.
@@ -204,10 +206,10 @@ pub fn execute(args: &LoadArgs) -> anyhow::Result<i32> {
         }
     }
     if report.cancelled || crate::interrupt::interrupted() {
-        eprintln!(
+        crate::run::console::err(&format!(
             "rigor: load interrupted after {} of the measured window; the figures above cover only that",
             fmt_secs(report.measured_secs)
-        );
+        ));
         return Ok(EXIT_INTERRUPTED);
     }
     Ok(0)

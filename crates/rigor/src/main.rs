@@ -52,7 +52,7 @@ fn main() -> ExitCode {
     match outcome {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
         Err(e) => {
-            eprintln!("error: {}", error_text(&e));
+            run::console::err(&format!("error: {}", error_text(&e)));
             ExitCode::from(1)
         }
     }

@@ -461,3 +461,32 @@ fn hostile_descriptions_and_file_names_reach_the_step_summary_as_text() {
     assert!(!unescaped("<img"), "{md}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn closed_stdout_and_stderr_still_write_the_json_and_the_exit_code() {
+    // `rigor compare … | head -0` in a script whose stderr is gone too: the verdict and the JSON
+    // must survive the closed terminal.
+    let dir = temp_dir("closed");
+    let a = dir.join("a.json");
+    let b = dir.join("b.json");
+    let out = dir.join("out.json");
+    std::fs::write(&a, result_json(100_000.0, 10, "6.8.0")).unwrap();
+    std::fs::write(&b, result_json(90_000.0, 10, "6.8.0")).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rigor"))
+        .arg("compare")
+        .args([&a, &b])
+        .args(["--fail-on-regression", "--json", out.to_str().unwrap()])
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    drop(child.stderr.take());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(3), "a panic exits 101");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(json["schema"], "rigor.compare.v1");
+}

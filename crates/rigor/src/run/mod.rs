@@ -6,7 +6,7 @@ mod app;
 mod artifact;
 mod build;
 mod builds;
-mod console;
+pub mod console;
 mod environment;
 mod finish;
 mod iteration;
