@@ -232,3 +232,55 @@ fn ctrl_c_keeps_finished_iterations_and_leaves_no_process() {
     );
     assert_no_leftovers(port);
 }
+
+#[test]
+fn an_interrupt_shortens_the_sigterm_grace_and_the_warning_says_so() {
+    let port = free_port();
+    let dir = temp_dir("sigterm-interrupted");
+    let toml = config(port, "--ignore-sigterm", "/plaintext", "")
+        .replace("stop_timeout = \"2s\"", "stop_timeout = \"10s\"")
+        .replace("duration = \"1s\"", "duration = \"30s\"");
+    std::fs::write(dir.join("rigor.toml"), toml).unwrap();
+    let mut child = common::marks::spawn_rigor(
+        &dir,
+        &[
+            "run",
+            "-i",
+            "1",
+            "--json",
+            "result.json",
+            "--out-dir",
+            "out",
+        ],
+    );
+    let needle = format!("--port {port} ");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while processes_with(&needle).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Ready, warmup over, well into the measured load.
+    std::thread::sleep(Duration::from_millis(2000));
+    // SAFETY: kill only sends SIGINT to the rigor this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    common::marks::wait_exit(&mut child, Duration::from_secs(30));
+    assert_no_leftovers(port);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    let it = &iterations(&json)[0];
+    let w = it["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "ignored_sigterm")
+        .unwrap_or_else(|| panic!("no ignored_sigterm warning: {it}"))
+        .clone();
+    let message = w["message"].as_str().unwrap();
+    // The interrupt cut the grace to about 2 s: the 10 s `stop_timeout` is not what it had,
+    // and raising it would not have helped.
+    assert!(!message.contains("for 10.0s"), "{w}");
+    assert!(message.contains("interrupted"), "{w}");
+    assert!(
+        !w["advice"].as_str().unwrap().contains("stop_timeout"),
+        "{w}"
+    );
+}

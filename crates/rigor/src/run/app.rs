@@ -30,6 +30,12 @@ pub struct AppProcess {
 pub struct StopOutcome {
     /// It ignored SIGTERM for the whole grace period and was killed.
     pub forced: bool,
+    /// How long it actually had between SIGTERM and SIGKILL when `forced`: what a warning must
+    /// state, since an interrupt shortens `stop_timeout`.
+    pub grace_given: Duration,
+    /// An interrupt (or a second signal) cut the grace short of `stop_timeout`, so raising
+    /// `stop_timeout` would not have helped.
+    pub grace_cut_short: bool,
     /// It had already exited before we asked (crash), with this status.
     pub exited_early: Option<String>,
     /// Processes still alive after SIGKILL (should never happen; reported if it does).
@@ -218,7 +224,8 @@ impl AppProcess {
         }
         // SAFETY: killpg only sends signals to the group we created.
         unsafe { libc::killpg(pgid, libc::SIGTERM) };
-        let deadline = Instant::now() + grace;
+        let termed_at = Instant::now();
+        let deadline = termed_at + grace;
         // Interrupted, the user is waiting: a short grace; a second signal: none.
         let interrupted_grace = Instant::now() + INTERRUPTED_GRACE;
         while Instant::now() < deadline
@@ -235,6 +242,8 @@ impl AppProcess {
         }
         if self.exit.is_none() || group_alive(pgid) {
             outcome.forced = self.exit.is_none();
+            outcome.grace_given = termed_at.elapsed();
+            outcome.grace_cut_short = Instant::now() < deadline;
             // SAFETY: as above.
             unsafe { libc::killpg(pgid, libc::SIGKILL) };
         }

@@ -135,14 +135,8 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
     let samples = sampler.stop();
     guards::record_figures(&samples.figures(), &mut it.measurements);
     if stop.forced {
-        it.warnings.push(Warning::new(
-            "ignored_sigterm",
-            format!(
-                "the application ignored SIGTERM for {:.1}s and was killed",
-                app_job.stop_timeout.as_secs_f64()
-            ),
-            "handle SIGTERM for a clean shutdown, or raise `stop_timeout`",
-        ));
+        it.warnings
+            .push(ignored_sigterm(&stop, app_job.stop_timeout));
     }
     if !stop.left_behind.is_empty() {
         it.warnings.push(Warning::new(
@@ -181,6 +175,29 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
         guards::iteration_guards(it);
     }
     result
+}
+
+/// The warning for an application killed after SIGTERM: states the grace it actually had, and
+/// when an interrupt shortened `stop_timeout`, says so instead of advising to raise it.
+fn ignored_sigterm(stop: &super::app::StopOutcome, stop_timeout: Duration) -> Warning {
+    let waited = stop.grace_given.as_secs_f64();
+    if stop.grace_cut_short {
+        Warning::new(
+            "ignored_sigterm",
+            format!(
+                "the application ignored SIGTERM for {waited:.1}s and was killed: the run was \
+                 interrupted, so it did not get its full `stop_timeout` of {:.1}s",
+                stop_timeout.as_secs_f64()
+            ),
+            "handle SIGTERM for a clean shutdown",
+        )
+    } else {
+        Warning::new(
+            "ignored_sigterm",
+            format!("the application ignored SIGTERM for {waited:.1}s and was killed"),
+            "handle SIGTERM for a clean shutdown, or raise `stop_timeout`",
+        )
+    }
 }
 
 /// Readiness, validation and load, with the sampler marking the measured window.
