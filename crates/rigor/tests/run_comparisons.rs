@@ -132,3 +132,28 @@ fn every_scenario_is_compared_numbered_from_one_and_warned_up_front() {
     );
     assert!(!md.contains("\n# not a heading"), "{md}");
 }
+
+#[test]
+fn exclusions_that_would_keep_nothing_are_refused_before_the_first_iteration() {
+    let dir = temp_dir("run-exclude-all");
+    let port = free_port();
+    let (out, json) = run(
+        &dir,
+        &config(port, "", "/plaintext", ""),
+        &["-i", "4", "--exclude", "2:2"],
+    );
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{t}");
+    assert!(
+        t.contains("--exclude 2:2") && t.contains("nothing would be kept"),
+        "{t}"
+    );
+    assert!(json.is_none(), "nothing ran, nothing is written: {t}");
+    // One kept iteration is enough to run.
+    let (out, _) = run(
+        &dir,
+        &config(port, "", "/plaintext", ""),
+        &["-i", "3", "--exclude", "1:1"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}

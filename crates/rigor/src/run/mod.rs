@@ -50,6 +50,12 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
             return Ok(EXIT_USAGE);
         }
     };
+    if let Some(e) =
+        planned.exclusions_leave_nothing(settings.exclude, args.until_conclusive.is_some())
+    {
+        console::err(&format!("error: {e}"));
+        return Ok(EXIT_USAGE);
+    }
     // Two builds whose outputs rigor could not tell apart: refused before anything is built.
     if let Err(e) = builds::check_plan(&planned.rows) {
         console::err(&format!("error: {e}"));

@@ -156,6 +156,30 @@ impl RunPlan {
 }
 
 impl RunPlan {
+    /// Refused before anything runs: `--exclude LOW:HIGH` that would leave a row with no kept
+    /// iteration, since its exclusions could only be skipped after every iteration ran. With
+    /// `--until-conclusive` rows may grow, so nothing is refused.
+    pub fn exclusions_leave_nothing(
+        &self,
+        exclude: Option<(usize, usize)>,
+        until_conclusive: bool,
+    ) -> Option<String> {
+        let (low, high) = exclude?;
+        if until_conclusive || low + high == 0 {
+            return None;
+        }
+        let n = self.rows.iter().map(|r| r.iterations).min()?;
+        (n <= low + high).then(|| {
+            format!(
+                "--exclude {low}:{high} drops {} iterations of each row, but a row has only {n}: \
+                 nothing would be kept; run at least {} iterations (-i {}) or exclude fewer",
+                low + high,
+                low + high + 1,
+                low + high + 1
+            )
+        })
+    }
+
     /// Said before anything runs: variants whose smallest row, after `--exclude` takes its
     /// `low + high`, keeps too few iterations per side for any verdict. Nothing to say without
     /// variants, or with `--until-conclusive` (it adds rounds until a verdict is possible).
