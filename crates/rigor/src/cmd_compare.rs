@@ -107,6 +107,10 @@ pub struct CompareReport {
 /// Runs `rigor compare`; returns the process exit code (0, or 3 for a watched regression with
 /// `--fail-on-regression`). Errors (unreadable file, not a result, nothing to compare) are `Err`.
 pub fn execute(args: &CompareArgs) -> anyhow::Result<i32> {
+    if let Err(e) = declarations::flag_conflicts(&args.measure) {
+        crate::run::console::err(&format!("error: {e}"));
+        return Ok(crate::run::EXIT_USAGE);
+    }
     let mut inputs = Vec::new();
     for path in &args.files {
         inputs.push((path.clone(), load(path)?));
@@ -130,6 +134,12 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<i32> {
                     measured_ids(&report).join(", ")
                 );
             }
+        }
+    }
+    if args.fail_on_regression {
+        if let Some(e) = unjudgeable(&inputs, &report, &watched) {
+            crate::run::console::err(&format!("error: {e}"));
+            return Ok(crate::run::EXIT_USAGE);
         }
     }
 
@@ -351,6 +361,25 @@ fn merge_declarations(
     merged
 }
 
+/// Why `--fail-on-regression` cannot gate on a watched id: it was compared but has no direction
+/// (never declared, or declared both ways by the files), so it could never be a regression and
+/// the gate would pass whatever happened. Names the id and how to settle it.
+fn unjudgeable(
+    inputs: &[(PathBuf, RunResult)],
+    report: &CompareReport,
+    watched: &[String],
+) -> Option<String> {
+    let shown = report::terminal::visible;
+    let id = watched.iter().find(|id| {
+        report.comparisons.iter().any(|c| &c.measurement == *id)
+            && declarations::direction(id, &report.measurements).is_none()
+    })?;
+    let declared = inputs
+        .iter()
+        .any(|(_, r)| r.measurements.get(id).and_then(|d| d.direction).is_some());
+    Some(declarations::cannot_gate(&shown(id), declared))
+}
+
 /// Compares saved results: rows matched by (scenario, matrix values, variant), the first input is
 /// the baseline and each other a candidate. Every comparison carries its scenario, and its `row`
 /// carries `scenario` (and `variant` when the row has one) next to the matrix values, so entries
@@ -502,7 +531,24 @@ pub fn compare_results(
             "record more iterations per side (what --exclude drops does not count)",
         ));
     }
-    let undeclared = declarations::undeclared(comparisons.iter().map(|c| &c.measurement), &decl);
+    // Ids the files declared both ways have their `conflicting_declarations` warning: they are
+    // not "undeclared", and their notes say why they have no verdict.
+    let declared_by_a_file = |id: &String| {
+        inputs
+            .iter()
+            .any(|(_, r)| r.measurements.get(id).and_then(|d| d.direction).is_some())
+    };
+    let mut undeclared =
+        declarations::undeclared(comparisons.iter().map(|c| &c.measurement), &decl);
+    for c in comparisons.iter_mut() {
+        if undeclared.contains(&c.measurement) && declared_by_a_file(&c.measurement) {
+            c.note = Some(format!(
+                "no verdict: the results declare {} differently",
+                c.measurement
+            ));
+        }
+    }
+    undeclared.retain(|id| !declared_by_a_file(id));
     warnings.extend(declarations::undeclared_warning(&undeclared));
     Ok(CompareReport {
         schema: COMPARE_SCHEMA.into(),

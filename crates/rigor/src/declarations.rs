@@ -143,6 +143,39 @@ pub fn parse_flag(text: &str) -> Result<(String, Better), String> {
     Ok((id.to_string(), better))
 }
 
+/// `--measure` given the same id with both directions: no declaration can win silently, so the
+/// contradiction is named (a usage error) instead of the last one taking effect.
+pub fn flag_conflicts(flags: &[(String, Better)]) -> Result<(), String> {
+    for (i, (id, better)) in flags.iter().enumerate() {
+        if let Some((_, other)) = flags[..i].iter().find(|(f, b)| f == id && b != better) {
+            return Err(format!(
+                "--measure declares {id} both {}={} and {}={}: give one direction",
+                id,
+                other.as_str(),
+                id,
+                better.as_str()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Why `--fail-on-regression` refuses to gate on `id`: without a direction it can never be a
+/// regression, so the gate would pass whatever happened. `conflicting`: the results declare it
+/// both ways (rather than not at all). Names the id and how to declare it.
+pub fn cannot_gate(id: &str, conflicting: bool) -> String {
+    let why = if conflicting {
+        "the results declare its direction differently"
+    } else {
+        "rigor does not know whether higher or lower is better"
+    };
+    format!(
+        "--fail-on-regression watches {id}, which cannot be judged: {why}; declare it in \
+         rigor.toml (`[measurements.\"{id}\"]` with `direction = \"higher\"` or \"lower\"), or \
+         pass `--measure {id}=higher` (or `=lower`) to rigor compare"
+    )
+}
+
 /// The warning for ids compared without a known direction: what they are and how to declare them.
 pub fn undeclared_warning(ids: &[String]) -> Option<Warning> {
     if ids.is_empty() {
@@ -248,5 +281,18 @@ mod tests {
         assert!(e.contains("\"higher\" or \"lower\""), "{e}");
         assert!(parse_flag("cmd.mps").is_err());
         assert!(parse_flag("=higher").is_err());
+    }
+
+    #[test]
+    fn contradictory_flags_are_named() {
+        let h = ("cmd.x".to_string(), Better::Higher);
+        let l = ("cmd.x".to_string(), Better::Lower);
+        let y = ("cmd.y".to_string(), Better::Lower);
+        assert!(flag_conflicts(&[h.clone(), y.clone(), h.clone()]).is_ok());
+        let e = flag_conflicts(&[h, y, l]).unwrap_err();
+        assert!(
+            e.contains("cmd.x=higher") && e.contains("cmd.x=lower"),
+            "{e}"
+        );
     }
 }

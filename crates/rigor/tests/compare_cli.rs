@@ -250,7 +250,7 @@ fn an_undeclared_throughput_drop_gets_no_verdict_until_its_direction_is_declared
 
     // Undeclared: a 10% drop is neither an improvement nor a regression, and the warning says
     // how to declare it.
-    let o = rigor(&[&a, &b], &[&watch[..], &[out.to_str().unwrap()]].concat());
+    let o = rigor(&[&a, &b], &[&watch[1..], &[out.to_str().unwrap()]].concat());
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert_eq!(
         o.status.code(),
@@ -278,6 +278,15 @@ fn an_undeclared_throughput_drop_gets_no_verdict_until_its_direction_is_declared
     );
     assert!(stdout.contains("no verdict"), "{stdout}");
     assert!(!stdout.contains("improvement"), "{stdout}");
+
+    // Gating on it cannot work: a usage error naming the id and how to declare it, not a pass.
+    let o = rigor(&[&a, &b], &[&watch[..], &[out.to_str().unwrap()]].concat());
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cmd.msgs_per_sec") && stderr.contains("--measure cmd.msgs_per_sec=higher"),
+        "{stderr}"
+    );
 
     // Declared on the command line: a regression, exit 3.
     let o = rigor(
@@ -489,4 +498,82 @@ fn closed_stdout_and_stderr_still_write_the_json_and_the_exit_code() {
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(json["schema"], "rigor.compare.v1");
+}
+
+#[test]
+fn contradictory_directions_are_usage_errors_and_only_the_conflict_is_said() {
+    let dir = temp_dir("conflict");
+    let (a, b, out) = (dir.join("a.json"), dir.join("b.json"), dir.join("out.json"));
+    let base: Vec<f64> = (0..5).map(|i| 1000.0 + i as f64).collect();
+    let cand: Vec<f64> = (0..5).map(|i| 510.0 + i as f64).collect();
+    let decl = |d: &str| serde_json::json!({"measurements": {"cmd.x": {"direction": d}}});
+    std::fs::write(&a, result_with(&[("cmd.x", &base)], decl("higher"))).unwrap();
+    std::fs::write(&b, result_with(&[("cmd.x", &cand)], decl("lower"))).unwrap();
+
+    // The same id declared both ways on the command line: named, exit 2.
+    for flags in [
+        &["--measure", "cmd.x=higher,cmd.x=lower"][..],
+        &["--measure", "cmd.x=higher", "--measure", "cmd.x=lower"][..],
+    ] {
+        let o = rigor(&[&a, &b], flags);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{flags:?}: {stderr}");
+        assert!(
+            stderr.contains("cmd.x=higher") && stderr.contains("cmd.x=lower"),
+            "{stderr}"
+        );
+    }
+
+    // Files that disagree: the conflict is said, not "rigor does not know".
+    let o = rigor(&[&a, &b], &["--json", out.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{stdout}");
+    let kinds: Vec<String> = read_json(&out)["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["kind"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        kinds.contains(&"conflicting_declarations".into()),
+        "{kinds:?}"
+    );
+    assert!(
+        !kinds.contains(&"undeclared_measurement".into()),
+        "{kinds:?}"
+    );
+    assert!(!stdout.contains("does not know"), "{stdout}");
+    assert!(!stdout.contains("not declared"), "{stdout}");
+    let note = comparison(&read_json(&out), "cmd.x")["note"].clone();
+    assert!(note.as_str().unwrap().contains("differently"), "{note}");
+
+    // Gating on it: exit 2, naming the disagreement, not a silent pass of a -49% change.
+    let o = rigor(
+        &[&a, &b],
+        &["--fail-on-regression", "--measurements", "cmd.x"],
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cmd.x") && stderr.contains("differently"),
+        "{stderr}"
+    );
+    // Settled on the command line, it is judged.
+    let o = rigor(
+        &[&a, &b],
+        &[
+            "--fail-on-regression",
+            "--measurements",
+            "cmd.x",
+            "--measure",
+            "cmd.x=higher",
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

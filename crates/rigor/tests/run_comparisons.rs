@@ -157,3 +157,19 @@ fn exclusions_that_would_keep_nothing_are_refused_before_the_first_iteration() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 }
+
+#[test]
+fn gating_on_a_measurement_without_a_direction_is_refused_up_front() {
+    let dir = temp_dir("run-gate-undeclared");
+    let port = free_port();
+    let (out, json) = run(
+        &dir,
+        &config(port, "", "/plaintext", ""),
+        &["-i", "2", "--fail-on-regression", "--measurements", "cmd.x"],
+    );
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{t}");
+    // `rigor run` watches only ids it knows, all of which have a direction: any other is refused.
+    assert!(t.contains("unknown measurement `cmd.x`"), "{t}");
+    assert!(json.is_none(), "nothing ran, nothing is written: {t}");
+}
