@@ -429,14 +429,14 @@ fn small_samples_with_ties_get_the_exact_p_value() {
 fn hostile_descriptions_and_file_names_reach_the_step_summary_as_text() {
     let dir = temp_dir("hostile");
     let a = dir.join("a.json");
-    let b = dir.join("<img src=x onerror=alert(1)>.json");
+    let b = dir.join("<img src=x onerror=alert(1)>\u{1b}[31m.json");
     let summary = dir.join("summary.md");
     let rps: Vec<f64> = (0..5).map(|i| 1000.0 + i as f64).collect();
     std::fs::write(
         &a,
         result_with(
             &[("load.rps", &rps)],
-            serde_json::json!({"description": "<script>alert(1)</script>"}),
+            serde_json::json!({"description": "<script>alert(1)</script>\u{1b}[31mred"}),
         ),
     )
     .unwrap();
@@ -468,6 +468,9 @@ fn hostile_descriptions_and_file_names_reach_the_step_summary_as_text() {
     assert!(!unescaped("<script>"), "{md}");
     assert!(!unescaped("</script>"), "{md}");
     assert!(!unescaped("<img"), "{md}");
+    // Control characters are shown, not sent to whatever displays the summary.
+    assert!(!md.contains('\u{1b}'), "{md:?}");
+    assert!(md.contains("u{1b}[31mred"), "{md}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

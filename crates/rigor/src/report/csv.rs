@@ -91,10 +91,12 @@ pub fn render(result: &RunResult) -> String {
     out
 }
 
+/// One CSV line: control characters shown as `\u{1b}`-style escapes (as in every format),
+/// formulas defused, fields quoted.
 fn line(fields: &[String]) -> String {
     let mut s = fields
         .iter()
-        .map(|f| quote(&defuse(f)))
+        .map(|f| quote(&defuse(&super::terminal::visible(f))))
         .collect::<Vec<_>>()
         .join(",");
     s.push('\n');
@@ -164,6 +166,15 @@ mod tests {
         let first = lines.next().unwrap();
         assert!(first.starts_with("plaintext,'=1+2,'@cmd,1,"), "{first}");
         assert!(csv.contains(",\"'-boom\n=HYPERLINK(\"\"x\"\")\","), "{csv}");
+    }
+
+    #[test]
+    fn control_characters_are_shown_not_sent() {
+        let mut r = sample_result();
+        r.rows[0].variant = Some("v\x1b[31mred".into());
+        let csv = render(&r);
+        assert!(!csv.contains('\x1b'), "{csv:?}");
+        assert!(csv.contains("v\\u{1b}[31mred"), "{csv}");
     }
 
     #[test]

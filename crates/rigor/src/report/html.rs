@@ -85,8 +85,11 @@ fn cell(c: &Cell) -> String {
     format!("<span class=\"{class}\">{}</span>", escape(&c.text))
 }
 
+/// Text, never markup; control characters other than line breaks and tabs are shown as
+/// `\u{1b}`-style escapes, as on the terminal, since a raw escape sequence is not text.
 fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
+    super::terminal::visible(s)
+        .replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
@@ -110,6 +113,12 @@ mod tests {
         assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;q&quot;"));
         assert!(html.contains("<title>rigor · &lt;b&gt;s&lt;/b&gt;</title>"));
         assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;"));
+    }
+
+    #[test]
+    fn control_characters_are_shown_not_sent() {
+        let html = escape("a\x1b[31mred\r\x00");
+        assert_eq!(html, "a\\u{1b}[31mred\\u{d}\\u{0}");
     }
 
     #[test]

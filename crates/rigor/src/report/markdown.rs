@@ -71,8 +71,12 @@ fn escape_text(s: &str) -> String {
 /// table of its own, and a first character that could start a block (`-`, `+`, `=`, `>`, `#`,
 /// `1.`) is escaped where `line_start` says the text begins a line. What cannot be markup is
 /// left as it is, so the raw file stays readable (`<0.001`, `[-1.0%, +2.0%]`, `client_saturated`).
+/// Control characters other than line breaks and tabs are shown as `\u{1b}`-style escapes.
 fn escape(s: &str, line_start: bool) -> String {
     let s = s.replace("\r\n", "\n").replace('\r', "\n");
+    // Other control characters (an escape sequence would recolour or rewrite a terminal that
+    // shows the raw file, `cat`ed summaries included) are shown as `\u{1b}`, as on the terminal.
+    let s = super::terminal::visible(&s);
     let chars: Vec<char> = s.chars().collect();
     let mut out = String::with_capacity(s.len() + 8);
     for (i, &ch) in chars.iter().enumerate() {
@@ -203,6 +207,17 @@ mod tests {
         assert_eq!(escape_text("> quote"), "\\> quote");
         assert_eq!(escape_cell("-10.8%"), "-10.8%");
         assert_eq!(escape_cell("<0.001"), "<0.001");
+    }
+
+    #[test]
+    fn control_characters_are_shown_not_sent() {
+        let md = escape_text("a\x1b[31mred\x07\tb");
+        assert!(!md.contains('\x1b') && !md.contains('\x07'), "{md:?}");
+        assert!(
+            md.contains("u{1b}[31mred") && md.contains("u{7}\tb"),
+            "{md:?}"
+        );
+        assert!(!escape_cell("c\x1b.json").contains('\x1b'));
     }
 
     #[test]

@@ -95,7 +95,8 @@ fn paint(text: &str, style: Style, color: bool, bold: bool) -> String {
 
 /// Control characters in text (an escape sequence in a description or an error message could
 /// clear the screen, move the cursor or retitle the terminal) are shown as `\u{1b}`-style
-/// escapes; line breaks and tabs stay.
+/// escapes; line breaks and tabs stay. Markdown, HTML and CSV use it too, so a file holds the
+/// same visible text the terminal shows.
 pub fn visible(text: &str) -> String {
     if !text
         .chars()
