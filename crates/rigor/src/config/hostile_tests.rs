@@ -232,3 +232,37 @@ fn every_string_is_expanded_and_variant_env_problems_point_at_the_variant() {
     );
     assert!(p[1].contains("rigor.toml:15: jobs.load.validate") && p[1].contains("`nope`"));
 }
+
+#[test]
+fn range_errors_of_overridden_load_keys_point_at_the_variable() {
+    let req = |vars: &[(&str, &str)]| PlanRequest {
+        profile: "local".into(),
+        cli_vars: vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        limits: Limits {
+            online_cpus: None,
+            max_open_files: Some(1 << 20),
+        },
+        ..Default::default()
+    };
+    let c = Config::parse(Path::new("/tmp/x/rigor.toml"), BASE.to_string()).unwrap();
+    let p = c.plan("s", &req(&[("timeout", "2h")])).unwrap_err();
+    assert_eq!(p.len(), 1, "{p}");
+    assert!(p.messages()[0].starts_with("--var timeout: "), "{p}");
+    assert!(p.messages()[0].contains("3600s"), "{p}");
+    let p = c
+        .plan("s", &req(&[("connections", "5000"), ("pipeline", "1000")]))
+        .unwrap_err();
+    assert_eq!(p.len(), 1, "{p}");
+    assert!(p.messages()[0].starts_with("--var pipeline: "), "{p}");
+    assert!(p.messages()[0].contains("requests in flight"), "{p}");
+    let variant = BASE.to_string() + "[scenarios.s.variants.v]\nvariables = { timeout = \"2h\" }\n";
+    let c = Config::parse(Path::new("/tmp/x/rigor.toml"), variant).unwrap();
+    let p = c.plan("s", &req(&[])).unwrap_err();
+    assert!(
+        p.messages()[0].contains("rigor.toml:16: scenarios.s.variants.v.variables: timeout:"),
+        "{p}"
+    );
+}
