@@ -196,6 +196,34 @@ fn a_build_that_leaves_another_variants_artifact_in_place_is_refused() {
 }
 
 #[test]
+fn different_builds_that_produce_identical_artifacts_are_warned_about() {
+    // Variant b's build only touches the file: it "rewrote" it, yet runs what a built.
+    let dir = temp_dir("identical-artifacts");
+    launcher_maker(&dir);
+    let toml = launcher_config(free_port(), "sh mk.sh A", "", "build = \"touch app.sh\"");
+    let (out, json) = run(&dir, &toml, &["-i", "1", "--strict"]);
+    let t = text(&out);
+    assert_ne!(
+        out.status.code(),
+        Some(0),
+        "--strict fails on the warning: {t}"
+    );
+    assert!(
+        t.contains("[identical_artifacts]")
+            && t.contains("`app` (variant `a`) and `app` (variant `b`)")
+            && t.contains("sha256:")
+            && t.contains("same binary"),
+        "{t}"
+    );
+    let json = json.unwrap();
+    let warnings = json["warnings"].as_array().unwrap();
+    assert!(
+        warnings.iter().any(|w| w["kind"] == "identical_artifacts"),
+        "{warnings:?}"
+    );
+}
+
+#[test]
 fn newer_notes_and_outputs_beside_an_up_to_date_artifact_are_not_staleness() {
     let dir = temp_dir("not-stale");
     launcher_maker(&dir);

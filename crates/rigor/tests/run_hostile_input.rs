@@ -158,3 +158,28 @@ fn an_endless_or_unreadable_config_is_refused() {
         assert!(t.contains(says), "{file}: {t}");
     }
 }
+
+#[test]
+fn wrong_types_unknown_keys_and_row_problems_are_listed_in_one_run_in_line_order() {
+    // A wrong type, an unknown key, a bad declaration and a bad load value: once each,
+    // in the order of the file, from one run.
+    let toml = BASE.replace("duration = \"1s\"", "duration = \"0s\"\nconections = 8")
+        + "iterations = 0\n[measurements.\"cmd.x\"]\ndirection = \"up\"\nunit = 5\n";
+    let t = run_config("one-pass", &toml, &[]);
+    let at: Vec<&str> = t
+        .lines()
+        .filter_map(|l| l.strip_prefix("error: rigor.toml:"))
+        .filter_map(|l| l.split(':').next())
+        .collect();
+    assert_eq!(at, ["11", "12", "18", "20", "21"], "{t}");
+    for what in [
+        "jobs.load.duration: `0s` must be more than zero",
+        "jobs.load.conections: unknown field",
+        "scenarios.s.iterations: must be at least 1",
+        "measurements.\"cmd.x\".direction: direction must be",
+        "measurements.\"cmd.x\".unit: invalid type: integer `5`",
+        "5 problems; nothing was built or started",
+    ] {
+        assert!(t.contains(what), "{what} missing in {t}");
+    }
+}

@@ -176,8 +176,9 @@ fn missing_roles_are_all_reported() {
         .replace("url = \"http://127.0.0.1:{{port}}/\"\n", "");
     let p = problems(&text);
     assert_eq!(p.len(), 2, "{p:#?}");
-    assert!(p[0].contains("scenarios.s") && p[0].contains("missing `application`"));
-    assert!(p[1].contains("jobs.load") && p[1].contains("needs `url`"));
+    // In line order: `[jobs.load]` comes before `[scenarios.s]`.
+    assert!(p[0].contains("jobs.load") && p[0].contains("needs `url`"));
+    assert!(p[1].contains("scenarios.s") && p[1].contains("missing `application`"));
 }
 
 #[test]
@@ -231,4 +232,93 @@ fn every_string_is_expanded_and_variant_env_problems_point_at_the_variant() {
         "{p:#?}"
     );
     assert!(p[1].contains("rigor.toml:15: jobs.load.validate") && p[1].contains("`nope`"));
+}
+
+#[test]
+fn range_errors_of_overridden_load_keys_point_at_the_variable() {
+    let req = |vars: &[(&str, &str)]| PlanRequest {
+        profile: "local".into(),
+        cli_vars: vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        limits: Limits {
+            online_cpus: None,
+            max_open_files: Some(1 << 20),
+        },
+        ..Default::default()
+    };
+    let c = Config::parse(Path::new("/tmp/x/rigor.toml"), BASE.to_string()).unwrap();
+    let p = c.plan("s", &req(&[("timeout", "2h")])).unwrap_err();
+    assert_eq!(p.len(), 1, "{p}");
+    assert!(p.messages()[0].starts_with("--var timeout: "), "{p}");
+    assert!(p.messages()[0].contains("3600s"), "{p}");
+    let p = c
+        .plan("s", &req(&[("connections", "5000"), ("pipeline", "1000")]))
+        .unwrap_err();
+    assert_eq!(p.len(), 1, "{p}");
+    assert!(p.messages()[0].starts_with("--var pipeline: "), "{p}");
+    assert!(p.messages()[0].contains("requests in flight"), "{p}");
+    let variant = BASE.to_string() + "[scenarios.s.variants.v]\nvariables = { timeout = \"2h\" }\n";
+    let c = Config::parse(Path::new("/tmp/x/rigor.toml"), variant).unwrap();
+    let p = c.plan("s", &req(&[])).unwrap_err();
+    assert!(
+        p.messages()[0].contains("rigor.toml:16: scenarios.s.variants.v.variables: timeout:"),
+        "{p}"
+    );
+}
+
+#[test]
+fn wrong_types_unknown_keys_and_semantic_problems_are_listed_at_once_in_line_order() {
+    let text = BASE.replace("duration = \"2s\"", "duration = \"0s\"\nconections = 8")
+        + "iterations = 0\nbogus = 1\n[measurements.\"cmd.x\"]\ndirection = \"up\"\nunit = 5\n\
+           [measurements.\"load.rps\"]\ndir = \"x\"\ndirection = \"lower\"\n";
+    let (config, mut p) =
+        Config::parse_all(Path::new("/tmp/x/rigor.toml"), text).expect("no syntax error");
+    // The entries that are right are still planned: their rows' problems join the list.
+    let req = PlanRequest {
+        profile: "local".into(),
+        ..Default::default()
+    };
+    if let Err(more) = config.plan("s", &req) {
+        p.extend(more);
+    }
+    p.sort_by_line(Path::new("/tmp/x/rigor.toml"));
+    let lines: Vec<&str> = p
+        .messages()
+        .iter()
+        .map(|m| m.split(": ").next().unwrap())
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "/tmp/x/rigor.toml:10",
+            "/tmp/x/rigor.toml:11",
+            "/tmp/x/rigor.toml:16",
+            "/tmp/x/rigor.toml:17",
+            "/tmp/x/rigor.toml:19",
+            "/tmp/x/rigor.toml:20",
+            "/tmp/x/rigor.toml:22",
+            "/tmp/x/rigor.toml:23",
+        ],
+        "{p}"
+    );
+    let all = p.to_string();
+    for what in [
+        "jobs.load.duration: `0s` must be more than zero",
+        "jobs.load.conections: unknown field",
+        "scenarios.s.iterations: must be at least 1",
+        "scenarios.s.bogus: unknown field",
+        "measurements.\"cmd.x\".direction: direction must be",
+        "measurements.\"cmd.x\".unit: invalid type: integer `5`",
+        "measurements.\"load.rps\".dir: unknown field",
+        "measurements.\"load.rps\".direction: `load.rps` is rigor's own",
+    ] {
+        assert!(all.contains(what), "{what} missing in {all}");
+    }
+    // A syntax error is the one problem that stops the reading.
+    let err = Config::parse_all(Path::new("/tmp/x/rigor.toml"), "[jobs\n".into())
+        .err()
+        .unwrap();
+    assert_eq!(err.len(), 1, "{err}");
 }

@@ -4,6 +4,7 @@
 mod checks;
 mod cpus;
 mod declared;
+mod document;
 mod limits;
 mod locate;
 mod model;
@@ -69,8 +70,9 @@ pub struct PlanRequest {
 }
 
 impl Config {
-    /// Reads and checks a config file; every error names the file (and line when known).
-    pub fn load(path: &Path) -> Result<Config, Problems> {
+    /// Reads a config file and lists every problem of it, keeping the entries that are right so
+    /// planning can check them too; `Err` only when the file cannot be read or is not TOML.
+    pub fn load_all(path: &Path) -> Result<(Config, Problems), Problems> {
         let text = read_bounded(path).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
                 format!(
@@ -81,13 +83,20 @@ impl Config {
                 format!("{}: cannot read: {e}", path.display())
             }
         })?;
-        Self::parse(path, text)
+        Self::parse_all(path, text)
     }
 
     /// Parses config text as if read from `path`; every problem of the file is returned.
+    #[cfg(test)]
     pub fn parse(path: &Path, text: String) -> Result<Config, Problems> {
-        let raw: RawConfig =
-            toml::from_str(&text).map_err(|e| syntax::describe(path, &text, &e))?;
+        let (config, problems) = Self::parse_all(path, text)?;
+        problems.or_ok(config)
+    }
+
+    /// Parses config text as if read from `path`: the config made of every entry that is right,
+    /// and every problem of the file (wrong types, unknown keys, semantic checks) sorted by line.
+    pub fn parse_all(path: &Path, text: String) -> Result<(Config, Problems), Problems> {
+        let (raw, mut problems) = document::read(path, &text)?;
         let abs = if path.is_absolute() {
             path.to_path_buf()
         } else {
@@ -105,12 +114,12 @@ impl Config {
             text,
             raw,
         };
-        let mut problems = Problems::default();
         config.check_references(&mut problems);
         if let Err(p) = config.declarations() {
             problems.extend(p);
         }
-        problems.or_ok(config)
+        problems.sort_by_line(path);
+        Ok((config, problems))
     }
 
     /// Scenario names in declared order.

@@ -2,6 +2,7 @@
 //! lists all of them.
 
 use std::fmt;
+use std::path::Path;
 
 /// Problems found so far, each once, in the order found.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -25,6 +26,18 @@ impl Problems {
         for m in other.0 {
             self.add(m);
         }
+    }
+
+    /// Orders the problems of the file at `path` by the line they name (`path:LINE: …`), so
+    /// they read like the file; problems without a line keep their order after them.
+    pub fn sort_by_line(&mut self, path: &Path) {
+        let prefix = format!("{}:", path.display());
+        let line = |m: &String| -> Option<usize> {
+            let rest = m.strip_prefix(&prefix)?;
+            let digits = rest.split_once(':')?.0;
+            digits.parse().ok()
+        };
+        self.0.sort_by_key(|m| line(m).unwrap_or(usize::MAX));
     }
 
     pub fn is_empty(&self) -> bool {

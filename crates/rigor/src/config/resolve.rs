@@ -38,6 +38,17 @@ impl Config {
                 self.scenario_names().join(", ")
             )
         })?;
+        // Roles that name no job, or a job that cannot play them, are reported when the file
+        // is read; there is nothing to plan then.
+        let (Some(app_job), Some(load_job)) = (
+            s.application.as_ref().and_then(|j| self.raw.jobs.get(j)),
+            s.load.as_ref().and_then(|j| self.raw.jobs.get(j)),
+        ) else {
+            return Err(Problems::default());
+        };
+        if app_job.command.is_none() || load_job.url.is_none() {
+            return Err(Problems::default());
+        }
         let mut p = Problems::default();
         let profile = match self.raw.profiles.get(&req.profile) {
             Some(pr) => pr.clone(),
@@ -136,7 +147,7 @@ impl Config {
                 let load_name = s.load.clone().unwrap_or_default();
                 let mut app = self.resolve_app(
                     &app_name,
-                    &self.raw.jobs[&app_name],
+                    app_job,
                     raw_variant.map(|rv| (variant.as_deref().unwrap_or(""), scenario, rv)),
                     &profile,
                     req,
@@ -144,14 +155,7 @@ impl Config {
                     &mut p,
                 );
                 let load = self.resolve_load(
-                    &load_name,
-                    &self.raw.jobs[&load_name],
-                    scenario,
-                    &profile,
-                    req,
-                    &vars,
-                    &overrides,
-                    &mut p,
+                    &load_name, load_job, scenario, &profile, req, &vars, &overrides, &mut p,
                 );
                 if app.ready == Ready::Tcp(String::new()) {
                     app.ready = Ready::Tcp(load.addr.to_string());

@@ -142,36 +142,55 @@ impl Config {
                    raw: &Option<Scalar>,
                    default: Duration,
                    zero_ok: bool,
+                   max: Option<Duration>,
                    p: &mut Problems| {
             let Some((t, src)) = value(key, raw, p) else {
                 return default;
             };
+            // Range errors point where the value was written: the key or the variable.
             let message = match parse_duration(&t) {
-                Ok(d) if zero_ok || !d.is_zero() => return d,
-                Ok(_) => format!("`{t}` must be more than zero"),
+                Ok(d) if !zero_ok && d.is_zero() => format!("`{t}` must be more than zero"),
+                Ok(d) => match max {
+                    Some(max) if d > max => format!(
+                        "a request timeout of {}s is more than the limit of {}s",
+                        d.as_secs(),
+                        max.as_secs()
+                    ),
+                    _ => return d,
+                },
                 Err(e) => e,
             };
             p.add(self.load_error(&table, scenario, key, &src, &message));
             default
         };
-        let warmup = dur("warmup", &job.warmup, Duration::from_secs(3), true, p);
-        let duration = dur("duration", &job.duration, Duration::from_secs(10), false, p);
-        let timeout = dur("timeout", &job.timeout, Duration::from_secs(2), false, p);
-        if timeout > MAX_TIMEOUT {
-            p.add(self.error_at(
-                &table,
-                Some("timeout"),
-                &format!(
-                    "a request timeout of {}s is more than the limit of {}s",
-                    timeout.as_secs(),
-                    MAX_TIMEOUT.as_secs()
-                ),
-            ));
-        }
+        let warmup = dur("warmup", &job.warmup, Duration::from_secs(3), true, None, p);
+        let duration = dur(
+            "duration",
+            &job.duration,
+            Duration::from_secs(10),
+            false,
+            None,
+            p,
+        );
+        let timeout = dur(
+            "timeout",
+            &job.timeout,
+            Duration::from_secs(2),
+            false,
+            Some(MAX_TIMEOUT),
+            p,
+        );
         if (connections as u64).saturating_mul(pipeline as u64) > MAX_IN_FLIGHT {
-            p.add(self.error_at(
+            // Pointed at the variable that set `pipeline` (else `connections`), or at the key.
+            let (key, src) = ["pipeline", "connections"]
+                .into_iter()
+                .find_map(|k| overrides.get(k).map(|(_, o)| (k, Source::Override(o))))
+                .unwrap_or(("pipeline", Source::Key));
+            p.add(self.load_error(
                 &table,
-                Some("pipeline"),
+                scenario,
+                key,
+                &src,
                 &format!(
                     "{connections} connections with a pipeline of {pipeline} is more than \
                      {MAX_IN_FLIGHT} requests in flight"

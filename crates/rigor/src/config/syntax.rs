@@ -5,8 +5,17 @@ use std::path::Path;
 
 /// `file:line: table.key: message` plus the offending line.
 pub fn describe(path: &Path, text: &str, e: &toml::de::Error) -> String {
-    let msg = e.message();
-    let Some(span) = e.span() else {
+    describe_at(path, text, e.message(), e.span())
+}
+
+/// `file:line: table.key: message` plus the line at `span` (byte offsets into `text`).
+pub fn describe_at(
+    path: &Path,
+    text: &str,
+    msg: &str,
+    span: Option<std::ops::Range<usize>>,
+) -> String {
+    let Some(span) = span else {
         return format!("{}: {msg}", path.display());
     };
     let before = text.get(..span.start.min(text.len())).unwrap_or("");

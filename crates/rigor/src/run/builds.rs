@@ -160,6 +160,9 @@ struct Produced {
     path: PathBuf,
     hash: String,
     build: Option<String>,
+    /// The job and the command it runs the artifact with.
+    job: String,
+    command: String,
     who: String,
     rewritten: bool,
 }
@@ -204,6 +207,8 @@ pub fn build_all(
                     path: s.artifact.clone(),
                     hash: s.hash.clone(),
                     build: app.build.clone(),
+                    job: app.name.clone(),
+                    command: app.command.clone(),
                     who: who.clone(),
                     rewritten: b.rewritten,
                 };
@@ -216,6 +221,14 @@ pub fn build_all(
                     }
                     Some(Verdict::Note(n)) => progress.note(&format!("note: {n}")),
                     None => {}
+                }
+                if refused.is_none() {
+                    if let Some(w) = identical_artifacts(&me, &produced) {
+                        if !result.warnings.contains(&w) {
+                            progress.note(&format!("warning: {}", crate::report::warning_text(&w)));
+                            result.warnings.push(w);
+                        }
+                    }
                 }
                 produced.push(me);
             }
@@ -333,4 +346,86 @@ fn same_bytes(me: &Produced, earlier: &[Produced]) -> Option<Verdict> {
         me.hash,
         me.path.display()
     )))
+}
+
+/// Two different builds of one job whose artifacts hold the same bytes: the variants compared
+/// run one program, so their difference is noise. Such builds may each have rewritten the file
+/// (a `touch`, a build that ignores its flags), so the hash is what tells, not the timestamp.
+fn identical_artifacts(me: &Produced, earlier: &[Produced]) -> Option<Warning> {
+    me.build.as_ref()?;
+    let other = earlier.iter().find(|o| {
+        o.key != me.key
+            && o.job == me.job
+            && o.command == me.command
+            && o.build != me.build
+            && o.hash == me.hash
+    })?;
+    let hex = me.hash.strip_prefix("sha256:").unwrap_or(&me.hash);
+    let short = &hex[..hex.len().min(12)];
+    Some(Warning::new(
+        "identical_artifacts",
+        format!(
+            "{} and {} are built differently but run byte-identical artifacts ({}, sha256:{short}…): \
+             comparing them measures the same binary",
+            other.who,
+            me.who,
+            me.path.display(),
+        ),
+        "check that each build really produces its own program (a build that skips work when \
+         its flags change, or a variant's build that only touches the file)",
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn produced(key: &str, build: &str, hash: &str, who: &str) -> Produced {
+        Produced {
+            key: key.into(),
+            path: PathBuf::from("/w/app.sh"),
+            hash: hash.into(),
+            build: Some(build.into()),
+            job: "app".into(),
+            command: "./app.sh".into(),
+            who: who.into(),
+            rewritten: true,
+        }
+    }
+
+    #[test]
+    fn different_builds_with_one_artifact_hash_are_warned_about() {
+        let a = produced(
+            "ka",
+            "sh mk.sh A",
+            "sha256:0123456789abcdef",
+            "`app` (variant `a`)",
+        );
+        let b = produced(
+            "kb",
+            "touch app.sh",
+            "sha256:0123456789abcdef",
+            "`app` (variant `b`)",
+        );
+        let w = identical_artifacts(&b, std::slice::from_ref(&a)).expect("a warning");
+        assert_eq!(w.kind, "identical_artifacts");
+        assert!(
+            w.message.contains("variant `a`")
+                && w.message.contains("variant `b`")
+                && w.message.contains("sha256:0123456789ab…")
+                && w.message.contains("same binary"),
+            "{}",
+            w.message
+        );
+        // Different bytes, or the same build (differing only in its env), say nothing.
+        let c = produced("kc", "sh mk.sh C", "sha256:ffff", "`app` (variant `c`)");
+        assert!(identical_artifacts(&c, std::slice::from_ref(&a)).is_none());
+        let d = produced(
+            "kd",
+            "sh mk.sh A",
+            "sha256:0123456789abcdef",
+            "`app` (variant `d`)",
+        );
+        assert!(identical_artifacts(&d, std::slice::from_ref(&a)).is_none());
+    }
 }

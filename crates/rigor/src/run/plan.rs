@@ -31,8 +31,11 @@ pub fn prepare(args: &RunArgs) -> Result<(Settings, RunPlan), Problems> {
     let settings = settings::parse(args);
     let mut problems = Problems::default();
     // The config is checked even when flags are bad, so one run lists every problem.
-    let planned = match Config::load(&args.file) {
-        Ok(config) => {
+    // A file with problems is still planned (its entries that are right), so the problems of
+    // the file and of every row are listed together, in line order.
+    let planned = match Config::load_all(&args.file) {
+        Ok((config, found)) => {
+            problems.extend(found);
             let cli_vars = crate::cmd_run::parse_vars(&args.vars).unwrap_or_default();
             match plan(&config, args, cli_vars, Limits::this_machine()) {
                 Ok(planned) => Some(planned),
@@ -47,6 +50,7 @@ pub fn prepare(args: &RunArgs) -> Result<(Settings, RunPlan), Problems> {
             None
         }
     };
+    problems.sort_by_line(&args.file);
     match (settings, planned) {
         (Ok(s), Some(planned)) if problems.is_empty() => Ok((s, planned)),
         (settings, _) => {
@@ -135,11 +139,16 @@ pub fn plan(
              iterations (-i) or rows"
         ));
     }
+    // Bad declarations are listed with the rows' problems, not instead of them.
+    let declarations = config.declarations().unwrap_or_else(|e| {
+        problems.extend(e);
+        Default::default()
+    });
     problems.or_ok(RunPlan {
         scenarios,
         rows,
         variant_order,
-        declarations: config.declarations()?,
+        declarations,
     })
 }
 
