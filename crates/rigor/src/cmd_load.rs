@@ -25,7 +25,7 @@ pub struct LoadArgs {
     /// Requests in flight per connection (HTTP/1.1 pipelining)
     #[arg(long, default_value_t = 1)]
     pub pipeline: usize,
-    /// Total requests per second (at most 1e12): open model, latency counted from each request's
+    /// Total requests per second (0.001 to 1e12): open model, latency counted from each request's
     /// intended send time (no coordinated omission)
     #[arg(long)]
     pub rate: Option<f64>,
@@ -336,8 +336,8 @@ pub fn summary(r: &LoadReport) -> String {
     if e.total() > 0 {
         let _ = writeln!(
             o,
-            "  Errors: connect {}, read {}, write {}, timeout {}, parse {}",
-            e.connect, e.read, e.write, e.timeout, e.parse
+            "  Errors: connect {}, read {}, write {}, timeout {}, parse {}, closed {}",
+            e.connect, e.read, e.write, e.timeout, e.parse, e.closed
         );
     }
     for f in &r.parse_failures {
@@ -350,7 +350,8 @@ pub fn summary(r: &LoadReport) -> String {
     if r.abandoned > 0 {
         let _ = writeln!(
             o,
-            "  Requests lost with a failed connection: {}",
+            "  Requests lost with a failed connection: {} (the `closed` errors: never answered, \
+             not re-sent, not in the latency)",
             r.abandoned
         );
     }

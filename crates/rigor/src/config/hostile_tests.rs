@@ -232,3 +232,9 @@ fn every_string_is_expanded_and_variant_env_problems_point_at_the_variant() {
     );
     assert!(p[1].contains("rigor.toml:15: jobs.load.validate") && p[1].contains("`nope`"));
 }
+
+#[test]
+fn a_vanishing_rate_is_rejected_while_planning() {
+    let m = one(&BASE.replace("duration = \"2s\"", "duration = \"2s\"\nrate = 1e-300"));
+    assert!(m.contains("jobs.load.rate") && m.contains("0.001"), "{m}");
+}
