@@ -205,6 +205,14 @@ pub fn execute(args: &LoadArgs) -> anyhow::Result<i32> {
             std::fs::write(path, text).with_context(|| format!("cannot write JSON to {path}"))?;
         }
     }
+    if report.drain_cut {
+        crate::run::console::err(&format!(
+            "rigor: load interrupted after the {} measured window, while its last requests were \
+             awaited; those still outstanding are timeouts in the figures above",
+            fmt_secs(report.measured_secs)
+        ));
+        return Ok(EXIT_INTERRUPTED);
+    }
     if report.cancelled || crate::interrupt::interrupted() {
         crate::run::console::err(&format!(
             "rigor: load interrupted after {} of the measured window; the figures above cover only that",
