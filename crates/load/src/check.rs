@@ -20,6 +20,10 @@ pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
 /// Highest offered rate, requests per second: far beyond any server, still a schedule whose
 /// request times are distinct at nanosecond resolution over many seconds.
 pub const MAX_RATE: f64 = 1e12;
+/// Lowest offered rate, requests per second: one request every 1000 s (under 17 minutes). Below
+/// it a window sees no request at all and a rate prints as a wall of digits or as 0, so a smaller
+/// figure is a typo, not a load.
+pub const MIN_RATE: f64 = 1e-3;
 /// Longest timeout: an hour, the largest latency the histograms hold.
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
 
@@ -76,9 +80,9 @@ fn validate(spec: &LoadSpec) -> Result<(), LoadError> {
         }
     }
     if let Some(r) = spec.rate {
-        if !(r.is_finite() && r > 0.0 && r <= MAX_RATE) {
+        if !(r.is_finite() && (MIN_RATE..=MAX_RATE).contains(&r)) {
             return bad(format!(
-                "rate must be a positive number of requests per second, at most {MAX_RATE:e}, got {r}"
+                "rate must be a number of requests per second between {MIN_RATE} and {MAX_RATE:e}, got {r:e}"
             ));
         }
     }

@@ -62,7 +62,7 @@ impl LatencyStats {
 pub struct ErrorCounts {
     /// Connection refused, reset or timed out while connecting.
     pub connect: u64,
-    /// The server closed or reset a connection with requests outstanding.
+    /// Reading failed: the connection was reset, or it ended in the middle of a response.
     pub read: u64,
     pub write: u64,
     /// Requests unanswered within the timeout (each one counts; its connection is replaced), and
@@ -70,29 +70,35 @@ pub struct ErrorCounts {
     pub timeout: u64,
     /// Responses that were not valid HTTP/1.x (or answered nothing that was asked).
     pub parse: u64,
+    /// Requests of the window lost with their connection: the server closed it (or it failed)
+    /// with them outstanding, so they were never answered. Each one counts, since none is re-sent
+    /// (a request may already have had its effect on the server) and none reached the latency
+    /// histogram (they were not slow, they got no answer at all).
+    pub closed: u64,
 }
 
-/// `7 errors: connect 0, read 2, write 0, timeout 5, parse 0`, for warnings and summaries.
+/// `7 errors: connect 0, read 2, write 0, timeout 5, parse 0, closed 0`, for warnings and summaries.
 impl std::fmt::Display for ErrorCounts {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} errors: connect {}, read {}, write {}, timeout {}, parse {}",
+            "{} errors: connect {}, read {}, write {}, timeout {}, parse {}, closed {}",
             self.total(),
             self.connect,
             self.read,
             self.write,
             self.timeout,
-            self.parse
+            self.parse,
+            self.closed
         )
     }
 }
 
 impl ErrorCounts {
-    /// `load.socket_errors`: connect + read + write + timeout + parse — every
-    /// request that failed at the socket or protocol level.
+    /// `load.socket_errors`: connect + read + write + timeout + parse + closed — every
+    /// failure at the socket or protocol level, including each request lost with its connection.
     pub fn socket_errors(&self) -> u64 {
-        self.connect + self.read + self.write + self.timeout + self.parse
+        self.connect + self.read + self.write + self.timeout + self.parse + self.closed
     }
 
     /// All errors (the same as [`ErrorCounts::socket_errors`]).
@@ -171,8 +177,13 @@ pub struct LoadReport {
     /// leaves any: otherwise the window's requests are waited for (up to the timeout) after it
     /// closes, and what gets no answer is a timeout.
     pub in_flight_at_end: u64,
-    /// Requests sent in the window whose connection failed before they were answered.
+    /// Requests sent in the window whose connection failed before they were answered (the same
+    /// requests `errors.closed` counts).
     pub abandoned: u64,
+    /// The run was cancelled after the window had closed, while its last requests were being
+    /// waited for: the window is complete, and what was still outstanding was given up then as
+    /// timeouts (as at the drain's deadline), so `in_flight_at_end` stays 0.
+    pub drain_cut: bool,
     pub outside_window: OutsideWindow,
     pub timeline: Vec<TimelineSecond>,
     pub rate: Option<RateReport>,
@@ -278,6 +289,7 @@ impl LoadReport {
             parse_failures: s.parse_failures.clone(),
             in_flight_at_end: s.in_flight_at_end,
             abandoned: s.abandoned,
+            drain_cut: inp.cancelled && s.drain_cut,
             outside_window: OutsideWindow {
                 requests: s.warmup_sent + s.in_flight_at_end,
                 bytes: s.warmup_bytes + s.in_flight_bytes,
@@ -296,7 +308,17 @@ impl LoadReport {
     fn compute_warnings(&self) -> Vec<LoadWarning> {
         let mut w = Vec::new();
         let mut say = |kind: &'static str, message: String| w.push(LoadWarning { kind, message });
-        if self.cancelled {
+        if self.drain_cut {
+            say(
+                "cancelled",
+                format!(
+                    "run cancelled after the {:.1}s measured window had closed, while its last \
+                     requests were awaited: the wait was cut short and what was still \
+                     outstanding was given up as timeouts",
+                    self.measured_secs
+                ),
+            );
+        } else if self.cancelled {
             say(
                 "cancelled",
                 format!(
@@ -354,6 +376,13 @@ impl LoadReport {
                     .collect();
                 msg.push_str(&format!("; parse failures: {}", why.join(", ")));
             }
+            if self.errors.closed > 0 {
+                msg.push_str(&format!(
+                    "; closed: {} requests were outstanding when the server closed their \
+                     connection (never answered, not re-sent, not in the latency)",
+                    self.errors.closed
+                ));
+            }
             say("load_errors", msg);
         }
         if self.bad_responses > 0 {
@@ -393,6 +422,7 @@ impl LoadReport {
         m.insert("load.errors.write", self.errors.write as f64);
         m.insert("load.errors.timeout", self.errors.timeout as f64);
         m.insert("load.errors.parse", self.errors.parse as f64);
+        m.insert("load.errors.closed", self.errors.closed as f64);
         m.insert("load.throughput", self.throughput_mib_s);
         if self.measured_secs > 0.0 {
             m.insert("load.cpu", self.client_cpu_pct);

@@ -40,6 +40,8 @@ pub struct ThreadStats {
     pub cpu_secs: f64,
     /// When the worker stopped measuring, in ns after the measured window opened.
     pub measured_ns: u64,
+    /// Cancelled after the window closed, while its last requests were awaited.
+    pub drain_cut: bool,
 }
 
 impl ThreadStats {
@@ -65,6 +67,7 @@ impl ThreadStats {
             max_lag_ns: 0,
             cpu_secs: 0.0,
             measured_ns: 0,
+            drain_cut: false,
         }
     }
 
@@ -106,6 +109,7 @@ impl ThreadStats {
         self.errors.write += o.errors.write;
         self.errors.timeout += o.errors.timeout;
         self.errors.parse += o.errors.parse;
+        self.errors.closed += o.errors.closed;
         for f in &o.parse_failures {
             let kept = self.parse_failures.len();
             match self
@@ -131,6 +135,7 @@ impl ThreadStats {
         self.max_lag_ns = self.max_lag_ns.max(o.max_lag_ns);
         self.cpu_secs += o.cpu_secs;
         self.measured_ns = self.measured_ns.max(o.measured_ns);
+        self.drain_cut |= o.drain_cut;
     }
 }
 

@@ -283,6 +283,7 @@ fn measurement_ids_follow_design() {
         "load.errors.write",
         "load.errors.timeout",
         "load.errors.parse",
+        "load.errors.closed",
         "load.throughput",
         "load.cpu",
     ];
@@ -344,4 +345,82 @@ fn bad_input_is_a_clear_error() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("connections"), "{e}");
+}
+
+/// The server answers one request per connection and closes it: of each pipeline of 8, 7 are
+/// lost with the connection. Each is a `closed` error, not silence.
+#[test]
+fn pipelined_requests_lost_to_a_closing_server_are_closed_errors() {
+    let srv = server(Config {
+        close_after: Some(1),
+        ..Default::default()
+    });
+    let r = go(&LoadSpec {
+        connections: 4,
+        threads: 1,
+        pipeline: 8,
+        duration: Duration::from_millis(400),
+        ..spec(&srv, "/plaintext")
+    });
+    std::thread::sleep(Duration::from_millis(150));
+    let st = srv.stats();
+    // Every request answered was measured (no warmup, nothing left in flight).
+    assert_eq!(st.requests, r.requests, "{:?}", r.errors);
+    assert!(r.requests > 50, "{} answered", r.requests);
+    // Each connection answered one of its 8: the other 7 were lost with it.
+    assert!(
+        r.errors.closed >= 6 * r.requests && r.errors.closed <= 7 * r.requests,
+        "{} answered, {:?}",
+        r.requests,
+        r.errors
+    );
+    assert_eq!(r.errors.closed, r.abandoned);
+    assert_eq!(r.errors.read, 0, "{:?}", r.errors);
+    let m = r.measurements();
+    assert_eq!(m["load.errors.closed"], r.errors.closed as f64);
+    assert_eq!(m["load.socket_errors"], r.errors.total() as f64);
+    assert!(r.errors.total() >= r.errors.closed);
+    assert!(
+        r.warnings.iter().any(|w| w.kind == "load_errors"
+            && w.message.contains(&format!("closed {}", r.errors.closed))),
+        "{:?}",
+        r.warnings
+    );
+    let timeline_errors: u64 = r.timeline.iter().map(|t| t.errors).sum();
+    assert_eq!(timeline_errors, r.errors.total());
+}
+
+/// Open model: every request due in the window is answered, a timeout or lost with its
+/// connection; none vanishes.
+#[test]
+fn open_model_requests_lost_to_a_closing_server_are_all_accounted_for() {
+    let srv = server(Config {
+        close_after: Some(1),
+        delay: Duration::from_micros(2000),
+        ..Default::default()
+    });
+    let r = go(&LoadSpec {
+        rate: Some(2000.0),
+        connections: 4,
+        threads: 1,
+        pipeline: 8,
+        duration: Duration::from_millis(500),
+        ..spec(&srv, "/plaintext")
+    });
+    std::thread::sleep(Duration::from_millis(150));
+    assert_eq!(srv.stats().requests, r.requests);
+    assert_eq!(
+        r.requests + r.errors.timeout + r.errors.closed,
+        1000,
+        "{} answered, {:?}",
+        r.requests,
+        r.errors
+    );
+    assert!(
+        r.errors.closed > r.requests,
+        "{} answered, {:?}",
+        r.requests,
+        r.errors
+    );
+    assert!(r.warnings.iter().any(|w| w.kind == "load_errors"));
 }

@@ -5,9 +5,11 @@ mod common;
 
 use common::*;
 use hello_server::Config;
-use rigor_load::LoadSpec;
+use rigor_load::{run, Live, LoadReport, LoadSpec};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
+use std::time::Instant;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -231,4 +233,75 @@ fn absurd_rate_ends_on_time_and_says_the_rate_was_not_met() {
         .iter()
         .any(|w| w.kind == "rate_not_met" && w.message.contains("never sent")));
     assert_counts_match(&srv, &r);
+}
+
+/// Runs `spec`, setting the cancel flag `cancel_after` into the run, as Ctrl-C does.
+fn go_cancelled(spec: &LoadSpec, cancel_after: Duration) -> (LoadReport, Duration) {
+    let cancel = AtomicBool::new(false);
+    let start = Instant::now();
+    let r = std::thread::scope(|sc| {
+        sc.spawn(|| {
+            std::thread::sleep(cancel_after);
+            cancel.store(true, Ordering::Relaxed);
+        });
+        run(spec, &Live::default(), &cancel).expect("run")
+    });
+    (r, start.elapsed())
+}
+
+#[test]
+fn cancel_during_the_drain_gives_up_the_stuck_requests_as_timeouts() {
+    let _serial = serial();
+    // Closed model: the server freezes at 0.8 s for 5 s; the window is 1 s and the timeout 20 s,
+    // so the requests in flight at the freeze are still awaited when the run is cancelled at
+    // 2.5 s. They are the stall the drain exists for: timeouts in the latency at ~1.7 s.
+    let srv = frozen_server(800, 5000);
+    let s = LoadSpec {
+        connections: 4,
+        threads: 1,
+        timeout: Duration::from_secs(20),
+        duration: Duration::from_millis(1000),
+        ..spec(&srv, "/plaintext")
+    };
+    let (r, took) = go_cancelled(&s, Duration::from_millis(2500));
+    assert!(took < Duration::from_millis(3500), "took {took:?}");
+    assert!(r.cancelled && r.drain_cut);
+    assert_eq!(r.in_flight_at_end, 0);
+    assert_eq!(r.errors.timeout, 4, "{:?}", r.errors);
+    assert_eq!(r.latency.count, r.requests + 4);
+    assert!(r.latency.max_ms > 1000.0, "max {} ms", r.latency.max_ms);
+    assert!((r.measured_secs - 1.0).abs() < 1e-9, "{}", r.measured_secs);
+    let w = r.warnings.iter().find(|w| w.kind == "cancelled").unwrap();
+    assert!(w.message.contains("window had closed"), "{}", w.message);
+}
+
+#[test]
+fn open_model_cancel_during_the_drain_gives_up_the_unsent_too() {
+    let _serial = serial();
+    // 200 req/s for 1.5 s on 4 connections; the server freezes at 1.0 s for 5 s. When the run is
+    // cancelled at 2.5 s, every one of the window's 300 requests is answered or a timeout —
+    // including those due but never sent, each in the latency.
+    let srv = frozen_server(1000, 5000);
+    let s = LoadSpec {
+        rate: Some(200.0),
+        connections: 4,
+        threads: 1,
+        timeout: Duration::from_secs(10),
+        duration: Duration::from_millis(1500),
+        ..spec(&srv, "/plaintext")
+    };
+    let (r, _) = go_cancelled(&s, Duration::from_millis(2500));
+    let rate = r.rate.unwrap();
+    assert!(r.drain_cut);
+    assert_eq!(r.in_flight_at_end, 0);
+    assert_eq!(
+        r.requests + r.errors.timeout,
+        300,
+        "{} answered, {:?}",
+        r.requests,
+        r.errors
+    );
+    assert!(rate.not_sent >= 50, "{} not sent", rate.not_sent);
+    assert_eq!(r.latency.count, 300);
+    assert!(r.latency.p99_ms > 1000.0, "p99 {} ms", r.latency.p99_ms);
 }

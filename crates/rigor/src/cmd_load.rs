@@ -25,7 +25,7 @@ pub struct LoadArgs {
     /// Requests in flight per connection (HTTP/1.1 pipelining)
     #[arg(long, default_value_t = 1)]
     pub pipeline: usize,
-    /// Total requests per second (at most 1e12): open model, latency counted from each request's
+    /// Total requests per second (0.001 to 1e12): open model, latency counted from each request's
     /// intended send time (no coordinated omission)
     #[arg(long)]
     pub rate: Option<f64>,
@@ -205,6 +205,14 @@ pub fn execute(args: &LoadArgs) -> anyhow::Result<i32> {
             std::fs::write(path, text).with_context(|| format!("cannot write JSON to {path}"))?;
         }
     }
+    if report.drain_cut {
+        crate::run::console::err(&format!(
+            "rigor: load interrupted after the {} measured window, while its last requests were \
+             awaited; those still outstanding are timeouts in the figures above",
+            fmt_secs(report.measured_secs)
+        ));
+        return Ok(EXIT_INTERRUPTED);
+    }
     if report.cancelled || crate::interrupt::interrupted() {
         crate::run::console::err(&format!(
             "rigor: load interrupted after {} of the measured window; the figures above cover only that",
@@ -336,8 +344,8 @@ pub fn summary(r: &LoadReport) -> String {
     if e.total() > 0 {
         let _ = writeln!(
             o,
-            "  Errors: connect {}, read {}, write {}, timeout {}, parse {}",
-            e.connect, e.read, e.write, e.timeout, e.parse
+            "  Errors: connect {}, read {}, write {}, timeout {}, parse {}, closed {}",
+            e.connect, e.read, e.write, e.timeout, e.parse, e.closed
         );
     }
     for f in &r.parse_failures {
@@ -350,7 +358,8 @@ pub fn summary(r: &LoadReport) -> String {
     if r.abandoned > 0 {
         let _ = writeln!(
             o,
-            "  Requests lost with a failed connection: {}",
+            "  Requests lost with a failed connection: {} (the `closed` errors: never answered, \
+             not re-sent, not in the latency)",
             r.abandoned
         );
     }

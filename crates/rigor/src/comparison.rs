@@ -28,6 +28,7 @@ const BOOKKEEPING: &[&str] = &[
     "load.errors.write",
     "load.errors.timeout",
     "load.errors.parse",
+    "load.errors.closed",
 ];
 
 /// The measurements worth a verdict by default: every id that some included, successful iteration

@@ -95,6 +95,13 @@ pub const CATALOGUE: &[MeasurementInfo] = &[
     m("load.errors.write", "Write errors", "count", Down, Load),
     m("load.errors.timeout", "Timeouts", "count", Down, Load),
     m("load.errors.parse", "Parse errors", "count", Down, Load),
+    m(
+        "load.errors.closed",
+        "Lost with connection",
+        "count",
+        Down,
+        Load,
+    ),
     m("load.throughput", "Read throughput", "MiB/s", Up, Load),
 ];
 

@@ -54,6 +54,8 @@ fn usage_errors_exit_2_before_any_banner() {
         (vec!["--rate", "0"], "rate"),
         (vec!["--rate", "NaN"], "rate"),
         (vec!["--rate", "1e300"], "rate"),
+        (vec!["--rate", "1e-300"], "rate"),
+        (vec!["--rate", "0.0009"], "rate"),
         (vec!["-m", "G T"], "G T"),
         (vec!["-H", "no colon"], "no colon"),
         (vec!["--cpus", "99999"], "99999"),
@@ -178,4 +180,51 @@ fn a_closed_stdout_does_not_crash_the_load() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// A server that answers the first request of each connection and closes it: with a pipeline,
+/// the rest are lost, and `rigor load` must count and say so.
+#[test]
+fn requests_lost_with_a_closed_connection_are_errors_in_the_text_and_the_json() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut s) = stream else { continue };
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                let mut got: Vec<u8> = Vec::new();
+                while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match s.read(&mut buf) {
+                        Ok(n) if n > 0 => got.extend_from_slice(&buf[..n]),
+                        _ => return,
+                    }
+                }
+                let _ = s.write_all(
+                    b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+                );
+            });
+        }
+    });
+    let out = rigor()
+        .args(["load", &format!("http://{addr}/"), "-c", "2", "-d", "400ms"])
+        .args(["--pipeline", "8", "--json", "-"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("closed") && stderr.contains("not re-sent"),
+        "{stderr}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let m = &doc["measurements"];
+    let closed = m["load.errors.closed"].as_f64().unwrap();
+    let answered = m["load.requests"].as_f64().unwrap();
+    assert!(closed >= 6.0 * answered && answered > 0.0, "{m}");
+    assert!(m["load.socket_errors"].as_f64().unwrap() >= closed, "{m}");
+    assert!(doc["report"]["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["kind"] == "load_errors"));
 }

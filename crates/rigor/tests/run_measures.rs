@@ -191,3 +191,27 @@ fn raising_the_load_priority_does_not_leak_into_the_application() {
         "the application must keep the normal priority"
     );
 }
+
+#[test]
+fn requests_lost_to_a_closing_app_are_socket_errors_and_a_warning() {
+    let dir = temp_dir("closing");
+    let port = free_port();
+    let toml = config(port, "--close-after 1", "/plaintext", "pipeline = 8");
+    let (out, json) = run(&dir, &toml, &["-i", "1"]);
+    let it = &iterations(json.as_ref().expect("result.json"))[0];
+    let answered = m(it, "load.requests").unwrap();
+    let closed = m(it, "load.errors.closed").unwrap();
+    // One answer per connection, then the other 7 of its pipeline are lost with it.
+    assert!(answered > 0.0 && closed >= 6.0 * answered, "{}", text(&out));
+    assert!(m(it, "load.socket_errors").unwrap() >= closed);
+    let all = text(&out);
+    assert!(
+        all.contains("load_errors") || all.contains("closed"),
+        "{all}"
+    );
+    assert!(
+        it["warnings"].to_string().contains("load_errors"),
+        "{}",
+        it["warnings"]
+    );
+}

@@ -268,9 +268,13 @@ impl Worker<'_> {
         let cancelled = loop {
             let now = self.now();
             if cancel.load(Ordering::Relaxed) {
-                if !draining {
-                    self.s.measured_ns = now.min(self.plan.end).saturating_sub(self.plan.warm_end);
+                if draining {
+                    // The window is complete; only the wait for its last requests is cut short,
+                    // and what is outstanding is given up now, as at the drain's deadline.
+                    self.s.drain_cut = true;
+                    break false;
                 }
+                self.s.measured_ns = now.min(self.plan.end).saturating_sub(self.plan.warm_end);
                 break true;
             }
             if !self.measuring && now >= self.plan.warm_end {
@@ -409,17 +413,29 @@ impl Worker<'_> {
         self.live_errors += n;
     }
 
-    /// Drops connection `idx` (counting `kind` if given and what was in flight) and queues a reconnect.
+    /// Drops connection `idx` and queues a reconnect. Counts `kind` if given, and each request of
+    /// the window still outstanding on it as a `closed` error: nothing is re-sent (a request may
+    /// already have had its effect), so these requests get no answer and must show as failures.
+    /// A read, write or parse failure stands for the oldest request (the one whose exchange
+    /// failed), so that one is not counted twice.
     fn kill(&mut self, idx: usize, kind: Option<Kind>, now: u64) {
         if let Some(k) = kind {
             self.count_error(k, now);
+            if !matches!(k, Kind::Connect) {
+                self.conns[idx].inflight.pop_front();
+            }
         }
         let plan = self.plan;
-        self.s.abandoned += self.conns[idx]
+        let lost = self.conns[idx]
             .inflight
             .iter()
             .filter(|p| plan.in_window(p.intended))
             .count() as u64;
+        if lost > 0 {
+            self.s.abandoned += lost;
+            self.s.errors.closed += lost;
+            self.tick_error(now, lost);
+        }
         let c = &mut self.conns[idx];
         c.reset();
         c.retry_at = if matches!(kind, Some(Kind::Connect)) {
@@ -545,11 +561,12 @@ impl Worker<'_> {
         if let Some(r) = self.conns[idx].parser.eof() {
             self.on_response(idx, r.status, r.bytes, now);
         }
-        let c = &self.conns[idx];
-        let kind = if !c.inflight.is_empty() || !c.parser.is_idle() {
-            Some(Kind::Read)
-        } else {
+        // A close between responses loses only the requests still outstanding, which `kill`
+        // counts as `closed`; a close in the middle of a response is also a read error.
+        let kind = if self.conns[idx].parser.is_idle() {
             None
+        } else {
+            Some(Kind::Read)
         };
         self.kill(idx, kind, now);
     }

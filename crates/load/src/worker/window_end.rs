@@ -43,9 +43,9 @@ impl Worker<'_> {
         self.kill(idx, None, now);
     }
 
-    /// The run is over: when cancelled, what of the window is still out is reported as in flight;
-    /// otherwise the drain's deadline passed and everything of the window still unanswered is a
-    /// timeout.
+    /// The run is over: when cancelled inside the window, what of the window is still out is
+    /// reported as in flight; otherwise the drain's deadline passed (or a cancel cut the drain
+    /// short) and everything of the window still unanswered is a timeout, given up now.
     pub(super) fn settle_window(&mut self, cancelled: bool) {
         let now = self.now();
         if cancelled {

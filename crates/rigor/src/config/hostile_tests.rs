@@ -322,3 +322,9 @@ fn wrong_types_unknown_keys_and_semantic_problems_are_listed_at_once_in_line_ord
         .unwrap();
     assert_eq!(err.len(), 1, "{err}");
 }
+
+#[test]
+fn a_vanishing_rate_is_rejected_while_planning() {
+    let m = one(&BASE.replace("duration = \"2s\"", "duration = \"2s\"\nrate = 1e-300"));
+    assert!(m.contains("jobs.load.rate") && m.contains("0.001"), "{m}");
+}

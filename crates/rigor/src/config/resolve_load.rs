@@ -9,7 +9,7 @@ use super::resolve::Origin;
 use super::{Config, PlanRequest, Vars};
 use crate::duration::parse_duration;
 use indexmap::IndexMap;
-use rigor_load::{MAX_RATE, MAX_TIMEOUT};
+use rigor_load::{MAX_RATE, MAX_TIMEOUT, MIN_RATE};
 use std::time::Duration;
 
 /// Load-job keys a matrix, variant or `--var` variable of the same name overrides.
@@ -198,7 +198,7 @@ impl Config {
             ));
         }
         let rate = value("rate", &job.rate, p).and_then(|(t, src)| match t.trim().parse::<f64>() {
-            Ok(r) if r > 0.0 && r <= MAX_RATE => Some(r),
+            Ok(r) if (MIN_RATE..=MAX_RATE).contains(&r) => Some(r),
             _ => {
                 p.add(self.load_error(
                     &table,
@@ -206,7 +206,7 @@ impl Config {
                     "rate",
                     &src,
                     &format!(
-                        "`{t}` is not a number of requests per second between 0 and {MAX_RATE:e}"
+                        "`{t}` is not a number of requests per second between {MIN_RATE} and {MAX_RATE:e}"
                     ),
                 ));
                 None
