@@ -1,4 +1,4 @@
-//! The result of a run: what `rigor load` prints and `rigor run` stores, plus the DESIGN.md ids.
+//! The result of a run: what `rigor load` prints and `rigor run` stores, plus its measurement ids.
 
 use crate::stats::ThreadStats;
 use hdrhistogram::Histogram;
@@ -400,7 +400,7 @@ impl LoadReport {
         w
     }
 
-    /// DESIGN.md's `load.*` measurement ids; latency ids are absent when no request was recorded.
+    /// The `load.*` measurement ids; latency ids are absent when no request was recorded.
     pub fn measurements(&self) -> BTreeMap<&'static str, f64> {
         let mut m = BTreeMap::new();
         m.insert("load.rps", self.rps);

@@ -259,7 +259,7 @@ fn cancel_stops_early_with_what_was_measured() {
 }
 
 #[test]
-fn measurement_ids_follow_design() {
+fn measurement_ids_follow_the_catalogue() {
     let srv = server(Config::default());
     let r = go(&LoadSpec {
         duration: Duration::from_millis(300),

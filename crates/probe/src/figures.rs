@@ -81,7 +81,7 @@ impl Samples {
 }
 
 impl AppFigures {
-    /// The figures that have a DESIGN measurement id, as (id, value), present ones only.
+    /// The figures that have a measurement id in the catalogue, as (id, value), present ones only.
     pub fn measurements(&self) -> Vec<(&'static str, f64)> {
         [
             ("app.cpu", self.cpu_max_pct),

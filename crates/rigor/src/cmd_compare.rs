@@ -18,7 +18,7 @@ pub const COMPARE_SCHEMA: &str = "rigor.compare.v1";
 /// Measurement `--fail-on-regression` watches when `--measurements` is not given.
 pub const PRIMARY: &str = "load.rps";
 
-/// Exit code when `--fail-on-regression` finds a regression (DESIGN.md's contract).
+/// Exit code when `--fail-on-regression` finds a regression (a stable contract scripts rely on).
 pub const EXIT_REGRESSION: i32 = 3;
 
 /// Options of `rigor compare`.

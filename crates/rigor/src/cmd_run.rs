@@ -3,7 +3,7 @@
 use clap::Args;
 use std::path::PathBuf;
 
-/// Flags of `rigor run` (DESIGN.md's contract).
+/// Flags of `rigor run` (a stable contract: scripts depend on their names).
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
     /// Config file.

@@ -1,5 +1,5 @@
 //! The `rigor.run.v1` result document: what `--json` writes and `rigor compare` reads back.
-//! Field names are a contract (DESIGN.md); add fields, never rename them.
+//! Field names are a contract scripts rely on; add fields, never rename them.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -167,7 +167,7 @@ pub struct Iteration {
     pub caches_dropped: Option<bool>,
 }
 
-/// Where the load went, relative to the application (DESIGN principle 3).
+/// Where the load went, relative to the application (a proxy or another host changes what is measured).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct NetworkPath {
     /// `loopback`, `local interface` or `other host`.

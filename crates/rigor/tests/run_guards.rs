@@ -1,4 +1,4 @@
-//! The guards of issue 4, each triggered by its real condition, and quiet on a clean run.
+//! The guards, each triggered by its real condition, and quiet on a clean run.
 
 mod common;
 use common::*;

@@ -1,4 +1,4 @@
-//! Simulation checks that the verdicts keep their promises (issue 5, "A/A honesty"):
+//! Simulation checks that the verdicts keep their promises (A/A honesty):
 //! same-distribution comparisons rarely claim a change, real changes are found, and
 //! the 95% intervals cover the truth about 95% of the time.
 

@@ -1,6 +1,6 @@
 use serde::{Deserialize, Serialize};
 
-/// The figures every reported number carries (DESIGN principle 5), so a reader can
+/// The figures every reported number carries (numbers come with their noise), so a reader can
 /// judge the noise before trusting the median.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct Summary {

@@ -1,4 +1,4 @@
-//! The guards against the traps of seed 004: each turns a condition that silently corrupts
+//! The guards against known benchmarking traps: each turns a condition that silently corrupts
 //! numbers into a warning with its reason and what to do (`--strict` makes them fatal).
 
 mod debug_build;

@@ -1,5 +1,5 @@
 //! Number formatting shared by every report, so the terminal, markdown and compare tables agree
-//! digit for digit (users paste them side by side, as in the seeds).
+//! digit for digit (users paste them side by side in issues and pull requests).
 
 /// Formats a figure the way crank's tables do: thousands separators for big numbers, a few
 /// decimals for small ones, integers without a fraction.

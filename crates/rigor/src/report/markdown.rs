@@ -1,5 +1,5 @@
 //! GitHub-flavoured markdown: the same report as the terminal, ready for a PR comment, an issue
-//! (seed 000's tables) or `$GITHUB_STEP_SUMMARY`.
+//! or `$GITHUB_STEP_SUMMARY`.
 
 use super::{Block, Cell, Document, Style, Table};
 use crate::result::RunResult;

@@ -106,7 +106,7 @@ pub fn inconclusive_groups(
         .collect()
 }
 
-/// DESIGN.md's exit code for a finished run: failure, then regression, then --strict warnings.
+/// The exit code for a finished run: failure, then regression, then --strict warnings.
 pub fn exit_code(result: &RunResult, args: &RunArgs, failed: bool) -> i32 {
     if failed || result.status == "interrupted" {
         return super::EXIT_FAILED;

@@ -31,7 +31,7 @@ use progress::Progress;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Exit codes of DESIGN.md.
+/// rigor's exit codes (a stable contract, listed in the README).
 pub const EXIT_FAILED: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
 pub const EXIT_REGRESSION: i32 = 3;
