@@ -10,7 +10,7 @@ use std::net::{TcpStream, ToSocketAddrs};
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ExitStatus};
 use std::time::{Duration, Instant};
 
 /// How long an application may take to stop on SIGTERM once the user interrupted the run.
@@ -58,25 +58,8 @@ fn shell_line(command: &str) -> String {
 impl AppProcess {
     /// Spawns the application with its env, folder, CPU set, cgroup and a combined log.
     pub fn spawn(job: &AppJob, log: &Path, cgroup: Option<&Cgroup>) -> Result<AppProcess, String> {
-        if !job.dir.is_dir() {
-            return Err(format!(
-                "`{}`: folder {} does not exist",
-                job.name,
-                job.dir.display()
-            ));
-        }
-        let out = File::create(log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
-        let err = out.try_clone().map_err(|e| e.to_string())?;
-        let mut cmd = Command::new("sh");
-        cmd.arg("-c")
-            .arg(shell_line(&job.command))
-            .current_dir(&job.dir)
-            .envs(job.env.iter().map(|(k, v)| (k, v)))
-            .env(super::procs::MARK, super::reaper::mark())
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err)
-            .process_group(0);
+        let what = format!("`{}`", job.name);
+        let mut cmd = super::shell::marked_shell(job, &shell_line(&job.command), log, &what)?;
         // Everything the child does before exec is prepared here: no allocation after fork.
         let procs: Vec<File> = cgroup
             .map(|c| {

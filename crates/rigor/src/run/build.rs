@@ -6,10 +6,8 @@
 use super::artifact::{self, Snapshot};
 use super::logtail::tail;
 use crate::config::AppJob;
-use std::fs::File;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ExitStatus};
 use std::time::{Duration, Instant};
 
 /// What a build produced.
@@ -104,27 +102,11 @@ pub fn build(job: &AppJob, log: &Path, snapshots: &Path) -> Result<Built, String
 /// Runs `cmd` in the job's folder with the job's env; kills its whole process tree when the user
 /// interrupts or `build_timeout` passes.
 fn run_build(job: &AppJob, cmd: &str, log: &Path) -> Result<(ExitStatus, Duration), String> {
-    if !job.dir.is_dir() {
-        return Err(format!(
-            "build of `{}`: folder {} does not exist",
-            job.name,
-            job.dir.display()
-        ));
-    }
-    let out = File::create(log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
-    let err = out.try_clone().map_err(|e| e.to_string())?;
+    let what = format!("build of `{}`", job.name);
+    let mut command = super::shell::marked_shell(job, cmd, log, &what)?;
     super::console::err(&format!("rigor: building `{}`: {cmd}", job.name));
     let start = Instant::now();
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(cmd)
-        .current_dir(&job.dir)
-        .envs(job.env.iter().map(|(k, v)| (k, v)))
-        .env(super::procs::MARK, super::reaper::mark())
-        .stdin(Stdio::null())
-        .stdout(out)
-        .stderr(err)
-        .process_group(0)
+    let mut child = command
         .spawn()
         .map_err(|e| format!("build of `{}`: cannot start `sh -c {cmd}`: {e}", job.name))?;
     let pgid = child.id() as i32;

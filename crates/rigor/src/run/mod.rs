@@ -20,6 +20,7 @@ mod reaper;
 mod schedule;
 pub mod sentinel;
 mod settings;
+mod shell;
 mod stale;
 
 use crate::cmd_run::RunArgs;

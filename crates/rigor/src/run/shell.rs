@@ -1,0 +1,32 @@
+//! The one way rigor starts a job's shell line, for builds and applications alike: in the job's
+//! folder, with its env and rigor's owner mark (so no descendant escapes the sweeps), its output
+//! into the log file, and in a process group of its own (so the whole tree can be signalled).
+
+use crate::config::AppJob;
+use std::fs::File;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// A `sh -c LINE` command for `job`, ready to spawn; `what` names it in errors.
+pub fn marked_shell(job: &AppJob, line: &str, log: &Path, what: &str) -> Result<Command, String> {
+    if !job.dir.is_dir() {
+        return Err(format!(
+            "{what}: folder {} does not exist",
+            job.dir.display()
+        ));
+    }
+    let out = File::create(log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
+    let err = out.try_clone().map_err(|e| e.to_string())?;
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(line)
+        .current_dir(&job.dir)
+        .envs(job.env.iter().map(|(k, v)| (k, v)))
+        .env(super::procs::MARK, super::reaper::mark())
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .process_group(0);
+    Ok(cmd)
+}
