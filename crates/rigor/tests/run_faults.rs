@@ -241,18 +241,7 @@ fn an_interrupt_shortens_the_sigterm_grace_and_the_warning_says_so() {
         .replace("stop_timeout = \"2s\"", "stop_timeout = \"10s\"")
         .replace("duration = \"1s\"", "duration = \"30s\"");
     std::fs::write(dir.join("rigor.toml"), toml).unwrap();
-    let mut child = common::marks::spawn_rigor(
-        &dir,
-        &[
-            "run",
-            "-i",
-            "1",
-            "--json",
-            "result.json",
-            "--out-dir",
-            "out",
-        ],
-    );
+    let mut child = common::marks::spawn_rigor(&dir, common::marks::ONE_ITERATION);
     let needle = format!("--port {port} ");
     let deadline = Instant::now() + Duration::from_secs(30);
     while processes_with(&needle).is_empty() && Instant::now() < deadline {

@@ -298,18 +298,7 @@ fn application_output_is_never_held_whole() {
     std::fs::write(dir.join("rigor.toml"), toml).unwrap();
     // Reaped by wait4 below, which also gives its peak memory.
     #[allow(clippy::zombie_processes)]
-    let child = spawn_rigor(
-        &dir,
-        &[
-            "run",
-            "-i",
-            "1",
-            "--json",
-            "result.json",
-            "--out-dir",
-            "out",
-        ],
-    );
+    let child = spawn_rigor(&dir, ONE_ITERATION);
     let _cleanup = Cleanup {
         token: token.clone(),
         pids: vec![child.id() as i32],

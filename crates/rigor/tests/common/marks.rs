@@ -9,6 +9,17 @@ use std::time::{Duration, Instant};
 /// The environment variable tests put in a job's `env` to find its processes.
 pub const MARK: &str = "RIGOR_TEST_MARK";
 
+/// `rigor run` arguments for one iteration whose result and logs stay in the test's folder.
+pub const ONE_ITERATION: &[&str] = &[
+    "run",
+    "-i",
+    "1",
+    "--json",
+    "result.json",
+    "--out-dir",
+    "out",
+];
+
 /// A mark unique to this test process and `name`.
 pub fn token(name: &str) -> String {
     let nanos = std::time::SystemTime::now()
