@@ -4,6 +4,7 @@
 
 use crate::comparison::{self, CONFIDENCE};
 use crate::declarations::{self, Better, Declarations};
+use crate::exit::Exit;
 use crate::report::{self, environment, format, Block, Cell, Document, Style};
 use crate::result::{Comparison, Row, RunResult, Warning, SCHEMA};
 use anyhow::{anyhow, bail, Context};
@@ -17,9 +18,6 @@ pub const COMPARE_SCHEMA: &str = "rigor.compare.v1";
 
 /// Measurement `--fail-on-regression` watches when `--measurements` is not given.
 pub const PRIMARY: &str = "load.rps";
-
-/// Exit code when `--fail-on-regression` finds a regression (a stable contract scripts rely on).
-pub const EXIT_REGRESSION: i32 = 3;
 
 /// Options of `rigor compare`.
 #[derive(clap::Args, Debug, Clone)]
@@ -106,10 +104,10 @@ pub struct CompareReport {
 
 /// Runs `rigor compare`; returns the process exit code (0, or 3 for a watched regression with
 /// `--fail-on-regression`). Errors (unreadable file, not a result, nothing to compare) are `Err`.
-pub fn execute(args: &CompareArgs) -> anyhow::Result<i32> {
+pub fn execute(args: &CompareArgs) -> anyhow::Result<Exit> {
     if let Err(e) = declarations::flag_conflicts(&args.measure) {
         crate::run::console::err(&format!("error: {e}"));
-        return Ok(crate::run::EXIT_USAGE);
+        return Ok(Exit::Usage);
     }
     let mut inputs = Vec::new();
     for path in &args.files {
@@ -139,7 +137,7 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<i32> {
     if args.fail_on_regression {
         if let Some(e) = unjudgeable(&inputs, &report, &watched) {
             crate::run::console::err(&format!("error: {e}"));
-            return Ok(crate::run::EXIT_USAGE);
+            return Ok(Exit::Usage);
         }
     }
 
@@ -204,10 +202,10 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<i32> {
             ));
         }
         if !found.is_empty() {
-            return Ok(EXIT_REGRESSION);
+            return Ok(Exit::Regression);
         }
     }
-    Ok(0)
+    Ok(Exit::Success)
 }
 
 fn row_suffix(row: &BTreeMap<String, String>) -> String {
@@ -967,12 +965,12 @@ mod tests {
         let out_s = out.display().to_string();
         assert_eq!(
             execute(&args(&["--fail-on-regression", "--json", &out_s])).unwrap(),
-            3
+            Exit::Regression
         );
         let json: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
         assert_eq!(json["schema"], "rigor.compare.v1");
-        assert_eq!(execute(&args(&[])).unwrap(), 0);
+        assert_eq!(execute(&args(&[])).unwrap(), Exit::Success);
         // Watching only memory (unchanged): no failure.
         assert_eq!(
             execute(&args(&[
@@ -981,7 +979,7 @@ mod tests {
                 "app.rss"
             ]))
             .unwrap(),
-            0
+            Exit::Success
         );
         let err = execute(&args(&["--measurements", "load.rpz"]))
             .unwrap_err()

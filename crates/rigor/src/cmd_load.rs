@@ -1,5 +1,6 @@
 //! `rigor load`: the built-in engine alone, like wrk/wrk2/oha, with a wrk-like summary and JSON.
 
+use crate::exit::Exit;
 use anyhow::Context;
 use rigor_load::{LatencyStats, Live, LoadReport, LoadSpec};
 use std::fmt::Write as _;
@@ -112,9 +113,6 @@ fn show_progress(live: &Live, spec: &LoadSpec, finished: impl Fn() -> bool) {
     bar.finish_and_clear();
 }
 
-/// Exit code of a load stopped by Ctrl-C (what was measured is still printed and written).
-const EXIT_INTERRUPTED: i32 = 130;
-
 /// Builds the engine's spec from the flags, checking everything that can be known before
 /// connecting; the error names the flag or value at fault.
 fn build_spec(args: &LoadArgs) -> Result<LoadSpec, String> {
@@ -148,12 +146,12 @@ fn build_spec(args: &LoadArgs) -> Result<LoadSpec, String> {
 
 /// Runs `rigor load` and returns the process exit code: 2 for bad usage (before anything is
 /// printed or connected), 130 when interrupted (after printing what was measured).
-pub fn execute(args: &LoadArgs) -> anyhow::Result<i32> {
+pub fn execute(args: &LoadArgs) -> anyhow::Result<Exit> {
     let spec = match build_spec(args) {
         Ok(s) => s,
         Err(e) => {
             crate::run::console::err(&format!("error: {e}"));
-            return Ok(2);
+            return Ok(Exit::Usage);
         }
     };
     // With `--json -`, stdout carries the JSON alone; the human summary goes to stderr.
@@ -182,7 +180,7 @@ pub fn execute(args: &LoadArgs) -> anyhow::Result<i32> {
             crate::run::console::err(
                 "rigor: interrupted before the load started; nothing was measured",
             );
-            return Ok(EXIT_INTERRUPTED);
+            return Ok(Exit::Interrupted);
         }
         // Flatten the error: its message already names the cause, so a chain would repeat it.
         Err(e) => return Err(anyhow::anyhow!("{e}")),
@@ -211,16 +209,16 @@ pub fn execute(args: &LoadArgs) -> anyhow::Result<i32> {
              awaited; those still outstanding are timeouts in the figures above",
             fmt_secs(report.measured_secs)
         ));
-        return Ok(EXIT_INTERRUPTED);
+        return Ok(Exit::Interrupted);
     }
     if report.cancelled || crate::interrupt::interrupted() {
         crate::run::console::err(&format!(
             "rigor: load interrupted after {} of the measured window; the figures above cover only that",
             fmt_secs(report.measured_secs)
         ));
-        return Ok(EXIT_INTERRUPTED);
+        return Ok(Exit::Interrupted);
     }
-    Ok(0)
+    Ok(Exit::Success)
 }
 
 /// `Running 10s test @ URL` and the connections line, like wrk's.

@@ -135,11 +135,14 @@ fn second_signal() {
     kill_all();
     // A run that wrote its results ends like any interrupted run; anything else as killed by
     // SIGINT would.
-    std::process::exit(if has_words {
-        crate::run::EXIT_FAILED
-    } else {
-        130
-    });
+    std::process::exit(
+        if has_words {
+            crate::exit::Exit::Failed.code()
+        } else {
+            crate::exit::Exit::Interrupted.code()
+        }
+        .into(),
+    );
 }
 
 /// A line on stderr that never panics (the terminal may be gone).

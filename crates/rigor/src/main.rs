@@ -9,6 +9,7 @@ mod comparison;
 mod config;
 mod declarations;
 mod duration;
+mod exit;
 mod guards;
 mod interrupt;
 mod measurements;
@@ -50,10 +51,10 @@ fn main() -> ExitCode {
         Command::Compare(a) => cmd_compare::execute(a),
     };
     match outcome {
-        Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
+        Ok(exit) => exit.into(),
         Err(e) => {
             run::console::err(&format!("error: {}", error_text(&e)));
-            ExitCode::from(1)
+            exit::Exit::Failed.into()
         }
     }
 }

@@ -1,6 +1,7 @@
 //! After the last iteration: exclusions, summaries, row warnings, comparisons, and the exit code.
 
 use crate::cmd_run::RunArgs;
+use crate::exit::Exit;
 use crate::result::{Row, RunResult};
 use crate::{comparison, declarations, guards, summarize};
 
@@ -107,9 +108,9 @@ pub fn inconclusive_groups(
 }
 
 /// The exit code for a finished run: failure, then regression, then --strict warnings.
-pub fn exit_code(result: &RunResult, args: &RunArgs, failed: bool) -> i32 {
+pub fn exit_code(result: &RunResult, args: &RunArgs, failed: bool) -> Exit {
     if failed || result.status == "interrupted" {
-        return super::EXIT_FAILED;
+        return Exit::Failed;
     }
     if args.fail_on_regression {
         let ids = args
@@ -127,14 +128,14 @@ pub fn exit_code(result: &RunResult, args: &RunArgs, failed: bool) -> i32 {
             ));
         }
         if !regs.is_empty() {
-            return super::EXIT_REGRESSION;
+            return Exit::Regression;
         }
     }
     if args.strict && has_warnings(result) {
         super::console::err("rigor: --strict: warnings were raised (see above)");
-        return super::EXIT_STRICT;
+        return Exit::Strict;
     }
-    0
+    Exit::Success
 }
 
 fn has_warnings(r: &RunResult) -> bool {

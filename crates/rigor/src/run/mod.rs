@@ -24,6 +24,7 @@ mod shell;
 mod stale;
 
 use crate::cmd_run::RunArgs;
+use crate::exit::Exit;
 use crate::result::{Iteration, Row, RunResult, SCHEMA};
 use crate::{guards, interrupt, report};
 use iteration::{run_iteration, IterationContext};
@@ -32,14 +33,8 @@ use progress::Progress;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// rigor's exit codes (a stable contract, listed in the README).
-pub const EXIT_FAILED: i32 = 1;
-pub const EXIT_USAGE: i32 = 2;
-pub const EXIT_REGRESSION: i32 = 3;
-pub const EXIT_STRICT: i32 = 4;
-
 /// Runs `rigor run`; returns the process exit code.
-pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
+pub fn execute(args: &RunArgs) -> anyhow::Result<Exit> {
     // The sentinel is forked while rigor is still single-threaded, before any handler or thread.
     sentinel::start();
     interrupt::install();
@@ -48,26 +43,26 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
         Ok(ready) => ready,
         Err(problems) => {
             plan::print_problems(&problems);
-            return Ok(EXIT_USAGE);
+            return Ok(Exit::Usage);
         }
     };
     if let Some(e) =
         planned.exclusions_leave_nothing(settings.exclude, args.until_conclusive.is_some())
     {
         console::err(&format!("error: {e}"));
-        return Ok(EXIT_USAGE);
+        return Ok(Exit::Usage);
     }
     // Two builds whose outputs rigor could not tell apart: refused before anything is built.
     if let Err(e) = builds::check_plan(&planned.rows) {
         console::err(&format!("error: {e}"));
-        return Ok(EXIT_USAGE);
+        return Ok(Exit::Usage);
     }
 
     // Where logs and results go.
     let run_dir = args.out_dir.join(crate::clock::now_compact());
     if let Err(e) = std::fs::create_dir_all(&run_dir) {
         console::err(&format!("error: cannot create {}: {e}", run_dir.display()));
-        return Ok(EXIT_USAGE);
+        return Ok(Exit::Usage);
     }
     let run_dir = std::fs::canonicalize(&run_dir).unwrap_or(run_dir);
     let outputs = Outputs {
@@ -83,7 +78,7 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
     if let Err(e) = outputs.check() {
         console::err(&format!("error: {e}"));
         let _ = std::fs::remove_dir(&run_dir);
-        return Ok(EXIT_USAGE);
+        return Ok(Exit::Usage);
     }
     let seed = args.seed.unwrap_or_else(rand::random);
     let (cgroup_note, mut housekeeping) = housekeeping();
