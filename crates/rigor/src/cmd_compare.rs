@@ -282,26 +282,6 @@ fn column_names(inputs: &[(PathBuf, RunResult)]) -> Vec<String> {
     names
 }
 
-type RowKey<'a> = (&'a str, &'a BTreeMap<String, String>, Option<&'a str>);
-
-fn key<'a>(result: &'a RunResult, row: &'a Row) -> RowKey<'a> {
-    let scenario = if row.scenario.is_empty() {
-        result.scenario.as_str()
-    } else {
-        row.scenario.as_str()
-    };
-    (scenario, &row.variables, row.variant.as_deref())
-}
-
-fn key_label(k: &RowKey) -> String {
-    let mut parts = vec![k.0.to_string()];
-    parts.extend(k.1.iter().map(|(a, b)| format!("{a}={b}")));
-    if let Some(v) = k.2 {
-        parts.push(v.to_string());
-    }
-    parts.join(" ")
-}
-
 /// The declarations of every input merged, then `flags` on top. Files that disagree on an id's
 /// direction leave it undeclared (with a warning) unless a flag settles it.
 fn merge_declarations(
@@ -445,14 +425,14 @@ pub fn compare_results(
     let mut too_few: Vec<String> = Vec::new();
     for (ci, (_, cand)) in inputs.iter().enumerate().skip(1) {
         for brow in &base.rows {
-            let bkey = key(base, brow);
-            let Some(crow) = cand.rows.iter().find(|r| key(cand, r) == bkey) else {
+            let bkey = brow.key_in(&base.scenario);
+            let Some(crow) = cand.rows.iter().find(|r| r.key_in(&cand.scenario) == bkey) else {
                 warnings.push(Warning::new(
                     "unmatched_row",
                     format!(
                         "{}: row `{}` has no match in {}",
                         names[0],
-                        key_label(&bkey),
+                        bkey.label(),
                         names[ci]
                     ),
                     "rows match by scenario, matrix values and variant",
@@ -470,7 +450,7 @@ pub fn compare_results(
             if !rigor_stats::can_ever_be_significant(nb, nc, CONFIDENCE) {
                 too_few.push(format!(
                     "`{}` ({nb} in {} vs {nc} in {})",
-                    key_label(&bkey),
+                    bkey.label(),
                     names[0],
                     names[ci]
                 ));
@@ -483,26 +463,26 @@ pub fn compare_results(
             }
             let ids = crate::measurements::order(ids);
             for mut c in comparison::compare_rows(brow, crow, &ids, threshold_pct, &decl) {
-                c.scenario = bkey.0.to_string();
+                c.scenario = bkey.scenario.clone();
                 c.baseline = names[0].clone();
                 c.candidate = names[ci].clone();
                 c.row = brow.variables.clone();
-                c.row.insert("scenario".into(), bkey.0.to_string());
-                if let Some(v) = bkey.2 {
+                c.row.insert("scenario".into(), bkey.scenario.clone());
+                if let Some(v) = &bkey.variant {
                     c.row.insert("variant".into(), v.to_string());
                 }
                 comparisons.push(c);
             }
         }
         for crow in &cand.rows {
-            let ckey = key(cand, crow);
-            if !base.rows.iter().any(|r| key(base, r) == ckey) {
+            let ckey = crow.key_in(&cand.scenario);
+            if !base.rows.iter().any(|r| r.key_in(&base.scenario) == ckey) {
                 warnings.push(Warning::new(
                     "unmatched_row",
                     format!(
                         "{}: row `{}` has no match in {}",
                         names[ci],
-                        key_label(&ckey),
+                        ckey.label(),
                         names[0]
                     ),
                     "rows match by scenario, matrix values and variant",

@@ -1,10 +1,10 @@
 //! rigor: build an application, start it fresh, wait until ready, drive HTTP load, measure the
 //! application and the load side by side, repeat, and say with statistics what changed.
 
+mod cli;
 mod clock;
 mod cmd_compare;
 mod cmd_load;
-mod cmd_run;
 mod comparison;
 mod config;
 mod declarations;
@@ -13,35 +13,15 @@ mod exit;
 mod guards;
 mod interrupt;
 mod measurements;
+mod options;
 mod report;
 mod result;
 mod run;
 mod summarize;
 
-use clap::{Parser, Subcommand};
+use clap::Parser;
+use cli::{Cli, Command};
 use std::process::ExitCode;
-
-#[derive(Parser, Debug)]
-#[command(
-    name = "rigor",
-    version,
-    about = "Application benchmarking you can trust: fresh processes, honest load, statistics that say whether a change is real.",
-    propagate_version = true
-)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Subcommand, Debug)]
-enum Command {
-    /// Drive HTTP load at a URL with the built-in engine (like wrk, wrk2 and oha).
-    Load(cmd_load::LoadArgs),
-    /// Build, start fresh, load and measure the scenarios of a rigor.toml.
-    Run(Box<cmd_run::RunArgs>),
-    /// Compare saved results (rigor run --json) with confidence intervals and verdicts.
-    Compare(cmd_compare::CompareArgs),
-}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();

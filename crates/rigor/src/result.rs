@@ -88,6 +88,47 @@ pub struct BuildRecord {
     pub optimisation: Vec<String>,
 }
 
+/// What identifies a row wherever rows meet (the plan, the schedule, saved files compared with
+/// each other): its scenario, its matrix values and its variant. One key, so grouping and
+/// matching cannot disagree.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RowKey {
+    pub scenario: String,
+    pub variables: BTreeMap<String, String>,
+    pub variant: Option<String>,
+}
+
+impl RowKey {
+    /// The same row in every variant: variants of one group are compared with each other.
+    pub fn group(&self) -> RowKey {
+        RowKey {
+            variant: None,
+            ..self.clone()
+        }
+    }
+
+    /// The matrix values and variant for people (`connections=64 slow`); empty when the row has
+    /// neither.
+    pub fn detail(&self) -> String {
+        let mut parts: Vec<String> = self
+            .variables
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        parts.extend(self.variant.clone());
+        parts.join(" ")
+    }
+
+    /// The whole key for people: `plaintext connections=64 slow`.
+    pub fn label(&self) -> String {
+        match self.detail() {
+            d if d.is_empty() => self.scenario.clone(),
+            d if self.scenario.is_empty() => d,
+            d => format!("{} {d}", self.scenario),
+        }
+    }
+}
+
 /// One combination of matrix values (and variant): N fresh iterations and their summary.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Row {
@@ -103,20 +144,26 @@ pub struct Row {
 }
 
 impl Row {
-    /// A short human name: `connections=64 · variant slow`.
-    pub fn label(&self) -> String {
-        let mut parts: Vec<String> = self
-            .variables
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        if let Some(v) = &self.variant {
-            parts.push(v.clone());
+    /// The row's key; `scenario` names it when the row does not (results written before rows
+    /// carried their scenario).
+    pub fn key_in(&self, scenario: &str) -> RowKey {
+        RowKey {
+            scenario: if self.scenario.is_empty() {
+                scenario.to_string()
+            } else {
+                self.scenario.clone()
+            },
+            variables: self.variables.clone(),
+            variant: self.variant.clone(),
         }
-        if parts.is_empty() {
-            self.scenario.clone()
-        } else {
-            parts.join(" ")
+    }
+
+    /// A short human name: its matrix values and variant (`connections=64 slow`), or its
+    /// scenario when it has neither.
+    pub fn label(&self) -> String {
+        match self.key_in("").detail() {
+            d if d.is_empty() => self.scenario.clone(),
+            d => d,
         }
     }
 
@@ -259,4 +306,27 @@ pub struct Comparison {
     /// Why the verdict is what it is (too few iterations, how many more would settle it…).
     #[serde(default)]
     pub note: Option<String>,
+}
+
+#[cfg(test)]
+mod row_key_tests {
+    use super::RowKey;
+
+    #[test]
+    fn labels_put_the_scenario_first_and_the_variant_last() {
+        let key = RowKey {
+            scenario: "plaintext".into(),
+            variables: [("connections".to_string(), "64".to_string())].into(),
+            variant: Some("slow".into()),
+        };
+        assert_eq!(key.detail(), "connections=64 slow");
+        assert_eq!(key.label(), "plaintext connections=64 slow");
+        assert_eq!(key.group().label(), "plaintext connections=64");
+        let bare = RowKey {
+            scenario: "plaintext".into(),
+            variables: Default::default(),
+            variant: None,
+        };
+        assert_eq!(bare.label(), "plaintext");
+    }
 }

@@ -1,6 +1,6 @@
 //! After the last iteration: exclusions, summaries, row warnings, comparisons, and the exit code.
 
-use crate::cmd_run::RunArgs;
+use crate::cli::run::RunArgs;
 use crate::exit::Exit;
 use crate::result::{Row, RunResult};
 use crate::{comparison, declarations, guards, summarize};

@@ -23,7 +23,7 @@ mod settings;
 mod shell;
 mod stale;
 
-use crate::cmd_run::RunArgs;
+use crate::cli::run::RunArgs;
 use crate::exit::Exit;
 use crate::result::{Iteration, Row, RunResult, SCHEMA};
 use crate::{guards, interrupt, report};

@@ -2,8 +2,9 @@
 //! errors — all of them, not just the first — stop the run before anything is built or started.
 
 use super::settings::{self, Settings};
-use crate::cmd_run::RunArgs;
+use crate::cli::run::RunArgs;
 use crate::config::{Config, Limits, PlanRequest, Problems, RowPlan, MAX_ROWS};
+use crate::result::RowKey;
 
 /// The most iterations of a whole run (rows × iterations): one schedule slot each.
 pub const MAX_TOTAL_ITERATIONS: u128 = 1_000_000;
@@ -36,7 +37,7 @@ pub fn prepare(args: &RunArgs) -> Result<(Settings, RunPlan), Problems> {
     let planned = match Config::load_all(&args.file) {
         Ok((config, found)) => {
             problems.extend(found);
-            let cli_vars = crate::cmd_run::parse_vars(&args.vars).unwrap_or_default();
+            let cli_vars = crate::options::run::parse_vars(&args.vars).unwrap_or_default();
             match plan(&config, args, cli_vars, Limits::this_machine()) {
                 Ok(planned) => Some(planned),
                 Err(p) => {
@@ -158,7 +159,15 @@ impl RunPlan {
         let keys: Vec<String> = self
             .rows
             .iter()
-            .map(|p| format!("{}\u{0}{:?}", p.scenario, p.plan.variables))
+            .map(|p| {
+                RowKey {
+                    scenario: p.scenario.clone(),
+                    variables: p.plan.variables.clone(),
+                    variant: p.plan.variant.clone(),
+                }
+                .group()
+                .label()
+            })
             .collect();
         super::schedule::groups(&keys)
     }

@@ -1,8 +1,9 @@
 //! Flags of `rigor run` turned into checked values before anything starts (usage errors: exit 2).
 
-use crate::cmd_run::{parse_exclude, parse_vars, RunArgs};
+use crate::cli::run::RunArgs;
 use crate::config::{Problems, MAX_ITERATIONS};
 use crate::duration::parse_duration;
+use crate::options::run::{parse_exclude, parse_vars};
 use std::time::Duration;
 
 /// The parsed, checked flags that need parsing.

@@ -1,4 +1,4 @@
-//! `rigor run`: its flags. The work itself lives in `run/`.
+//! `rigor run`: its flags. `options::run` checks them; the work itself lives in `run/`.
 
 use clap::Args;
 use std::path::PathBuf;
@@ -85,24 +85,4 @@ pub struct RunArgs {
     /// row stops after the first failure to start, which would repeat every time).
     #[arg(long = "keep-going")]
     pub keep_going: bool,
-}
-
-/// Parses `K=V` pairs given with --var.
-pub fn parse_vars(vars: &[String]) -> Result<Vec<(String, String)>, String> {
-    vars.iter()
-        .map(|kv| match kv.split_once('=') {
-            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
-            _ => Err(format!("--var `{kv}`: expected NAME=VALUE")),
-        })
-        .collect()
-}
-
-/// Parses `LOW:HIGH` for --exclude.
-pub fn parse_exclude(text: &str) -> Result<(usize, usize), String> {
-    let bad = || format!("--exclude `{text}`: expected LOW:HIGH, e.g. 1:1");
-    let (a, b) = text.split_once(':').ok_or_else(bad)?;
-    Ok((
-        a.trim().parse().map_err(|_| bad())?,
-        b.trim().parse().map_err(|_| bad())?,
-    ))
 }

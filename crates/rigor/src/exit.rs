@@ -1,0 +1,61 @@
+//! rigor's exit codes: a stable contract scripts and CI gates branch on, so they are one type
+//! rather than integers scattered through the commands.
+
+use std::process::ExitCode;
+
+/// How a rigor command ended, as its process exit code says it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// Everything ran and nothing gated the result.
+    Success,
+    /// Something failed: a build, an application, an iteration, writing a result.
+    Failed,
+    /// The command line or the config is invalid; nothing was run.
+    Usage,
+    /// `--fail-on-regression`: a gated measurement regressed.
+    Regression,
+    /// `--strict`: warnings were raised.
+    Strict,
+    /// Ctrl-C (or SIGTERM) stopped `rigor load` before its window ended.
+    Interrupted,
+}
+
+impl Exit {
+    /// The process exit code.
+    pub fn code(self) -> u8 {
+        match self {
+            Exit::Success => 0,
+            Exit::Failed => 1,
+            Exit::Usage => 2,
+            Exit::Regression => 3,
+            Exit::Strict => 4,
+            Exit::Interrupted => 130,
+        }
+    }
+}
+
+impl From<Exit> for ExitCode {
+    fn from(e: Exit) -> Self {
+        ExitCode::from(e.code())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Exit;
+
+    #[test]
+    fn codes_are_the_documented_ones() {
+        let all = [
+            (Exit::Success, 0),
+            (Exit::Failed, 1),
+            (Exit::Usage, 2),
+            (Exit::Regression, 3),
+            (Exit::Strict, 4),
+            (Exit::Interrupted, 130),
+        ];
+        for (e, code) in all {
+            assert_eq!(e.code(), code, "{e:?}");
+        }
+    }
+}
