@@ -25,6 +25,7 @@ mod stale;
 
 use crate::cli::run::RunArgs;
 use crate::exit::Exit;
+use crate::failure::Failure;
 use crate::result::{Iteration, Row, RunResult, SCHEMA};
 use crate::{guards, interrupt, report};
 use iteration::{run_iteration, IterationContext};
@@ -34,7 +35,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Runs `rigor run`; returns the process exit code.
-pub fn execute(args: &RunArgs) -> anyhow::Result<Exit> {
+pub fn execute(args: &RunArgs) -> Result<Exit, Failure> {
     // The sentinel is forked while rigor is still single-threaded, before any handler or thread.
     sentinel::start();
     interrupt::install();
@@ -49,20 +50,20 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<Exit> {
     if let Some(e) =
         planned.exclusions_leave_nothing(settings.exclude, args.until_conclusive.is_some())
     {
-        console::err(&format!("error: {e}"));
-        return Ok(Exit::Usage);
+        return Err(Failure::usage(e));
     }
     // Two builds whose outputs rigor could not tell apart: refused before anything is built.
     if let Err(e) = builds::check_plan(&planned.rows) {
-        console::err(&format!("error: {e}"));
-        return Ok(Exit::Usage);
+        return Err(Failure::usage(e));
     }
 
     // Where logs and results go.
     let run_dir = args.out_dir.join(crate::clock::now_compact());
     if let Err(e) = std::fs::create_dir_all(&run_dir) {
-        console::err(&format!("error: cannot create {}: {e}", run_dir.display()));
-        return Ok(Exit::Usage);
+        return Err(Failure::usage(format!(
+            "cannot create {}: {e}",
+            run_dir.display()
+        )));
     }
     let run_dir = std::fs::canonicalize(&run_dir).unwrap_or(run_dir);
     let outputs = Outputs {
@@ -76,9 +77,8 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<Exit> {
         run_dir: run_dir.clone(),
     };
     if let Err(e) = outputs.check() {
-        console::err(&format!("error: {e}"));
         let _ = std::fs::remove_dir(&run_dir);
-        return Ok(Exit::Usage);
+        return Err(Failure::usage(e));
     }
     let seed = args.seed.unwrap_or_else(rand::random);
     let (cgroup_note, mut housekeeping) = housekeeping();
