@@ -79,7 +79,7 @@ pub struct FileInfo {
     /// The rigor that wrote the result (measurement methods can change between versions).
     pub rigor_version: String,
     /// `complete`, `interrupted`, `failed`…
-    pub status: String,
+    pub status: crate::result::RunStatus,
 }
 
 /// What `rigor compare` found, before rendering: also the `--json` document.
@@ -184,11 +184,9 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<Exit> {
                 c.change_pct.map(format::signed_pct).unwrap_or_default()
             ));
         }
-        for c in report
-            .comparisons
-            .iter()
-            .filter(|c| watched.contains(&c.measurement) && c.verdict == "inconclusive")
-        {
+        for c in report.comparisons.iter().filter(|c| {
+            watched.contains(&c.measurement) && c.verdict == crate::result::Verdict::Inconclusive
+        }) {
             crate::run::console::err(&format!(
                 "rigor: {} is inconclusive ({} vs {}{}){}",
                 shown(&c.measurement),
@@ -212,7 +210,7 @@ fn row_suffix(row: &BTreeMap<String, String>) -> String {
     if row.is_empty() {
         String::new()
     } else {
-        format!(", {}", report::comparison_row_label("", row))
+        format!(", {}", crate::result::RowKey::of_map("", row).label())
     }
 }
 
@@ -325,7 +323,7 @@ fn merge_declarations(
             })
             .collect();
         warnings.push(Warning::new(
-            "conflicting_declarations",
+            crate::result::WarningKind::ConflictingDeclarations,
             format!(
                 "the results declare {id} differently ({}): no verdict for it",
                 said.join(", ")
@@ -390,9 +388,9 @@ pub fn compare_results(
     let mut warnings = vec![not_interleaved(inputs, &names)];
     let decl = merge_declarations(inputs, &names, flags, &mut warnings);
     for ((_, r), name) in inputs.iter().zip(&names) {
-        if !r.status.is_empty() && r.status != "complete" {
+        if r.status.says_unfinished() {
             warnings.push(Warning::new(
-                "incomplete_result",
+                crate::result::WarningKind::IncompleteResult,
                 format!("{name} is `{}`, not complete", r.status),
                 "its rows may have fewer iterations than planned",
             ));
@@ -412,7 +410,7 @@ pub fn compare_results(
         kinds.dedup();
         if !kinds.is_empty() {
             warnings.push(Warning::new(
-                "result_warnings",
+                crate::result::WarningKind::ResultWarnings,
                 format!("{name} was recorded with warnings: {}", kinds.join(", ")),
                 "see that run's report; its numbers may not be comparable",
             ));
@@ -428,7 +426,7 @@ pub fn compare_results(
             let bkey = brow.key_in(&base.scenario);
             let Some(crow) = cand.rows.iter().find(|r| r.key_in(&cand.scenario) == bkey) else {
                 warnings.push(Warning::new(
-                    "unmatched_row",
+                    crate::result::WarningKind::UnmatchedRow,
                     format!(
                         "{}: row `{}` has no match in {}",
                         names[0],
@@ -478,7 +476,7 @@ pub fn compare_results(
             let ckey = crow.key_in(&cand.scenario);
             if !base.rows.iter().any(|r| r.key_in(&base.scenario) == ckey) {
                 warnings.push(Warning::new(
-                    "unmatched_row",
+                    crate::result::WarningKind::UnmatchedRow,
                     format!(
                         "{}: row `{}` has no match in {}",
                         names[ci],
@@ -499,7 +497,7 @@ pub fn compare_results(
     }
     if !too_few.is_empty() {
         warnings.push(Warning::new(
-            "too_few_iterations",
+            crate::result::WarningKind::TooFewIterations,
             format!(
                 "kept iterations per side can never reach {}% confidence for {}: their \
                  comparisons cannot reach a verdict",
@@ -579,7 +577,7 @@ fn not_interleaved(inputs: &[(PathBuf, RunResult)], names: &[String]) -> Warning
         }
     }
     Warning::new(
-        "not_interleaved",
+        crate::result::WarningKind::NotInterleaved,
         message,
         "for a fair A/B, make the sides variants of one `rigor run` so their iterations interleave",
     )
@@ -611,7 +609,7 @@ pub fn document(report: &CompareReport) -> Document {
     let (up_front, rest): (Vec<&Warning>, Vec<&Warning>) = report
         .warnings
         .iter()
-        .partition(|w| w.kind == "too_few_iterations");
+        .partition(|w| w.kind == crate::result::WarningKind::TooFewIterations);
     if !up_front.is_empty() {
         blocks.push(Block::List(
             up_front
@@ -660,7 +658,7 @@ mod tests {
             description: description.map(str::to_string),
             started_at: "2026-11-30T02:00:00Z".into(),
             finished_at: None,
-            status: "complete".into(),
+            status: crate::result::RunStatus::Complete,
             seed: None,
             environment: serde_json::json!({"kernel": kernel, "load_avg_1m": 0.3}),
             warnings: vec![],

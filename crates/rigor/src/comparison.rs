@@ -5,7 +5,7 @@
 
 use crate::declarations::{self, Declarations};
 use crate::measurements;
-use crate::result::{Comparison, Row, Warning};
+use crate::result::{Comparison, Row, Verdict, Warning};
 use std::collections::BTreeMap;
 
 /// Confidence of every interval and verdict rigor reports.
@@ -108,7 +108,7 @@ pub fn compare_rows(
             shift_pct: None,
             p_value: None,
             direction: declarations::direction_str(id, decl),
-            verdict: "inconclusive".into(),
+            verdict: Verdict::Inconclusive,
             note: None,
         };
         if b.is_empty() || c.is_empty() {
@@ -166,7 +166,7 @@ pub fn compare_rows(
             continue;
         }
         let v = rigor_stats::verdict(&ch, direction, threshold_pct);
-        cmp.verdict = verdict_str(v).to_string();
+        cmp.verdict = v.into();
         if matches!(v, rigor_stats::Verdict::Inconclusive) {
             cmp.note = Some(
                 match rigor_stats::iterations_to_settle(&b, &c, threshold_pct, CONFIDENCE) {
@@ -213,7 +213,7 @@ fn disagreement_note(ch: &rigor_stats::Change) -> String {
 fn identical_or_undefined(b: &[f64], c: &[f64], cmp: &mut Comparison) -> String {
     let all_same = b.iter().chain(c).all(|v| *v == b[0]);
     if all_same {
-        cmp.verdict = "no change".into();
+        cmp.verdict = Verdict::NoChange;
         cmp.change_pct = Some(0.0);
         "every iteration of both sides gave the same value".into()
     } else {
@@ -266,7 +266,7 @@ pub fn never_enough(iterations: usize, excluded: usize) -> Option<Warning> {
         format!("{kept} iteration(s) per variant")
     };
     Some(Warning::new(
-        "too_few_iterations",
+        crate::result::WarningKind::TooFewIterations,
         format!(
             "{how}: that can never show a significant difference at {}% confidence, so no \
              comparison of this run can reach a verdict",
@@ -277,16 +277,6 @@ pub fn never_enough(iterations: usize, excluded: usize) -> Option<Warning> {
             need + excluded
         ),
     ))
-}
-
-/// The contract spelling of a verdict (JSON `verdict`, table cells, `--fail-on-regression`).
-pub fn verdict_str(v: rigor_stats::Verdict) -> &'static str {
-    match v {
-        rigor_stats::Verdict::Regression => "regression",
-        rigor_stats::Verdict::Improvement => "improvement",
-        rigor_stats::Verdict::NoChange => "no change",
-        rigor_stats::Verdict::Inconclusive => "inconclusive",
-    }
 }
 
 /// Compares the variants of one run: rows with the same scenario and matrix `variables` form a
@@ -339,7 +329,7 @@ pub fn compare_variants(
 /// `--fail-on-regression` turns into exit code 3.
 pub fn regressions<'a>(cmp: &'a [Comparison], ids: &[String]) -> Vec<&'a Comparison> {
     cmp.iter()
-        .filter(|c| c.verdict == "regression")
+        .filter(|c| c.verdict == Verdict::Regression)
         .filter(|c| ids.is_empty() || ids.contains(&c.measurement))
         .collect()
 }
@@ -458,7 +448,7 @@ mod tests {
                     c.row["connections"].clone(),
                     c.baseline.clone(),
                     c.candidate.clone(),
-                    c.verdict.clone(),
+                    c.verdict.to_string(),
                 )
             })
             .collect();

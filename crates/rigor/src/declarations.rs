@@ -5,7 +5,7 @@
 //! An id with neither a catalogue entry nor a declared direction gets no verdict.
 
 use crate::measurements;
-use crate::result::Warning;
+use crate::result::{Warning, WarningKind};
 use rigor_stats::Direction;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -183,7 +183,7 @@ pub fn undeclared_warning(ids: &[String]) -> Option<Warning> {
     }
     let first = &ids[0];
     Some(Warning::new(
-        "undeclared_measurement",
+        WarningKind::UndeclaredMeasurement,
         format!(
             "no verdict for {}: rigor does not know whether higher or lower is better",
             ids.join(", ")

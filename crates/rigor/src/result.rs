@@ -1,6 +1,13 @@
 //! The `rigor.run.v1` result document: what `--json` writes and `rigor compare` reads back.
 //! Field names are a contract scripts rely on; add fields, never rename them.
 
+mod coded;
+mod status;
+mod warning;
+
+pub use status::{RunStatus, Verdict};
+pub use warning::{Warning, WarningKind};
+
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -21,7 +28,7 @@ pub struct RunResult {
     pub finished_at: Option<String>,
     /// `running` while iterations are still being written, then `complete`, `interrupted` or `failed`.
     #[serde(default)]
-    pub status: String,
+    pub status: RunStatus,
     /// Seed of the shuffled variant order, so `--seed` can replay it.
     #[serde(default)]
     pub seed: Option<u64>,
@@ -38,26 +45,6 @@ pub struct RunResult {
     /// ids the way the run did.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub measurements: crate::declarations::Declarations,
-}
-
-/// A warning with its reason and what to do about it; `--strict` makes any of them fatal.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Warning {
-    /// Stable short code (`page_cache`, `proxy`, `debug_build`, `client_saturated`, …).
-    pub kind: String,
-    pub message: String,
-    #[serde(default)]
-    pub advice: String,
-}
-
-impl Warning {
-    pub fn new(kind: &str, message: impl Into<String>, advice: impl Into<String>) -> Self {
-        Warning {
-            kind: kind.to_string(),
-            message: message.into(),
-            advice: advice.into(),
-        }
-    }
 }
 
 /// How one application job was built for one variant (built once, not per iteration).
@@ -117,6 +104,24 @@ impl RowKey {
             .collect();
         parts.extend(self.variant.clone());
         parts.join(" ")
+    }
+
+    /// The key a comparison's `row` map names: its matrix values, plus the `scenario` and
+    /// `variant` entries `rigor compare` writes into it; `scenario` stands in when the map has
+    /// no scenario of its own.
+    pub fn of_map(scenario: &str, row: &BTreeMap<String, String>) -> RowKey {
+        RowKey {
+            scenario: row
+                .get("scenario")
+                .cloned()
+                .unwrap_or_else(|| scenario.to_string()),
+            variables: row
+                .iter()
+                .filter(|(k, _)| *k != "scenario" && *k != "variant")
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            variant: row.get("variant").cloned(),
+        }
     }
 
     /// The whole key for people: `plaintext connections=64 slow`.
@@ -302,10 +307,18 @@ pub struct Comparison {
     #[serde(default)]
     pub direction: Option<String>,
     /// `regression`, `improvement`, `no change` or `inconclusive`.
-    pub verdict: String,
+    pub verdict: Verdict,
     /// Why the verdict is what it is (too few iterations, how many more would settle it…).
     #[serde(default)]
     pub note: Option<String>,
+}
+
+impl Comparison {
+    /// The compared row (for `rigor compare`, with its variant): what a table heading or a
+    /// regression line names.
+    pub fn row_key(&self) -> RowKey {
+        RowKey::of_map(&self.scenario, &self.row)
+    }
 }
 
 #[cfg(test)]
@@ -328,5 +341,26 @@ mod row_key_tests {
             variant: None,
         };
         assert_eq!(bare.label(), "plaintext");
+    }
+
+    #[test]
+    fn a_comparison_map_names_its_scenario_and_variant() {
+        let map: std::collections::BTreeMap<String, String> = [
+            ("connections", "64"),
+            ("scenario", "json"),
+            ("variant", "slow"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        assert_eq!(
+            RowKey::of_map("plaintext", &map).label(),
+            "json connections=64 slow"
+        );
+        let bare = [("connections".to_string(), "64".to_string())].into();
+        assert_eq!(
+            RowKey::of_map("plaintext", &bare).label(),
+            "plaintext connections=64"
+        );
     }
 }

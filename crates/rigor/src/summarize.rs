@@ -33,7 +33,7 @@ pub fn apply_exclusions(row: &mut Row, low: usize, high: usize, by: &str) -> Opt
         .collect();
     if ranked.len() < low + high + 1 {
         return Some(Warning::new(
-            "exclusions_skipped",
+            crate::result::WarningKind::ExclusionsSkipped,
             format!(
                 "{}: --exclude {low}:{high} by {by} needs at least {} iterations with that measurement, \
                  only {} have it; nothing was excluded",

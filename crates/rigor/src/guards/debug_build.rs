@@ -1,7 +1,7 @@
 //! Release builds, verified: the build command, the artifact path and the job's own hint must
 //! not say "debug" or leave optimisation off.
 
-use crate::result::Warning;
+use crate::result::{Warning, WarningKind};
 
 /// Every sign of a debug build in the job's build command, artifact, command or hint. `who`
 /// names the build in the message: the job, and the variants that use this build.
@@ -99,10 +99,9 @@ pub fn debug_build_warnings(
     }
     why.into_iter()
         .map(|w| {
-            Warning::new(
-                "debug_build",
+            Warning::of(
+                WarningKind::DebugBuild,
                 format!("{who} looks like a debug build: {w}"),
-                "benchmark release builds only: debug builds are slower, and unevenly so",
             )
         })
         .collect()

@@ -1,6 +1,6 @@
 //! A noisy machine: busy before the run, CPU stolen by a hypervisor, or throttled during it.
 
-use crate::result::Warning;
+use crate::result::{Warning, WarningKind};
 use rigor_probe::{CpuCounters, Environment};
 
 /// How busy the machine is right now: CPU use over a short look (the load average lags by a
@@ -18,47 +18,43 @@ pub fn noisy_machine_before_run(env: &Environment, busy_now_pct: f64) -> Vec<War
     let cores = env.logical_cores.max(1) as f64;
     let busy_now = busy_now_pct >= 20.0;
     if let Some(load) = env.load_avg_1m.filter(|l| l / cores > 0.5 && busy_now) {
-        out.push(Warning::new(
-            "busy_machine",
+        out.push(Warning::of(
+            WarningKind::BusyMachine,
             format!(
                 "the machine was busy before the run: load average {load:.2} on {} cores ({:.2} per core), \
                  CPUs {busy_now_pct:.0}% busy just before the start",
                 env.logical_cores,
                 load / cores
-            ),
-            "stop other work on the machine (or wait for it to settle) and run again",
-        ));
+            )
+));
     }
     if let Some(r) = env.runnable_threads {
-        let already = out.iter().any(|w| w.kind == "busy_machine");
+        let already = out.iter().any(|w| w.kind == WarningKind::BusyMachine);
         if !already && busy_now && r as f64 / cores > 0.5 && r >= 2 {
-            out.push(Warning::new(
-                "busy_machine",
+            out.push(Warning::of(
+                WarningKind::BusyMachine,
                 format!(
                     "the machine was busy before the run: {r} threads were runnable on {} cores, \
                      CPUs {busy_now_pct:.0}% busy just before the start",
                     env.logical_cores
                 ),
-                "stop other work on the machine (or wait for it to settle) and run again",
             ));
         }
     }
     if let Some(p) = env.cpu_pressure_some_avg10 {
         if p > 10.0 && busy_now {
-            out.push(Warning::new(
-                "cpu_pressure",
-                format!("CPU pressure was {p:.1}% (some, avg10) before the run: tasks were waiting for CPU"),
-                "stop other work on the machine and run again",
-            ));
+            out.push(Warning::of(
+                WarningKind::CpuPressure,
+                format!("CPU pressure was {p:.1}% (some, avg10) before the run: tasks were waiting for CPU")
+));
         }
     }
     if let Some(g) = &env.governor {
         if g != "performance" {
-            out.push(Warning::new(
-                "governor",
-                format!("the CPU frequency governor is `{g}`, not `performance`: clock speed may drift between iterations"),
-                "set the governor to performance (cpupower frequency-set -g performance)",
-            ));
+            out.push(Warning::of(
+                WarningKind::Governor,
+                format!("the CPU frequency governor is `{g}`, not `performance`: clock speed may drift between iterations")
+));
         }
     }
     out
@@ -72,18 +68,16 @@ pub fn machine_guards(
 ) -> crate::result::MachineDuring {
     let steal = after.steal_pct_since(before);
     if steal > 2.0 {
-        warnings.push(Warning::new(
-            "steal",
+        warnings.push(Warning::of(
+            WarningKind::Steal,
             format!("the hypervisor stole {steal:.1}% of the CPU during this iteration"),
-            "use a dedicated host or instance type; stolen time makes figures vary with the neighbours",
         ));
     }
     if let Some(n) = after.throttled_since(before) {
         if n > 0 {
-            warnings.push(Warning::new(
-                "throttled",
+            warnings.push(Warning::of(
+                WarningKind::Throttled,
                 format!("the CPU was thermally throttled {n} time(s) during this iteration"),
-                "cool the machine, or run fewer/shorter iterations with pauses",
             ));
         }
     }
@@ -99,14 +93,13 @@ pub fn machine_guards(
 pub fn noisy_row(primary: &str, summary: Option<&crate::result::Summary>) -> Option<Warning> {
     let s = summary?;
     (s.n >= 2 && s.cv > 0.10).then(|| {
-        Warning::new(
-            "noisy_row",
+        Warning::of(
+            WarningKind::NoisyRow,
             format!(
                 "{primary} varies by {:.1}% CV across iterations: a change smaller than that cannot be seen",
                 s.cv * 100.0
-            ),
-            "quiet the machine (pin CPUs with a profile, stop other work), lengthen `duration`, or run more iterations",
-        )
+            )
+)
     })
 }
 
@@ -147,7 +140,7 @@ mod tests {
         let kinds = |busy: f64| -> Vec<String> {
             noisy_machine_before_run(&env, busy)
                 .into_iter()
-                .map(|w| w.kind)
+                .map(|w| w.kind.to_string())
                 .collect()
         };
         assert_eq!(kinds(95.0), vec!["busy_machine", "cpu_pressure"]);

@@ -1,6 +1,6 @@
 //! Our memory, not the kernel's: the app.* figures from the sampler, and the page-cache guard.
 
-use crate::result::Warning;
+use crate::result::{Warning, WarningKind};
 use rigor_probe::AppFigures;
 use std::collections::BTreeMap;
 
@@ -41,14 +41,13 @@ pub fn page_cache_guard(m: &BTreeMap<String, f64>, warnings: &mut Vec<Warning>) 
     };
     let gap = cg - rss;
     if *cg > rss * 1.25 && *cache >= gap * 0.5 && gap > 8.0 {
-        warnings.push(Warning::new(
-            "page_cache",
+        warnings.push(Warning::of(
+            WarningKind::PageCache,
             format!(
                 "the cgroup holds {cache:.0} MiB of page cache, the process {rss:.0} MiB: cgroup memory \
                  ({cg:.0} MiB) is mostly the kernel's reclaimable cache, not the application's memory"
-            ),
-            "size the app by app.owned (or app.rss / app.private); cgroup totals (docker stats) include files it read",
-        ));
+            )
+));
     }
 }
 
@@ -84,14 +83,13 @@ pub fn readiness_memory_guard(
     {
         return;
     }
-    warnings.push(Warning::new(
-        "readiness_memory",
+    warnings.push(Warning::of(
+        WarningKind::ReadinessMemory,
         format!(
             "the readiness probe {ready_url} grew the application's memory by {growth:.0} MiB \
              ({before_mib:.0} → {after_mib:.0} MiB) before the load on {load}: the load ran on \
              memory its own URL did not build, and app.rss counts it"
         ),
-        "make readiness a cheap URL (a health check), the load's own URL, or a TCP check",
     ));
 }
 
@@ -109,8 +107,8 @@ pub fn carried_page_cache_guard(caches: &[(usize, f64)], warnings: &mut Vec<Warn
     if max.1 - min.1 < MATERIAL_GROWTH_MIB || min.1 > 0.5 * max.1 {
         return;
     }
-    warnings.push(Warning::new(
-        "page_cache_carried",
+    warnings.push(Warning::of(
+        WarningKind::PageCacheCarried,
         format!(
             "the application's page cache differs by iteration ({:.1} MiB in iteration {}, \
              {:.1} MiB in iteration {}): files cached by an earlier iteration are not charged \
@@ -120,8 +118,6 @@ pub fn carried_page_cache_guard(caches: &[(usize, f64)], warnings: &mut Vec<Warn
             min.1,
             min.0 + 1
         ),
-        "run with --drop-caches (as root) to start every iteration with a cold page cache, \
-         or size the app by app.rss / app.owned",
     ));
 }
 

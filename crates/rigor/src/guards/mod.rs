@@ -16,7 +16,7 @@ pub use memory::{
 pub use proxy::proxy_guard;
 pub use unoptimised::{build_env, cargo_opt_levels, unoptimised_warnings};
 
-use crate::result::{Iteration, Warning};
+use crate::result::{Iteration, Warning, WarningKind};
 
 /// Guards that read an iteration's finished measurements.
 pub fn iteration_guards(it: &mut Iteration) {
@@ -26,26 +26,35 @@ pub fn iteration_guards(it: &mut Iteration) {
 /// The engine's warnings about the load (it decides them; rigor adds what to do about each).
 pub fn load_guards(report: &rigor_load::LoadReport, warnings: &mut Vec<Warning>) {
     for w in &report.warnings {
-        let advice = match w.kind {
-            "client_saturated" => {
-                "give the load more threads/cores (profile `load = { cpus = … }`, `threads`), \
-                 or run it on another machine"
-            }
-            "rate_not_met" => {
-                "add connections, or lower `rate`: latency at an unmet rate is not the latency at that rate"
-            }
-            "waited_for_connection" => {
-                "add connections (or pipelining) so the offered rate never queues in the client"
-            }
-            "load_errors" => {
-                "read the application's log for this iteration; errors are counted, never dropped"
-            }
-            "bad_responses" => {
-                "check the URL, method and body of the load job (and the application's log)"
-            }
-            "no_responses" => "check that the application answers the load URL at all",
-            _ => "",
+        let kind = WarningKind::from_code(w.kind);
+        let advice = match kind {
+            WarningKind::Other(_) => "",
+            ref known => known.advice(),
         };
-        warnings.push(Warning::new(w.kind, w.message.clone(), advice));
+        warnings.push(Warning::new(kind, w.message.clone(), advice));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kind the engine can say is one rigor knows, with its meaning and advice: the
+    /// engine's source names each where it says it (`say("kind", …)`).
+    #[test]
+    fn every_kind_the_engine_says_is_a_known_kind() {
+        let source = include_str!("../../../load/src/report.rs");
+        let said: Vec<&str> = source
+            .split("say(")
+            .skip(1)
+            .filter_map(|rest| rest.trim_start().strip_prefix('"')?.split('"').next())
+            .collect();
+        assert!(said.len() >= 7, "{said:?}");
+        for kind in said {
+            assert!(
+                !matches!(WarningKind::from_code(kind), WarningKind::Other(_)),
+                "the load engine says `{kind}`, which WarningKind does not know"
+            );
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! Know where the load went: the listening socket must belong to the application's own tree.
 
-use crate::result::{NetworkPath, Warning};
+use crate::result::{NetworkPath, Warning, WarningKind};
 use rigor_probe::NetPath;
 use std::net::SocketAddr;
 
@@ -29,15 +29,14 @@ pub fn proxy_guard(app_pid: i32, addr: SocketAddr, warnings: &mut Vec<Warning>) 
             .iter()
             .map(|o| format!("PID {} ({})", o.pid, o.comm))
             .collect();
-        warnings.push(Warning::new(
-            "proxy",
+        warnings.push(Warning::of(
+            WarningKind::Proxy,
             format!(
                 "the port the load hits ({addr}) is owned by {}, not by the application's process tree: \
                  the load goes through a proxy and measures it too",
                 names.join(", ")
-            ),
-            "point the load at the application's own port (or run the load next to it, on the same network)",
-        ));
+            )
+));
     }
     network
 }

@@ -3,7 +3,7 @@
 //! with `-C opt-level=0` (RUSTFLAGS and friends, inline or in the environment).
 
 use super::shell_words::{assignment, parts, split_words};
-use crate::result::Warning;
+use crate::result::{Warning, WarningKind};
 use std::path::{Path, PathBuf};
 
 /// How one cargo invocation in a build command will be optimised.
@@ -109,7 +109,7 @@ pub fn unoptimised_warnings(
         .filter(|c| !(c.profile == "dev" && c.source.starts_with("cargo's built-in")))
         .map(|c| {
             Warning::new(
-                "debug_build",
+                WarningKind::DebugBuild,
                 format!(
                     "{who} builds unoptimised: cargo profile `{}` compiles at opt-level 0 ({})",
                     c.profile, c.source

@@ -128,7 +128,7 @@ pub fn quote(field: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::tests::sample_result;
+    use crate::report::sample::sample_result;
 
     #[test]
     fn quoting() {

@@ -101,7 +101,7 @@ mod tests {
 
     #[test]
     fn user_strings_in_a_run_report_are_text() {
-        let mut r = crate::report::tests::sample_result();
+        let mut r = crate::report::sample::sample_result();
         r.description = Some("<script>alert(1)</script> & \"q\"".into());
         r.scenario = "<b>s</b>".into();
         r.rows[0].variant = Some("<img src=x onerror=alert(1)>".into());

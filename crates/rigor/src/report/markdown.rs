@@ -145,7 +145,7 @@ fn table(t: &Table) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::tests::sample_result;
+    use crate::report::sample::sample_result;
 
     #[test]
     fn github_tables() {

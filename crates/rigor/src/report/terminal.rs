@@ -161,7 +161,7 @@ fn table(t: &Table, color: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::tests::sample_result;
+    use crate::report::sample::sample_result;
 
     #[test]
     fn plain_output_has_tables_and_no_escape_codes() {

@@ -363,7 +363,7 @@ fn identical_artifacts(me: &Produced, earlier: &[Produced]) -> Option<Warning> {
     let hex = me.hash.strip_prefix("sha256:").unwrap_or(&me.hash);
     let short = &hex[..hex.len().min(12)];
     Some(Warning::new(
-        "identical_artifacts",
+        crate::result::WarningKind::IdenticalArtifacts,
         format!(
             "{} and {} are built differently but run byte-identical artifacts ({}, sha256:{short}…): \
              comparing them measures the same binary",

@@ -73,7 +73,7 @@ pub fn summarize_and_compare(
     let already_said = result
         .warnings
         .iter()
-        .any(|w| w.kind == "too_few_iterations");
+        .any(|w| w.kind == crate::result::WarningKind::TooFewIterations);
     if !already_said {
         result
             .warnings
@@ -101,7 +101,7 @@ pub fn inconclusive_groups(
                 &result.measurements,
             )
             .iter()
-            .any(|c| c.verdict == "inconclusive")
+            .any(|c| c.verdict == crate::result::Verdict::Inconclusive)
         })
         .cloned()
         .collect()
@@ -109,7 +109,7 @@ pub fn inconclusive_groups(
 
 /// The exit code for a finished run: failure, then regression, then --strict warnings.
 pub fn exit_code(result: &RunResult, args: &RunArgs, failed: bool) -> Exit {
-    if failed || result.status == "interrupted" {
+    if failed || result.status == crate::result::RunStatus::Interrupted {
         return Exit::Failed;
     }
     if args.fail_on_regression {

@@ -74,7 +74,7 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
         Ok(c) => Some(c),
         Err(why) => {
             it.warnings.push(Warning::new(
-                "no_cgroup",
+                crate::result::WarningKind::NoCgroup,
                 format!("no cgroup for the application: {why}"),
                 "run as root on a machine with cgroup v2 or v1 memory to get app.cgroup.*",
             ));
@@ -114,7 +114,7 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
         });
         if let Err(why) = outcome {
             it.warnings.push(Warning::new(
-                "priority",
+                crate::result::WarningKind::Priority,
                 format!("could not raise the application's priority: {why}"),
                 "run as root (or with CAP_SYS_NICE), or drop `priority = \"high\"`",
             ));
@@ -140,7 +140,7 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
     }
     if !stop.left_behind.is_empty() {
         it.warnings.push(Warning::new(
-            "left_behind",
+            crate::result::WarningKind::LeftBehind,
             format!(
                 "processes outlived the application and were killed: {}",
                 super::procs::names(&stop.left_behind)
@@ -183,7 +183,7 @@ fn ignored_sigterm(stop: &super::app::StopOutcome, stop_timeout: Duration) -> Wa
     let waited = stop.grace_given.as_secs_f64();
     if stop.grace_cut_short {
         Warning::new(
-            "ignored_sigterm",
+            crate::result::WarningKind::IgnoredSigterm,
             format!(
                 "the application ignored SIGTERM for {waited:.1}s and was killed: the run was \
                  interrupted, so it did not get its full `stop_timeout` of {:.1}s",
@@ -193,7 +193,7 @@ fn ignored_sigterm(stop: &super::app::StopOutcome, stop_timeout: Duration) -> Wa
         )
     } else {
         Warning::new(
-            "ignored_sigterm",
+            crate::result::WarningKind::IgnoredSigterm,
             format!("the application ignored SIGTERM for {waited:.1}s and was killed"),
             "handle SIGTERM for a clean shutdown, or raise `stop_timeout`",
         )

@@ -26,7 +26,7 @@ mod stale;
 use crate::cli::run::RunArgs;
 use crate::exit::Exit;
 use crate::failure::Failure;
-use crate::result::{Iteration, Row, RunResult, SCHEMA};
+use crate::result::{Iteration, Row, RunResult, RunStatus, SCHEMA};
 use crate::{guards, interrupt, report};
 use iteration::{run_iteration, IterationContext};
 use output::Outputs;
@@ -110,7 +110,7 @@ pub fn execute(args: &RunArgs) -> Result<Exit, Failure> {
         }
         if let Err(why) = outcome {
             result.warnings.push(crate::result::Warning::new(
-                "priority",
+                crate::result::WarningKind::Priority,
                 format!("could not raise the load client's priority: {why}"),
                 "run as root (or with CAP_SYS_NICE), or drop `priority = \"high\"`",
             ));
@@ -205,7 +205,7 @@ pub fn execute(args: &RunArgs) -> Result<Exit, Failure> {
                         result.rows[slot.row]
                             .warnings
                             .push(crate::result::Warning::new(
-                                "row_stopped",
+                                crate::result::WarningKind::RowStopped,
                                 message,
                                 "fix what stops it from starting, or pass --keep-going",
                             ));
@@ -249,13 +249,12 @@ pub fn execute(args: &RunArgs) -> Result<Exit, Failure> {
         settings.threshold,
     );
     result.status = if interrupt::interrupted() {
-        "interrupted"
+        RunStatus::Interrupted
     } else if failed {
-        "failed"
+        RunStatus::Failed
     } else {
-        "complete"
-    }
-    .into();
+        RunStatus::Complete
+    };
     result.finished_at = Some(crate::clock::now_rfc3339());
     if let Err(e) = outputs.save(&result, true) {
         console::err(&format!("error: {e}"));
@@ -292,7 +291,7 @@ fn new_result(args: &RunArgs, planned: &plan::RunPlan, seed: u64, cgroup_note: &
         description: args.description.clone(),
         started_at: crate::clock::now_rfc3339(),
         finished_at: None,
-        status: "running".into(),
+        status: RunStatus::Running,
         seed: (planned.variant_order.len() > 1).then_some(seed),
         environment: environment::collect(&env, &apps, cgroup_note),
         warnings,
@@ -322,7 +321,7 @@ fn housekeeping() -> (String, Vec<crate::result::Warning>) {
     let left = reaper::previous_leftovers();
     if !left.is_empty() {
         warnings.push(crate::result::Warning::new(
-            "leftovers",
+            crate::result::WarningKind::Leftovers,
             format!(
                 "processes of an earlier rigor run that ended abnormally were still running \
                  (killed now): {}",
@@ -367,7 +366,7 @@ fn report_run(result: &RunResult, outputs: &Outputs, run_dir: &Path) {
         outputs.json.display(),
         run_dir.display()
     ));
-    if result.status == "interrupted" {
+    if result.status == RunStatus::Interrupted {
         console::err(&format!(
             "rigor: interrupted; finished iterations are kept in {}",
             outputs.json.display()

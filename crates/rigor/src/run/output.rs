@@ -3,7 +3,7 @@
 //! anyway at the end sends that format to the run folder instead, and the message says where.
 //! The last written result is kept so a second signal can still write the final one.
 
-use crate::result::RunResult;
+use crate::result::{RunResult, RunStatus};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -149,7 +149,7 @@ impl Outputs {
 /// interrupted and summarised, is written as the final one.
 pub fn write_last_words() {
     let mut saved = SAVED.lock().unwrap_or_else(|e| e.into_inner());
-    finish_saved(saved.as_mut(), "interrupted");
+    finish_saved(saved.as_mut(), RunStatus::Interrupted);
 }
 
 /// After a panic of the run itself: the last saved result is written, marked failed. Never
@@ -160,17 +160,17 @@ pub fn write_after_panic() {
         Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
         Err(std::sync::TryLockError::WouldBlock) => return,
     };
-    finish_saved(saved.as_mut(), "failed");
+    finish_saved(saved.as_mut(), RunStatus::Failed);
 }
 
-fn finish_saved(saved: Option<&mut Saved>, status: &str) {
+fn finish_saved(saved: Option<&mut Saved>, status: RunStatus) {
     let Some(s) = saved else {
         return;
     };
     if s.done {
         return;
     }
-    s.result.status = status.into();
+    s.result.status = status;
     s.result.finished_at = Some(crate::clock::now_rfc3339());
     for row in &mut s.result.rows {
         row.iterations.sort_by_key(|i| i.index);

@@ -52,7 +52,7 @@ pub fn drop_caches(it: &mut Iteration) {
         Err(why) => {
             it.caches_dropped = Some(false);
             it.warnings.push(Warning::new(
-                "drop_caches",
+                crate::result::WarningKind::DropCaches,
                 format!("--drop-caches: the page cache was not dropped: {why}"),
                 "run as root on a host (or a privileged container) to drop caches, or leave \
                  out --drop-caches and read app.cgroup.* with the page-cache warnings in mind",

@@ -1,0 +1,93 @@
+//! What one cell of a measurement table says about one row: a figure with its noise, how many
+//! iterations it stands on, and what the application received outside the measured window.
+
+use super::format;
+use crate::result::{Iteration, Row, Summary};
+
+/// A row's summary of `id`, from the stored summary or, when the writer did not fill it, computed
+/// on the spot from the included, successful iterations.
+fn summary_of(row: &Row, id: &str) -> Option<Summary> {
+    row.summary
+        .get(id)
+        .cloned()
+        .or_else(|| rigor_stats::summarize(&row.values(id)))
+}
+
+/// `median ±CV% (mean)`, with `(n=k)` when fewer iterations than the row's used ones carry the
+/// figure. The mean of the same kept iterations stands beside the median for readers who compare
+/// means (crank's tables do), unless it reads the same.
+pub fn measurement_cell(row: &Row, id: &str) -> String {
+    let Some(s) = summary_of(row, id) else {
+        return "—".to_string();
+    };
+    let mut text = format::number(s.median);
+    if s.n >= 2 {
+        let cv = if s.mean != 0.0 {
+            s.stdev / s.mean.abs() * 100.0
+        } else {
+            0.0
+        };
+        text.push(' ');
+        text.push_str(&format::cv_pct(cv));
+        // Where the mean reads the same as the median it would only repeat it.
+        let mean = format::number(s.mean);
+        if mean != format::number(s.median) {
+            text.push_str(&format!(" ({mean})"));
+        }
+    }
+    let used = used_iterations(row);
+    if s.n < used {
+        text.push_str(&format!(" (n={})", s.n));
+    }
+    text
+}
+
+/// Iterations that count: neither excluded nor failed.
+pub fn used_iterations(row: &Row) -> usize {
+    row.iterations
+        .iter()
+        .filter(|it| !it.excluded && it.error.is_none())
+        .count()
+}
+
+/// `3/5 (1 excluded, 1 failed)`: how many iterations the medians stand on.
+pub fn iterations_cell(row: &Row) -> String {
+    let total = row.iterations.len();
+    let failed = row
+        .iterations
+        .iter()
+        .filter(|it| it.error.is_some())
+        .count();
+    let excluded = row
+        .iterations
+        .iter()
+        .filter(|it| it.excluded && it.error.is_none())
+        .count();
+    let mut text = format!("{}/{}", used_iterations(row), total);
+    let mut why = Vec::new();
+    if excluded > 0 {
+        why.push(format!("{excluded} excluded"));
+    }
+    if failed > 0 {
+        why.push(format!("{failed} failed"));
+    }
+    if !why.is_empty() {
+        text.push_str(&format!(" ({})", why.join(", ")));
+    }
+    text
+}
+
+/// Median over all iterations of what the app received outside the measured window (readiness
+/// probes, warmup), so pre-warming is visible next to the figures it could flatter.
+pub fn outside_window_cell(row: &Row) -> String {
+    if row.iterations.is_empty() {
+        return "—".to_string();
+    }
+    let median = |f: &dyn Fn(&Iteration) -> u64| {
+        let v: Vec<f64> = row.iterations.iter().map(|it| f(it) as f64).collect();
+        rigor_stats::summarize(&v).map(|s| s.median).unwrap_or(0.0)
+    };
+    let requests = median(&|it| it.outside_window.requests);
+    let bytes = median(&|it| it.outside_window.bytes);
+    format!("{} ({})", format::number(requests), format::bytes(bytes))
+}

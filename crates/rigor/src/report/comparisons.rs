@@ -1,0 +1,216 @@
+//! Comparison tables: per compared row, the baseline's median, then per candidate its median,
+//! the change of the medians, the 95% CI, the p-value and the verdict, followed by notes that
+//! explain the cells without a verdict. `rigor run` (variants) and `rigor compare` (saved
+//! results) show them alike.
+
+use super::{format, Block, Cell, Style, Table};
+use crate::declarations::{self, Declarations};
+use crate::result::{Comparison, Verdict};
+
+/// What the comparison columns are, said once under the comparison heading.
+const LEGEND: &str = "Δ median: candidate median vs baseline median · 95% CI: \
+     Hodges–Lehmann interval of the ratio (the typical pairwise change) · p: Mann–Whitney \
+     (exact for small samples) · no verdict where the interval misses the medians' change";
+
+/// The cells each candidate adds to a line, after its median.
+const PER_CANDIDATE: [&str; 4] = ["Δ median", "95% CI", "p", "verdict"];
+
+/// Comparison tables, one per scenario and matrix row in order of appearance, each headed by
+/// the row (its scenario too when several scenarios were compared, or when the comparison names
+/// its scenario itself, as `rigor compare` does) and followed by its notes. A measurement with
+/// no known direction shows `no verdict`.
+pub fn comparison_blocks(cmps: &[Comparison], decl: &Declarations) -> Vec<Block> {
+    let groups = groups(cmps);
+    let several_scenarios = groups
+        .iter()
+        .any(|g| g[0].scenario != groups[0][0].scenario);
+    let mut blocks = vec![Block::Text(LEGEND.into())];
+    for members in groups {
+        let first = members[0];
+        let key = first.row_key();
+        let heading = if several_scenarios || first.row.contains_key("scenario") {
+            key.label()
+        } else {
+            key.detail()
+        };
+        if !heading.is_empty() {
+            blocks.push(Block::Heading(3, heading));
+        }
+        let candidates = distinct(&members, |c| c.candidate.as_str());
+        blocks.push(Block::Table(table(&members, &candidates, decl)));
+        let notes = notes(&members, candidates.len() > 1, decl);
+        if !notes.is_empty() {
+            blocks.push(Block::List(notes));
+        }
+    }
+    blocks
+}
+
+/// The comparisons of each compared row (scenario and matrix values), in order of appearance.
+fn groups(cmps: &[Comparison]) -> Vec<Vec<&Comparison>> {
+    let mut groups: Vec<Vec<&Comparison>> = Vec::new();
+    for c in cmps {
+        match groups
+            .iter_mut()
+            .find(|g| g[0].scenario == c.scenario && g[0].row == c.row)
+        {
+            Some(g) => g.push(c),
+            None => groups.push(vec![c]),
+        }
+    }
+    groups
+}
+
+/// The distinct values of `f` over `members`, in order of appearance.
+fn distinct<'a>(members: &[&'a Comparison], f: impl Fn(&'a Comparison) -> &'a str) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for c in members {
+        let v = f(c);
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// One compared row's table: a line per measurement, the baseline's median, then each
+/// candidate's columns.
+fn table(members: &[&Comparison], candidates: &[&str], decl: &Declarations) -> Table {
+    let mut header = vec!["measurement".to_string(), members[0].baseline.clone()];
+    for cand in candidates {
+        header.push(cand.to_string());
+        header.extend(PER_CANDIDATE.iter().map(|h| h.to_string()));
+    }
+    let rows = distinct(members, |c| c.measurement.as_str())
+        .into_iter()
+        .map(|id| line(members, candidates, id, decl))
+        .collect();
+    Table {
+        header,
+        rows,
+        numeric: true,
+    }
+}
+
+/// The line of one measurement: its label, the baseline's median, each candidate's columns
+/// (dashes where a candidate lacks the measurement).
+fn line(members: &[&Comparison], candidates: &[&str], id: &str, decl: &Declarations) -> Vec<Cell> {
+    let of = |cand: &str| {
+        members
+            .iter()
+            .find(|c| c.measurement == id && c.candidate == cand)
+            .copied()
+    };
+    let base_median = candidates
+        .iter()
+        .filter_map(|cand| of(cand))
+        .find_map(|c| c.baseline_median);
+    let mut line = vec![
+        Cell::plain(declarations::label(id, decl)),
+        Cell::plain(opt(base_median, format::number)),
+    ];
+    for cand in candidates {
+        match of(cand) {
+            Some(c) => line.extend(candidate_cells(c)),
+            None => line.extend((0..=PER_CANDIDATE.len()).map(|_| Cell::plain("—"))),
+        }
+    }
+    line
+}
+
+/// A candidate's median, change, interval, p-value and verdict.
+fn candidate_cells(c: &Comparison) -> [Cell; 5] {
+    [
+        Cell::plain(opt(c.candidate_median, format::number)),
+        Cell::plain(opt(c.change_pct, format::signed_pct)),
+        Cell::plain(match (c.ci_low_pct, c.ci_high_pct) {
+            (Some(l), Some(h)) => format::ci(l, h),
+            _ => "—".into(),
+        }),
+        Cell::plain(opt(c.p_value, format::p_value)),
+        verdict_cell(c),
+    ]
+}
+
+/// The verdict as a table shows it; an id whose direction nobody declared has none to show.
+fn verdict_cell(c: &Comparison) -> Cell {
+    if c.direction.is_none() && c.verdict == Verdict::Inconclusive {
+        return Cell::styled("no verdict", Style::Inconclusive);
+    }
+    Cell::styled(c.verdict.as_str(), Style::of_verdict(c.verdict))
+}
+
+/// Notes grouped so one sentence covers every measurement it applies to, instead of repeating
+/// "n=2 vs 2 can never reach…" once per line.
+fn notes(members: &[&Comparison], name_candidate: bool, decl: &Declarations) -> Vec<Cell> {
+    let mut notes: Vec<(&str, &str, Vec<String>)> = Vec::new();
+    for c in members {
+        let Some(note) = c.note.as_deref() else {
+            continue;
+        };
+        let label = declarations::label(&c.measurement, decl);
+        match notes
+            .iter_mut()
+            .find(|(cand, n, _)| *cand == c.candidate && *n == note)
+        {
+            Some((_, _, labels)) => labels.push(label),
+            None => notes.push((&c.candidate, note, vec![label])),
+        }
+    }
+    notes
+        .into_iter()
+        .map(|(cand, note, labels)| {
+            let who = if name_candidate {
+                format!("{cand} · ")
+            } else {
+                String::new()
+            };
+            Cell::styled(
+                format!("{who}{}: {note}", labels.join(", ")),
+                Style::Inconclusive,
+            )
+        })
+        .collect()
+}
+
+fn opt(v: Option<f64>, f: fn(f64) -> String) -> String {
+    v.map(f).unwrap_or_else(|| "—".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn inconclusive_notes_are_grouped() {
+        let mk = |id: &str| Comparison {
+            scenario: "plaintext".into(),
+            shift_pct: None,
+            direction: Some("lower".into()),
+            row: BTreeMap::new(),
+            measurement: id.into(),
+            baseline: "a".into(),
+            candidate: "b".into(),
+            baseline_median: Some(1.0),
+            candidate_median: Some(1.0),
+            change_pct: Some(0.0),
+            ci_low_pct: None,
+            ci_high_pct: None,
+            p_value: None,
+            verdict: Verdict::Inconclusive,
+            note: Some(
+                "n=2 vs 2 can never reach 95% confidence: run more iterations (-i 5)".into(),
+            ),
+        };
+        let blocks = comparison_blocks(&[mk("load.rps"), mk("app.rss")], &Declarations::new());
+        let Block::List(notes) = &blocks[2] else {
+            panic!("{blocks:?}")
+        };
+        assert_eq!(notes.len(), 1);
+        assert_eq!(
+            notes[0].text,
+            "Requests/sec (1/s), Max Working Set (MiB): n=2 vs 2 can never reach 95% confidence: run more iterations (-i 5)"
+        );
+    }
+}

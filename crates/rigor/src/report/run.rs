@@ -1,0 +1,251 @@
+//! The report of one `rigor run`: a title and what the run was, warnings that say it cannot
+//! answer its question, then per scenario its measurement tables and failed iterations,
+//! the comparison of its variants, the other warnings and the machine.
+
+use super::{comparisons, environment, failures, tables, warnings, Block, Document};
+use crate::result::{Row, RunResult};
+
+/// What a measurement cell holds, said once above the tables.
+const CELL_LEGEND: &str =
+    "cells: median ±CV% (mean, where it differs) of the kept iterations; excluded and failed \
+     iterations are left out";
+
+/// The report of one `rigor run`: per scenario an application and a load table (a column per
+/// row, each cell `median ±CV%`), failed iterations, then comparisons, warnings and the
+/// environment.
+pub fn run_document(result: &RunResult) -> Document {
+    let mut blocks = vec![Block::Heading(1, title(result)), Block::Text(intro(result))];
+    // Said before any table: no figure below can change it.
+    blocks.extend(warnings::up_front_block(&result.warnings));
+    blocks.push(Block::Text(CELL_LEGEND.into()));
+    blocks.extend(scenario_blocks(result));
+    if !result.comparisons.is_empty() {
+        blocks.push(Block::Heading(2, "comparison".into()));
+        blocks.extend(comparisons::comparison_blocks(
+            &result.comparisons,
+            &result.measurements,
+        ));
+    }
+    blocks.extend(warnings::section(warnings::run_items(result)));
+    if let Some(env) = environment::table(&result.environment, &result.rigor_version) {
+        blocks.push(Block::Table(env));
+    }
+    Document { blocks }
+}
+
+/// `rigor · plaintext · profile local`
+fn title(result: &RunResult) -> String {
+    let mut title = format!("rigor · {}", result.scenario);
+    if !result.profile.is_empty() {
+        title.push_str(&format!(" · profile {}", result.profile));
+    }
+    title
+}
+
+/// The description, when the run started, a status other than complete, and the order seed.
+fn intro(result: &RunResult) -> String {
+    let mut intro = Vec::new();
+    if let Some(d) = result.description.as_deref().filter(|d| !d.is_empty()) {
+        intro.push(d.to_string());
+    }
+    intro.push(format!("started {}", result.started_at));
+    if result.status.says_unfinished() {
+        intro.push(format!("status: {}", result.status));
+    }
+    if let Some(seed) = result.seed {
+        intro.push(format!("order seed {seed}"));
+    }
+    intro.join(" · ")
+}
+
+/// Each scenario's tables and failures, under a heading of its own when there are several.
+fn scenario_blocks(result: &RunResult) -> Vec<Block> {
+    let scenario_of = |r: &Row| r.key_in(&result.scenario).scenario;
+    let mut scenarios: Vec<String> = Vec::new();
+    for r in &result.rows {
+        let s = scenario_of(r);
+        if !scenarios.contains(&s) {
+            scenarios.push(s);
+        }
+    }
+    let mut blocks = Vec::new();
+    for scenario in &scenarios {
+        let rows: Vec<&Row> = result
+            .rows
+            .iter()
+            .filter(|r| scenario_of(r) == *scenario)
+            .collect();
+        if scenarios.len() > 1 {
+            blocks.push(Block::Heading(2, format!("scenario {scenario}")));
+        }
+        blocks.extend(tables::blocks(&rows, &result.measurements));
+        blocks.extend(failures::blocks(&rows));
+    }
+    blocks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::sample::sample_result;
+    use crate::report::{Cell, Style};
+    use crate::summarize::summarize_row;
+    use crate::summarize::tests::row_with;
+
+    #[test]
+    fn crank_style_tables_with_a_column_per_row() {
+        let doc = run_document(&sample_result());
+        let tables = doc.tables();
+        let app = tables[0];
+        assert_eq!(
+            app.header,
+            vec!["application", "connections=16", "connections=64"]
+        );
+        assert_eq!(app.rows[0][0].text, "Max Working Set (MiB)");
+        // median ±CV (mean): numpy mean of 61.2 * [1, 1.01, 1.02] = 61.812
+        assert_eq!(app.rows[0][1].text, "61.81 ±1.0%");
+        // Only the failed iteration measured its start time: no line for it.
+        assert!(!app.rows.iter().any(|r| r[0].text == "Start Time (ms)"));
+        let load = tables[1];
+        assert_eq!(load.header[0], "load");
+        let rps = load
+            .rows
+            .iter()
+            .find(|r| r[0].text == "Requests/sec (1/s)")
+            .unwrap();
+        assert_eq!(rps[1].text, "1,244,764 ±1.0%");
+        let outside = load
+            .rows
+            .iter()
+            .find(|r| r[0].text == "Requests outside window")
+            .unwrap();
+        assert_eq!(outside[1].text, "2 (180 B)");
+        let its = app
+            .rows
+            .iter()
+            .find(|r| r[0].text.starts_with("Iterations"))
+            .unwrap();
+        assert_eq!(its[1].text, "3/3");
+        assert_eq!(its[2].text, "3/4 (1 failed)");
+    }
+
+    #[test]
+    fn failures_comparisons_warnings_and_environment_are_listed() {
+        let doc = run_document(&sample_result());
+        let lists: Vec<&Vec<Cell>> = doc
+            .blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::List(l) => Some(l),
+                _ => None,
+            })
+            .collect();
+        let all: Vec<&str> = lists
+            .iter()
+            .flat_map(|l| l.iter().map(|c| c.text.as_str()))
+            .collect();
+        assert!(all
+            .iter()
+            .any(|t| t
+                .contains("iteration 4: app exited with code 1 before ready (log: logs/4.log)")));
+        assert!(
+            all.contains(&"[debug_build] artifact looks like a debug build — build with --release")
+        );
+        assert!(all.contains(&"connections=64: [page_cache] cgroup memory is mostly page cache"));
+        assert!(all.contains(
+            &"connections=16 · iterations 1, 2: [client_saturated] load client at 98% CPU — use more cores"
+        ));
+        let cmp = doc
+            .tables()
+            .into_iter()
+            .find(|t| t.header[0] == "measurement")
+            .unwrap();
+        assert_eq!(
+            cmp.header,
+            vec![
+                "measurement",
+                "base",
+                "slow",
+                "Δ median",
+                "95% CI",
+                "p",
+                "verdict"
+            ]
+        );
+        let texts: Vec<&str> = cmp.rows[0].iter().map(|c| c.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            vec![
+                "Requests/sec (1/s)",
+                "1,232,440",
+                "1,100,000",
+                "-10.8%",
+                "[-12.0%, -9.5%]",
+                "<0.001",
+                "regression"
+            ]
+        );
+        assert_eq!(cmp.rows[0][6].style, Style::Regression);
+        let env = doc
+            .tables()
+            .into_iter()
+            .find(|t| t.header[0] == "environment")
+            .unwrap();
+        assert!(env
+            .rows
+            .iter()
+            .any(|r| r[0].text == "Kernel" && r[1].text == "6.8.0"));
+    }
+
+    #[test]
+    fn single_row_gets_one_value_column_and_variants_their_names() {
+        let mut r = sample_result();
+        r.rows.truncate(1);
+        r.rows[0].variables.clear();
+        let doc = run_document(&r);
+        assert_eq!(doc.tables()[0].header, vec!["application", "plaintext"]);
+        r.rows[0].variant = Some("slow".into());
+        r.rows[0]
+            .variables
+            .insert("connections".into(), "64".into());
+        let doc = run_document(&r);
+        assert_eq!(
+            doc.tables()[0].header,
+            vec!["application", "connections=64 slow"]
+        );
+    }
+
+    #[test]
+    fn the_mean_of_the_kept_iterations_stands_beside_the_median() {
+        // One slow iteration pulls the mean, not the median: numpy median([100, 101, 130]) = 101,
+        // mean = 110.33333333333333, 100*std(ddof=1)/mean = 15.443357001972274; the excluded
+        // 500 counts in neither.
+        let mut r = sample_result();
+        r.rows.truncate(1);
+        let mut row = row_with(&[], None, "load.rps", &[100.0, 101.0, 130.0, 500.0]);
+        row.iterations[3].excluded = true;
+        summarize_row(&mut row);
+        r.rows[0] = row;
+        let doc = run_document(&r);
+        let rps = doc.tables()[0]
+            .rows
+            .iter()
+            .find(|l| l[0].text == "Requests/sec (1/s)")
+            .unwrap();
+        assert_eq!(rps[1].text, "101 ±15.4% (110.3)");
+    }
+
+    #[test]
+    fn excluded_iterations_are_counted() {
+        let mut r = sample_result();
+        r.rows[0].iterations[0].excluded = true;
+        let doc = run_document(&r);
+        let app = doc.tables()[0];
+        let its = app
+            .rows
+            .iter()
+            .find(|l| l[0].text.starts_with("Iterations"))
+            .unwrap();
+        assert_eq!(its[1].text, "2/3 (1 excluded)");
+    }
+}
