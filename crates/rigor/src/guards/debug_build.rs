@@ -12,90 +12,12 @@ pub fn debug_build_warnings(
     command: &str,
     configuration: Option<&str>,
 ) -> Vec<Warning> {
-    let mut why = Vec::new();
-    let paths = [artifact.unwrap_or(""), command];
-    for p in paths {
-        let lower = p.replace('\\', "/");
-        if lower.contains("target/debug") {
-            why.push(format!("`{p}` is a cargo debug output (target/debug)"));
-        } else if lower.contains("bin/Debug") || lower.contains("/Debug/") {
-            why.push(format!("`{p}` is a Debug output folder"));
-        }
+    let mut why = debug_outputs(&[artifact.unwrap_or(""), command]);
+    for step in build.into_iter().flat_map(|b| b.split(['&', ';', '|'])) {
+        why.extend(unoptimised_step(step));
     }
-    if let Some(b) = build {
-        for part in b.split(['&', ';', '|']) {
-            let all: Vec<&str> = part.split_whitespace().collect();
-            // Leading `NAME=value` assignments (`RUSTFLAGS=… cargo build`) are not the program.
-            let skip = all
-                .iter()
-                .take_while(|w| w.split_once('=').is_some_and(|(k, _)| is_name(k)))
-                .count();
-            let words = &all[skip..];
-            let has = |w: &str| words.contains(&w);
-            let pos = |w: &str| words.iter().position(|x| *x == w);
-            if words.first() == Some(&"cargo") && (has("build") || has("run")) {
-                let release = has("--release")
-                    || has("-r")
-                    || words.iter().any(|w| w.starts_with("--profile"));
-                if !release {
-                    why.push(format!("`{}` builds without --release", part.trim()));
-                }
-            }
-            if words.first() == Some(&"dotnet") && (has("build") || has("publish") || has("run")) {
-                let config = pos("-c")
-                    .or_else(|| pos("--configuration"))
-                    .and_then(|i| words.get(i + 1))
-                    .map(|s| s.to_ascii_lowercase());
-                let inline = words
-                    .iter()
-                    .find_map(|w| w.strip_prefix("--configuration=").or(w.strip_prefix("-c:")))
-                    .map(str::to_ascii_lowercase);
-                match config.or(inline).as_deref() {
-                    Some("release") => {}
-                    Some(other) => {
-                        why.push(format!("`{}` builds configuration {other}", part.trim()))
-                    }
-                    None => why.push(format!(
-                        "`{}` has no `-c Release` (dotnet defaults to Debug)",
-                        part.trim()
-                    )),
-                }
-            }
-            if words.first() == Some(&"go")
-                && part.contains("-gcflags")
-                && part.contains("-N")
-                && part.contains("-l")
-            {
-                why.push(format!(
-                    "`{}` disables optimisation (-gcflags -N -l)",
-                    part.trim()
-                ));
-            }
-            if (words.first() == Some(&"cmake")
-                || words.iter().any(|w| w.starts_with("-DCMAKE_BUILD_TYPE")))
-                && words
-                    .iter()
-                    .any(|w| w.eq_ignore_ascii_case("-DCMAKE_BUILD_TYPE=Debug"))
-            {
-                why.push(format!("`{}` is a CMake Debug build", part.trim()));
-            }
-            const C_COMPILERS: &[&str] = &["cc", "gcc", "clang", "c++", "g++", "clang++"];
-            let compiler = words
-                .first()
-                .map(|w| w.rsplit('/').next().unwrap_or(w))
-                .is_some_and(|w| C_COMPILERS.contains(&w));
-            if compiler && !words.iter().any(|w| w.starts_with("-O") && *w != "-O0") {
-                why.push(format!(
-                    "`{}` has no -O flag (C and C++ compilers default to -O0)",
-                    part.trim()
-                ));
-            }
-        }
-    }
-    if let Some(c) = configuration {
-        if c.eq_ignore_ascii_case("debug") {
-            why.push("the job says configuration = \"debug\"".to_string());
-        }
+    if configuration.is_some_and(|c| c.eq_ignore_ascii_case("debug")) {
+        why.push("the job says configuration = \"debug\"".to_string());
     }
     why.into_iter()
         .map(|w| {
@@ -107,6 +29,92 @@ pub fn debug_build_warnings(
         .collect()
 }
 
+/// Paths (the artifact, the command) inside a debug output folder.
+fn debug_outputs(paths: &[&str]) -> Vec<String> {
+    let mut why = Vec::new();
+    for p in paths {
+        let lower = p.replace('\\', "/");
+        if lower.contains("target/debug") {
+            why.push(format!("`{p}` is a cargo debug output (target/debug)"));
+        } else if lower.contains("bin/Debug") || lower.contains("/Debug/") {
+            why.push(format!("`{p}` is a Debug output folder"));
+        }
+    }
+    why
+}
+
+/// What leaves optimisation off in one step of a build command, for each toolchain that can.
+fn unoptimised_step(step: &str) -> Vec<String> {
+    let all: Vec<&str> = step.split_whitespace().collect();
+    // Leading `NAME=value` assignments (`RUSTFLAGS=… cargo build`) are not the program.
+    let skip = all
+        .iter()
+        .take_while(|w| w.split_once('=').is_some_and(|(k, _)| is_name(k)))
+        .count();
+    let words = &all[skip..];
+    let step = step.trim();
+    [cargo, dotnet, go, cmake, c_compiler]
+        .into_iter()
+        .filter_map(|check| check(words, step))
+        .collect()
+}
+
+fn cargo(words: &[&str], step: &str) -> Option<String> {
+    let has = |w: &str| words.contains(&w);
+    let builds = words.first() == Some(&"cargo") && (has("build") || has("run"));
+    let release = has("--release") || has("-r") || words.iter().any(|w| w.starts_with("--profile"));
+    (builds && !release).then(|| format!("`{step}` builds without --release"))
+}
+
+fn dotnet(words: &[&str], step: &str) -> Option<String> {
+    let has = |w: &str| words.contains(&w);
+    if words.first() != Some(&"dotnet") || !(has("build") || has("publish") || has("run")) {
+        return None;
+    }
+    let pos = |w: &str| words.iter().position(|x| *x == w);
+    let config = pos("-c")
+        .or_else(|| pos("--configuration"))
+        .and_then(|i| words.get(i + 1))
+        .map(|s| s.to_ascii_lowercase());
+    let inline = words
+        .iter()
+        .find_map(|w| w.strip_prefix("--configuration=").or(w.strip_prefix("-c:")))
+        .map(str::to_ascii_lowercase);
+    match config.or(inline).as_deref() {
+        Some("release") => None,
+        Some(other) => Some(format!("`{step}` builds configuration {other}")),
+        None => Some(format!(
+            "`{step}` has no `-c Release` (dotnet defaults to Debug)"
+        )),
+    }
+}
+
+fn go(words: &[&str], step: &str) -> Option<String> {
+    let off = step.contains("-gcflags") && step.contains("-N") && step.contains("-l");
+    (words.first() == Some(&"go") && off)
+        .then(|| format!("`{step}` disables optimisation (-gcflags -N -l)"))
+}
+
+fn cmake(words: &[&str], step: &str) -> Option<String> {
+    let configures = words.first() == Some(&"cmake")
+        || words.iter().any(|w| w.starts_with("-DCMAKE_BUILD_TYPE"));
+    let debug = words
+        .iter()
+        .any(|w| w.eq_ignore_ascii_case("-DCMAKE_BUILD_TYPE=Debug"));
+    (configures && debug).then(|| format!("`{step}` is a CMake Debug build"))
+}
+
+fn c_compiler(words: &[&str], step: &str) -> Option<String> {
+    const C_COMPILERS: &[&str] = &["cc", "gcc", "clang", "c++", "g++", "clang++"];
+    let compiler = words
+        .first()
+        .map(|w| w.rsplit('/').next().unwrap_or(w))
+        .is_some_and(|w| C_COMPILERS.contains(&w));
+    let optimised = words.iter().any(|w| w.starts_with("-O") && *w != "-O0");
+    (compiler && !optimised)
+        .then(|| format!("`{step}` has no -O flag (C and C++ compilers default to -O0)"))
+}
+
 fn is_name(k: &str) -> bool {
     !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
@@ -115,61 +123,111 @@ fn is_name(k: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn kinds(b: Option<&str>, a: Option<&str>, c: &str, conf: Option<&str>) -> usize {
-        debug_build_warnings("`app`", b, a, c, conf).len()
+    /// The reasons given for a build, each checked to be a `debug_build` warning naming `app`.
+    fn reasons(b: Option<&str>, a: Option<&str>, c: &str, conf: Option<&str>) -> Vec<String> {
+        debug_build_warnings("`app`", b, a, c, conf)
+            .into_iter()
+            .map(|w| {
+                assert_eq!(w.kind, WarningKind::DebugBuild);
+                assert_eq!(w.advice, WarningKind::DebugBuild.advice());
+                w.message
+                    .strip_prefix("`app` looks like a debug build: ")
+                    .unwrap_or_else(|| panic!("{}", w.message))
+                    .to_string()
+            })
+            .collect()
     }
 
     #[test]
     fn spots_each_kind_of_debug_build() {
-        assert_eq!(kinds(Some("cargo build -p x"), None, "x", None), 1);
-        assert_eq!(
-            kinds(Some("CARGO_X=1 cargo build -p x"), None, "x", None),
-            1
-        );
-        assert_eq!(
-            kinds(Some("cargo build --release -p x"), None, "x", None),
-            0
-        );
-        assert_eq!(
-            kinds(Some("cargo build --profile bench"), None, "x", None),
-            0
-        );
-        assert_eq!(
-            kinds(None, Some("target/debug/x"), "target/debug/x", None),
-            2
-        );
-        assert_eq!(kinds(Some("dotnet publish -c Release"), None, "x", None), 0);
-        assert_eq!(kinds(Some("dotnet build"), None, "x", None), 1);
-        assert_eq!(
-            kinds(
+        let none: Vec<String> = Vec::new();
+        let cases: &[(Option<&str>, Option<&str>, &str, Option<&str>, &[&str])] = &[
+            (Some("cargo build -p x"), None, "x", None, &["`cargo build -p x` builds without --release"]),
+            (
+                Some("CARGO_X=1 cargo build -p x"),
+                None,
+                "x",
+                None,
+                &["`CARGO_X=1 cargo build -p x` builds without --release"],
+            ),
+            (Some("cargo build --release -p x"), None, "x", None, &[]),
+            (Some("cargo build --profile bench"), None, "x", None, &[]),
+            (
+                None,
+                Some("target/debug/x"),
+                "target/debug/x",
+                None,
+                &[
+                    "`target/debug/x` is a cargo debug output (target/debug)",
+                    "`target/debug/x` is a cargo debug output (target/debug)",
+                ],
+            ),
+            (Some("dotnet publish -c Release"), None, "x", None, &[]),
+            (
+                Some("dotnet build"),
+                None,
+                "x",
+                None,
+                &["`dotnet build` has no `-c Release` (dotnet defaults to Debug)"],
+            ),
+            (
                 Some("dotnet build -c Debug"),
                 None,
                 "bin/Debug/net8.0/app",
-                None
+                None,
+                &[
+                    "`bin/Debug/net8.0/app` is a Debug output folder",
+                    "`dotnet build -c Debug` builds configuration debug",
+                ],
             ),
-            2
-        );
-        assert_eq!(
-            kinds(Some("go build -gcflags='all=-N -l' ."), None, "x", None),
-            1
-        );
-        assert_eq!(kinds(Some("go build ."), None, "x", None), 0);
-        assert_eq!(kinds(Some("cc -o app main.c"), None, "x", None), 1);
-        assert_eq!(
-            kinds(Some("/usr/bin/gcc -O0 -o app main.c"), None, "x", None),
-            1
-        );
-        assert_eq!(kinds(Some("gcc -O2 -o app main.c"), None, "x", None), 0);
-        assert_eq!(kinds(Some("make && clang -Os x.c"), None, "x", None), 0);
-        assert_eq!(kinds(None, None, "x", Some("debug")), 1);
-        assert_eq!(
-            kinds(
+            (
+                Some("go build -gcflags='all=-N -l' ."),
+                None,
+                "x",
+                None,
+                &["`go build -gcflags='all=-N -l' .` disables optimisation (-gcflags -N -l)"],
+            ),
+            (Some("go build ."), None, "x", None, &[]),
+            (
+                Some("cc -o app main.c"),
+                None,
+                "x",
+                None,
+                &["`cc -o app main.c` has no -O flag (C and C++ compilers default to -O0)"],
+            ),
+            (
+                Some("/usr/bin/gcc -O0 -o app main.c"),
+                None,
+                "x",
+                None,
+                &["`/usr/bin/gcc -O0 -o app main.c` has no -O flag (C and C++ compilers default to -O0)"],
+            ),
+            (
+                Some("cmake -DCMAKE_BUILD_TYPE=Debug . && make"),
+                None,
+                "x",
+                None,
+                &["`cmake -DCMAKE_BUILD_TYPE=Debug .` is a CMake Debug build"],
+            ),
+            (Some("gcc -O2 -o app main.c"), None, "x", None, &[]),
+            (Some("make && clang -Os x.c"), None, "x", None, &[]),
+            (None, None, "x", Some("debug"), &["the job says configuration = \"debug\""]),
+            (
                 Some("cargo build --release -p hello-server"),
                 Some("target/release/hello-server"),
                 "target/release/hello-server --port 5000",
-                None
+                None,
+                &[],
             ),
-            0
-        );
+        ];
+        for (build, artifact, command, conf, want) in cases {
+            let got = reasons(*build, *artifact, command, *conf);
+            assert_eq!(
+                got,
+                want.to_vec(),
+                "{build:?} {artifact:?} {command:?} {conf:?}"
+            );
+        }
+        assert_eq!(reasons(None, None, "x", None), none);
     }
 }

@@ -122,7 +122,14 @@ mod tests {
 
     #[test]
     fn a_row_noisier_than_ten_percent_is_flagged() {
-        assert!(noisy_row("load.rps", Some(&summary(3, 0.12))).is_some());
+        assert_eq!(
+            noisy_row("load.rps", Some(&summary(3, 0.12))),
+            Some(Warning::of(
+                WarningKind::NoisyRow,
+                "load.rps varies by 12.0% CV across iterations: a change smaller than that \
+                 cannot be seen"
+            ))
+        );
         assert!(noisy_row("load.rps", Some(&summary(3, 0.08))).is_none());
         assert!(noisy_row("load.rps", Some(&summary(1, 0.5))).is_none());
         assert!(noisy_row("load.rps", None).is_none());

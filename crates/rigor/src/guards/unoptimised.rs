@@ -449,7 +449,13 @@ mod tests {
             &d,
             &none,
         );
-        assert_eq!(w.len(), 1);
-        assert!(w[0].message.contains("variant `x`") && w[0].message.contains("RUSTFLAGS"));
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(w[0].kind, WarningKind::DebugBuild);
+        assert_eq!(
+            w[0].message,
+            "`a` (variant `x`) builds unoptimised: cargo profile `release` compiles at \
+             opt-level 0 (RUSTFLAGS has `-C opt-level=0`)"
+        );
+        assert!(w[0].advice.contains("opt-level = 3"), "{}", w[0].advice);
     }
 }

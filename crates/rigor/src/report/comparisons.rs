@@ -182,13 +182,17 @@ mod tests {
     use super::*;
     use std::collections::BTreeMap;
 
-    #[test]
-    fn inconclusive_notes_are_grouped() {
-        let mk = |id: &str| Comparison {
-            scenario: "plaintext".into(),
+    /// An inconclusive comparison of `id` in `scenario`'s row `row` (a map as comparisons
+    /// carry it).
+    fn mk(scenario: &str, row: &[(&str, &str)], id: &str) -> Comparison {
+        Comparison {
+            scenario: scenario.into(),
             shift_pct: None,
             direction: Some("lower".into()),
-            row: BTreeMap::new(),
+            row: row
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<BTreeMap<_, _>>(),
             measurement: id.into(),
             baseline: "a".into(),
             candidate: "b".into(),
@@ -202,15 +206,112 @@ mod tests {
             note: Some(
                 "n=2 vs 2 can never reach 95% confidence: run more iterations (-i 5)".into(),
             ),
-        };
-        let blocks = comparison_blocks(&[mk("load.rps"), mk("app.rss")], &Declarations::new());
+        }
+    }
+
+    #[test]
+    fn inconclusive_notes_are_grouped() {
+        let blocks = comparison_blocks(
+            &[
+                mk("plaintext", &[], "load.rps"),
+                mk("plaintext", &[], "app.rss"),
+            ],
+            &Declarations::new(),
+        );
         let Block::List(notes) = &blocks[2] else {
             panic!("{blocks:?}")
         };
-        assert_eq!(notes.len(), 1);
         assert_eq!(
-            notes[0].text,
-            "Requests/sec (1/s), Max Working Set (MiB): n=2 vs 2 can never reach 95% confidence: run more iterations (-i 5)"
+            notes,
+            &vec![Cell::styled(
+                "Requests/sec (1/s), Max Working Set (MiB): n=2 vs 2 can never reach 95% \
+                 confidence: run more iterations (-i 5)",
+                Style::Inconclusive
+            )]
+        );
+    }
+
+    fn headings(blocks: &[Block]) -> Vec<&str> {
+        blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Heading(3, h) => Some(h.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn headings_name_the_row_and_the_scenario_only_where_it_tells_rows_apart() {
+        let none = Declarations::new();
+        let one_scenario = [
+            mk("plaintext", &[("connections", "16")], "load.rps"),
+            mk("plaintext", &[("connections", "64")], "load.rps"),
+            mk("plaintext", &[("connections", "64")], "app.rss"),
+        ];
+        let blocks = comparison_blocks(&one_scenario, &none);
+        assert_eq!(headings(&blocks), vec!["connections=16", "connections=64"]);
+        let two = [
+            mk("plaintext", &[("connections", "16")], "load.rps"),
+            mk("json", &[("connections", "16")], "load.rps"),
+        ];
+        let blocks = comparison_blocks(&two, &none);
+        assert_eq!(
+            headings(&blocks),
+            vec!["plaintext connections=16", "json connections=16"]
+        );
+        // `rigor compare` names the scenario and variant in the row itself.
+        let saved = [mk(
+            "plaintext",
+            &[
+                ("connections", "16"),
+                ("scenario", "plaintext"),
+                ("variant", "slow"),
+            ],
+            "load.rps",
+        )];
+        let blocks = comparison_blocks(&saved, &none);
+        assert_eq!(headings(&blocks), vec!["plaintext connections=16 slow"]);
+        assert!(headings(&comparison_blocks(
+            &[mk("plaintext", &[], "load.rps")],
+            &none
+        ))
+        .is_empty());
+    }
+
+    #[test]
+    fn a_candidate_without_the_measurement_shows_dashes() {
+        let mut c = mk("plaintext", &[], "load.rps");
+        c.candidate = "c".into();
+        let blocks = comparison_blocks(
+            &[
+                mk("plaintext", &[], "load.rps"),
+                mk("plaintext", &[], "app.rss"),
+                c,
+            ],
+            &Declarations::new(),
+        );
+        let Block::Table(t) = &blocks[1] else {
+            panic!("{blocks:?}")
+        };
+        assert_eq!(t.header.len(), 2 + 2 * 5);
+        let rss: Vec<&str> = t.rows[1].iter().map(|c| c.text.as_str()).collect();
+        assert_eq!(
+            rss,
+            vec![
+                "Max Working Set (MiB)",
+                "1",
+                "1",
+                "0.0%",
+                "—",
+                "—",
+                "inconclusive",
+                "—",
+                "—",
+                "—",
+                "—",
+                "—"
+            ]
         );
     }
 }

@@ -142,6 +142,8 @@ mod tests {
         assert!(
             html.contains("<td class=\"num\"><span class=\"regression\">regression</span></td>")
         );
+        // The class is red and bold in the page's own style sheet.
+        assert!(html.contains(".regression{color:#b00020;font-weight:bold}"));
         assert!(html.ends_with("</html>\n"));
     }
 }

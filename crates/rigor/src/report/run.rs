@@ -88,7 +88,8 @@ fn scenario_blocks(result: &RunResult) -> Vec<Block> {
 mod tests {
     use super::*;
     use crate::report::sample::sample_result;
-    use crate::report::{Cell, Style};
+    use crate::report::Style;
+    use crate::result::{RunStatus, Warning, WarningKind};
     use crate::summarize::summarize_row;
     use crate::summarize::tests::row_with;
 
@@ -132,22 +133,10 @@ mod tests {
     #[test]
     fn failures_comparisons_warnings_and_environment_are_listed() {
         let doc = run_document(&sample_result());
-        let lists: Vec<&Vec<Cell>> = doc
-            .blocks
-            .iter()
-            .filter_map(|b| match b {
-                Block::List(l) => Some(l),
-                _ => None,
-            })
-            .collect();
-        let all: Vec<&str> = lists
-            .iter()
-            .flat_map(|l| l.iter().map(|c| c.text.as_str()))
-            .collect();
-        assert!(all
-            .iter()
-            .any(|t| t
-                .contains("iteration 4: app exited with code 1 before ready (log: logs/4.log)")));
+        let all: Vec<&str> = doc.list_items().iter().map(|c| c.text.as_str()).collect();
+        assert!(all.contains(
+            &"connections=64 · iteration 4: app exited with code 1 before ready (log: logs/4.log)"
+        ));
         assert!(
             all.contains(&"[debug_build] artifact looks like a debug build — build with --release")
         );
@@ -247,5 +236,57 @@ mod tests {
             .find(|l| l[0].text.starts_with("Iterations"))
             .unwrap();
         assert_eq!(its[1].text, "2/3 (1 excluded)");
+    }
+
+    #[test]
+    fn the_document_is_plain_text_with_no_markup_of_any_format() {
+        let doc = run_document(&sample_result());
+        let texts = doc.texts();
+        assert!(texts.len() > 40, "{texts:?}");
+        for t in texts {
+            for markup in ["`", "**", "|", "<b>", "\x1b"] {
+                assert!(!t.contains(markup), "{markup} in {t:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_intro_names_an_unfinished_status_and_too_few_iterations_comes_first() {
+        let mut r = sample_result();
+        r.status = RunStatus::Interrupted;
+        r.seed = Some(7);
+        r.warnings.push(Warning::new(
+            WarningKind::TooFewIterations,
+            "2 iteration(s) per variant",
+            "run at least -i 5",
+        ));
+        let doc = run_document(&r);
+        assert_eq!(
+            doc.blocks[..3],
+            [
+                Block::Heading(1, "rigor · plaintext · profile local".into()),
+                Block::Text(
+                    "PR #42 · started 2026-11-30T02:00:00Z · status: interrupted · order seed 7"
+                        .into()
+                ),
+                Block::List(vec![crate::report::Cell::styled(
+                    "[too_few_iterations] 2 iteration(s) per variant — run at least -i 5",
+                    Style::Warning
+                )]),
+            ]
+        );
+        let later = doc.list_items();
+        assert_eq!(
+            later
+                .iter()
+                .filter(|c| c.text.starts_with("[too_few_iterations]"))
+                .count(),
+            1
+        );
+        r.status = RunStatus::Complete;
+        let Block::Text(intro) = &run_document(&r).blocks[1] else {
+            panic!()
+        };
+        assert!(!intro.contains("status"), "{intro}");
     }
 }

@@ -193,9 +193,28 @@ mod tests {
     #[test]
     fn color_marks_regressions_red() {
         let text = render(&sample_result(), true);
-        // comfy-table / crossterm emit SGR 38;5;9 (red) for Color::Red.
-        assert!(text.contains('\x1b'), "{text}");
+        // In a table, comfy-table (crossterm) sets red as SGR 38;5;9, then bold, around the
+        // padded cell, and resets after it: nothing else on the line is coloured.
         let line = text.lines().find(|l| l.contains("regression")).unwrap();
-        assert!(line.contains("\x1b["), "{line}");
+        assert!(
+            line.ends_with("┆\x1b[38;5;9m\x1b[1m regression \x1b[0m│"),
+            "{line:?}"
+        );
+        assert_eq!(line.matches('\x1b').count(), 3, "{line:?}");
+        // Outside tables a failed iteration is red (SGR 31) and a warning yellow (SGR 33).
+        assert!(
+            text.contains(
+                "\x1b[31m• connections=64 · iteration 4: app exited with code 1 before ready \
+                 (log: logs/4.log)\x1b[0m"
+            ),
+            "{text:?}"
+        );
+        assert!(
+            text.contains(
+                "\x1b[33m• [debug_build] artifact looks like a debug build — build with \
+                 --release\x1b[0m"
+            ),
+            "{text:?}"
+        );
     }
 }
