@@ -800,7 +800,7 @@ mod tests {
                 .comparisons
                 .iter()
                 .find(|c| c.measurement == "cmd.mps")
-                .map(|c| c.verdict.clone())
+                .map(|c| c.verdict)
                 .unwrap()
         };
         let report = compare_results(&inputs, &[], 2.0, &[]).unwrap();

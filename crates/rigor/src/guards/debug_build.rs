@@ -123,6 +123,15 @@ fn is_name(k: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// A build command, artifact, command and configuration hint, with the reasons expected.
+    type Case<'a> = (
+        Option<&'a str>,
+        Option<&'a str>,
+        &'a str,
+        Option<&'a str>,
+        &'a [&'a str],
+    );
+
     /// The reasons given for a build, each checked to be a `debug_build` warning naming `app`.
     fn reasons(b: Option<&str>, a: Option<&str>, c: &str, conf: Option<&str>) -> Vec<String> {
         debug_build_warnings("`app`", b, a, c, conf)
@@ -141,7 +150,7 @@ mod tests {
     #[test]
     fn spots_each_kind_of_debug_build() {
         let none: Vec<String> = Vec::new();
-        let cases: &[(Option<&str>, Option<&str>, &str, Option<&str>, &[&str])] = &[
+        let cases: &[Case] = &[
             (Some("cargo build -p x"), None, "x", None, &["`cargo build -p x` builds without --release"]),
             (
                 Some("CARGO_X=1 cargo build -p x"),
