@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 pub const COMPARE_SCHEMA: &str = "rigor.compare.v1";
 
 /// Measurement `--fail-on-regression` watches when `--measurements` is not given.
-pub const PRIMARY: &str = "load.rps";
+pub const PRIMARY: &str = crate::measurements::ids::LOAD_RPS;
 
 /// Options of `rigor compare`.
 #[derive(clap::Args, Debug, Clone)]

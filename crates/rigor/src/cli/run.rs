@@ -25,7 +25,7 @@ pub struct RunArgs {
     #[arg(
         long = "exclude-order",
         value_name = "MEASUREMENT",
-        default_value = "load.rps"
+        default_value = crate::measurements::ids::LOAD_RPS
     )]
     pub exclude_order: String,
     /// Override a variable (highest precedence), e.g. --var port=6000.
@@ -41,7 +41,7 @@ pub struct RunArgs {
     #[arg(long = "until-conclusive", value_name = "MAX")]
     pub until_conclusive: Option<usize>,
     /// The measurement verdicts and --until-conclusive focus on.
-    #[arg(long = "primary", default_value = "load.rps")]
+    #[arg(long = "primary", default_value = crate::measurements::ids::LOAD_RPS)]
     pub primary: String,
     /// Practical threshold below which a change is "no change".
     #[arg(long = "threshold", default_value = "2%", value_name = "PCT",

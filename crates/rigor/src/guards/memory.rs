@@ -1,41 +1,16 @@
-//! Our memory, not the kernel's: the app.* figures from the sampler, and the page-cache guard.
+//! Our memory, not the kernel's: the page-cache guards and the readiness probe's growth.
 
+use crate::measurements::ids;
 use crate::result::{Warning, WarningKind};
-use rigor_probe::AppFigures;
 use std::collections::BTreeMap;
-
-/// Puts every figure that was taken under its measurement id (absent ones stay absent).
-pub fn record_figures(f: &AppFigures, m: &mut BTreeMap<String, f64>) {
-    let pairs = [
-        ("app.cpu", f.cpu_max_pct),
-        ("app.cpu.avg", f.cpu_mean_pct),
-        ("app.cores", f.cores_max_pct),
-        ("app.rss", f.rss_max_mib),
-        ("app.rss.lifetime", f.rss_lifetime_max_mib),
-        ("app.private", f.private_max_mib),
-        ("app.owned", f.owned_max_mib),
-        ("app.cgroup.memory", f.cgroup_memory_max_mib),
-        ("app.cgroup.cache", f.cgroup_cache_max_mib),
-        ("app.cgroup.anon", f.cgroup_anon_mib),
-        ("app.threads.start", f.threads_start),
-        ("app.threads.end", f.threads_end),
-        ("app.threads.max", f.threads_max),
-        ("app.ctx_switches.involuntary", f.nonvoluntary_ctxt_switches),
-    ];
-    for (id, v) in pairs {
-        if let Some(v) = v.filter(|v| v.is_finite()) {
-            m.insert(id.to_string(), v);
-        }
-    }
-}
 
 /// Warns when cgroup memory exceeds the process tree's RSS by more than 25% and the page cache
 /// explains the gap: `docker stats` would report the kernel's cache as the app's memory.
 pub fn page_cache_guard(m: &BTreeMap<String, f64>, warnings: &mut Vec<Warning>) {
     let (Some(cg), Some(rss), Some(cache)) = (
-        m.get("app.cgroup.memory"),
-        m.get("app.rss"),
-        m.get("app.cgroup.cache"),
+        m.get(ids::APP_CGROUP_MEMORY),
+        m.get(ids::APP_RSS),
+        m.get(ids::APP_CGROUP_CACHE),
     ) else {
         return;
     };

@@ -30,7 +30,13 @@ pub fn summarize_and_compare(
             .iterations
             .iter()
             .filter(|i| i.error.is_none() && i.caches_dropped != Some(true))
-            .filter_map(|i| Some((i.index, *i.measurements.get("app.cgroup.cache")?)))
+            .filter_map(|i| {
+                Some((
+                    i.index,
+                    *i.measurements
+                        .get(crate::measurements::ids::APP_CGROUP_CACHE)?,
+                ))
+            })
             .collect();
         guards::carried_page_cache_guard(&caches, &mut row.warnings);
     }

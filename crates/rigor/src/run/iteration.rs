@@ -6,6 +6,7 @@ use super::build::Built;
 use super::progress::Progress;
 use crate::config::{Ready, RowPlan};
 use crate::guards;
+use crate::measurements::ids;
 use crate::result::{Iteration, Warning};
 use rigor_load::{Live, LoadSpec, Phase};
 use rigor_probe::{Cgroup, Mark, Sampler};
@@ -33,10 +34,10 @@ pub fn run_iteration(ctx: &IterationContext) -> Iteration {
     let mut it = Iteration::new(ctx.index, ctx.sequence);
     it.log = Some(ctx.log.display().to_string());
     if let Some(t) = ctx.built.build_time_ms {
-        it.measurements.insert("app.build_time".into(), t);
+        it.measurements.insert(ids::APP_BUILD_TIME.into(), t);
     }
     if let Some(s) = ctx.built.size_kib {
-        it.measurements.insert("app.size".into(), s);
+        it.measurements.insert(ids::APP_SIZE.into(), s);
     }
     if let Err(e) = run_inner(ctx, &mut it) {
         it.error = Some(e);
@@ -133,7 +134,7 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
     status("stopping");
     let stop = app.stop(app_job.stop_timeout, cgroup.as_ref());
     let samples = sampler.stop();
-    guards::record_figures(&samples.figures(), &mut it.measurements);
+    crate::measurements::record_app(&samples.figures(), &mut it.measurements);
     if stop.forced {
         it.warnings
             .push(ignored_sigterm(&stop, app_job.stop_timeout));
@@ -213,7 +214,7 @@ fn drive(
     status("waiting until ready");
     let ready = super::readings::ready_watching_memory(ctx, it, app)?;
     it.measurements
-        .insert("app.start_time".into(), ready.as_secs_f64() * 1e3);
+        .insert(ids::APP_START_TIME.into(), ready.as_secs_f64() * 1e3);
     it.network = Some(guards::proxy_guard(
         app.pid,
         load_job.addr,
@@ -246,7 +247,7 @@ fn drive(
     it.outside_window.requests += 1;
     it.outside_window.bytes += first.bytes_sent;
     it.measurements.insert(
-        "app.first_request".into(),
+        ids::APP_FIRST_REQUEST.into(),
         first.latency.as_secs_f64() * 1e3,
     );
     if let Some(v) = &load_job.validate {
@@ -342,9 +343,7 @@ fn drive(
     };
     it.outside_window.requests += report.outside_window.requests;
     it.outside_window.bytes += report.outside_window.bytes;
-    for (k, v) in report.measurements() {
-        it.measurements.insert(k.to_string(), v);
-    }
+    crate::measurements::record_load(&report, &mut it.measurements);
     guards::load_guards(&report, &mut it.warnings);
     it.load = serde_json::to_value(&report).ok();
     if let Some(st) = crashed {

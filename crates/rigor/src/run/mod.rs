@@ -181,8 +181,10 @@ pub fn execute(args: &RunArgs) -> Result<Exit, Failure> {
             let it = run_iteration(&ctx);
             sequence += 1;
             progress.advance();
-            let start_failed =
-                it.error.is_some() && !it.measurements.contains_key("app.start_time");
+            let start_failed = it.error.is_some()
+                && !it
+                    .measurements
+                    .contains_key(crate::measurements::ids::APP_START_TIME);
             started[slot.row] |= !start_failed;
             match &it.error {
                 Some(e) => {
@@ -397,18 +399,19 @@ fn row_label(row: &Row, index: usize, total: usize) -> String {
 
 /// One line per finished iteration, so progress survives in a non-terminal log.
 fn iteration_line(label: &str, it: &Iteration) -> String {
+    use crate::measurements::ids;
     let m = |id: &str| it.measurements.get(id).copied();
     let mut s = format!("{label} iteration {}:", it.number());
-    if let Some(v) = m("load.rps") {
+    if let Some(v) = m(ids::LOAD_RPS) {
         s.push_str(&format!(" {} rps", report::format::number(v)));
     }
-    if let Some(v) = m("load.latency.p99") {
+    if let Some(v) = m(ids::LOAD_LATENCY_P99) {
         s.push_str(&format!(", p99 {v:.2} ms"));
     }
-    if let Some(v) = m("app.rss") {
+    if let Some(v) = m(ids::APP_RSS) {
         s.push_str(&format!(", rss {v:.1} MiB"));
     }
-    if let Some(v) = m("app.cpu") {
+    if let Some(v) = m(ids::APP_CPU) {
         s.push_str(&format!(", cpu {v:.0}%"));
     }
     for w in &it.warnings {

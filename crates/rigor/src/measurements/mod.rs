@@ -1,0 +1,192 @@
+//! The catalogue of measurement ids (a stable contract, documented in docs/measurements.md): one
+//! place that knows each figure's human name, unit and which direction is better, so tables,
+//! verdicts and exclusions agree; and the one place that puts the probe's and the engine's
+//! figures under those ids.
+
+mod figures;
+pub mod ids;
+#[cfg(test)]
+mod source_tests;
+
+pub use figures::{record_app, record_load};
+
+use rigor_stats::Direction;
+
+/// What a measurement id means to a reader and to the verdicts.
+#[derive(Debug, Clone, Copy)]
+pub struct MeasurementInfo {
+    pub id: &'static str,
+    pub name: &'static str,
+    pub unit: &'static str,
+    pub direction: Direction,
+    /// Figures of the application go in the application table; the rest in the load table.
+    pub group: Group,
+}
+
+/// Which report table a measurement belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Group {
+    Application,
+    Load,
+}
+
+use Direction::{HigherIsBetter as Up, LowerIsBetter as Down};
+use Group::{Application as App, Load};
+
+const fn m(
+    id: &'static str,
+    name: &'static str,
+    unit: &'static str,
+    direction: Direction,
+    group: Group,
+) -> MeasurementInfo {
+    MeasurementInfo {
+        id,
+        name,
+        unit,
+        direction,
+        group,
+    }
+}
+
+/// Every id rigor can report, in the order the tables show them.
+pub const CATALOGUE: &[MeasurementInfo] = &[
+    m(ids::APP_CPU, "Max CPU Usage", "%", Down, App),
+    m(ids::APP_CPU_AVG, "Mean CPU Usage", "%", Down, App),
+    m(ids::APP_CORES, "Max Cores usage", "%", Down, App),
+    m(ids::APP_RSS, "Max Working Set", "MiB", Down, App),
+    m(
+        ids::APP_RSS_LIFETIME,
+        "Lifetime Max Working Set",
+        "MiB",
+        Down,
+        App,
+    ),
+    m(ids::APP_PRIVATE, "Max Private Memory", "MiB", Down, App),
+    m(ids::APP_OWNED, "Max Owned Memory", "MiB", Down, App),
+    m(
+        ids::APP_CGROUP_MEMORY,
+        "Max cgroup Memory",
+        "MiB",
+        Down,
+        App,
+    ),
+    m(ids::APP_CGROUP_CACHE, "cgroup Page Cache", "MiB", Down, App),
+    m(
+        ids::APP_CGROUP_ANON,
+        "cgroup Anonymous Memory",
+        "MiB",
+        Down,
+        App,
+    ),
+    m(
+        ids::APP_THREADS_START,
+        "Threads at Start",
+        "count",
+        Down,
+        App,
+    ),
+    m(ids::APP_THREADS_END, "Threads at End", "count", Down, App),
+    m(ids::APP_THREADS_MAX, "Max Threads", "count", Down, App),
+    m(
+        ids::APP_CTX_SWITCHES_INVOLUNTARY,
+        "Involuntary Context Switches",
+        "count",
+        Down,
+        App,
+    ),
+    m(ids::APP_BUILD_TIME, "Build Time", "ms", Down, App),
+    m(ids::APP_START_TIME, "Start Time", "ms", Down, App),
+    m(ids::APP_FIRST_REQUEST, "First Request", "ms", Down, App),
+    m(ids::APP_SIZE, "Published Size", "KiB", Down, App),
+    m(ids::LOAD_CPU, "Load Client CPU", "%", Down, Load),
+    m(ids::LOAD_RPS, "Requests/sec", "1/s", Up, Load),
+    m(ids::LOAD_REQUESTS, "Requests", "count", Up, Load),
+    m(ids::LOAD_LATENCY_MEAN, "Mean latency", "ms", Down, Load),
+    m(ids::LOAD_LATENCY_P50, "Latency 50th", "ms", Down, Load),
+    m(ids::LOAD_LATENCY_P75, "Latency 75th", "ms", Down, Load),
+    m(ids::LOAD_LATENCY_P90, "Latency 90th", "ms", Down, Load),
+    m(ids::LOAD_LATENCY_P99, "Latency 99th", "ms", Down, Load),
+    m(ids::LOAD_LATENCY_P999, "Latency 99.9th", "ms", Down, Load),
+    m(ids::LOAD_LATENCY_MAX, "Max latency", "ms", Down, Load),
+    m(
+        ids::LOAD_BAD_RESPONSES,
+        "Bad responses",
+        "count",
+        Down,
+        Load,
+    ),
+    m(
+        ids::LOAD_SOCKET_ERRORS,
+        "Socket errors",
+        "count",
+        Down,
+        Load,
+    ),
+    m(
+        ids::LOAD_ERRORS_CONNECT,
+        "Connect errors",
+        "count",
+        Down,
+        Load,
+    ),
+    m(ids::LOAD_ERRORS_READ, "Read errors", "count", Down, Load),
+    m(ids::LOAD_ERRORS_WRITE, "Write errors", "count", Down, Load),
+    m(ids::LOAD_ERRORS_TIMEOUT, "Timeouts", "count", Down, Load),
+    m(ids::LOAD_ERRORS_PARSE, "Parse errors", "count", Down, Load),
+    m(
+        ids::LOAD_ERRORS_CLOSED,
+        "Lost with connection",
+        "count",
+        Down,
+        Load,
+    ),
+    m(ids::LOAD_THROUGHPUT, "Read throughput", "MiB/s", Up, Load),
+];
+
+/// Looks an id up; unknown ids (e.g. from a command job's own figures) are `None`: their
+/// direction comes only from a declaration (see `declarations`).
+pub fn info(id: &str) -> Option<&'static MeasurementInfo> {
+    CATALOGUE.iter().find(|m| m.id == id)
+}
+
+/// The label a table shows: `Max Working Set (MiB)`.
+pub fn label(id: &str) -> String {
+    match info(id) {
+        Some(m) if m.unit == "count" => m.name.to_string(),
+        Some(m) => format!("{} ({})", m.name, m.unit),
+        None => id.to_string(),
+    }
+}
+
+/// Sorts ids into catalogue order, unknown ids last in name order.
+pub fn order(ids: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut v: Vec<String> = ids.into_iter().collect();
+    v.sort_by_key(|id| {
+        (
+            CATALOGUE
+                .iter()
+                .position(|m| m.id == id)
+                .unwrap_or(usize::MAX),
+            id.clone(),
+        )
+    });
+    v.dedup();
+    v
+}
+
+/// Checks an id given on the command line, naming the known ones when it is wrong.
+pub fn validate(id: &str) -> Result<(), String> {
+    if info(id).is_some() {
+        Ok(())
+    } else {
+        Err(format!(
+            "unknown measurement `{id}`; known: {}",
+            CATALOGUE
+                .iter()
+                .map(|m| m.id)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    }
+}
