@@ -4,6 +4,8 @@
 mod coded;
 mod status;
 mod warning;
+#[cfg(test)]
+mod warning_docs;
 
 pub use status::{RunStatus, Verdict};
 pub use warning::{Warning, WarningKind};

@@ -97,7 +97,7 @@ impl WarningKind {
                  client, not the application."
             }
             ConflictingDeclarations => {
-                "rigor compare: the saved results declare a measurement's direction differently, \
+                "`rigor compare`: the saved results declare a measurement's direction differently, \
                  so it gets no verdict."
             }
             CpuPressure => {
@@ -128,7 +128,7 @@ impl WarningKind {
                 "The application did not exit on SIGTERM within `stop_timeout` and was killed."
             }
             IncompleteResult => {
-                "rigor compare: a saved result did not end `complete` (interrupted, failed or \
+                "`rigor compare`: a saved result did not end `complete` (interrupted, failed or \
                  still running)."
             }
             LeftBehind => {
@@ -153,7 +153,7 @@ impl WarningKind {
                  a change smaller than that cannot be seen."
             }
             NotInterleaved => {
-                "rigor compare: the results come from separate runs, so their iterations did \
+                "`rigor compare`: the results come from separate runs, so their iterations did \
                  not interleave and drift of the machine between them reads as a change; \
                  environment differences are listed."
             }
@@ -184,7 +184,7 @@ impl WarningKind {
                  did not build."
             }
             ResultWarnings => {
-                "rigor compare: a saved result was recorded with warnings of its own; they are \
+                "`rigor compare`: a saved result was recorded with warnings of its own; they are \
                  listed by kind."
             }
             RowStopped => {
@@ -202,7 +202,7 @@ impl WarningKind {
                  no verdict."
             }
             UnmatchedRow => {
-                "rigor compare: a row of one result has no row with the same scenario, matrix \
+                "`rigor compare`: a row of one result has no row with the same scenario, matrix \
                  values and variant in the other."
             }
             WaitedForConnection => {
