@@ -3,7 +3,7 @@
 //! lines end in `\n`. Text that a spreadsheet would run as a formula is defused first.
 
 use crate::measurements;
-use crate::result::RunResult;
+use crate::result::{Iteration, RunResult};
 
 /// Fixed leading columns; matrix variables and measurement ids follow.
 const FIXED: &[&str] = &["scenario", "variant"];
@@ -19,42 +19,14 @@ const PER_ITERATION: &[&str] = &[
 
 /// The run as CSV: `scenario, variant, <matrix variables…>, iteration, excluded, error, pid,
 /// outside_window_requests, outside_window_bytes, warnings, <measurement ids…>` (`warnings` holds
-/// the kinds of the iteration's, its row's and the run's warnings, `;`-separated) (ids are the union over all
-/// iterations in catalogue order; a figure an iteration lacks is an empty field, never 0).
+/// the kinds of the iteration's, its row's and the run's warnings, `;`-separated; ids are the
+/// union over all iterations in catalogue order; a figure an iteration lacks is an empty field,
+/// never 0).
 pub fn render(result: &RunResult) -> String {
-    let mut vars: Vec<&String> = Vec::new();
+    let columns = Columns::of(result);
+    let mut out = line(&columns.header());
     for row in &result.rows {
-        for k in row.variables.keys() {
-            if !vars.contains(&k) {
-                vars.push(k);
-            }
-        }
-    }
-    let ids = measurements::order(
-        result
-            .rows
-            .iter()
-            .flat_map(|r| r.iterations.iter())
-            .flat_map(|it| it.measurements.keys().cloned()),
-    );
-    let mut header: Vec<String> = FIXED.iter().map(|s| s.to_string()).collect();
-    for v in &vars {
-        // A variable named like a fixed column would make the header ambiguous.
-        if FIXED.contains(&v.as_str()) || PER_ITERATION.contains(&v.as_str()) || ids.contains(v) {
-            header.push(format!("var.{v}"));
-        } else {
-            header.push(v.to_string());
-        }
-    }
-    header.extend(PER_ITERATION.iter().map(|s| s.to_string()));
-    header.extend(ids.iter().cloned());
-    let mut out = line(&header);
-    for row in &result.rows {
-        let scenario = if row.scenario.is_empty() {
-            &result.scenario
-        } else {
-            &row.scenario
-        };
+        let scenario = row.key_in(&result.scenario).scenario;
         let inherited: Vec<&str> = result
             .warnings
             .iter()
@@ -67,19 +39,13 @@ pub fn render(result: &RunResult) -> String {
             kinds.dedup();
             let mut fields = vec![scenario.clone(), row.variant.clone().unwrap_or_default()];
             fields.extend(
-                vars.iter()
+                columns
+                    .vars
+                    .iter()
                     .map(|v| row.variables.get(*v).cloned().unwrap_or_default()),
             );
-            fields.extend([
-                it.number().to_string(),
-                it.excluded.to_string(),
-                it.error.clone().unwrap_or_default(),
-                it.pid.map(|p| p.to_string()).unwrap_or_default(),
-                it.outside_window.requests.to_string(),
-                it.outside_window.bytes.to_string(),
-                kinds.join(";"),
-            ]);
-            fields.extend(ids.iter().map(|id| {
+            fields.extend(iteration_fields(it, &kinds));
+            fields.extend(columns.ids.iter().map(|id| {
                 it.measurements
                     .get(id)
                     .map(|v| v.to_string())
@@ -89,6 +55,62 @@ pub fn render(result: &RunResult) -> String {
         }
     }
     out
+}
+
+/// The variable and measurement columns of a run: the union over its rows and iterations.
+struct Columns<'a> {
+    vars: Vec<&'a String>,
+    ids: Vec<String>,
+}
+
+impl<'a> Columns<'a> {
+    fn of(result: &'a RunResult) -> Columns<'a> {
+        let mut vars: Vec<&String> = Vec::new();
+        for k in result.rows.iter().flat_map(|r| r.variables.keys()) {
+            if !vars.contains(&k) {
+                vars.push(k);
+            }
+        }
+        let ids = measurements::order(
+            result
+                .rows
+                .iter()
+                .flat_map(|r| r.iterations.iter())
+                .flat_map(|it| it.measurements.keys().cloned()),
+        );
+        Columns { vars, ids }
+    }
+
+    fn header(&self) -> Vec<String> {
+        let mut header: Vec<String> = FIXED.iter().map(|s| s.to_string()).collect();
+        for v in &self.vars {
+            // A variable named like a fixed column would make the header ambiguous.
+            let taken = FIXED.contains(&v.as_str())
+                || PER_ITERATION.contains(&v.as_str())
+                || self.ids.contains(v);
+            header.push(if taken {
+                format!("var.{v}")
+            } else {
+                v.to_string()
+            });
+        }
+        header.extend(PER_ITERATION.iter().map(|s| s.to_string()));
+        header.extend(self.ids.iter().cloned());
+        header
+    }
+}
+
+/// The [`PER_ITERATION`] fields of one iteration.
+fn iteration_fields(it: &Iteration, kinds: &[&str]) -> [String; 7] {
+    [
+        it.number().to_string(),
+        it.excluded.to_string(),
+        it.error.clone().unwrap_or_default(),
+        it.pid.map(|p| p.to_string()).unwrap_or_default(),
+        it.outside_window.requests.to_string(),
+        it.outside_window.bytes.to_string(),
+        kinds.join(";"),
+    ]
 }
 
 /// One CSV line: control characters shown as `\u{1b}`-style escapes (as in every format),

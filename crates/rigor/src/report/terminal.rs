@@ -65,12 +65,14 @@ pub fn render_document(doc: &Document, color: bool) -> String {
     out
 }
 
-fn color_of(style: Style) -> Option<Color> {
+/// How a style is coloured: the table cell colour (comfy-table) and the SGR code of the same
+/// colour for text outside tables; plain text is not coloured.
+fn palette(style: Style) -> Option<(Color, &'static str)> {
     match style {
         Style::Plain => None,
-        Style::Regression => Some(Color::Red),
-        Style::Improvement => Some(Color::Green),
-        Style::Inconclusive | Style::Warning => Some(Color::Yellow),
+        Style::Regression => Some((Color::Red, "31")),
+        Style::Improvement => Some((Color::Green, "32")),
+        Style::Inconclusive | Style::Warning => Some((Color::Yellow, "33")),
     }
 }
 
@@ -79,13 +81,7 @@ fn paint(text: &str, style: Style, color: bool, bold: bool) -> String {
     if !color {
         return text.to_string();
     }
-    let code = match style {
-        Style::Plain => None,
-        Style::Regression => Some("31"),
-        Style::Improvement => Some("32"),
-        Style::Inconclusive | Style::Warning => Some("33"),
-    };
-    match (code, bold) {
+    match (palette(style).map(|(_, code)| code), bold) {
         (None, false) => text.to_string(),
         (None, true) => format!("\x1b[1m{text}\x1b[0m"),
         (Some(c), false) => format!("\x1b[{c}m{text}\x1b[0m"),
@@ -118,7 +114,7 @@ pub fn visible(text: &str) -> String {
 fn cell(c: &Cell, color: bool) -> comfy_table::Cell {
     let mut cell = comfy_table::Cell::new(visible(&c.text));
     if color {
-        if let Some(col) = color_of(c.style) {
+        if let Some((col, _)) = palette(c.style) {
             cell = cell.fg(col);
             if matches!(c.style, Style::Regression | Style::Improvement) {
                 cell = cell.add_attribute(Attribute::Bold);
