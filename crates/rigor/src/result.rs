@@ -324,7 +324,7 @@ impl Comparison {
 }
 
 #[cfg(test)]
-mod row_key_tests {
+mod tests {
     use super::RowKey;
 
     #[test]
@@ -364,5 +364,40 @@ mod row_key_tests {
             RowKey::of_map("plaintext", &bare).label(),
             "plaintext connections=64"
         );
+    }
+
+    #[test]
+    fn results_of_other_versions_load_with_their_statuses_kinds_and_verdicts() {
+        use super::{RunResult, RunStatus, Verdict, WarningKind};
+        let saved = |status: &str| {
+            format!(
+                r#"{{"schema":"rigor.run.v1","rigor_version":"0.0.1","scenario":"s","profile":"",
+                "description":null,"started_at":"t",{status}
+                "warnings":[{{"kind":"gremlins","message":"m","advice":"a"}},
+                            {{"kind":"steal","message":"m"}}],
+                "rows":[],"comparisons":[{{"measurement":"load.rps","baseline":"a","candidate":"b",
+                "baseline_median":1.0,"candidate_median":1.0,"change_pct":0.0,"ci_low_pct":null,
+                "ci_high_pct":null,"p_value":null,"verdict":"no change"}}]}}"#
+            )
+        };
+        // Written before rigor recorded a status: none at all.
+        let old: RunResult = serde_json::from_str(&saved("")).unwrap();
+        assert_eq!(old.status, RunStatus::Unrecorded);
+        assert!(!old.status.says_unfinished());
+        assert_eq!(
+            old.warnings[0].kind,
+            WarningKind::Other("gremlins".to_string())
+        );
+        assert_eq!(old.warnings[1].kind, WarningKind::Steal);
+        assert_eq!(old.comparisons[0].verdict, Verdict::NoChange);
+        let empty: RunResult = serde_json::from_str(&saved(r#""status":"","#)).unwrap();
+        assert_eq!(empty.status, RunStatus::Unrecorded);
+        let newer: RunResult = serde_json::from_str(&saved(r#""status":"paused","#)).unwrap();
+        assert_eq!(newer.status, RunStatus::Other("paused".to_string()));
+        // Written back, every value reads as it was read.
+        let again = serde_json::to_value(&newer).unwrap();
+        assert_eq!(again["status"], "paused");
+        assert_eq!(again["warnings"][0]["kind"], "gremlins");
+        assert_eq!(again["comparisons"][0]["verdict"], "no change");
     }
 }
