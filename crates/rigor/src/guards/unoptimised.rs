@@ -24,65 +24,20 @@ pub fn cargo_opt_levels(
 ) -> Vec<CargoOpt> {
     let mut out = Vec::new();
     for words in parts(build) {
-        let mut inline: Vec<(String, String)> = Vec::new();
-        let mut i = 0;
-        if words.first().map(String::as_str) == Some("env") {
-            i = 1;
-        }
-        while let Some((k, v)) = words.get(i).and_then(|w| assignment(w)) {
-            inline.push((k, v));
-            i += 1;
-        }
-        let Some(prog) = words.get(i) else { continue };
-        if prog != "cargo" && !prog.ends_with("/cargo") {
-            continue;
-        }
-        let lookup = |k: &str| -> Option<String> {
-            inline
-                .iter()
-                .rev()
-                .find(|(n, _)| n == k)
-                .map(|(_, v)| v.clone())
-                .or_else(|| env(k))
-        };
-        let args: Vec<&str> = words[i + 1..]
-            .iter()
-            .map(String::as_str)
-            .filter(|w| !w.starts_with('+'))
-            .collect();
-        let Some(sub) = args.iter().find(|w| !w.starts_with('-')) else {
+        let Some(call) = CargoCall::parse(&words) else {
             continue;
         };
-        let default = match *sub {
-            "build" | "b" | "run" | "r" | "rustc" => "dev",
-            "install" => "release",
-            "bench" => "bench",
-            _ => continue,
+        let Some(profile) = call.profile() else {
+            continue;
         };
-        let value_of = |flag: &str| -> Option<String> {
-            let eq = format!("{flag}=");
-            args.iter().enumerate().find_map(|(j, w)| {
-                if *w == flag {
-                    args.get(j + 1).map(|s| s.to_string())
-                } else {
-                    w.strip_prefix(&eq).map(str::to_string)
-                }
-            })
-        };
-        let profile = value_of("--profile").unwrap_or_else(|| {
-            if args.contains(&"--release") || args.contains(&"-r") {
-                "release".into()
-            } else {
-                default.into()
-            }
-        });
-        let manifest_dir = value_of("--manifest-path")
+        let lookup = |k: &str| call.inline(k).or_else(|| env(k));
+        let manifest_dir = call
+            .value_of("--manifest-path")
             .map(|p| dir.join(p))
             .and_then(|p| p.parent().map(Path::to_path_buf))
             .unwrap_or_else(|| dir.to_path_buf());
         let settings = Settings::read(&manifest_dir, dir, &lookup);
-        let from_flags = rustflags_opt_level(&lookup, &settings);
-        let (opt_level, source) = match from_flags {
+        let (opt_level, source) = match rustflags_opt_level(&lookup, &settings) {
             Some((level, var)) => (Some(level), var),
             None => settings.profile_opt_level(&profile, 0),
         };
@@ -93,6 +48,74 @@ pub fn cargo_opt_levels(
         });
     }
     out
+}
+
+/// One cargo invocation of a build command: the variables set inline before it
+/// (`RUSTFLAGS=… cargo …`, `env A=b cargo …`) and its arguments (toolchain `+…` left out).
+struct CargoCall<'a> {
+    inline: Vec<(String, String)>,
+    args: Vec<&'a str>,
+}
+
+impl<'a> CargoCall<'a> {
+    /// The invocation `words` make, when their program is cargo.
+    fn parse(words: &'a [String]) -> Option<CargoCall<'a>> {
+        let mut i = usize::from(words.first().map(String::as_str) == Some("env"));
+        let mut inline = Vec::new();
+        while let Some((k, v)) = words.get(i).and_then(|w| assignment(w)) {
+            inline.push((k, v));
+            i += 1;
+        }
+        let prog = words.get(i)?;
+        if prog != "cargo" && !prog.ends_with("/cargo") {
+            return None;
+        }
+        let args = words[i + 1..]
+            .iter()
+            .map(String::as_str)
+            .filter(|w| !w.starts_with('+'))
+            .collect();
+        Some(CargoCall { inline, args })
+    }
+
+    /// A variable set inline (the last assignment wins).
+    fn inline(&self, k: &str) -> Option<String> {
+        self.inline
+            .iter()
+            .rev()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.clone())
+    }
+
+    /// The value of `--flag value` or `--flag=value`.
+    fn value_of(&self, flag: &str) -> Option<String> {
+        let eq = format!("{flag}=");
+        self.args.iter().enumerate().find_map(|(j, w)| {
+            if *w == flag {
+                self.args.get(j + 1).map(|s| s.to_string())
+            } else {
+                w.strip_prefix(&eq).map(str::to_string)
+            }
+        })
+    }
+
+    /// The profile the invocation builds with; `None` for a subcommand that builds nothing.
+    fn profile(&self) -> Option<String> {
+        let sub = self.args.iter().find(|w| !w.starts_with('-'))?;
+        let default = match *sub {
+            "build" | "b" | "run" | "r" | "rustc" => "dev",
+            "install" => "release",
+            "bench" => "bench",
+            _ => return None,
+        };
+        Some(self.value_of("--profile").unwrap_or_else(|| {
+            if self.args.contains(&"--release") || self.args.contains(&"-r") {
+                "release".into()
+            } else {
+                default.into()
+            }
+        }))
+    }
 }
 
 /// A warning for each cargo invocation that builds at opt-level 0 (except plain `dev` builds,
