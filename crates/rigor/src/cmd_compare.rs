@@ -6,7 +6,7 @@ use crate::comparison::{self, CONFIDENCE};
 use crate::declarations::{self, Better, Declarations};
 use crate::exit::Exit;
 use crate::report::{self, environment, format, Block, Cell, Document, Style};
-use crate::result::{Comparison, Row, RunResult, Warning, SCHEMA};
+use crate::result::{Comparison, Row, RunResult, RunStatus, Verdict, Warning, WarningKind, SCHEMA};
 use anyhow::{anyhow, bail, Context};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -79,7 +79,7 @@ pub struct FileInfo {
     /// The rigor that wrote the result (measurement methods can change between versions).
     pub rigor_version: String,
     /// `complete`, `interrupted`, `failed`…
-    pub status: crate::result::RunStatus,
+    pub status: RunStatus,
 }
 
 /// What `rigor compare` found, before rendering: also the `--json` document.
@@ -184,9 +184,11 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<Exit> {
                 c.change_pct.map(format::signed_pct).unwrap_or_default()
             ));
         }
-        for c in report.comparisons.iter().filter(|c| {
-            watched.contains(&c.measurement) && c.verdict == crate::result::Verdict::Inconclusive
-        }) {
+        for c in report
+            .comparisons
+            .iter()
+            .filter(|c| watched.contains(&c.measurement) && c.verdict == Verdict::Inconclusive)
+        {
             crate::run::console::err(&format!(
                 "rigor: {} is inconclusive ({} vs {}{}){}",
                 shown(&c.measurement),
@@ -323,7 +325,7 @@ fn merge_declarations(
             })
             .collect();
         warnings.push(Warning::new(
-            crate::result::WarningKind::ConflictingDeclarations,
+            WarningKind::ConflictingDeclarations,
             format!(
                 "the results declare {id} differently ({}): no verdict for it",
                 said.join(", ")
@@ -390,7 +392,7 @@ pub fn compare_results(
     for ((_, r), name) in inputs.iter().zip(&names) {
         if r.status.says_unfinished() {
             warnings.push(Warning::new(
-                crate::result::WarningKind::IncompleteResult,
+                WarningKind::IncompleteResult,
                 format!("{name} is `{}`, not complete", r.status),
                 "its rows may have fewer iterations than planned",
             ));
@@ -410,7 +412,7 @@ pub fn compare_results(
         kinds.dedup();
         if !kinds.is_empty() {
             warnings.push(Warning::new(
-                crate::result::WarningKind::ResultWarnings,
+                WarningKind::ResultWarnings,
                 format!("{name} was recorded with warnings: {}", kinds.join(", ")),
                 "see that run's report; its numbers may not be comparable",
             ));
@@ -426,7 +428,7 @@ pub fn compare_results(
             let bkey = brow.key_in(&base.scenario);
             let Some(crow) = cand.rows.iter().find(|r| r.key_in(&cand.scenario) == bkey) else {
                 warnings.push(Warning::new(
-                    crate::result::WarningKind::UnmatchedRow,
+                    WarningKind::UnmatchedRow,
                     format!(
                         "{}: row `{}` has no match in {}",
                         names[0],
@@ -476,7 +478,7 @@ pub fn compare_results(
             let ckey = crow.key_in(&cand.scenario);
             if !base.rows.iter().any(|r| r.key_in(&base.scenario) == ckey) {
                 warnings.push(Warning::new(
-                    crate::result::WarningKind::UnmatchedRow,
+                    WarningKind::UnmatchedRow,
                     format!(
                         "{}: row `{}` has no match in {}",
                         names[ci],
@@ -497,7 +499,7 @@ pub fn compare_results(
     }
     if !too_few.is_empty() {
         warnings.push(Warning::new(
-            crate::result::WarningKind::TooFewIterations,
+            WarningKind::TooFewIterations,
             format!(
                 "kept iterations per side can never reach {}% confidence for {}: their \
                  comparisons cannot reach a verdict",
@@ -577,7 +579,7 @@ fn not_interleaved(inputs: &[(PathBuf, RunResult)], names: &[String]) -> Warning
         }
     }
     Warning::new(
-        crate::result::WarningKind::NotInterleaved,
+        WarningKind::NotInterleaved,
         message,
         "for a fair A/B, make the sides variants of one `rigor run` so their iterations interleave",
     )
@@ -609,7 +611,7 @@ pub fn document(report: &CompareReport) -> Document {
     let (up_front, rest): (Vec<&Warning>, Vec<&Warning>) = report
         .warnings
         .iter()
-        .partition(|w| w.kind == crate::result::WarningKind::TooFewIterations);
+        .partition(|w| w.kind == WarningKind::TooFewIterations);
     if !up_front.is_empty() {
         blocks.push(Block::List(
             up_front
@@ -658,7 +660,7 @@ mod tests {
             description: description.map(str::to_string),
             started_at: "2026-11-30T02:00:00Z".into(),
             finished_at: None,
-            status: crate::result::RunStatus::Complete,
+            status: RunStatus::Complete,
             seed: None,
             environment: serde_json::json!({"kernel": kernel, "load_avg_1m": 0.3}),
             warnings: vec![],

@@ -5,7 +5,7 @@
 
 use crate::declarations::{self, Declarations};
 use crate::measurements;
-use crate::result::{Comparison, Row, Verdict, Warning};
+use crate::result::{Comparison, Row, Verdict, Warning, WarningKind};
 use std::collections::BTreeMap;
 
 /// Confidence of every interval and verdict rigor reports.
@@ -266,7 +266,7 @@ pub fn never_enough(iterations: usize, excluded: usize) -> Option<Warning> {
         format!("{kept} iteration(s) per variant")
     };
     Some(Warning::new(
-        crate::result::WarningKind::TooFewIterations,
+        WarningKind::TooFewIterations,
         format!(
             "{how}: that can never show a significant difference at {}% confidence, so no \
              comparison of this run can reach a verdict",

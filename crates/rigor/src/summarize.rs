@@ -1,7 +1,7 @@
 //! Turning a row's iterations into its summary: crank's `--exclude LOW:HIGH --exclude-order ID`
 //! trimming, then n/median/mean/stdev/CV/min/max per measurement over what is left.
 
-use crate::result::{Row, Warning};
+use crate::result::{Row, Warning, WarningKind};
 
 /// Marks the `low` lowest and `high` highest successful iterations of `row`, ranked by measurement
 /// `by`, as excluded (crank's `--exclude LOW:HIGH --exclude-order ID`), so one cold start or one
@@ -33,7 +33,7 @@ pub fn apply_exclusions(row: &mut Row, low: usize, high: usize, by: &str) -> Opt
         .collect();
     if ranked.len() < low + high + 1 {
         return Some(Warning::new(
-            crate::result::WarningKind::ExclusionsSkipped,
+            WarningKind::ExclusionsSkipped,
             format!(
                 "{}: --exclude {low}:{high} by {by} needs at least {} iterations with that measurement, \
                  only {} have it; nothing was excluded",

@@ -8,7 +8,7 @@ use super::progress::Progress;
 use crate::config::AppJob;
 use crate::guards;
 use crate::interrupt;
-use crate::result::{BuildRecord, RunResult, Warning};
+use crate::result::{BuildRecord, RunResult, Warning, WarningKind};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -363,7 +363,7 @@ fn identical_artifacts(me: &Produced, earlier: &[Produced]) -> Option<Warning> {
     let hex = me.hash.strip_prefix("sha256:").unwrap_or(&me.hash);
     let short = &hex[..hex.len().min(12)];
     Some(Warning::new(
-        crate::result::WarningKind::IdenticalArtifacts,
+        WarningKind::IdenticalArtifacts,
         format!(
             "{} and {} are built differently but run byte-identical artifacts ({}, sha256:{short}…): \
              comparing them measures the same binary",

@@ -2,7 +2,8 @@
 
 use crate::cli::run::RunArgs;
 use crate::exit::Exit;
-use crate::result::{Row, RunResult};
+use crate::measurements::ids;
+use crate::result::{Row, RunResult, RunStatus, Verdict, WarningKind};
 use crate::{comparison, declarations, guards, summarize};
 
 /// Fills summaries, row warnings and comparisons of a finished run.
@@ -30,13 +31,7 @@ pub fn summarize_and_compare(
             .iterations
             .iter()
             .filter(|i| i.error.is_none() && i.caches_dropped != Some(true))
-            .filter_map(|i| {
-                Some((
-                    i.index,
-                    *i.measurements
-                        .get(crate::measurements::ids::APP_CGROUP_CACHE)?,
-                ))
-            })
+            .filter_map(|i| Some((i.index, *i.measurements.get(ids::APP_CGROUP_CACHE)?)))
             .collect();
         guards::carried_page_cache_guard(&caches, &mut row.warnings);
     }
@@ -79,7 +74,7 @@ pub fn summarize_and_compare(
     let already_said = result
         .warnings
         .iter()
-        .any(|w| w.kind == crate::result::WarningKind::TooFewIterations);
+        .any(|w| w.kind == WarningKind::TooFewIterations);
     if !already_said {
         result
             .warnings
@@ -107,7 +102,7 @@ pub fn inconclusive_groups(
                 &result.measurements,
             )
             .iter()
-            .any(|c| c.verdict == crate::result::Verdict::Inconclusive)
+            .any(|c| c.verdict == Verdict::Inconclusive)
         })
         .cloned()
         .collect()
@@ -115,7 +110,7 @@ pub fn inconclusive_groups(
 
 /// The exit code for a finished run: failure, then regression, then --strict warnings.
 pub fn exit_code(result: &RunResult, args: &RunArgs, failed: bool) -> Exit {
-    if failed || result.status == crate::result::RunStatus::Interrupted {
+    if failed || result.status == RunStatus::Interrupted {
         return Exit::Failed;
     }
     if args.fail_on_regression {

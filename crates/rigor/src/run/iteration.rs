@@ -7,7 +7,7 @@ use super::progress::Progress;
 use crate::config::{Ready, RowPlan};
 use crate::guards;
 use crate::measurements::ids;
-use crate::result::{Iteration, Warning};
+use crate::result::{Iteration, Warning, WarningKind};
 use rigor_load::{Live, LoadSpec, Phase};
 use rigor_probe::{Cgroup, Mark, Sampler};
 use std::net::ToSocketAddrs;
@@ -75,7 +75,7 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
         Ok(c) => Some(c),
         Err(why) => {
             it.warnings.push(Warning::new(
-                crate::result::WarningKind::NoCgroup,
+                WarningKind::NoCgroup,
                 format!("no cgroup for the application: {why}"),
                 "run as root on a machine with cgroup v2 or v1 memory to get app.cgroup.*",
             ));
@@ -115,7 +115,7 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
         });
         if let Err(why) = outcome {
             it.warnings.push(Warning::new(
-                crate::result::WarningKind::Priority,
+                WarningKind::Priority,
                 format!("could not raise the application's priority: {why}"),
                 "run as root (or with CAP_SYS_NICE), or drop `priority = \"high\"`",
             ));
@@ -141,7 +141,7 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
     }
     if !stop.left_behind.is_empty() {
         it.warnings.push(Warning::new(
-            crate::result::WarningKind::LeftBehind,
+            WarningKind::LeftBehind,
             format!(
                 "processes outlived the application and were killed: {}",
                 super::procs::names(&stop.left_behind)
@@ -184,7 +184,7 @@ fn ignored_sigterm(stop: &super::app::StopOutcome, stop_timeout: Duration) -> Wa
     let waited = stop.grace_given.as_secs_f64();
     if stop.grace_cut_short {
         Warning::new(
-            crate::result::WarningKind::IgnoredSigterm,
+            WarningKind::IgnoredSigterm,
             format!(
                 "the application ignored SIGTERM for {waited:.1}s and was killed: the run was \
                  interrupted, so it did not get its full `stop_timeout` of {:.1}s",
@@ -194,7 +194,7 @@ fn ignored_sigterm(stop: &super::app::StopOutcome, stop_timeout: Duration) -> Wa
         )
     } else {
         Warning::new(
-            crate::result::WarningKind::IgnoredSigterm,
+            WarningKind::IgnoredSigterm,
             format!("the application ignored SIGTERM for {waited:.1}s and was killed"),
             "handle SIGTERM for a clean shutdown, or raise `stop_timeout`",
         )

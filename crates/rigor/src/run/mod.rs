@@ -26,7 +26,8 @@ mod stale;
 use crate::cli::run::RunArgs;
 use crate::exit::Exit;
 use crate::failure::Failure;
-use crate::result::{Iteration, Row, RunResult, RunStatus, SCHEMA};
+use crate::measurements::ids;
+use crate::result::{Iteration, Row, RunResult, RunStatus, WarningKind, SCHEMA};
 use crate::{guards, interrupt, report};
 use iteration::{run_iteration, IterationContext};
 use output::Outputs;
@@ -110,7 +111,7 @@ pub fn execute(args: &RunArgs) -> Result<Exit, Failure> {
         }
         if let Err(why) = outcome {
             result.warnings.push(crate::result::Warning::new(
-                crate::result::WarningKind::Priority,
+                WarningKind::Priority,
                 format!("could not raise the load client's priority: {why}"),
                 "run as root (or with CAP_SYS_NICE), or drop `priority = \"high\"`",
             ));
@@ -181,10 +182,8 @@ pub fn execute(args: &RunArgs) -> Result<Exit, Failure> {
             let it = run_iteration(&ctx);
             sequence += 1;
             progress.advance();
-            let start_failed = it.error.is_some()
-                && !it
-                    .measurements
-                    .contains_key(crate::measurements::ids::APP_START_TIME);
+            let start_failed =
+                it.error.is_some() && !it.measurements.contains_key(ids::APP_START_TIME);
             started[slot.row] |= !start_failed;
             match &it.error {
                 Some(e) => {
@@ -207,7 +206,7 @@ pub fn execute(args: &RunArgs) -> Result<Exit, Failure> {
                         result.rows[slot.row]
                             .warnings
                             .push(crate::result::Warning::new(
-                                crate::result::WarningKind::RowStopped,
+                                WarningKind::RowStopped,
                                 message,
                                 "fix what stops it from starting, or pass --keep-going",
                             ));
@@ -323,7 +322,7 @@ fn housekeeping() -> (String, Vec<crate::result::Warning>) {
     let left = reaper::previous_leftovers();
     if !left.is_empty() {
         warnings.push(crate::result::Warning::new(
-            crate::result::WarningKind::Leftovers,
+            WarningKind::Leftovers,
             format!(
                 "processes of an earlier rigor run that ended abnormally were still running \
                  (killed now): {}",
@@ -399,7 +398,6 @@ fn row_label(row: &Row, index: usize, total: usize) -> String {
 
 /// One line per finished iteration, so progress survives in a non-terminal log.
 fn iteration_line(label: &str, it: &Iteration) -> String {
-    use crate::measurements::ids;
     let m = |id: &str| it.measurements.get(id).copied();
     let mut s = format!("{label} iteration {}:", it.number());
     if let Some(v) = m(ids::LOAD_RPS) {

@@ -5,7 +5,7 @@ use super::app::AppProcess;
 use super::iteration::IterationContext;
 use crate::config::Ready;
 use crate::guards;
-use crate::result::{Iteration, Warning};
+use crate::result::{Iteration, Warning, WarningKind};
 use std::time::Duration;
 
 /// Waits until the app is ready. An HTTP probe on another URL than the load's is watched: the
@@ -52,7 +52,7 @@ pub fn drop_caches(it: &mut Iteration) {
         Err(why) => {
             it.caches_dropped = Some(false);
             it.warnings.push(Warning::new(
-                crate::result::WarningKind::DropCaches,
+                WarningKind::DropCaches,
                 format!("--drop-caches: the page cache was not dropped: {why}"),
                 "run as root on a host (or a privileged container) to drop caches, or leave \
                  out --drop-caches and read app.cgroup.* with the page-cache warnings in mind",
