@@ -2,12 +2,13 @@
 //! artifact's hash, says once per build what looks unoptimised, and refuses what would make one
 //! variant run another variant's build.
 
-use super::build::{self, Built};
-use super::plan::PlannedRow;
+use super::build::Built;
+use super::executor::Executor;
 use super::progress::Progress;
 use crate::config::AppJob;
 use crate::guards;
 use crate::interrupt;
+use crate::plan::PlannedRow;
 use crate::result::{BuildRecord, RunResult, Warning};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -167,8 +168,10 @@ struct Produced {
     rewritten: bool,
 }
 
-/// Builds every distinct build of the planned rows; logs and artifact copies go in `run_dir`.
+/// Builds every distinct build of the planned rows with `executor`; logs and artifact copies go
+/// in `run_dir`.
 pub fn build_all(
+    executor: &mut dyn Executor,
     rows: &[PlannedRow],
     run_dir: &Path,
     progress: &Progress,
@@ -191,7 +194,7 @@ pub fn build_all(
         }
         let label = d.label(&mut labels);
         progress.status(format!("building {who}"));
-        let mut outcome = build::build(
+        let mut outcome = executor.build(
             app,
             &run_dir.join(format!("build-{label}.log")),
             &run_dir.join("artifacts").join(&label),
@@ -256,6 +259,7 @@ pub fn build_all(
         }
         builds.insert(d.key.to_string(), outcome);
     }
+    executor.builds_done(progress);
     builds
 }
 

@@ -104,7 +104,7 @@ pub fn build(job: &AppJob, log: &Path, snapshots: &Path) -> Result<Built, String
 fn run_build(job: &AppJob, cmd: &str, log: &Path) -> Result<(ExitStatus, Duration), String> {
     let what = format!("build of `{}`", job.name);
     let mut command = super::shell::marked_shell(job, cmd, log, &what)?;
-    super::console::err(&format!("rigor: building `{}`: {cmd}", job.name));
+    crate::console::err(&format!("rigor: building `{}`: {cmd}", job.name));
     let start = Instant::now();
     let mut child = command
         .spawn()

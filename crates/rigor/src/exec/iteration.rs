@@ -16,6 +16,10 @@ use std::time::{Duration, Instant};
 
 /// What the iteration needs besides its row.
 pub struct IterationContext<'a> {
+    /// Which row this is an iteration of, for executors that need to name it (the local one
+    /// runs from `row` alone).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub key: &'a crate::result::RowKey,
     pub row: &'a RowPlan,
     pub built: &'a Built,
     pub index: usize,
@@ -107,18 +111,9 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
     };
     it.pid = Some(app.pid);
     if app_job.priority_high {
-        let outcome = rigor_probe::set_priority_high(app.pid);
-        it.priority = Some(match &outcome {
-            Ok(()) => "raised".to_string(),
-            Err(why) => format!("not raised: {why}"),
-        });
-        if let Err(why) = outcome {
-            it.warnings.push(Warning::new(
-                "priority",
-                format!("could not raise the application's priority: {why}"),
-                "run as root (or with CAP_SYS_NICE), or drop `priority = \"high\"`",
-            ));
-        }
+        let (outcome, warning) = super::priority::raise(app.pid, "the application");
+        it.priority = Some(outcome);
+        it.warnings.extend(warning);
     }
     let norm = app_job
         .cpus
