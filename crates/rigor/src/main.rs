@@ -15,6 +15,7 @@ mod exit;
 mod failure;
 mod guards;
 mod interrupt;
+mod live_rate;
 mod measurements;
 mod options;
 mod plan;

@@ -9,7 +9,7 @@ use super::resolve::Origin;
 use super::{Config, PlanRequest, Vars};
 use crate::duration::parse_duration;
 use indexmap::IndexMap;
-use rigor_load::{MAX_RATE, MAX_TIMEOUT, MIN_RATE};
+use rigor_load::{LoadSpec, MAX_RATE, MAX_TIMEOUT, MIN_RATE};
 use std::time::Duration;
 
 /// Load-job keys a matrix, variant or `--var` variable of the same name overrides.
@@ -264,19 +264,21 @@ impl Config {
         });
         let (cpus, priority_high) = self.role(profile, req, "load", p);
         LoadJob {
-            url,
+            spec: LoadSpec {
+                url,
+                connections,
+                threads,
+                duration,
+                warmup,
+                pipeline,
+                rate,
+                timeout,
+                method,
+                headers,
+                body: body.map(String::into_bytes),
+                cpus,
+            },
             addr,
-            connections,
-            threads,
-            pipeline,
-            rate,
-            warmup,
-            duration,
-            timeout,
-            method,
-            headers,
-            body,
-            cpus,
             priority_high,
             validate,
         }
