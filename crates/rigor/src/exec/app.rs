@@ -4,12 +4,12 @@
 use super::logtail::tail;
 use crate::config::{AppJob, Ready};
 use crate::result::OutsideWindow;
-use rigor_probe::Cgroup;
 use nix::sched::{sched_setaffinity, CpuSet};
 use nix::sys::prctl::set_pdeathsig;
 use nix::sys::signal::{killpg, Signal};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
+use rigor_probe::Cgroup;
 use std::net::{TcpStream, ToSocketAddrs};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};

@@ -170,7 +170,8 @@ fn stopped(
 ) -> Result<(), String> {
     let app_job = &ctx.row.app;
     if stop.forced {
-        it.warnings.push(ignored_sigterm(stop, app_job.stop_timeout));
+        it.warnings
+            .push(ignored_sigterm(stop, app_job.stop_timeout));
     }
     if !stop.left_behind.is_empty() {
         it.warnings.push(Warning::new(

@@ -79,7 +79,7 @@ impl RunOptions {
             vars: parse_vars(&args.vars).unwrap_or_default(),
             variants: args.variants.clone(),
         };
-        check(args, selection).map_err(|(selection, mut problems)| {
+        check(args, &selection).map_err(|mut problems| {
             if let Err(config) = crate::plan::prepare(&selection) {
                 problems.extend(config);
             }
@@ -102,7 +102,7 @@ pub fn refused(problems: &Problems) -> Failure {
 }
 
 /// Checks the flags other than the selection's; every bad flag is one problem.
-fn check(args: &RunArgs, selection: Selection) -> Result<RunOptions, (Selection, Problems)> {
+fn check(args: &RunArgs, selection: &Selection) -> Result<RunOptions, Problems> {
     let mut p = Problems::default();
     let sample_interval = sample_interval(&args.sample_interval, &mut p);
     for id in std::iter::once(&args.primary)
@@ -141,10 +141,10 @@ fn check(args: &RunArgs, selection: Selection) -> Result<RunOptions, (Selection,
         }
     }
     if !p.is_empty() {
-        return Err((selection, p));
+        return Err(p);
     }
     Ok(RunOptions {
-        selection,
+        selection: selection.clone(),
         exclude,
         exclude_order: args.exclude_order.clone(),
         seed: args.seed,
