@@ -187,10 +187,7 @@ pub fn build_all(
         let app = d.app;
         let who = d.who();
         for w in build_warnings(&who, app) {
-            if !result.warnings.contains(&w) {
-                progress.note(&format!("warning: {}", crate::report::warning_text(&w)));
-                result.warnings.push(w);
-            }
+            warn_once(w, progress, result);
         }
         let label = d.label(&mut labels);
         progress.status(format!("building {who}"));
@@ -199,12 +196,11 @@ pub fn build_all(
             &run_dir.join(format!("build-{label}.log")),
             &run_dir.join("artifacts").join(&label),
         );
-        let mut refused = None;
         if let Ok(b) = &outcome {
             if let Some(n) = &b.note {
                 progress.note(&format!("note: {who}: {n}"));
             }
-            if let Some(s) = &b.snapshot {
+            let refused = b.snapshot.as_ref().and_then(|s| {
                 let me = Produced {
                     key: d.key.to_string(),
                     path: s.artifact.clone(),
@@ -215,44 +211,14 @@ pub fn build_all(
                     who: who.clone(),
                     rewritten: b.rewritten,
                 };
-                match same_bytes(&me, &produced) {
-                    Some(Verdict::Refuse(e, earlier)) => {
-                        if let Some(k) = earlier {
-                            builds.insert(k, Err(e.clone()));
-                        }
-                        refused = Some(e);
-                    }
-                    Some(Verdict::Note(n)) => progress.note(&format!("note: {n}")),
-                    None => {}
-                }
-                if refused.is_none() {
-                    if let Some(w) = identical_artifacts(&me, &produced) {
-                        if !result.warnings.contains(&w) {
-                            progress.note(&format!("warning: {}", crate::report::warning_text(&w)));
-                            result.warnings.push(w);
-                        }
-                    }
-                }
+                let refused = compare_artifact(&me, &produced, &mut builds, progress, result);
                 produced.push(me);
-            }
-            result.builds.push(BuildRecord {
-                job: app.name.clone(),
-                variant: d.variants.first().cloned(),
-                command: app.build.clone(),
-                dir: app.dir.display().to_string(),
-                artifact: app.artifact.as_ref().map(|a| a.display().to_string()),
-                build_time_ms: b.build_time_ms,
-                size_kib: b.size_kib,
-                log: b.log.as_ref().map(|l| l.display().to_string()),
-                variants: d.variants.clone(),
-                artifact_hash: b.hash.clone(),
-                artifact_snapshot: b.snapshot.as_ref().map(|s| s.copy.display().to_string()),
-                rewritten: (b.hash.is_some() && app.build.is_some()).then_some(b.rewritten),
-                optimisation: optimisation(app),
+                refused
             });
-        }
-        if let Some(e) = refused {
-            outcome = Err(e);
+            result.builds.push(record(&d, b));
+            if let Some(e) = refused {
+                outcome = Err(e);
+            }
         }
         if let Err(e) = &outcome {
             progress.note(&format!("error: {e}"));
@@ -261,6 +227,60 @@ pub fn build_all(
     }
     executor.builds_done(progress);
     builds
+}
+
+/// A run-level warning, said and recorded once however many builds raise it.
+fn warn_once(w: Warning, progress: &Progress, result: &mut RunResult) {
+    if !result.warnings.contains(&w) {
+        progress.note(&format!("warning: {}", crate::report::warning_text(&w)));
+        result.warnings.push(w);
+    }
+}
+
+/// What this build's artifact means next to what earlier builds of the run produced: the
+/// refusal when it must not run (an earlier build it shares bytes with is refused as well),
+/// a note, or a warning about byte-identical artifacts.
+fn compare_artifact(
+    me: &Produced,
+    produced: &[Produced],
+    builds: &mut Builds,
+    progress: &Progress,
+    result: &mut RunResult,
+) -> Option<String> {
+    match same_bytes(me, produced) {
+        Some(Verdict::Refuse(e, earlier)) => {
+            if let Some(k) = earlier {
+                builds.insert(k, Err(e.clone()));
+            }
+            return Some(e);
+        }
+        Some(Verdict::Note(n)) => progress.note(&format!("note: {n}")),
+        None => {}
+    }
+    if let Some(w) = identical_artifacts(me, produced) {
+        warn_once(w, progress, result);
+    }
+    None
+}
+
+/// The result's record of one successful build.
+fn record(d: &Distinct, b: &Built) -> BuildRecord {
+    let app = d.app;
+    BuildRecord {
+        job: app.name.clone(),
+        variant: d.variants.first().cloned(),
+        command: app.build.clone(),
+        dir: app.dir.display().to_string(),
+        artifact: app.artifact.as_ref().map(|a| a.display().to_string()),
+        build_time_ms: b.build_time_ms,
+        size_kib: b.size_kib,
+        log: b.log.as_ref().map(|l| l.display().to_string()),
+        variants: d.variants.clone(),
+        artifact_hash: b.hash.clone(),
+        artifact_snapshot: b.snapshot.as_ref().map(|s| s.copy.display().to_string()),
+        rewritten: (b.hash.is_some() && app.build.is_some()).then_some(b.rewritten),
+        optimisation: optimisation(app),
+    }
 }
 
 /// The build's environment as the build sees it: the job's env over rigor's own.
