@@ -93,18 +93,7 @@ impl Config {
         );
         keys.check_in_flight(connections, pipeline, p);
         let rate = keys.rate(&job.rate, p);
-        let url = p
-            .take(self.expand(vars, table, "url", job.url.as_deref().unwrap_or_default()))
-            .unwrap_or_default();
-        let addr = if url.is_empty() {
-            None
-        } else {
-            p.take(
-                rigor_load::resolve_url(&url)
-                    .map_err(|e| self.error_at(table, Some("url"), &e.to_string())),
-            )
-        }
-        .unwrap_or_else(|| ([127, 0, 0, 1], 0).into());
+        let (url, addr) = self.target(job, table, vars, p);
         let (method, headers, body) = self.request(job, table, vars, p);
         let validate = job.validate.as_ref().map(|v| {
             if let Some(Err(e)) = v.status.map(checks::status) {
@@ -138,6 +127,30 @@ impl Config {
             priority_high,
             validate,
         }
+    }
+
+    /// The URL and the address it resolves to (a placeholder when it cannot be resolved; the
+    /// problem is recorded).
+    fn target(
+        &self,
+        job: &RawJob,
+        table: &str,
+        vars: &Vars,
+        p: &mut Problems,
+    ) -> (String, std::net::SocketAddr) {
+        let url = p
+            .take(self.expand(vars, table, "url", job.url.as_deref().unwrap_or_default()))
+            .unwrap_or_default();
+        let addr = if url.is_empty() {
+            None
+        } else {
+            p.take(
+                rigor_load::resolve_url(&url)
+                    .map_err(|e| self.error_at(table, Some("url"), &e.to_string())),
+            )
+        }
+        .unwrap_or_else(|| ([127, 0, 0, 1], 0).into());
+        (url, addr)
     }
 
     /// The request every connection sends: method, headers and body, each checked.

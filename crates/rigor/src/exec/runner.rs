@@ -33,6 +33,7 @@ pub struct Runner<'a> {
 }
 
 impl<'a> Runner<'a> {
+    /// A runner for `plan`'s rows with what the builds produced; logs go in `run_dir`.
     pub fn new(
         plan: &'a RunPlan,
         options: &'a RunOptions,
