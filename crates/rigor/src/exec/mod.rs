@@ -21,6 +21,7 @@ mod progress;
 mod readings;
 mod reaper;
 mod runner;
+mod same_artifact;
 mod schedule;
 pub mod sentinel;
 mod shell;
