@@ -66,6 +66,23 @@ impl Verdict {
     }
 }
 
+impl std::str::FromStr for Verdict {
+    type Err = String;
+
+    /// Reads the contract spelling (`no change`, not `NoChange`).
+    fn from_str(s: &str) -> Result<Verdict, String> {
+        [
+            Verdict::Regression,
+            Verdict::Improvement,
+            Verdict::NoChange,
+            Verdict::Inconclusive,
+        ]
+        .into_iter()
+        .find(|v| v.as_str() == s)
+        .ok_or_else(|| format!("`{s}` is not a verdict"))
+    }
+}
+
 /// Compares with the spelling the JSON holds, as scripts reading the result would.
 impl PartialEq<&str> for Verdict {
     fn eq(&self, spelled: &&str) -> bool {
@@ -126,8 +143,10 @@ mod tests {
                 serde_json::to_value(v).unwrap()
             );
             assert_eq!(serde_json::to_value(ours).unwrap(), ours.as_str());
+            assert!("NoChange".parse::<Verdict>().is_err());
             let back: Verdict = serde_json::from_value(serde_json::to_value(v).unwrap()).unwrap();
             assert_eq!(back, ours);
+            assert_eq!(ours.as_str().parse::<Verdict>(), Ok(ours));
         }
     }
 }
