@@ -7,6 +7,7 @@ use hello_server::Config;
 use rigor_load::{probe_request, run, Live, LoadError, LoadSpec};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+use testkit::skip;
 
 #[test]
 fn closed_model_counts_match_server() {
@@ -199,14 +200,14 @@ fn big_headers_head_204_304_and_continue() {
 }
 
 #[test]
-fn ipv6_literal() {
+fn an_ipv6_literal_url_is_loaded_and_probed() {
     let Ok(srv) = hello_server::start(Config {
         host: "::1".parse().unwrap(),
         port: 0,
         threads: 1,
         ..Default::default()
     }) else {
-        eprintln!("no IPv6 loopback here; skipped");
+        skip("needs an IPv6 loopback");
         return;
     };
     let url = format!("http://[::1]:{}/json", srv.addr().port());

@@ -19,17 +19,17 @@ fn launcher_maker(dir: &Path) {
     .unwrap();
 }
 
+/// A testbed job whose command is `./app.sh`, with `lines` (its build) added to the job.
+fn app_sh_config(port: u16, lines: &str) -> String {
+    with_app(
+        &with_program(&config(port, "", "/plaintext", ""), "./app.sh"),
+        lines,
+    )
+}
+
 /// A testbed job whose command is `./app.sh`, built by `build`, with two variants.
 fn launcher_config(port: u16, build: &str, a: &str, b: &str) -> String {
-    config(port, "", "/plaintext", "")
-        .replace(
-            &format!("command = \"{}", hello_server().display()),
-            "command = \"./app.sh",
-        )
-        .replace(
-            "stop_timeout = \"2s\"",
-            &format!("stop_timeout = \"2s\"\nbuild = \"{build}\"\nartifact = \"app.sh\""),
-        )
+    app_sh_config(port, &format!("build = \"{build}\"\nartifact = \"app.sh\""))
         + &format!("[scenarios.s.variants.a]\n{a}\n[scenarios.s.variants.b]\n{b}\n")
 }
 
@@ -61,9 +61,7 @@ fn variants_that_build_to_one_path_each_run_their_own_build() {
         "variables = { flavour = \"A\" }",
         "variables = { flavour = \"B\" }",
     );
-    let (out, json) = run(&dir, &toml, &["-i", "2"]);
-    let t = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{t}");
+    let (t, json) = run_exit(&dir, &toml, &["-i", "2"], 0);
     let json = json.unwrap();
     for (variant, its) in rows_by_variant(&json) {
         let mine = format!("built-by-{}", variant.to_uppercase());
@@ -113,18 +111,11 @@ fn an_artifact_changed_after_its_build_is_put_back_before_the_next_start() {
         ),
     )
     .unwrap();
-    let toml = config(free_port(), "", "/plaintext", "")
-        .replace(
-            &format!("command = \"{}", hello_server().display()),
-            "command = \"./app.sh",
-        )
-        .replace(
-            "stop_timeout = \"2s\"",
-            "stop_timeout = \"2s\"\nbuild = \"cp template.sh app.sh && chmod +x app.sh\"\nartifact = \"app.sh\"",
-        );
-    let (out, json) = run(&dir, &toml, &["-i", "3"]);
-    let t = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{t}");
+    let toml = app_sh_config(
+        free_port(),
+        "build = \"cp template.sh app.sh && chmod +x app.sh\"\nartifact = \"app.sh\"",
+    );
+    let (_, json) = run_exit(&dir, &toml, &["-i", "3"], 0);
     let json = json.unwrap();
     for it in iterations(&json) {
         let log = log_of(it);
@@ -149,9 +140,8 @@ fn two_builds_in_one_folder_without_an_artifact_are_refused_before_building() {
         "variables = { flavour = \"B\" }",
     )
     .replace("artifact = \"app.sh\"", "");
-    let (out, _) = run(&dir, &toml, &["-i", "1"]);
-    let t = text(&out);
-    assert_eq!(out.status.code(), Some(2), "an invalid plan: {t}");
+    // An invalid plan: a usage error.
+    let (t, _) = run_exit(&dir, &toml, &["-i", "1"], 2);
     assert!(
         t.contains("variant `a`")
             && t.contains("variant `b`")
@@ -173,9 +163,7 @@ fn a_build_that_leaves_another_variants_artifact_in_place_is_refused() {
         "",
         "build = \"echo 'make: app.sh is up to date.'\"",
     );
-    let (out, json) = run(&dir, &toml, &["-i", "1"]);
-    let t = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{t}");
+    let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 1);
     assert!(
         t.contains("the build of `app` (variant `b`) did not rewrite")
             && t.contains("variant `a`")
@@ -201,13 +189,8 @@ fn different_builds_that_produce_identical_artifacts_are_warned_about() {
     let dir = temp_dir("identical-artifacts");
     launcher_maker(&dir);
     let toml = launcher_config(free_port(), "sh mk.sh A", "", "build = \"touch app.sh\"");
-    let (out, json) = run(&dir, &toml, &["-i", "1", "--strict"]);
-    let t = text(&out);
-    assert_ne!(
-        out.status.code(),
-        Some(0),
-        "--strict fails on the warning: {t}"
-    );
+    // --strict fails on the warning: exit 4.
+    let (t, json) = run_exit(&dir, &toml, &["-i", "1", "--strict"], 4);
     assert!(
         t.contains("[identical_artifacts]")
             && t.contains("`app` (variant `a`) and `app` (variant `b`)")
@@ -216,10 +199,15 @@ fn different_builds_that_produce_identical_artifacts_are_warned_about() {
         "{t}"
     );
     let json = json.unwrap();
-    let warnings = json["warnings"].as_array().unwrap();
+    let w = message(&json["warnings"], "identical_artifacts");
+    // Both builds hash alike; the message names the hash by its first 12 hex digits.
+    let hash = json["builds"][0]["artifact_hash"].as_str().unwrap();
+    assert_eq!(json["builds"][1]["artifact_hash"], hash);
     assert!(
-        warnings.iter().any(|w| w["kind"] == "identical_artifacts"),
-        "{warnings:?}"
+        w.contains("`app` (variant `a`) and `app` (variant `b`)")
+            && w.contains("byte-identical artifacts")
+            && w.contains(&format!("{}…", &hash[..19])),
+        "{w}"
     );
 }
 
@@ -238,80 +226,37 @@ fn newer_notes_and_outputs_beside_an_up_to_date_artifact_are_not_staleness() {
     std::fs::write(dir.join("notes.md"), "try -i 10").unwrap();
     std::fs::write(dir.join("bench.toml"), "").unwrap();
     std::fs::write(dir.join("out.txt"), "earlier run").unwrap();
-    let toml = config(free_port(), "", "/plaintext", "")
-        .replace(
-            &format!("command = \"{}", hello_server().display()),
-            "command = \"./app.sh",
-        )
-        .replace(
-            "stop_timeout = \"2s\"",
-            "stop_timeout = \"2s\"\nbuild = \"echo nothing to do\"\nartifact = \"app.sh\"",
-        );
-    let (out, json) = run(&dir, &toml, &["-i", "1"]);
-    let t = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{t}");
+    let toml = app_sh_config(
+        free_port(),
+        "build = \"echo nothing to do\"\nartifact = \"app.sh\"",
+    );
+    let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
     assert!(t.contains("app.sh was up to date"), "{t}");
     assert_eq!(json.unwrap()["builds"][0]["rewritten"], false);
     // The real trap is still caught: a source newer than the artifact the build did not write.
     std::fs::write(dir.join("main.c"), "int main(){}").unwrap();
-    let (out, _) = run(&dir, &toml, &["-i", "1"]);
-    let t = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{t}");
+    let (t, _) = run_exit(&dir, &toml, &["-i", "1"], 1);
     assert!(t.contains("stale artifact") && t.contains("main.c"), "{t}");
 }
 
 #[test]
 fn unoptimised_cargo_profiles_are_named_once_per_build_with_the_variant() {
     let dir = temp_dir("profiles");
-    std::fs::create_dir_all(dir.join("src")).unwrap();
-    std::fs::write(
-        dir.join("Cargo.toml"),
-        "[package]\nname = \"shim\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[workspace]\n\
-         [profile.fast]\ninherits = \"dev\"\n",
-    )
-    .unwrap();
-    // A tiny real crate that execs the testbed.
-    std::fs::write(
-        dir.join("src/main.rs"),
-        format!(
-            "use std::os::unix::process::CommandExt;\nfn main() {{ let e = std::process::Command::new({:?}).args(std::env::args().skip(1)).exec(); panic!(\"{{e}}\"); }}\n",
-            hello_server().display().to_string()
-        ),
-    )
-    .unwrap();
-    let toml = config(free_port(), "", "/plaintext", "")
-        .replace(
-            &hello_server().display().to_string(),
-            "target/{{out}}/shim",
-        )
-        .replace(
-            "stop_timeout = \"2s\"",
-            "stop_timeout = \"2s\"\nbuild = \"cargo build -q {{flags}}\"\nartifact = \"target/{{out}}/shim\"",
-        )
-        + "[scenarios.s.variants.profile]\nvariables = { out = \"fast\", flags = \"--profile fast\" }\n\
+    shim_crate(&dir, "[profile.fast]\ninherits = \"dev\"\n");
+    let toml = with_app(
+        &with_program(&config(free_port(), "", "/plaintext", ""), "target/{{out}}/shim"),
+        "build = \"cargo build -q {{flags}}\"\nartifact = \"target/{{out}}/shim\"",
+    ) + "[scenarios.s.variants.profile]\nvariables = { out = \"fast\", flags = \"--profile fast\" }\n\
            [scenarios.s.variants.rustflags]\nvariables = { out = \"release\", flags = \"--release\" }\n\
            env = { RUSTFLAGS = \"-C opt-level=0\" }\n";
     std::fs::write(dir.join("rigor.toml"), &toml).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rigor"))
-        .args([
-            "run",
-            "--json",
-            "result.json",
-            "--out-dir",
-            "out",
-            "-i",
-            "1",
-            "--strict",
-        ])
-        .current_dir(&dir)
-        .env("NO_COLOR", "1")
+    let out = rigor_command(&dir, &[RUN, &["-i", "1", "--strict"]].concat())
         .env("CARGO_INCREMENTAL", "0")
         .output()
         .unwrap();
     let t = text(&out);
     assert_eq!(out.status.code(), Some(4), "--strict: {t}");
-    let json: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    let json = result(&dir);
     let debug: Vec<String> = json["warnings"]
         .as_array()
         .unwrap()
@@ -368,9 +313,7 @@ fn a_hanging_build_is_killed_after_build_timeout_and_other_rows_still_run() {
         "artifact = \"app.sh\"\nbuild_timeout = \"1s\"",
     );
     let started = Instant::now();
-    let (out, json) = run(&dir, &toml, &["-i", "1"]);
-    let t = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{t}");
+    let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 1);
     assert!(started.elapsed() < Duration::from_secs(30), "{t}");
     assert!(
         t.contains("build of `app` still running after 1s (`build_timeout`)")

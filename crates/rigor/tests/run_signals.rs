@@ -119,7 +119,7 @@ fn case(phase: Phase, signal: Signal) -> Result<(), String> {
     let token = token(&format!("{phase:?}-{signal:?}").to_lowercase());
     let dir = temp_dir(&token);
     std::fs::write(dir.join("rigor.toml"), toml(phase, port, &token)).unwrap();
-    let mut child = spawn_rigor(&dir, ONE_ITERATION);
+    let mut child = spawn_rigor(&dir, &one_iteration());
     let _cleanup = Cleanup {
         token: token.clone(),
         pids: vec![child.id() as i32],
