@@ -87,23 +87,24 @@ fn environment_fills_what_the_machine_has() {
     assert!(env.load_avg_1m.is_some() && env.load_avg_15m.is_some());
     assert!(env.runnable_threads.is_some());
     assert_ne!(env.cgroup_version, "none");
-    let has = |p: &str| Path::new(p).exists();
-    assert_eq!(
-        env.cpu_pressure_some_avg10.is_some(),
-        has("/proc/pressure/cpu")
-    );
-    assert_eq!(
-        env.governor.is_some(),
-        has("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
-    );
-    assert_eq!(
-        env.smt_active.is_some(),
-        has("/sys/devices/system/cpu/smt/active")
-    );
-    assert_eq!(
-        env.transparent_hugepages.is_some(),
-        has("/sys/kernel/mm/transparent_hugepage/enabled")
-    );
+    // Each optional reading is there exactly when the kernel offers its file.
+    for (read, file) in [
+        (env.cpu_pressure_some_avg10.is_some(), "/proc/pressure/cpu"),
+        (
+            env.governor.is_some(),
+            "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
+        ),
+        (
+            env.smt_active.is_some(),
+            "/sys/devices/system/cpu/smt/active",
+        ),
+        (
+            env.transparent_hugepages.is_some(),
+            "/sys/kernel/mm/transparent_hugepage/enabled",
+        ),
+    ] {
+        assert_eq!(read, Path::new(file).exists(), "{file}");
+    }
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap();
     if cpuinfo.contains(" hypervisor") {
         assert!(env.virtualization.is_some());

@@ -4,11 +4,13 @@
 mod common;
 use common::*;
 use serde_json::Value;
-use std::path::Path;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-/// `mk.sh NAME` writes `app.sh`: a launcher that prints `built-by-NAME`, then runs the testbed.
-fn launcher_maker(dir: &Path) {
+/// A fresh folder for test `name` holding `mk.sh`: `mk.sh NAME` writes `app.sh`, a launcher
+/// that prints `built-by-NAME`, then runs the testbed.
+fn launcher_dir(name: &str) -> PathBuf {
+    let dir = temp_dir(name);
     std::fs::write(
         dir.join("mk.sh"),
         format!(
@@ -17,6 +19,7 @@ fn launcher_maker(dir: &Path) {
         ),
     )
     .unwrap();
+    dir
 }
 
 /// A testbed job whose command is `./app.sh`, with `lines` (its build) added to the job.
@@ -31,6 +34,16 @@ fn app_sh_config(port: u16, lines: &str) -> String {
 fn launcher_config(port: u16, build: &str, a: &str, b: &str) -> String {
     app_sh_config(port, &format!("build = \"{build}\"\nartifact = \"app.sh\""))
         + &format!("[scenarios.s.variants.a]\n{a}\n[scenarios.s.variants.b]\n{b}\n")
+}
+
+/// Variants `a` and `b` whose builds differ only in the flavour they pass to `mk.sh`.
+fn flavoured_config(port: u16) -> String {
+    launcher_config(
+        port,
+        "sh mk.sh {{flavour}}",
+        "variables = { flavour = \"A\" }",
+        "variables = { flavour = \"B\" }",
+    )
 }
 
 fn log_of(it: &Value) -> String {
@@ -53,14 +66,8 @@ fn rows_by_variant(json: &Value) -> Vec<(String, &Vec<Value>)> {
 
 #[test]
 fn variants_that_build_to_one_path_each_run_their_own_build() {
-    let dir = temp_dir("same-artifact");
-    launcher_maker(&dir);
-    let toml = launcher_config(
-        free_port(),
-        "sh mk.sh {{flavour}}",
-        "variables = { flavour = \"A\" }",
-        "variables = { flavour = \"B\" }",
-    );
+    let dir = launcher_dir("same-artifact");
+    let toml = flavoured_config(free_port());
     let (t, json) = run_exit(&dir, &toml, &["-i", "2"], 0);
     let json = json.unwrap();
     for (variant, its) in rows_by_variant(&json) {
@@ -131,15 +138,8 @@ fn an_artifact_changed_after_its_build_is_put_back_before_the_next_start() {
 
 #[test]
 fn two_builds_in_one_folder_without_an_artifact_are_refused_before_building() {
-    let dir = temp_dir("no-artifact");
-    launcher_maker(&dir);
-    let toml = launcher_config(
-        free_port(),
-        "sh mk.sh {{flavour}}",
-        "variables = { flavour = \"A\" }",
-        "variables = { flavour = \"B\" }",
-    )
-    .replace("artifact = \"app.sh\"", "");
+    let dir = launcher_dir("no-artifact");
+    let toml = flavoured_config(free_port()).replace("artifact = \"app.sh\"", "");
     // An invalid plan: a usage error.
     let (t, _) = run_exit(&dir, &toml, &["-i", "1"], 2);
     assert!(
@@ -155,8 +155,7 @@ fn two_builds_in_one_folder_without_an_artifact_are_refused_before_building() {
 #[test]
 fn a_build_that_leaves_another_variants_artifact_in_place_is_refused() {
     // Like `make` that ignores changed flags: variant b's build succeeds without writing.
-    let dir = temp_dir("no-rebuild");
-    launcher_maker(&dir);
+    let dir = launcher_dir("no-rebuild");
     let toml = launcher_config(
         free_port(),
         "sh mk.sh A",
@@ -186,8 +185,7 @@ fn a_build_that_leaves_another_variants_artifact_in_place_is_refused() {
 #[test]
 fn different_builds_that_produce_identical_artifacts_are_warned_about() {
     // Variant b's build only touches the file: it "rewrote" it, yet runs what a built.
-    let dir = temp_dir("identical-artifacts");
-    launcher_maker(&dir);
+    let dir = launcher_dir("identical-artifacts");
     let toml = launcher_config(free_port(), "sh mk.sh A", "", "build = \"touch app.sh\"");
     // --strict fails on the warning: exit 4.
     let (t, json) = run_exit(&dir, &toml, &["-i", "1", "--strict"], 4);
@@ -213,8 +211,7 @@ fn different_builds_that_produce_identical_artifacts_are_warned_about() {
 
 #[test]
 fn newer_notes_and_outputs_beside_an_up_to_date_artifact_are_not_staleness() {
-    let dir = temp_dir("not-stale");
-    launcher_maker(&dir);
+    let dir = launcher_dir("not-stale");
     assert!(std::process::Command::new("sh")
         .args(["mk.sh", "A"])
         .current_dir(&dir)
@@ -300,8 +297,7 @@ fn unoptimised_cargo_profiles_are_named_once_per_build_with_the_variant() {
 
 #[test]
 fn a_hanging_build_is_killed_after_build_timeout_and_other_rows_still_run() {
-    let dir = temp_dir("build-timeout");
-    launcher_maker(&dir);
+    let dir = launcher_dir("build-timeout");
     let toml = launcher_config(
         free_port(),
         "sh mk.sh A",
