@@ -254,13 +254,7 @@ fn unoptimised_cargo_profiles_are_named_once_per_build_with_the_variant() {
     let t = text(&out);
     assert_eq!(out.status.code(), Some(4), "--strict: {t}");
     let json = result(&dir);
-    let debug: Vec<String> = json["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|w| w["kind"] == "debug_build")
-        .map(|w| w["message"].as_str().unwrap().to_string())
-        .collect();
+    let debug = messages(&json["warnings"], "debug_build");
     assert_eq!(debug.len(), 2, "one per build: {debug:?}");
     assert!(
         debug.iter().any(|m| m.contains("(variant `profile`)")

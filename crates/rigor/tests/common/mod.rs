@@ -195,6 +195,17 @@ pub fn warning<'a>(warnings: &'a Value, kind: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {kind} warning in {warnings}"))
 }
 
+/// The messages of every warning of `kind` in a list of warnings, in order.
+pub fn messages(warnings: &Value, kind: &str) -> Vec<String> {
+    warnings
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|w| w["kind"] == kind)
+        .map(|w| w["message"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
 /// The message of the warning of `kind` in a list of warnings.
 pub fn message<'a>(warnings: &'a Value, kind: &str) -> &'a str {
     let w = warning(warnings, kind);
