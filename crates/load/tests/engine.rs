@@ -47,7 +47,7 @@ fn pipelined_counts_match_server() {
 }
 
 #[test]
-fn chunked_bodies() {
+fn chunked_bodies_are_read_and_every_request_counted() {
     let srv = server(Config {
         chunked: true,
         ..Default::default()
@@ -146,7 +146,7 @@ fn refused_port_is_a_clear_error() {
 }
 
 #[test]
-fn server_closing_connections_mid_run() {
+fn a_server_closing_connections_mid_run_causes_reconnects_not_errors() {
     // Half the stop: the server says `Connection: close` every 5 responses: no error, reconnects.
     let srv = server(Config {
         close_after: Some(5),
@@ -158,7 +158,7 @@ fn server_closing_connections_mid_run() {
 }
 
 #[test]
-fn big_headers_head_204_304_and_continue() {
+fn big_headers_head_204_304_and_100_continue_are_read_without_errors() {
     let srv = server(Config::default());
     let short = |path: &str, method: &str| LoadSpec {
         duration: Duration::from_millis(300),
@@ -286,7 +286,7 @@ fn measurement_ids_follow_the_catalogue() {
 }
 
 #[test]
-fn pinned_workers_and_bad_cpu_list() {
+fn workers_pin_to_the_cpu_list_and_a_cpu_that_does_not_exist_is_an_error() {
     let srv = server(Config::default());
     let r = go(&LoadSpec {
         cpus: Some(vec![0]),

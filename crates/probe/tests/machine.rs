@@ -17,8 +17,12 @@ fn listener_owners_finds_our_own_listener() {
     let addr = l.local_addr().unwrap();
     let owners = listener_owners(addr);
     assert!(owners.iter().any(|o| o.pid == me), "{owners:?}");
+    // Named as /proc names this process.
     let o = owners.iter().find(|o| o.pid == me).unwrap();
-    assert!(!o.comm.is_empty() && !o.cmdline.is_empty());
+    let comm = std::fs::read_to_string("/proc/self/comm").unwrap();
+    assert_eq!(o.comm, comm.trim_end());
+    let exe = std::env::args().next().unwrap();
+    assert!(o.cmdline.starts_with(&exe), "{} vs {exe}", o.cmdline);
 
     // A wildcard listener answers for loopback too.
     let w = TcpListener::bind("0.0.0.0:0").unwrap();
@@ -47,7 +51,7 @@ fn listener_owners_names_another_process() {
 }
 
 #[test]
-fn net_paths() {
+fn net_path_tells_loopback_other_hosts_and_local_interfaces_apart() {
     assert_eq!(net_path("127.0.0.1".parse().unwrap()), NetPath::Loopback);
     assert_eq!(net_path("127.3.4.5".parse().unwrap()), NetPath::Loopback);
     assert_eq!(net_path("::1".parse().unwrap()), NetPath::Loopback);

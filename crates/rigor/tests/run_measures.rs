@@ -130,7 +130,7 @@ fn a_matrix_of_two_rows_gets_two_fresh_processes() {
 }
 
 #[test]
-fn readiness_by_stdout_text_and_by_tcp_connect() {
+fn readiness_by_stdout_text_or_tcp_connect_sends_no_http_probe() {
     for (name, ready) in [
         ("stdout", "{ stdout = \"listening on\" }".to_string()),
         ("tcp", "{ tcp = \"127.0.0.1:PORT\" }".to_string()),

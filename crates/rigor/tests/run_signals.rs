@@ -200,26 +200,26 @@ fn matrix(phase: Phase) {
 }
 
 #[test]
-fn signals_during_the_build() {
+fn signals_during_the_build_leave_nothing_behind() {
     matrix(Phase::Build);
 }
 
 #[test]
-fn signals_while_waiting_for_readiness() {
+fn signals_while_waiting_for_readiness_leave_nothing_behind() {
     matrix(Phase::Ready);
 }
 
 #[test]
-fn signals_during_warmup() {
+fn signals_during_warmup_leave_nothing_behind() {
     matrix(Phase::Warmup);
 }
 
 #[test]
-fn signals_during_the_measured_load() {
+fn signals_during_the_measured_load_leave_nothing_behind() {
     matrix(Phase::Measure);
 }
 
 #[test]
-fn signals_while_stopping() {
+fn signals_while_stopping_leave_nothing_behind_and_keep_the_finished_iteration() {
     matrix(Phase::Stop);
 }

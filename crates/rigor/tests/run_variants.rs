@@ -93,8 +93,7 @@ fn a_seed_replays_the_same_interleaved_order() {
     let (out1, j1) = run(&dir, &toml, &["-i", "4", "--seed", "7"]);
     assert_eq!(out1.status.code(), Some(0), "{}", text(&out1));
     let (_, j2) = run(&dir, &toml, &["-i", "4", "--seed", "7"]);
-    let (_, j3) = run(&dir, &toml, &["-i", "4", "--seed", "8"]);
-    let (j1, j2, j3) = (j1.unwrap(), j2.unwrap(), j3.unwrap());
+    let (j1, j2) = (j1.unwrap(), j2.unwrap());
     assert_eq!(j1["seed"], 7);
     assert_eq!(order(&j1), order(&j2));
     assert_eq!(order(&j1).len(), 8);
@@ -102,8 +101,6 @@ fn a_seed_replays_the_same_interleaved_order() {
     for round in order(&j1).chunks(2) {
         assert_ne!(round[0].0, round[1].0, "{:?}", order(&j1));
     }
-    // Another seed almost surely orders 4 rounds differently (1 in 16 chance it does not).
-    let _ = j3;
 }
 
 #[test]
