@@ -280,8 +280,14 @@ fn unoptimised_cargo_profiles_are_named_once_per_build_with_the_variant() {
             && opt.iter().any(|o| o.starts_with("release: opt-level 0")),
         "{opt:?}"
     );
-    let printed = t.matches("(variant `profile`) builds unoptimised").count();
-    assert!(printed >= 1, "{t}");
+    // Said once as the build ends (stderr) and once in the report (stdout).
+    let said = "(variant `profile`) builds unoptimised";
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(stdout.matches(said).count(), 1, "{t}");
+    assert_eq!(stderr.matches(said).count(), 1, "{t}");
     assert_eq!(
         json["environment"]["jobs"]["app"]["build_env"]["CARGO_INCREMENTAL"], "0",
         "{}",
