@@ -506,20 +506,27 @@ fn contradictory_directions_are_usage_errors_and_only_the_conflict_is_said() {
     let o = rigor(&[&a, &b], &["--json", out.to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{stdout}");
-    let kinds: Vec<String> = read_json(&out)["warnings"]
+    let warnings = read_json(&out)["warnings"].clone();
+    let kinds: Vec<&str> = warnings
         .as_array()
         .unwrap()
         .iter()
-        .map(|w| w["kind"].as_str().unwrap().to_string())
+        .map(|w| w["kind"].as_str().unwrap())
         .collect();
+    let conflict = warnings
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "conflicting_declarations")
+        .unwrap_or_else(|| panic!("{kinds:?}"));
     assert!(
-        kinds.contains(&"conflicting_declarations".into()),
-        "{kinds:?}"
+        conflict["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("the results declare cmd.x differently ("),
+        "{conflict}"
     );
-    assert!(
-        !kinds.contains(&"undeclared_measurement".into()),
-        "{kinds:?}"
-    );
+    assert!(!kinds.contains(&"undeclared_measurement"), "{kinds:?}");
     assert!(!stdout.contains("does not know"), "{stdout}");
     assert!(!stdout.contains("not declared"), "{stdout}");
     let note = comparison(&read_json(&out), "cmd.x")["note"].clone();

@@ -211,9 +211,15 @@ fn requests_lost_with_a_closed_connection_are_errors_in_the_text_and_the_json() 
     let answered = m["load.requests"].as_f64().unwrap();
     assert!(closed >= 6.0 * answered && answered > 0.0, "{m}");
     assert!(m["load.socket_errors"].as_f64().unwrap() >= closed, "{m}");
-    assert!(doc["report"]["warnings"]
+    let warned = doc["report"]["warnings"]
         .as_array()
         .unwrap()
         .iter()
-        .any(|w| w["kind"] == "load_errors"));
+        .find(|w| w["kind"] == "load_errors")
+        .expect("a load_errors warning");
+    let said = format!("closed: {closed} requests were outstanding");
+    assert!(
+        warned["message"].as_str().unwrap().contains(&said),
+        "{warned}"
+    );
 }

@@ -297,9 +297,10 @@ fn a_row_whose_application_cannot_start_stops_after_one_failure() {
     assert_eq!(iterations(&json).len(), 1, "{t}");
     assert!(t.contains("--keep-going"), "{t}");
     assert_eq!(
-        json["rows"][0]["warnings"][0]["kind"], "row_stopped",
-        "{json}"
+        message(&json["rows"][0]["warnings"], "row_stopped"),
+        "the application failed to start, so the row's other iterations were skipped"
     );
+    assert_eq!(kinds(&json["rows"][0]["warnings"]), ["row_stopped"]);
     let (out, json) = run(&dir, &toml, &["-i", "3", "--keep-going"]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(iterations(json.as_ref().unwrap()).len(), 3);
