@@ -21,9 +21,7 @@ fn assert_no_leftovers(port: u16) {
 fn failed(port: u16, flags: &str, extra_app: &str, args: &[&str]) -> (String, serde_json::Value) {
     let dir = temp_dir(&format!("fault-{port}"));
     let toml = with_app(&config(port, flags, "/plaintext", ""), extra_app);
-    let (out, json) = run(&dir, &toml, args);
-    let t = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{t}");
+    let (t, json) = run_exit(&dir, &toml, args, 1);
     assert_no_leftovers(port);
     (
         t,
@@ -76,8 +74,7 @@ fn app_ignoring_sigterm_is_killed_and_said_so() {
     let dir = temp_dir("sigterm");
     let toml = config(port, "--ignore-sigterm --spawn-child", "/plaintext", "")
         .replace("stop_timeout = \"2s\"", "stop_timeout = \"500ms\"");
-    let (out, json) = run(&dir, &toml, &["-i", "1"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (_, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
     let it = &iterations(json.as_ref().unwrap())[0];
     let w = message(&it["warnings"], "ignored_sigterm");
     assert!(
@@ -86,8 +83,7 @@ fn app_ignoring_sigterm_is_killed_and_said_so() {
     );
     assert_no_leftovers(port);
     // --strict turns that warning into exit 4.
-    let (out, _) = run(&dir, &toml, &["-i", "1", "--strict"]);
-    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    run_exit(&dir, &toml, &["-i", "1", "--strict"], 4);
     assert_no_leftovers(port);
 }
 
@@ -148,9 +144,7 @@ fn a_missing_or_stale_artifact_is_an_error() {
         &config(port, "", "/plaintext", ""),
         "build = \"true\"\nartifact = \"app.bin\"",
     );
-    let (out, _) = run(&dir, &toml, &["-i", "1"]);
-    let t = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{t}");
+    let (t, _) = run_exit(&dir, &toml, &["-i", "1"], 1);
     assert!(t.contains("stale artifact") && t.contains("main.c"), "{t}");
 }
 

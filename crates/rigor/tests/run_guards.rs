@@ -37,8 +37,7 @@ fn a_clean_run_of_the_testbed_raises_no_false_alarm() {
         "/json",
         "validate = { status = 200, body_contains = \"Hello\" }",
     );
-    let (out, json) = run(&dir, &toml, &["-i", "1"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
     let json = json.unwrap();
     let unexpected: Vec<String> = all_warnings(&json)
         .into_iter()
@@ -46,11 +45,7 @@ fn a_clean_run_of_the_testbed_raises_no_false_alarm() {
         // Without root there is no cgroup and no raised priority: said, and rightly.
         .filter(|k| is_root() || (k != "no_cgroup" && k != "priority"))
         .collect();
-    assert!(
-        unexpected.is_empty(),
-        "false alarms: {unexpected:?}\n{}",
-        text(&out)
-    );
+    assert!(unexpected.is_empty(), "false alarms: {unexpected:?}\n{}", t);
     let env = &json["environment"];
     for key in [
         "os",
@@ -68,7 +63,7 @@ fn a_clean_run_of_the_testbed_raises_no_false_alarm() {
     // Pre-warming is visible: probes, the first request and the warmup are counted.
     let it = &iterations(&json)[0];
     assert!(it["outside_window"]["requests"].as_u64().unwrap() >= 2);
-    assert!(text(&out).contains("outside window"), "{}", text(&out));
+    assert!(t.contains("outside window"), "{t}");
 }
 
 #[test]
@@ -81,9 +76,7 @@ fn validation_checks_the_rows_own_url() {
         "/json",
         "validate = { status = 200, body_contains = \"Goodbye\" }",
     );
-    let (out, _) = run(&dir, &toml, &["-i", "1"]);
-    let t = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{t}");
+    let (t, _) = run_exit(&dir, &toml, &["-i", "1"], 1);
     assert!(
         t.contains("validation failed") && t.contains("Goodbye") && t.contains("/json"),
         "{t}"
@@ -104,8 +97,7 @@ fn page_cache_in_the_cgroup_is_not_called_app_memory() {
         "/plaintext",
         "",
     );
-    let (out, json) = run(&dir, &toml, &["-i", "1"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
     let json = json.unwrap();
     let it = &iterations(&json)[0];
     if it["measurements"]["app.cgroup.memory"].is_null() {
@@ -125,7 +117,7 @@ fn page_cache_in_the_cgroup_is_not_called_app_memory() {
         w.contains("MiB of page cache") && w.contains("not the application's memory"),
         "{w}"
     );
-    assert!(text(&out).contains("page cache"), "{}", text(&out));
+    assert!(t.contains("page cache"), "{t}");
     let _ = std::fs::remove_file(file);
 }
 
@@ -168,9 +160,7 @@ fn load_through_a_proxy_is_named() {
     );
     // The proxy listens before the app starts: that is not "port taken", since readiness names
     // the app's own port.
-    let (out, json) = run(&dir, &toml, &["-i", "1"]);
-    let t = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{t}");
+    let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
     let json = json.unwrap();
     let it = &iterations(&json)[0];
     let w = message(&it["warnings"], "proxy");
@@ -197,9 +187,7 @@ fn a_proxy_in_front_of_an_app_ready_on_stdout_is_named_not_refused() {
             &format!("http = \"http://127.0.0.1:{app_port}/health\""),
             "stdout = \"hello-server listening\"",
         );
-    let (out, json) = run(&dir, &toml, &["-i", "1"]);
-    let t = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{t}");
+    let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
     let it = &iterations(json.as_ref().unwrap())[0];
     assert!(m(it, "load.requests").unwrap() > 0.0, "{it}");
     let w = message(&it["warnings"], "proxy");
@@ -252,8 +240,7 @@ fn an_unmet_rate_and_a_saturated_client_are_said() {
     let port = free_port();
     let toml = config(port, "--delay-us 2000", "/plaintext", "rate = 50000")
         .replace("connections = 8", "connections = 2");
-    let (out, json) = run(&dir, &toml, &["-i", "1"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (_, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
     let it = &iterations(json.as_ref().unwrap())[0];
     let k = kinds(&it["warnings"]);
     let w = message(&it["warnings"], "rate_not_met");
@@ -311,12 +298,12 @@ fn a_busy_machine_is_said_before_the_run() {
 fn bad_responses_are_counted_and_said() {
     let dir = temp_dir("bad-responses");
     let port = free_port();
-    let (out, json) = run(
+    let (_, json) = run_exit(
         &dir,
         &config(port, "--error-rate 0.25", "/plaintext", ""),
         &["-i", "1"],
+        0,
     );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let it = &iterations(json.as_ref().unwrap())[0];
     let bad = m(it, "load.bad_responses").unwrap();
     let all = m(it, "load.requests").unwrap();

@@ -50,9 +50,7 @@ fn an_unwritable_result_path_is_refused_before_anything_runs() {
         &config(port, "", "/plaintext", ""),
         "build = \"touch built\"",
     );
-    let (out, json) = run(&dir, &toml, &["--markdown", "not-a-folder/report.md"]);
-    let t = text(&out);
-    assert_eq!(out.status.code(), Some(2), "{t}");
+    let (t, json) = run_exit(&dir, &toml, &["--markdown", "not-a-folder/report.md"], 2);
     assert!(
         t.contains("--markdown") && t.contains("not-a-folder"),
         "{t}"
@@ -60,8 +58,7 @@ fn an_unwritable_result_path_is_refused_before_anything_runs() {
     assert!(!dir.join("built").exists(), "the build ran: {t}");
     assert!(json.is_none(), "nothing was measured, nothing written");
     // A folder that does not exist yet is made.
-    let (out, _) = run(&dir, &toml, &["-i", "1", "--csv", "new/deeper/r.csv"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    run_exit(&dir, &toml, &["-i", "1", "--csv", "new/deeper/r.csv"], 0);
     assert!(dir.join("new/deeper/r.csv").is_file());
 }
 
@@ -290,9 +287,7 @@ fn a_row_whose_application_cannot_start_stops_after_one_failure() {
     let port = free_port();
     let dir = temp_dir("no-start");
     let toml = config(port, "--exit-at-start", "/plaintext", "");
-    let (out, json) = run(&dir, &toml, &["-i", "3"]);
-    let t = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{t}");
+    let (t, json) = run_exit(&dir, &toml, &["-i", "3"], 1);
     let json = json.unwrap();
     assert_eq!(iterations(&json).len(), 1, "{t}");
     assert!(t.contains("--keep-going"), "{t}");

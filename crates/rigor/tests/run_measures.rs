@@ -96,8 +96,7 @@ fn memory_held_after_an_endpoint_shows_in_app_rss() {
     let dir = temp_dir("hold");
     let port = free_port();
     let toml = config(port, "--hold-mib 100 --hold-after /json", "/json", "");
-    let (out, json) = run(&dir, &toml, &["-i", "1"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (_, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
     let it = &iterations(json.as_ref().unwrap())[0];
     let rss = m(it, "app.rss").unwrap();
     let private = m(it, "app.private").unwrap();
@@ -110,8 +109,7 @@ fn a_matrix_of_two_rows_gets_two_fresh_processes() {
     let dir = temp_dir("matrix");
     let port = free_port();
     let toml = config(port, "", "/plaintext", "") + "matrix = { connections = [4, 16] }\n";
-    let (out, json) = run(&dir, &toml, &["-i", "1"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (_, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
     let json = json.unwrap();
     let rows = json["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 2);
@@ -181,8 +179,7 @@ fn raising_the_load_priority_does_not_leak_into_the_application() {
         }
         None
     });
-    let (out, json) = run(&dir, &toml, &["-i", "1"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (_, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
     assert_eq!(json.unwrap()["environment"]["load_priority"], "raised");
     assert_eq!(
         watcher.join().unwrap(),

@@ -17,8 +17,7 @@ fn what_the_app_does_on_shutdown_is_not_in_the_window() {
         "",
     );
     // Frequent samples keep the sampler busy, so a window end read late would be caught.
-    let (out, json) = run(&dir, &toml, &["-i", "3", "--sample-interval", "20ms"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (_, json) = run_exit(&dir, &toml, &["-i", "3", "--sample-interval", "20ms"], 0);
     for it in iterations(json.as_ref().unwrap()) {
         let (start, end) = (m(it, "app.threads.start"), m(it, "app.threads.end"));
         assert!(start.unwrap() >= 2.0, "threads at start {start:?}");
@@ -47,8 +46,7 @@ fn a_readiness_probe_that_warms_the_heap_is_named() {
         &format!("http://127.0.0.1:{port}/health"),
         &format!("http://127.0.0.1:{port}/json"),
     );
-    let (out, json) = run(&dir, &toml, &["-i", "1"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (_, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
     let it = &iterations(json.as_ref().unwrap())[0];
     let msg = message(&it["warnings"], "readiness_memory");
     eprintln!("{msg}");
@@ -60,8 +58,7 @@ fn a_readiness_probe_that_warms_the_heap_is_named() {
     let dir = temp_dir("ready-cheap");
     let port = free_port();
     let toml = config(port, "--hold-mib 150 --hold-after /json", "/json", "");
-    let (out, json) = run(&dir, &toml, &["-i", "1"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (_, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
     let it = &iterations(json.as_ref().unwrap())[0];
     assert!(!kinds(&it["warnings"]).contains(&"readiness_memory".to_string()));
     assert!(m(it, "app.rss").unwrap() >= 150.0);
@@ -84,8 +81,7 @@ fn page_cache_carried_between_iterations_is_caught_and_drop_caches_ends_it() {
     );
     let toml = with_command(&config(port, "", "/plaintext", ""), port, &command);
 
-    let (out, json) = run(&dir, &toml, &["-i", "3"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (_, json) = run_exit(&dir, &toml, &["-i", "3"], 0);
     let json = json.unwrap();
     let its = iterations(&json);
     if its.iter().any(|i| m(i, "app.cgroup.cache").is_none()) {
@@ -108,8 +104,7 @@ fn page_cache_carried_between_iterations_is_caught_and_drop_caches_ends_it() {
         "{carried}"
     );
 
-    let (out, json) = run(&dir, &toml, &["-i", "2", "--drop-caches"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (_, json) = run_exit(&dir, &toml, &["-i", "2", "--drop-caches"], 0);
     let json = json.unwrap();
     let its = iterations(&json);
     if its[0]["caches_dropped"] == false {
@@ -148,8 +143,7 @@ fn cpu_of_children_shorter_than_a_sample_is_counted() {
     );
     let toml = with_command(&config(port, "", "/plaintext", "rate = 50"), port, &command)
         .replace("duration = \"1s\"", "duration = \"3s\"");
-    let (out, json) = run(&dir, &toml, &["-i", "1"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (_, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
     let it = &iterations(json.as_ref().unwrap())[0];
     let text = std::fs::read_to_string(&reference).expect("the shell's reference");
     let lines: Vec<&str> = text.lines().collect();
@@ -230,8 +224,7 @@ HTTPServer(("127.0.0.1", {port}), H).serve_forever()
     let toml = with_command(&config(port, "", "/", "rate = 50"), port, &command)
         .replace("connections = 8", "connections = 1")
         .replace("timeout = \"10s\"", "timeout = \"20s\"");
-    let (out, json) = run(&dir, &toml, &["-i", "1"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (_, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
     let it = &iterations(json.as_ref().unwrap())[0];
     let (owned, private, rss) = (
         m(it, "app.owned").expect("app.owned"),
