@@ -36,6 +36,11 @@ fn launcher_config(port: u16, build: &str, a: &str, b: &str) -> String {
         + &format!("[scenarios.s.variants.a]\n{a}\n[scenarios.s.variants.b]\n{b}\n")
 }
 
+/// Variant `a` builds `app.sh` with `mk.sh A`; variant `b` runs `build` instead.
+fn b_builds_otherwise(port: u16, build: &str) -> String {
+    launcher_config(port, "sh mk.sh A", "", &format!("build = \"{build}\""))
+}
+
 /// Variants `a` and `b` whose builds differ only in the flavour they pass to `mk.sh`.
 fn flavoured_config(port: u16) -> String {
     launcher_config(
@@ -50,7 +55,8 @@ fn log_of(it: &Value) -> String {
     std::fs::read_to_string(it["log"].as_str().expect("log path")).unwrap_or_default()
 }
 
-fn rows_by_variant(json: &Value) -> Vec<(String, &Vec<Value>)> {
+/// Each row's variant, its iterations and the error of its build (`None` when it built).
+fn rows_by_variant(json: &Value) -> Vec<(String, &Vec<Value>, Option<&str>)> {
     json["rows"]
         .as_array()
         .unwrap()
@@ -59,20 +65,6 @@ fn rows_by_variant(json: &Value) -> Vec<(String, &Vec<Value>)> {
             (
                 r["variant"].as_str().unwrap().to_string(),
                 r["iterations"].as_array().unwrap(),
-            )
-        })
-        .collect()
-}
-
-/// Each row's variant and the error of its build (`None` when it built).
-fn build_errors(json: &Value) -> Vec<(String, Option<&str>)> {
-    json["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r["variant"].as_str().unwrap().to_string(),
                 r["build_error"].as_str(),
             )
         })
@@ -85,7 +77,7 @@ fn variants_that_build_to_one_path_each_run_their_own_build() {
     let toml = flavoured_config(free_port());
     let (t, json) = run_exit(&dir, &toml, &["-i", "2"], 0);
     let json = json.unwrap();
-    for (variant, its) in rows_by_variant(&json) {
+    for (variant, its, _) in rows_by_variant(&json) {
         let mine = format!("built-by-{}", variant.to_uppercase());
         assert_eq!(its.len(), 2, "{t}");
         for it in its {
@@ -171,12 +163,7 @@ fn two_builds_in_one_folder_without_an_artifact_are_refused_before_building() {
 fn a_build_that_leaves_another_variants_artifact_in_place_is_refused() {
     // Like `make` that ignores changed flags: variant b's build succeeds without writing.
     let dir = launcher_dir("no-rebuild");
-    let toml = launcher_config(
-        free_port(),
-        "sh mk.sh A",
-        "",
-        "build = \"echo 'make: app.sh is up to date.'\"",
-    );
+    let toml = b_builds_otherwise(free_port(), "echo 'make: app.sh is up to date.'");
     let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 1);
     assert!(
         t.contains("the build of `app` (variant `b`) did not rewrite")
@@ -185,9 +172,7 @@ fn a_build_that_leaves_another_variants_artifact_in_place_is_refused() {
         "{t}"
     );
     let json = json.unwrap();
-    for ((variant, its), (_, build_error)) in
-        rows_by_variant(&json).into_iter().zip(build_errors(&json))
-    {
+    for (variant, its, build_error) in rows_by_variant(&json) {
         if variant == "a" {
             assert!(
                 build_error.is_none()
@@ -205,7 +190,7 @@ fn a_build_that_leaves_another_variants_artifact_in_place_is_refused() {
 fn different_builds_that_produce_identical_artifacts_are_warned_about() {
     // Variant b's build only touches the file: it "rewrote" it, yet runs what a built.
     let dir = launcher_dir("identical-artifacts");
-    let toml = launcher_config(free_port(), "sh mk.sh A", "", "build = \"touch app.sh\"");
+    let toml = b_builds_otherwise(free_port(), "touch app.sh");
     // --strict fails on the warning: exit 4.
     let (t, json) = run_exit(&dir, &toml, &["-i", "1", "--strict"], 4);
     assert!(
@@ -317,11 +302,9 @@ fn unoptimised_cargo_profiles_are_named_once_per_build_with_the_variant() {
 #[test]
 fn a_hanging_build_is_killed_after_build_timeout_and_other_rows_still_run() {
     let dir = launcher_dir("build-timeout");
-    let toml = launcher_config(
+    let toml = b_builds_otherwise(
         free_port(),
-        "sh mk.sh A",
-        "",
-        "build = \"echo compiling the world; setsid sleep 41.5 & sleep 42.5\"",
+        "echo compiling the world; setsid sleep 41.5 & sleep 42.5",
     )
     .replace(
         "artifact = \"app.sh\"",
@@ -339,9 +322,7 @@ fn a_hanging_build_is_killed_after_build_timeout_and_other_rows_still_run() {
         assert!(processes_with(needle).is_empty(), "{needle} survived: {t}");
     }
     let json = json.unwrap();
-    for ((variant, its), (_, build_error)) in
-        rows_by_variant(&json).into_iter().zip(build_errors(&json))
-    {
+    for (variant, its, build_error) in rows_by_variant(&json) {
         match variant.as_str() {
             "a" => assert!(
                 build_error.is_none() && its[0]["error"].is_null(),
