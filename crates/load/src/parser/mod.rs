@@ -282,3 +282,5 @@ impl ResponseParser {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod differential_tests;
