@@ -2,9 +2,11 @@
 //! included, and a way to kill every process the app left behind.
 
 use crate::procfs::{keyed_value, read, read_u64};
+use nix::errno::Errno;
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, ErrorKind, Write};
-use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -39,10 +41,11 @@ impl CgroupJoiner {
     /// Meant for `CommandExt::pre_exec`.
     pub fn join_self(&self) -> io::Result<()> {
         for f in &self.files {
-            // SAFETY: writing a 1-byte static buffer to an open descriptor.
-            let n = unsafe { libc::write(f.as_raw_fd(), b"0".as_ptr().cast(), 1) };
-            if n != 1 {
-                return Err(io::Error::last_os_error());
+            // A bare write(2): no allocation, as between fork and exec.
+            match nix::unistd::write(f, b"0") {
+                Ok(1) => {}
+                Ok(_) => return Err(io::Error::from(ErrorKind::WriteZero)),
+                Err(e) => return Err(e.into()),
             }
         }
         Ok(())
@@ -230,8 +233,8 @@ impl Cgroup {
                 break;
             }
             for pid in pids {
-                // SAFETY: kill has no memory-safety preconditions.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
+                // One that exited meanwhile is what we wanted.
+                let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
             }
             std::thread::sleep(Duration::from_millis(10));
         }
@@ -248,7 +251,7 @@ impl Cgroup {
                     Ok(()) => break,
                     Err(e) if e.kind() == ErrorKind::NotFound => break,
                     Err(e)
-                        if e.raw_os_error() == Some(libc::EBUSY) && Instant::now() < deadline =>
+                        if e.raw_os_error() == Some(Errno::EBUSY as i32) && Instant::now() < deadline =>
                     {
                         std::thread::sleep(Duration::from_millis(20));
                     }
@@ -308,7 +311,7 @@ fn create_v2(parent: &Path, name: &str) -> Result<Cgroup, String> {
     let subtree = read(parent.join("cgroup.subtree_control")).unwrap_or_default();
     if !subtree.split_whitespace().any(|c| c == "memory") {
         if let Err(e) = fs::write(parent.join("cgroup.subtree_control"), "+memory") {
-            let hint = if e.raw_os_error() == Some(libc::EBUSY) {
+            let hint = if e.raw_os_error() == Some(Errno::EBUSY as i32) {
                 " (our cgroup holds processes, so v2 forbids controllers for its children; \
                  start rigor in its own delegated cgroup, e.g. systemd-run --scope -p Delegate=yes)"
             } else {
