@@ -30,7 +30,7 @@ pub fn allowed_cpus() -> usize {
     }
 }
 
-/// The CPUs this process may run on (empty when the mask cannot be read).
+/// The CPUs this process may run on (empty when the mask cannot be read); what pinning can use.
 pub fn allowed_cpu_list() -> Vec<usize> {
     match sched_getaffinity(Pid::from_raw(0)) {
         Ok(set) => (0..CpuSet::count())
@@ -40,17 +40,29 @@ pub fn allowed_cpu_list() -> Vec<usize> {
     }
 }
 
+/// The affinity mask naming `cpus`, for `sched_setaffinity` here or in a child between fork and
+/// exec (building it allocates nothing on success). A CPU number past what the mask can hold is
+/// an error naming it, where the C macro would write past the mask.
+pub fn cpu_set(cpus: &[usize]) -> io::Result<CpuSet> {
+    let mut set = CpuSet::new();
+    for &cpu in cpus {
+        set.set(cpu).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "CPU {cpu} is out of range (the largest CPU number is {})",
+                    CpuSet::count() - 1
+                ),
+            )
+        })?;
+    }
+    Ok(set)
+}
+
 /// Pins the calling thread to `cpu`; a CPU number past what the affinity calls can name is an
 /// error, not an abort.
 pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
-    let mut set = CpuSet::new();
-    set.set(cpu).map_err(|_| {
-        io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("CPU {cpu} is out of range"),
-        )
-    })?;
-    sched_setaffinity(Pid::from_raw(0), &set)?;
+    sched_setaffinity(Pid::from_raw(0), &cpu_set(&[cpu])?)?;
     Ok(())
 }
 
@@ -90,6 +102,24 @@ mod tests {
         })
         .join()
         .unwrap();
+    }
+
+    #[test]
+    fn cpu_sets_are_checked_not_aborted() {
+        let set = cpu_set(&[0, 2, 3]).unwrap();
+        let named: Vec<usize> = (0..CpuSet::count())
+            .filter(|&c| set.is_set(c).unwrap())
+            .collect();
+        assert_eq!(named, vec![0, 2, 3]);
+        assert!(cpu_set(&[CpuSet::count() - 1]).is_ok());
+        for c in [CpuSet::count(), 5000, usize::MAX] {
+            let e = cpu_set(&[0, c]).unwrap_err();
+            assert!(
+                e.to_string()
+                    .starts_with(&format!("CPU {c} is out of range")),
+                "{e}"
+            );
+        }
     }
 
     #[test]

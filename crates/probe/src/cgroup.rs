@@ -251,7 +251,8 @@ impl Cgroup {
                     Ok(()) => break,
                     Err(e) if e.kind() == ErrorKind::NotFound => break,
                     Err(e)
-                        if e.raw_os_error() == Some(Errno::EBUSY as i32) && Instant::now() < deadline =>
+                        if e.raw_os_error() == Some(Errno::EBUSY as i32)
+                            && Instant::now() < deadline =>
                     {
                         std::thread::sleep(Duration::from_millis(20));
                     }

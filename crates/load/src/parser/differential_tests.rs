@@ -13,7 +13,10 @@ use super::{ParseError, ResponseParser};
 enum Verdict {
     /// Complete and valid: its status, and the bytes up to the end of its head (interim
     /// responses included).
-    Head { status: u16, len: usize },
+    Head {
+        status: u16,
+        len: usize,
+    },
     Rejected,
     Incomplete,
 }

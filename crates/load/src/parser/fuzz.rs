@@ -44,4 +44,3 @@ pub fn fuzz_check(data: &[u8]) {
         assert!(total <= pos as u64);
     }
 }
-

@@ -115,9 +115,8 @@ impl ResponseParser {
         self.start_head();
         *head_start = *i;
         self.minor = d[7] - b'0';
-        self.status = u16::from(d[9] - b'0') * 100
-            + u16::from(d[10] - b'0') * 10
-            + u16::from(d[11] - b'0');
+        self.status =
+            u16::from(d[9] - b'0') * 100 + u16::from(d[10] - b'0') * 10 + u16::from(d[11] - b'0');
         if self.status < 100 {
             return Err(ParseError::StatusLine);
         }

@@ -281,6 +281,6 @@ impl ResponseParser {
 }
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod differential_tests;
+#[cfg(test)]
+mod tests;

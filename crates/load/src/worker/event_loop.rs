@@ -209,5 +209,4 @@ impl Worker<'_> {
         }
         d.max(now)
     }
-
 }

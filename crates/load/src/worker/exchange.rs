@@ -114,7 +114,12 @@ impl Worker<'_> {
 
     /// Notes why a response failed to parse, with the start of the read buffer's `bytes` as an
     /// example (the error itself is counted by `kill`).
-    pub(super) fn parse_failed(&mut self, reason: &'static str, bytes: std::ops::Range<usize>, now: u64) {
+    pub(super) fn parse_failed(
+        &mut self,
+        reason: &'static str,
+        bytes: std::ops::Range<usize>,
+        now: u64,
+    ) {
         if now >= self.plan.warm_end {
             let buf = &self.buf;
             self.s
