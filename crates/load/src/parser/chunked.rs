@@ -47,9 +47,7 @@ impl ResponseParser {
                 }
             }
             State::ChunkSizeLf => {
-                if b != b'\n' {
-                    return Err(ParseError::Chunk);
-                }
+                lf(b)?;
                 self.end_chunk_size();
             }
             State::ChunkDataCr => match b {
@@ -58,9 +56,7 @@ impl ResponseParser {
                 _ => return Err(ParseError::Chunk),
             },
             State::ChunkDataLf => {
-                if b != b'\n' {
-                    return Err(ParseError::Chunk);
-                }
+                lf(b)?;
                 self.start_chunk();
             }
             State::TrailerStart => match b {
@@ -69,9 +65,7 @@ impl ResponseParser {
                 _ => self.state = State::TrailerLine,
             },
             State::TrailerEndLf => {
-                if b != b'\n' {
-                    return Err(ParseError::Chunk);
-                }
+                lf(b)?;
                 return Ok(true);
             }
             _ => unreachable!("not a chunk framing state"),
@@ -116,5 +110,15 @@ impl ResponseParser {
         } else {
             State::ChunkData
         };
+    }
+}
+
+/// The LF a CR in the chunk framing must be followed by.
+#[inline]
+fn lf(b: u8) -> Result<(), ParseError> {
+    if b == b'\n' {
+        Ok(())
+    } else {
+        Err(ParseError::Chunk)
     }
 }
