@@ -38,7 +38,8 @@ pub struct CgroupJoiner {
 
 impl CgroupJoiner {
     /// Moves the calling process into the cgroup (writes "0", meaning "me", to each file).
-    /// Meant for `CommandExt::pre_exec`.
+    /// Meant for `CommandExt::pre_exec`, whose `Err` fails the spawn: an app that could not
+    /// join is never measured as if it had. Stops at the first file the kernel refuses.
     pub fn join_self(&self) -> io::Result<()> {
         for f in &self.files {
             // A bare write(2): no allocation, as between fork and exec.
@@ -484,6 +485,38 @@ mod tests {
             assert!(why.contains("no memory controller"), "{why}");
             assert!(!unified.join("rigor-never-made").exists());
         }
+    }
+
+    #[test]
+    fn a_failed_join_is_reported() {
+        // A write the kernel refuses (as cgroup.procs does for a cgroup being removed) is an
+        // error naming the cause, not a child silently left outside the cgroup.
+        let full = CgroupJoiner {
+            files: vec![OpenOptions::new().write(true).open("/dev/full").unwrap()],
+        };
+        let e = full.join_self().unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(Errno::ENOSPC as i32), "{e}");
+        // The first refusal stops the join: a later file is not written.
+        let dir = std::env::temp_dir().join(format!("rigor-joiner-{}", std::process::id()));
+        let later = OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .write(true)
+            .open(&dir)
+            .unwrap();
+        let both = CgroupJoiner {
+            files: vec![
+                OpenOptions::new().write(true).open("/dev/full").unwrap(),
+                later,
+            ],
+        };
+        assert!(both.join_self().is_err());
+        assert_eq!(fs::read(&dir).unwrap(), b"");
+        let null = CgroupJoiner {
+            files: vec![OpenOptions::new().write(true).open("/dev/null").unwrap()],
+        };
+        assert!(null.join_self().is_ok());
+        let _ = fs::remove_file(&dir);
     }
 
     #[test]
