@@ -4,7 +4,6 @@ mod common;
 
 use common::*;
 use rigor_probe::*;
-use std::os::unix::io::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Command;
@@ -30,9 +29,13 @@ fn cold_file(path: &Path, mib: usize) {
     std::fs::write(path, vec![7u8; mib << 20]).unwrap();
     let f = std::fs::File::open(path).unwrap();
     f.sync_all().unwrap();
-    // SAFETY: advisory call on an open descriptor.
-    let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-    assert_eq!(rc, 0);
+    nix::fcntl::posix_fadvise(
+        &f,
+        0,
+        0,
+        nix::fcntl::PosixFadviseAdvice::POSIX_FADV_DONTNEED,
+    )
+    .unwrap();
 }
 
 #[test]
