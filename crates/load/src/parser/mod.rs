@@ -3,11 +3,10 @@
 //! It consumes bytes as they arrive and keeps only a few counters, so a connection needs no
 //! buffer of its own: the worker reads into one per-thread buffer and feeds it here. Bodies are
 //! counted and skipped (or handed to a callback for the one-off probe), never stored.
-
 //!
-//! The work is split by the part of the response being read: [`head`] walks the status line and
-//! header lines, [`fields`] interprets the few headers that frame the body, [`body`] counts a
-//! Content-Length or until-close body, and [`chunked`] decodes a chunked one. `feed` only hands
+//! The work is split by the part of the response being read: `head` walks the status line and
+//! header lines, `fields` interprets the few headers that frame the body, `body` counts a
+//! Content-Length or until-close body, and `chunked` decodes a chunked one. `feed` only hands
 //! the bytes to whichever part the response is in.
 
 mod body;

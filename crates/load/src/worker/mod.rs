@@ -6,7 +6,6 @@
 //! still seen through: those in flight are waited for and, in the open model, those due but not
 //! yet sent still go out, until all are answered or `timeout` after the close. Whatever gets no
 //! answer is a timeout, recorded in the latency at the moment it was given up (a lower bound).
-
 //!
 //! The work is split by job: `connect` opens, reopens and drops connections, `exchange` writes
 //! requests and reads responses, `event_loop` drives the phases and sleeps, `open_model` sends
