@@ -4,11 +4,14 @@
 //! Building the document once and rendering it twice keeps the terminal and `--markdown` outputs
 //! identical in content; only the dress differs.
 
+pub mod compare;
 pub mod csv;
 pub mod environment;
 pub mod format;
 pub mod html;
+pub mod load_text;
 pub mod markdown;
+pub mod step_summary;
 pub mod terminal;
 
 use crate::declarations::{self, Declarations};
@@ -629,9 +632,9 @@ fn warning_items(result: &RunResult) -> Vec<Cell> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::analysis::summary::summarize_row;
+    use crate::analysis::summary::tests::{iteration, row_with};
     use crate::result::{Comparison, RunResult, Warning, SCHEMA};
-    use crate::summarize::summarize_row;
-    use crate::summarize::tests::{iteration, row_with};
 
     /// A two-row matrix result with application and load figures, a failed iteration, warnings at
     /// every level, a comparison and an environment: enough to exercise every block.

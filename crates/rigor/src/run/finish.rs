@@ -1,9 +1,10 @@
 //! After the last iteration: exclusions, summaries, row warnings, comparisons, and the exit code.
 
+use crate::analysis::{comparison, gate, sufficiency, summary as summarize};
 use crate::cli::run::RunArgs;
 use crate::exit::Exit;
 use crate::result::{Row, RunResult};
-use crate::{comparison, declarations, guards, summarize};
+use crate::{declarations, guards};
 
 /// Fills summaries, row warnings and comparisons of a finished run.
 pub fn summarize_and_compare(
@@ -77,7 +78,7 @@ pub fn summarize_and_compare(
     if !already_said {
         result
             .warnings
-            .extend(comparison::never_enough(kept + excluded, excluded));
+            .extend(sufficiency::never_enough(kept + excluded, excluded));
     }
 }
 
@@ -109,38 +110,24 @@ pub fn inconclusive_groups(
 
 /// The exit code for a finished run: failure, then regression, then --strict warnings.
 pub fn exit_code(result: &RunResult, args: &RunArgs, failed: bool) -> Exit {
-    if failed || result.status == "interrupted" {
-        return Exit::Failed;
+    let watched = args
+        .measurements
+        .clone()
+        .unwrap_or_else(|| vec![args.primary.clone()]);
+    let rules = gate::Rules {
+        fail_on_regression: args.fail_on_regression,
+        watched: &watched,
+        strict: args.strict,
+    };
+    let failed = failed || result.status == "interrupted";
+    let decision = gate::decide(
+        &result.comparisons,
+        failed,
+        gate::has_warnings(result),
+        &rules,
+    );
+    for line in decision.messages() {
+        super::console::err(&line);
     }
-    if args.fail_on_regression {
-        let ids = args
-            .measurements
-            .clone()
-            .unwrap_or_else(|| vec![args.primary.clone()]);
-        let regs = comparison::regressions(&result.comparisons, &ids);
-        for r in &regs {
-            super::console::err(&format!(
-                "regression: {} {} vs {}: {:+.1}%",
-                r.measurement,
-                r.candidate,
-                r.baseline,
-                r.change_pct.unwrap_or(f64::NAN)
-            ));
-        }
-        if !regs.is_empty() {
-            return Exit::Regression;
-        }
-    }
-    if args.strict && has_warnings(result) {
-        super::console::err("rigor: --strict: warnings were raised (see above)");
-        return Exit::Strict;
-    }
-    Exit::Success
-}
-
-fn has_warnings(r: &RunResult) -> bool {
-    !r.warnings.is_empty()
-        || r.rows.iter().any(|row| {
-            !row.warnings.is_empty() || row.iterations.iter().any(|i| !i.warnings.is_empty())
-        })
+    decision.exit
 }
