@@ -2,15 +2,15 @@
 //! banner, shows a live line while the engine works, stops cleanly on Ctrl-C, then prints the
 //! wrk-like summary, writes `--json`, and says when the figures cover less than was asked.
 
+use crate::console;
 use crate::exit::Exit;
 use crate::failure::Failure;
 use crate::options::load::{JsonOut, LoadOptions};
 use crate::report::load_text;
-use crate::run::console;
 use anyhow::Context;
-use rigor_load::{Live, LoadReport, LoadSpec, Phase};
+use rigor_load::{Live, LoadReport, LoadSpec};
 use std::io::Write as _;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Schema tag of `rigor load --json`.
 pub const LOAD_SCHEMA: &str = "rigor.load.v1";
@@ -101,49 +101,6 @@ fn ending(report: &LoadReport) -> Exit {
     Exit::Success
 }
 
-/// The engine's phase in words, as a live line shows it.
-pub fn phase_name(phase: Phase) -> &'static str {
-    match phase {
-        Phase::Starting => "connecting",
-        Phase::Warmup => "warmup",
-        Phase::Measuring => "measuring",
-        Phase::Done => "finishing",
-    }
-}
-
-/// Completed requests per second over the last half second or more: a live rate that neither
-/// jumps with every response nor lags the run by much.
-pub struct LiveRate {
-    since: Instant,
-    completed: u64,
-    rps: f64,
-}
-
-impl Default for LiveRate {
-    /// A meter starting now from zero completed requests.
-    fn default() -> Self {
-        LiveRate {
-            since: Instant::now(),
-            completed: 0,
-            rps: 0.0,
-        }
-    }
-}
-
-impl LiveRate {
-    /// The rate given the engine's `completed` count now (the last rate until half a second
-    /// has passed since it was measured).
-    pub fn update(&mut self, completed: u64) -> f64 {
-        let elapsed = self.since.elapsed();
-        if elapsed >= Duration::from_millis(500) {
-            self.rps = completed.saturating_sub(self.completed) as f64 / elapsed.as_secs_f64();
-            self.since = Instant::now();
-            self.completed = completed;
-        }
-        self.rps
-    }
-}
-
 /// A live line on a terminal (phase, elapsed, live RPS) while the engine runs; nothing elsewhere.
 fn show_progress(live: &Live, spec: &LoadSpec, finished: impl Fn() -> bool) {
     use std::io::IsTerminal;
@@ -155,43 +112,16 @@ fn show_progress(live: &Live, spec: &LoadSpec, finished: impl Fn() -> bool) {
         return;
     }
     let bar = indicatif::ProgressBar::new_spinner();
-    let start = Instant::now();
-    let mut rate = LiveRate::default();
-    while !finished() {
-        let rps = rate.update(live.completed.load(Ordering::Relaxed));
+    let window = (spec.warmup + spec.duration).as_secs_f64();
+    crate::live_rate::watch(live, Duration::from_millis(100), finished, |r| {
         bar.set_message(format!(
-            "{} {:.0}s/{:.0}s · {} rps · {} errors",
-            phase_name(live.phase()),
-            start.elapsed().as_secs_f64(),
-            (spec.warmup + spec.duration).as_secs_f64(),
-            crate::report::format::number(rps),
+            "{} {:.0}s/{window:.0}s · {} rps · {} errors",
+            r.phase_name(),
+            r.elapsed.as_secs_f64(),
+            crate::report::format::number(r.rps),
             live.errors.load(Ordering::Relaxed)
         ));
         bar.tick();
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    });
     bar.finish_and_clear();
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn phases_read_as_words() {
-        assert_eq!(phase_name(Phase::Starting), "connecting");
-        assert_eq!(phase_name(Phase::Warmup), "warmup");
-        assert_eq!(phase_name(Phase::Measuring), "measuring");
-        assert_eq!(phase_name(Phase::Done), "finishing");
-    }
-
-    #[test]
-    fn the_live_rate_holds_until_half_a_second_has_passed() {
-        let mut rate = LiveRate::default();
-        assert_eq!(rate.update(1000), 0.0);
-        rate.since -= Duration::from_secs(1);
-        let rps = rate.update(1000);
-        assert!((900.0..=1000.0).contains(&rps), "{rps}");
-        assert_eq!(rate.update(5000), rps, "too soon to change");
-    }
 }

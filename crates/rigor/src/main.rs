@@ -5,18 +5,21 @@ mod analysis;
 mod cli;
 mod clock;
 mod config;
+mod console;
 mod declarations;
 mod duration;
+mod exec;
 mod exit;
 mod failure;
 mod guards;
 mod interrupt;
+mod live_rate;
 mod load_run;
 mod measurements;
 mod options;
+mod plan;
 mod report;
 mod result;
-mod run;
 
 use clap::Parser;
 use cli::{Cli, Command};
@@ -26,14 +29,14 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome: Result<exit::Exit, failure::Failure> = match &cli.command {
         Command::Load(a) => cli::load::execute(a),
-        Command::Run(a) => run::execute(a),
+        Command::Run(a) => options::run::RunOptions::from_args(a).and_then(|o| exec::execute(&o)),
         Command::Compare(a) => cli::compare::execute(a),
         Command::Help(a) => cli::help::execute(a),
     };
     match outcome {
         Ok(exit) => exit.into(),
         Err(failure) => {
-            run::console::err(&format!("error: {}", failure.text()));
+            console::err(&format!("error: {}", failure.text()));
             failure.exit().into()
         }
     }

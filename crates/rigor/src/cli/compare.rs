@@ -79,7 +79,7 @@ pub fn execute(args: &CompareArgs) -> Result<Exit, Failure> {
     };
     let decision = gate::decide(&report.comparisons, false, false, &rules);
     for line in decision.messages() {
-        crate::run::console::err(&line);
+        crate::console::err(&line);
     }
     Ok(decision.exit)
 }

@@ -43,7 +43,7 @@ Measurement ids (unit, better):
 
 /// Prints the help asked for; an unknown name is a usage error that lists what there is.
 pub fn execute(args: &HelpArgs) -> Result<Exit, Failure> {
-    crate::run::console::out(&page(args.topic.as_deref())?);
+    crate::console::out(&page(args.topic.as_deref())?);
     Ok(Exit::Success)
 }
 

@@ -67,7 +67,7 @@ pub fn publish(
     markdown: Option<&PathBuf>,
 ) -> anyhow::Result<()> {
     let doc = document(report);
-    crate::run::console::out(&super::terminal::render_document(
+    crate::console::out(&super::terminal::render_document(
         &doc,
         super::terminal::use_color(),
     ));
@@ -81,7 +81,7 @@ pub fn publish(
         std::fs::write(path, &text).with_context(|| format!("cannot write {}", path.display()))?;
     }
     if let Some(problem) = super::step_summary::append(&text) {
-        crate::run::console::err(&problem);
+        crate::console::err(&problem);
     }
     Ok(())
 }
