@@ -23,6 +23,7 @@ pub use check::{
     check, MAX_CONNECTIONS, MAX_DURATION, MAX_IN_FLIGHT, MAX_PIPELINE, MAX_RATE, MAX_THREADS,
     MAX_TIMEOUT, MIN_RATE,
 };
+pub use cpu::{allowed_cpu_list, cpu_set};
 pub use error::LoadError;
 pub use probe::{probe_request, probe_request_finding, ProbeResponse, PROBE_BODY_KEPT};
 pub use report::{

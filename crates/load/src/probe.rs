@@ -51,104 +51,128 @@ pub fn probe_request_finding(
     let target = url::parse(url)?;
     let req = request::serialize(&target, method, headers, body, true)?;
     let start = Instant::now();
-    let deadline = start + timeout;
-    let timed_out = || LoadError::Timeout {
-        url: url.to_string(),
-        timeout_ms: timeout.as_millis() as u64,
+    let probe = Probe {
+        url,
+        timeout,
+        deadline: start + timeout,
     };
-    let io_err = |source: std::io::Error| {
-        if matches!(
-            source.kind(),
-            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-        ) {
-            timed_out()
-        } else {
-            LoadError::Io {
-                url: url.to_string(),
-                source,
-            }
-        }
-    };
-    let mut stream = None;
-    let mut last = None;
-    for addr in &target.addrs {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(timed_out());
-        }
-        match TcpStream::connect_timeout(addr, left) {
-            Ok(s) => {
-                stream = Some(s);
-                break;
-            }
-            Err(e) => last = Some((*addr, e)),
-        }
-    }
-    let Some(mut stream) = stream else {
-        let (addr, source) = last.expect("at least one address");
-        return Err(LoadError::Connect {
-            url: url.to_string(),
-            addr,
-            source,
-        });
-    };
+    let mut stream = probe.connect(&target)?;
     let _ = stream.set_nodelay(true);
-    let left = |d: Instant| {
-        let l = d.saturating_duration_since(Instant::now());
-        if l.is_zero() {
-            None
-        } else {
-            Some(l)
-        }
-    };
     stream
-        .set_write_timeout(Some(left(deadline).ok_or_else(timed_out)?))
-        .map_err(io_err)?;
-    stream.write_all(&req).map_err(io_err)?;
-    let mut parser = ResponseParser::new(method == "HEAD");
+        .set_write_timeout(Some(probe.left()?))
+        .map_err(|e| probe.io_err(e))?;
+    stream.write_all(&req).map_err(|e| probe.io_err(e))?;
     let mut sink = BodySink::new(find);
-    let mut buf = vec![0u8; 16 * 1024];
-    let mut bytes_read = 0u64;
-    let sent = req.len() as u64;
-    let done = |status: u16, sink: BodySink, bytes_read: u64| ProbeResponse {
+    let (status, bytes_read) = probe.read_response(&mut stream, method == "HEAD", &mut sink)?;
+    Ok(ProbeResponse {
         status,
         body: sink.kept,
         body_len: sink.len,
         found: sink.find.map(|_| sink.found),
         latency: start.elapsed(),
-        bytes_sent: sent,
+        bytes_sent: req.len() as u64,
         bytes_read,
-    };
-    loop {
-        stream
-            .set_read_timeout(Some(left(deadline).ok_or_else(timed_out)?))
-            .map_err(io_err)?;
-        let n = match stream.read(&mut buf) {
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(io_err(e)),
-        };
-        if n == 0 {
-            if let Some(r) = parser.eof() {
-                return Ok(done(r.status, sink, bytes_read));
-            }
-            return Err(LoadError::Protocol {
-                url: url.to_string(),
-                reason: "connection closed before the response was complete".into(),
-            });
+    })
+}
+
+/// One probe's URL and deadline, which every step's errors and timeouts refer to.
+struct Probe<'a> {
+    url: &'a str,
+    timeout: Duration,
+    deadline: Instant,
+}
+
+impl Probe<'_> {
+    fn timed_out(&self) -> LoadError {
+        LoadError::Timeout {
+            url: self.url.to_string(),
+            timeout_ms: self.timeout.as_millis() as u64,
         }
-        bytes_read += n as u64;
-        let mut off = 0;
-        while off < n {
-            let (used, resp) = parser
-                .feed(&buf[off..n], &mut |b: &[u8]| sink.take(b))
-                .map_err(|e| LoadError::Protocol {
-                    url: url.to_string(),
-                    reason: e.to_string(),
-                })?;
-            off += used;
-            if let Some(r) = resp {
-                return Ok(done(r.status, sink, bytes_read));
+    }
+
+    /// An I/O failure; a socket timeout is the probe's timeout.
+    fn io_err(&self, source: std::io::Error) -> LoadError {
+        if matches!(
+            source.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ) {
+            self.timed_out()
+        } else {
+            LoadError::Io {
+                url: self.url.to_string(),
+                source,
+            }
+        }
+    }
+
+    /// Time left before the deadline; none left is the timeout.
+    fn left(&self) -> Result<Duration, LoadError> {
+        let l = self.deadline.saturating_duration_since(Instant::now());
+        if l.is_zero() {
+            Err(self.timed_out())
+        } else {
+            Ok(l)
+        }
+    }
+
+    /// Connects to the first of the target's addresses that answers.
+    fn connect(&self, target: &url::Target) -> Result<TcpStream, LoadError> {
+        let mut last = None;
+        for addr in &target.addrs {
+            match TcpStream::connect_timeout(addr, self.left()?) {
+                Ok(s) => return Ok(s),
+                Err(e) => last = Some((*addr, e)),
+            }
+        }
+        let (addr, source) = last.expect("at least one address");
+        Err(LoadError::Connect {
+            url: self.url.to_string(),
+            addr,
+            source,
+        })
+    }
+
+    /// Reads until one response is complete; its status and the bytes read.
+    fn read_response(
+        &self,
+        stream: &mut TcpStream,
+        head_request: bool,
+        sink: &mut BodySink<'_>,
+    ) -> Result<(u16, u64), LoadError> {
+        let mut parser = ResponseParser::new(head_request);
+        let mut buf = vec![0u8; 16 * 1024];
+        let mut bytes_read = 0u64;
+        let protocol = |reason: String| LoadError::Protocol {
+            url: self.url.to_string(),
+            reason,
+        };
+        loop {
+            stream
+                .set_read_timeout(Some(self.left()?))
+                .map_err(|e| self.io_err(e))?;
+            let n = match stream.read(&mut buf) {
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(self.io_err(e)),
+            };
+            if n == 0 {
+                return match parser.eof() {
+                    Some(r) => Ok((r.status, bytes_read)),
+                    None => Err(protocol(
+                        "connection closed before the response was complete".into(),
+                    )),
+                };
+            }
+            bytes_read += n as u64;
+            let mut off = 0;
+            while off < n {
+                let (used, resp) = parser
+                    .feed(&buf[off..n], &mut |b: &[u8]| sink.take(b))
+                    .map_err(|e| protocol(e.to_string()))?;
+                off += used;
+                if let Some(r) = resp {
+                    return Ok((r.status, bytes_read));
+                }
             }
         }
     }

@@ -308,24 +308,8 @@ impl LoadReport {
     fn compute_warnings(&self) -> Vec<LoadWarning> {
         let mut w = Vec::new();
         let mut say = |kind: &'static str, message: String| w.push(LoadWarning { kind, message });
-        if self.drain_cut {
-            say(
-                "cancelled",
-                format!(
-                    "run cancelled after the {:.1}s measured window had closed, while its last \
-                     requests were awaited: the wait was cut short and what was still \
-                     outstanding was given up as timeouts",
-                    self.measured_secs
-                ),
-            );
-        } else if self.cancelled {
-            say(
-                "cancelled",
-                format!(
-                    "run cancelled after {:.1}s of the measured window",
-                    self.measured_secs
-                ),
-            );
+        if let Some(message) = self.cancel_message() {
+            say("cancelled", message);
         }
         if self.client_cpu_pct >= 90.0 {
             say(
@@ -337,53 +321,10 @@ impl LoadReport {
             );
         }
         if let Some(rate) = &self.rate {
-            if self.measured_secs > 0.0 && rate.achieved < rate.offered * 0.95 {
-                say(
-                    "rate_not_met",
-                    format!(
-                        "offered {:.0} req/s but achieved {:.0} req/s ({}){}",
-                        rate.offered,
-                        rate.achieved,
-                        percent(rate.achieved / rate.offered),
-                        if rate.not_sent > 0 {
-                            format!(
-                                "; {} requests due in the window were never sent (no connection came free within the timeout)",
-                                rate.not_sent
-                            )
-                        } else {
-                            String::new()
-                        }
-                    ),
-                );
-            }
-            if rate.waited_for_connection > 0 {
-                say(
-                    "waited_for_connection",
-                    format!(
-                        "{} requests waited for a free connection (max schedule lag {:.1} ms): their latency includes the wait",
-                        rate.waited_for_connection, rate.max_schedule_lag_ms
-                    ),
-                );
-            }
+            self.rate_warnings(rate, &mut say);
         }
         if self.errors.total() > 0 {
-            let mut msg = self.errors.to_string();
-            if !self.parse_failures.is_empty() {
-                let why: Vec<String> = self
-                    .parse_failures
-                    .iter()
-                    .map(|f| format!("{} ×{} (e.g. {})", f.reason, f.count, f.example))
-                    .collect();
-                msg.push_str(&format!("; parse failures: {}", why.join(", ")));
-            }
-            if self.errors.closed > 0 {
-                msg.push_str(&format!(
-                    "; closed: {} requests were outstanding when the server closed their \
-                     connection (never answered, not re-sent, not in the latency)",
-                    self.errors.closed
-                ));
-            }
-            say("load_errors", msg);
+            say("load_errors", self.errors_message());
         }
         if self.bad_responses > 0 {
             say(
@@ -398,6 +339,78 @@ impl LoadReport {
             );
         }
         w
+    }
+
+    /// Why the run ended early, if it was cancelled.
+    fn cancel_message(&self) -> Option<String> {
+        if self.drain_cut {
+            Some(format!(
+                "run cancelled after the {:.1}s measured window had closed, while its last \
+                 requests were awaited: the wait was cut short and what was still \
+                 outstanding was given up as timeouts",
+                self.measured_secs
+            ))
+        } else if self.cancelled {
+            Some(format!(
+                "run cancelled after {:.1}s of the measured window",
+                self.measured_secs
+            ))
+        } else {
+            None
+        }
+    }
+
+    /// The open model's warnings: the rate not reached, requests that waited for a connection.
+    fn rate_warnings(&self, rate: &RateReport, say: &mut impl FnMut(&'static str, String)) {
+        if self.measured_secs > 0.0 && rate.achieved < rate.offered * 0.95 {
+            say(
+                "rate_not_met",
+                format!(
+                    "offered {:.0} req/s but achieved {:.0} req/s ({}){}",
+                    rate.offered,
+                    rate.achieved,
+                    percent(rate.achieved / rate.offered),
+                    if rate.not_sent > 0 {
+                        format!(
+                            "; {} requests due in the window were never sent (no connection came free within the timeout)",
+                            rate.not_sent
+                        )
+                    } else {
+                        String::new()
+                    }
+                ),
+            );
+        }
+        if rate.waited_for_connection > 0 {
+            say(
+                "waited_for_connection",
+                format!(
+                    "{} requests waited for a free connection (max schedule lag {:.1} ms): their latency includes the wait",
+                    rate.waited_for_connection, rate.max_schedule_lag_ms
+                ),
+            );
+        }
+    }
+
+    /// The error counts, with why responses failed to parse and what `closed` means.
+    fn errors_message(&self) -> String {
+        let mut msg = self.errors.to_string();
+        if !self.parse_failures.is_empty() {
+            let why: Vec<String> = self
+                .parse_failures
+                .iter()
+                .map(|f| format!("{} ×{} (e.g. {})", f.reason, f.count, f.example))
+                .collect();
+            msg.push_str(&format!("; parse failures: {}", why.join(", ")));
+        }
+        if self.errors.closed > 0 {
+            msg.push_str(&format!(
+                "; closed: {} requests were outstanding when the server closed their \
+                 connection (never answered, not re-sent, not in the latency)",
+                self.errors.closed
+            ));
+        }
+        msg
     }
 
     /// The `load.*` measurement ids; latency ids are absent when no request was recorded.

@@ -1,5 +1,6 @@
 //! The request, serialised once: every send is a copy of the same bytes.
 
+use crate::parser::is_token_text;
 use crate::url::Target;
 use crate::LoadError;
 
@@ -11,11 +12,7 @@ pub fn serialize(
     body: Option<&[u8]>,
     close: bool,
 ) -> Result<Vec<u8>, LoadError> {
-    if method.is_empty()
-        || !method
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
-    {
+    if !is_token_text(method) {
         return Err(LoadError::InvalidRequest(format!(
             "invalid method `{method}`"
         )));
@@ -32,11 +29,7 @@ pub fn serialize(
         out.extend_from_slice(b"\r\n");
     }
     for (k, v) in headers {
-        if k.is_empty()
-            || !k
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
-        {
+        if !is_token_text(k) {
             return Err(LoadError::InvalidRequest(format!(
                 "invalid header name `{k}`"
             )));

@@ -30,54 +30,9 @@ pub fn run(spec: &LoadSpec, live: &Live, cancel: &AtomicBool) -> Result<LoadRepo
         timeout_ns: spec.timeout.as_nanos() as u64,
         seconds: spec.duration.as_secs_f64().ceil() as usize,
     };
-    let shares: Vec<Share> = (0..threads)
-        .map(|i| {
-            let conns = spec.connections / threads + usize::from(i < spec.connections % threads);
-            Share {
-                index: i,
-                connections: conns,
-                rate: spec.rate.map(|r| {
-                    let phase = (i as f64 * 1e9 / r) as u64;
-                    (r * conns as f64 / spec.connections as f64, phase)
-                }),
-                cpu: spec
-                    .cpus
-                    .as_ref()
-                    .filter(|c| !c.is_empty())
-                    .map(|c| c[i % c.len()]),
-            }
-        })
-        .collect();
-
-    let barrier = Barrier::new(threads);
-    let t0 = OnceLock::new();
-    let sync = || {
-        if barrier.wait().is_leader() {
-            let _ = t0.set(Instant::now());
-        }
-        barrier.wait();
-        *t0.get().expect("t0 set by the leader")
-    };
+    let shares = shares(spec, threads);
     live.set_phase(Phase::Starting);
-    let results: Vec<std::io::Result<ThreadStats>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = shares
-            .iter()
-            .map(|share| {
-                let (plan, sync) = (&plan, &sync);
-                std::thread::Builder::new()
-                    .name(format!("rigor-load-{}", share.index))
-                    .spawn_scoped(scope, move || worker::run(plan, share, sync, live, cancel))
-                    .expect("spawn worker thread")
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(std::io::Error::other("worker thread panicked")))
-            })
-            .collect()
-    });
+    let results = run_workers(&plan, &shares, live, cancel);
     live.set_phase(Phase::Done);
 
     let mut merged = ThreadStats::new(spec.rate.is_some(), plan.seconds);
@@ -111,4 +66,64 @@ pub fn run(spec: &LoadSpec, live: &Live, cancel: &AtomicBool) -> Result<LoadRepo
         },
         &merged,
     ))
+}
+
+/// Each worker's connections (spread evenly), open-model rate and phase, and CPU.
+fn shares(spec: &LoadSpec, threads: usize) -> Vec<Share> {
+    (0..threads)
+        .map(|i| {
+            let conns = spec.connections / threads + usize::from(i < spec.connections % threads);
+            Share {
+                index: i,
+                connections: conns,
+                rate: spec.rate.map(|r| {
+                    let phase = (i as f64 * 1e9 / r) as u64;
+                    (r * conns as f64 / spec.connections as f64, phase)
+                }),
+                cpu: spec
+                    .cpus
+                    .as_ref()
+                    .filter(|c| !c.is_empty())
+                    .map(|c| c[i % c.len()]),
+            }
+        })
+        .collect()
+}
+
+/// Runs one thread per share, all starting at one t0 (the last to arrive at the barrier sets
+/// it), and collects what each measured.
+fn run_workers(
+    plan: &Plan<'_>,
+    shares: &[Share],
+    live: &Live,
+    cancel: &AtomicBool,
+) -> Vec<std::io::Result<ThreadStats>> {
+    let barrier = Barrier::new(shares.len());
+    let t0 = OnceLock::new();
+    let sync = || {
+        if barrier.wait().is_leader() {
+            let _ = t0.set(Instant::now());
+        }
+        barrier.wait();
+        *t0.get().expect("t0 set by the leader")
+    };
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = shares
+            .iter()
+            .map(|share| {
+                let sync = &sync;
+                std::thread::Builder::new()
+                    .name(format!("rigor-load-{}", share.index))
+                    .spawn_scoped(scope, move || worker::run(plan, share, sync, live, cancel))
+                    .expect("spawn worker thread")
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(std::io::Error::other("worker thread panicked")))
+            })
+            .collect()
+    })
 }

@@ -23,26 +23,49 @@ fn invalid(url: &str, reason: impl Into<String>) -> LoadError {
 
 /// Parses and resolves `url`.
 pub fn parse(url: &str) -> Result<Target, LoadError> {
+    let rest = after_scheme(url)?;
+    let split = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(split);
+    let path = path_of(url, tail)?;
+    let (host, port) = host_and_port(url, authority)?;
+    let bracketed = if host.contains(':') {
+        format!("[{host}]")
+    } else {
+        host.to_string()
+    };
+    let host_header = if port == 80 {
+        bracketed
+    } else {
+        format!("{bracketed}:{port}")
+    };
+    Ok(Target {
+        host_header,
+        path,
+        addrs: resolve(url, host, port)?,
+    })
+}
+
+/// What follows `http://`; any other scheme is an error saying what is supported.
+fn after_scheme(url: &str) -> Result<&str, LoadError> {
     let (scheme, rest) = url
         .split_once("://")
         .ok_or_else(|| invalid(url, "expected a URL like http://127.0.0.1:8080/path"))?;
     match scheme.to_ascii_lowercase().as_str() {
-        "http" => {}
-        "https" => {
-            return Err(LoadError::UnsupportedScheme {
-                url: url.to_string(),
-                reason: "TLS is not supported yet; use http://".into(),
-            })
-        }
-        other => {
-            return Err(LoadError::UnsupportedScheme {
-                url: url.to_string(),
-                reason: format!("unknown scheme `{other}`; only http:// is supported"),
-            })
-        }
+        "http" => Ok(rest),
+        "https" => Err(LoadError::UnsupportedScheme {
+            url: url.to_string(),
+            reason: "TLS is not supported yet; use http://".into(),
+        }),
+        other => Err(LoadError::UnsupportedScheme {
+            url: url.to_string(),
+            reason: format!("unknown scheme `{other}`; only http:// is supported"),
+        }),
     }
-    let split = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(split);
+}
+
+/// The request target from what follows the authority: path and query (at least `/`), the
+/// fragment dropped.
+fn path_of(url: &str, tail: &str) -> Result<String, LoadError> {
     let tail = tail.split('#').next().unwrap_or("");
     let path = if tail.is_empty() {
         "/".to_string()
@@ -57,6 +80,11 @@ pub fn parse(url: &str) -> Result<Target, LoadError> {
             "the path contains spaces or control characters; percent-encode them",
         ));
     }
+    Ok(path)
+}
+
+/// Host (an IPv6 literal without its brackets) and port (80 by default) of the authority.
+fn host_and_port<'a>(url: &str, authority: &'a str) -> Result<(&'a str, u16), LoadError> {
     if authority.contains('@') {
         return Err(invalid(url, "user info (user@host) is not supported"));
     }
@@ -95,16 +123,11 @@ pub fn parse(url: &str) -> Result<Target, LoadError> {
     if port == 0 {
         return Err(invalid(url, "port 0 is not a valid target"));
     }
-    let bracketed = if host.contains(':') {
-        format!("[{host}]")
-    } else {
-        host.to_string()
-    };
-    let host_header = if port == 80 {
-        bracketed
-    } else {
-        format!("{bracketed}:{port}")
-    };
+    Ok((host, port))
+}
+
+/// The addresses `host` resolves to (at least one).
+fn resolve(url: &str, host: &str, port: u16) -> Result<Vec<SocketAddr>, LoadError> {
     let addrs: Vec<SocketAddr> = (host, port)
         .to_socket_addrs()
         .map_err(|e| LoadError::Resolve {
@@ -120,11 +143,7 @@ pub fn parse(url: &str) -> Result<Target, LoadError> {
             source: std::io::Error::new(std::io::ErrorKind::NotFound, "no addresses"),
         });
     }
-    Ok(Target {
-        host_header,
-        path,
-        addrs,
-    })
+    Ok(addrs)
 }
 
 #[cfg(test)]

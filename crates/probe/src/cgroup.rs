@@ -2,9 +2,11 @@
 //! included, and a way to kill every process the app left behind.
 
 use crate::procfs::{keyed_value, read, read_u64};
+use nix::errno::Errno;
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, ErrorKind, Write};
-use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -36,13 +38,15 @@ pub struct CgroupJoiner {
 
 impl CgroupJoiner {
     /// Moves the calling process into the cgroup (writes "0", meaning "me", to each file).
-    /// Meant for `CommandExt::pre_exec`.
+    /// Meant for `CommandExt::pre_exec`, whose `Err` fails the spawn: an app that could not
+    /// join is never measured as if it had. Stops at the first file the kernel refuses.
     pub fn join_self(&self) -> io::Result<()> {
         for f in &self.files {
-            // SAFETY: writing a 1-byte static buffer to an open descriptor.
-            let n = unsafe { libc::write(f.as_raw_fd(), b"0".as_ptr().cast(), 1) };
-            if n != 1 {
-                return Err(io::Error::last_os_error());
+            // A bare write(2): no allocation, as between fork and exec.
+            match nix::unistd::write(f, b"0") {
+                Ok(1) => {}
+                Ok(_) => return Err(io::Error::from(ErrorKind::WriteZero)),
+                Err(e) => return Err(e.into()),
             }
         }
         Ok(())
@@ -230,8 +234,8 @@ impl Cgroup {
                 break;
             }
             for pid in pids {
-                // SAFETY: kill has no memory-safety preconditions.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
+                // One that exited meanwhile is what we wanted.
+                let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
             }
             std::thread::sleep(Duration::from_millis(10));
         }
@@ -248,7 +252,8 @@ impl Cgroup {
                     Ok(()) => break,
                     Err(e) if e.kind() == ErrorKind::NotFound => break,
                     Err(e)
-                        if e.raw_os_error() == Some(libc::EBUSY) && Instant::now() < deadline =>
+                        if e.raw_os_error() == Some(Errno::EBUSY as i32)
+                            && Instant::now() < deadline =>
                     {
                         std::thread::sleep(Duration::from_millis(20));
                     }
@@ -308,7 +313,7 @@ fn create_v2(parent: &Path, name: &str) -> Result<Cgroup, String> {
     let subtree = read(parent.join("cgroup.subtree_control")).unwrap_or_default();
     if !subtree.split_whitespace().any(|c| c == "memory") {
         if let Err(e) = fs::write(parent.join("cgroup.subtree_control"), "+memory") {
-            let hint = if e.raw_os_error() == Some(libc::EBUSY) {
+            let hint = if e.raw_os_error() == Some(Errno::EBUSY as i32) {
                 " (our cgroup holds processes, so v2 forbids controllers for its children; \
                  start rigor in its own delegated cgroup, e.g. systemd-run --scope -p Delegate=yes)"
             } else {
@@ -480,6 +485,38 @@ mod tests {
             assert!(why.contains("no memory controller"), "{why}");
             assert!(!unified.join("rigor-never-made").exists());
         }
+    }
+
+    #[test]
+    fn a_failed_join_is_reported() {
+        // A write the kernel refuses (as cgroup.procs does for a cgroup being removed) is an
+        // error naming the cause, not a child silently left outside the cgroup.
+        let full = CgroupJoiner {
+            files: vec![OpenOptions::new().write(true).open("/dev/full").unwrap()],
+        };
+        let e = full.join_self().unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(Errno::ENOSPC as i32), "{e}");
+        // The first refusal stops the join: a later file is not written.
+        let dir = std::env::temp_dir().join(format!("rigor-joiner-{}", std::process::id()));
+        let later = OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .write(true)
+            .open(&dir)
+            .unwrap();
+        let both = CgroupJoiner {
+            files: vec![
+                OpenOptions::new().write(true).open("/dev/full").unwrap(),
+                later,
+            ],
+        };
+        assert!(both.join_self().is_err());
+        assert_eq!(fs::read(&dir).unwrap(), b"");
+        let null = CgroupJoiner {
+            files: vec![OpenOptions::new().write(true).open("/dev/null").unwrap()],
+        };
+        assert!(null.join_self().is_ok());
+        let _ = fs::remove_file(&dir);
     }
 
     #[test]

@@ -57,15 +57,10 @@ fn live_threads_ns(pid: i32) -> Option<u64> {
 
 /// Now on the clock /proc's start times use (CLOCK_BOOTTIME), in clock ticks, rounded down.
 pub(crate) fn boot_ticks_now(clock_ticks: u64) -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime only writes the timespec we own.
-    if unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) } != 0 {
+    let Ok(ts) = nix::time::clock_gettime(nix::time::ClockId::CLOCK_BOOTTIME) else {
         return u64::MAX; // unknown: no process counts as newly forked
-    }
-    ts.tv_sec as u64 * clock_ticks + ts.tv_nsec as u64 * clock_ticks / 1_000_000_000
+    };
+    ts.tv_sec() as u64 * clock_ticks + ts.tv_nsec() as u64 * clock_ticks / 1_000_000_000
 }
 
 /// CPU used by the tree between snapshots `a` (taken at `a_boot_ticks`) and `b`, in ns.

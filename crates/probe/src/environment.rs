@@ -148,20 +148,9 @@ fn os_name() -> Option<String> {
 
 /// (machine, release) from uname(2).
 fn uname() -> Option<(String, String)> {
-    // SAFETY: utsname is plain old data; uname fills it with NUL-terminated strings.
-    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
-    if unsafe { libc::uname(&mut u) } != 0 {
-        return None;
-    }
-    let s = |f: &[libc::c_char]| {
-        let bytes: Vec<u8> = f
-            .iter()
-            .take_while(|c| **c != 0)
-            .map(|c| *c as u8)
-            .collect();
-        String::from_utf8_lossy(&bytes).into_owned()
-    };
-    Some((s(&u.machine), s(&u.release)))
+    let u = nix::sys::utsname::uname().ok()?;
+    let s = |f: &std::ffi::OsStr| f.to_string_lossy().into_owned();
+    Some((s(u.machine()), s(u.release())))
 }
 
 fn cpuinfo_value<'a>(cpuinfo: &'a str, key: &str) -> Option<&'a str> {

@@ -10,7 +10,7 @@ mod figures;
 mod git;
 mod net_path;
 mod page_cache;
-mod priority;
+pub mod priority;
 mod procfs;
 mod sample;
 mod sampler;

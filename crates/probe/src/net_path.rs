@@ -1,7 +1,7 @@
 //! Where the load travels: loopback, a local interface, or the network to another host.
 //! Numbers from loopback and from a real NIC are not comparable, so the result records which.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::IpAddr;
 
 /// The route a connection from this host to an address takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -32,37 +32,17 @@ pub fn net_path(ip: IpAddr) -> NetPath {
 
 /// Every address configured on this host's interfaces (getifaddrs), loopback included.
 pub fn local_addresses() -> Vec<IpAddr> {
-    let mut out = Vec::new();
-    let mut head: *mut libc::ifaddrs = std::ptr::null_mut();
-    // SAFETY: getifaddrs fills `head` with a list we free below with freeifaddrs.
-    if unsafe { libc::getifaddrs(&mut head) } != 0 {
-        return out;
-    }
-    let mut cur = head;
-    while !cur.is_null() {
-        // SAFETY: `cur` is a node of the list getifaddrs returned; ifa_addr may be null,
-        // and its family tells which sockaddr type it points to.
-        unsafe {
-            let addr = (*cur).ifa_addr;
-            if !addr.is_null() {
-                match (*addr).sa_family as i32 {
-                    libc::AF_INET => {
-                        let sin = &*(addr as *const libc::sockaddr_in);
-                        out.push(IpAddr::V4(Ipv4Addr::from(
-                            sin.sin_addr.s_addr.to_ne_bytes(),
-                        )));
-                    }
-                    libc::AF_INET6 => {
-                        let sin6 = &*(addr as *const libc::sockaddr_in6);
-                        out.push(IpAddr::V6(Ipv6Addr::from(sin6.sin6_addr.s6_addr)));
-                    }
-                    _ => {}
-                }
+    let Ok(addrs) = nix::ifaddrs::getifaddrs() else {
+        return Vec::new();
+    };
+    addrs
+        .filter_map(|ifa| {
+            let addr = ifa.address?;
+            if let Some(sin) = addr.as_sockaddr_in() {
+                Some(IpAddr::V4(sin.ip()))
+            } else {
+                addr.as_sockaddr_in6().map(|sin6| IpAddr::V6(sin6.ip()))
             }
-            cur = (*cur).ifa_next;
-        }
-    }
-    // SAFETY: `head` came from a successful getifaddrs and is freed once.
-    unsafe { libc::freeifaddrs(head) };
-    out
+        })
+        .collect()
 }

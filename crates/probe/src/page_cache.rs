@@ -10,12 +10,11 @@ const DROP_CACHES: &str = "/proc/sys/vm/drop_caches";
 /// (dentries, inodes). The error says why it could not be done (not root, read-only /proc/sys
 /// in a container).
 pub fn drop_page_cache() -> Result<(), String> {
-    // SAFETY: sync has no preconditions.
-    unsafe { libc::sync() };
+    nix::unistd::sync();
     std::fs::write(DROP_CACHES, "3").map_err(|e| {
         let why = match e.kind() {
             ErrorKind::PermissionDenied => "not permitted: it needs root".to_string(),
-            _ if e.raw_os_error() == Some(libc::EROFS) => {
+            _ if e.raw_os_error() == Some(nix::errno::Errno::EROFS as i32) => {
                 "not permitted: /proc/sys is read-only here (a container?)".to_string()
             }
             _ => e.to_string(),

@@ -1,5 +1,6 @@
 //! Small readers for /proc and /sys files shared by the other modules.
 
+use nix::unistd::{sysconf, SysconfVar};
 use std::fs;
 use std::path::Path;
 
@@ -127,23 +128,17 @@ pub(crate) fn keyed_value(text: &str, key: &str) -> Option<u64> {
 
 /// Clock ticks per second used by /proc/PID/stat times.
 pub fn clock_ticks_per_second() -> u64 {
-    // SAFETY: sysconf has no preconditions.
-    let v = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if v > 0 {
-        v as u64
-    } else {
-        100
+    match sysconf(SysconfVar::CLK_TCK) {
+        Ok(Some(v)) if v > 0 => v as u64,
+        _ => 100,
     }
 }
 
 /// CPUs currently online: the default divisor that turns raw CPU into "100 = all cores".
 pub fn online_cpus() -> usize {
-    // SAFETY: sysconf has no preconditions.
-    let v = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
-    if v > 0 {
-        v as usize
-    } else {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
+    match sysconf(SysconfVar::_NPROCESSORS_ONLN) {
+        Ok(Some(v)) if v > 0 => v as usize,
+        _ => std::thread::available_parallelism().map_or(1, |n| n.get()),
     }
 }
 

@@ -160,7 +160,7 @@ fn memory_rollup(pid: i32) -> Result<Option<Rollup>, ()> {
                 Err(_) => return Err(()),
             }
         }
-        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(nix::errno::Errno::ESRCH as i32) => return Ok(None),
         Err(_) => return Err(()),
     };
     // Kernel threads and zombies have an empty rollup: they own no memory.

@@ -3,6 +3,8 @@
 mod common;
 
 use common::*;
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
 use rigor_probe::*;
 use std::time::{Duration, Instant};
 use testkit::{is_root, skip};
@@ -217,8 +219,8 @@ fn window_end_reading_is_taken_before_mark_returns() {
     sampler.mark(Mark::WindowEnd);
     // What a shutdown does right after the window: processes and threads go away.
     for pid in &pids[1..] {
-        // SAFETY: killing our own test child's children.
-        unsafe { libc::kill(*pid, libc::SIGKILL) };
+        // Our own test child's children.
+        let _ = kill(Pid::from_raw(*pid), Signal::SIGKILL);
     }
     std::thread::sleep(Duration::from_millis(300));
     let samples = sampler.stop();

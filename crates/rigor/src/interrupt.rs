@@ -3,7 +3,12 @@
 //! results within a few seconds, writes what was measured itself and exits. No path ends without
 //! the final write, and no child outlives rigor.
 
-use std::io::Write;
+use nix::fcntl::OFlag;
+use nix::sys::signal::{killpg, sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
+use nix::unistd::Pid;
+use std::ffi::c_int;
+use std::io::{Read, Write};
+use std::os::fd::{BorrowedFd, IntoRawFd};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use std::sync::{Mutex, Once};
 use std::time::{Duration, Instant};
@@ -23,7 +28,7 @@ static LAST_WORDS: Mutex<Option<LastWords>> = Mutex::new(None);
 const GRACE_AFTER_SECOND: Duration = Duration::from_secs(3);
 
 /// The signal handler: only atomics and one `write(2)`, both async-signal-safe.
-extern "C" fn on_signal(sig: libc::c_int) {
+extern "C" fn on_signal(sig: c_int) {
     LAST_SIGNAL.store(sig, Ordering::SeqCst);
     INTERRUPTED.store(true, Ordering::SeqCst);
     if SIGNALS.fetch_add(1, Ordering::SeqCst) >= 1 {
@@ -31,8 +36,10 @@ extern "C" fn on_signal(sig: libc::c_int) {
     }
     let fd = WAKE.load(Ordering::SeqCst);
     if fd >= 0 {
-        // SAFETY: write(2) of one byte from a static buffer is async-signal-safe.
-        unsafe { libc::write(fd, b"s".as_ptr().cast(), 1) };
+        // SAFETY: WAKE holds the pipe's write end, which is never closed.
+        let fd = unsafe { BorrowedFd::borrow_raw(fd) };
+        // One write(2), async-signal-safe; a full pipe already holds a wake-up.
+        let _ = nix::unistd::write(fd, b"s");
     }
 }
 
@@ -40,45 +47,41 @@ extern "C" fn on_signal(sig: libc::c_int) {
 pub fn install() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        let mut fds = [0i32; 2];
-        // SAFETY: pipe2 fills the two-element array it is given.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        let Ok((read_end, write_end)) = nix::unistd::pipe2(OFlag::O_CLOEXEC) else {
             return;
-        }
-        WAKE.store(fds[1], Ordering::SeqCst);
-        let read_fd = fds[0];
+        };
+        // The write end lives as long as rigor: the handler may write to it at any time.
+        WAKE.store(write_end.into_raw_fd(), Ordering::SeqCst);
+        let read_end = std::fs::File::from(read_end);
         if std::thread::Builder::new()
             .name("signals".into())
-            .spawn(move || watch(read_fd))
+            .spawn(move || watch(read_end))
             .is_err()
         {
             return;
         }
-        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-            // SAFETY: a zeroed sigaction with a plain handler and an empty mask is valid.
-            unsafe {
-                let mut sa: libc::sigaction = std::mem::zeroed();
-                sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
-                sa.sa_flags = libc::SA_RESTART;
-                libc::sigemptyset(&mut sa.sa_mask);
-                libc::sigaction(sig, &sa, std::ptr::null_mut());
-            }
+        let action = SigAction::new(
+            SigHandler::Handler(on_signal),
+            SaFlags::SA_RESTART,
+            SigSet::empty(),
+        );
+        for sig in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+            // SAFETY: the handler only touches atomics and makes one write(2).
+            let _ = unsafe { sigaction(sig, &action) };
         }
     });
 }
 
 /// The watcher: prints what happens (outside the handler) and runs the second-signal path.
-fn watch(read_fd: i32) {
+fn watch(mut wake: std::fs::File) {
     let mut seen = 0usize;
     loop {
         let mut b = [0u8; 16];
-        // SAFETY: reads into a local buffer of the given length.
-        let n = unsafe { libc::read(read_fd, b.as_mut_ptr().cast(), b.len()) };
-        if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-            continue;
-        }
-        if n <= 0 {
-            return;
+        match wake.read(&mut b) {
+            Ok(0) => return,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return,
         }
         let count = SIGNALS.load(Ordering::SeqCst);
         if seen == 0 && count >= 1 {
@@ -95,23 +98,23 @@ fn watch(read_fd: i32) {
 }
 
 fn first_message(sig: i32) -> String {
-    match sig {
-        libc::SIGINT => {
+    match Signal::try_from(sig) {
+        Ok(Signal::SIGINT) => {
             "\nrigor: interrupted, stopping cleanly (press Ctrl-C again to stop at once)".into()
         }
-        other => format!(
+        _ => format!(
             "\nrigor: {} received, stopping cleanly (a second signal stops at once)",
-            signal_name(other)
+            signal_name(sig)
         ),
     }
 }
 
 /// `SIGTERM`, `SIGHUP`, … for messages.
 pub fn signal_name(sig: i32) -> &'static str {
-    match sig {
-        libc::SIGINT => "SIGINT",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGHUP => "SIGHUP",
+    match Signal::try_from(sig) {
+        Ok(Signal::SIGINT) => "SIGINT",
+        Ok(Signal::SIGTERM) => "SIGTERM",
+        Ok(Signal::SIGHUP) => "SIGHUP",
         _ => "a signal",
     }
 }
@@ -197,10 +200,8 @@ pub fn unregister_group(pgid: i32) {
 pub fn kill_all() {
     if let Ok(g) = GROUPS.lock() {
         for pgid in g.iter() {
-            // SAFETY: killpg only sends a signal.
-            unsafe {
-                libc::killpg(*pgid, libc::SIGKILL);
-            }
+            // A group that is already gone needs no killing.
+            let _ = killpg(Pid::from_raw(*pgid), Signal::SIGKILL);
         }
     }
 }

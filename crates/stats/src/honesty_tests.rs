@@ -2,7 +2,7 @@
 //! same-distribution comparisons rarely claim a change, real changes are found, and
 //! the 95% intervals cover the truth about 95% of the time.
 
-use crate::test_rng::Rng;
+use crate::test_support::Rng;
 use crate::{compare, median_ci, verdict, Direction, Verdict};
 
 const TRIALS: usize = 4000;

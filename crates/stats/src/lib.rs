@@ -18,7 +18,7 @@ mod verdict;
 #[cfg(test)]
 mod honesty_tests;
 #[cfg(test)]
-mod test_rng;
+mod test_support;
 
 pub use hodges_lehmann::{compare, Change};
 pub use mann_whitney::mann_whitney_p;

@@ -146,10 +146,7 @@ pub fn mann_whitney_p(x: &[f64], y: &[f64]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn rel(a: f64, b: f64) -> f64 {
-        ((a - b) / b).abs()
-    }
+    use crate::test_support::rel;
 
     #[test]
     fn exact_counts() {

@@ -72,10 +72,7 @@ pub(crate) fn normal_isf(p: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn rel(a: f64, b: f64) -> f64 {
-        ((a - b) / b).abs()
-    }
+    use crate::test_support::rel;
 
     #[test]
     fn erfc_reference() {

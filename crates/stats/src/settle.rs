@@ -83,7 +83,7 @@ fn pooled_relative_stdev(base: &[f64], cand: &[f64]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_rng::Rng;
+    use crate::test_support::Rng;
 
     #[test]
     fn conclusive_now_returns_current_size() {

@@ -58,7 +58,7 @@ pub(crate) fn tied_exact_p(doubled_ranks: &[u64], in_first: &[bool]) -> Option<f
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_rng::Rng;
+    use crate::test_support::Rng;
 
     /// The same p-value by listing every one of the C(N, n1) splits of the pooled ranks.
     fn brute_force(ranks: &[u64], in_first: &[bool]) -> f64 {

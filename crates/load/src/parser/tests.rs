@@ -183,10 +183,9 @@ fn oversized_head_is_an_error_but_100k_is_fine() {
     assert_eq!(err, Some(ParseError::HeadTooLarge));
 }
 
-#[test]
-fn random_inputs_never_panic() {
-    // The fuzz target's check over mutated valid responses, so `cargo test` exercises it too
-    // (the coverage-guided fuzzer lives in fuzz/).
+/// The fuzz corpus the tests share: valid responses, each mutated at random (a byte changed,
+/// inserted or removed, a stretch copied), with the fuzz target's flags byte in front.
+pub(super) fn fuzz_corpus(count: usize) -> impl Iterator<Item = Vec<u8>> {
     let seeds: [&[u8]; 5] = [
         b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello",
         b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;a=b\r\nhello\r\n0\r\nT: x\r\n\r\n",
@@ -195,13 +194,13 @@ fn random_inputs_never_panic() {
         b"HTTP/1.1 304 Not Modified\r\nContent-Length: 9\r\n\r\nHTTP/1.1 500 E\r\ncontent-length:0\r\n\r\n",
     ];
     let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut rnd = || {
+    let mut rnd = move || {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
         x
     };
-    for _ in 0..50_000 {
+    (0..count).map(move |_| {
         let mut d = vec![rnd() as u8];
         d.extend_from_slice(seeds[(rnd() % seeds.len() as u64) as usize]);
         for _ in 0..(rnd() % 4) {
@@ -221,6 +220,15 @@ fn random_inputs_never_panic() {
                 }
             }
         }
+        d
+    })
+}
+
+#[test]
+fn random_inputs_never_panic() {
+    // The fuzz target's check over mutated valid responses, so `cargo test` exercises it too
+    // (the coverage-guided fuzzer lives in fuzz/).
+    for d in fuzz_corpus(50_000) {
         fuzz_check(&d);
     }
 }

@@ -1,6 +1,8 @@
 // Shared helpers for the integration tests (included with `mod common;`).
 #![allow(dead_code)]
 
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
@@ -30,8 +32,8 @@ impl Spawned {
 
 impl Drop for Spawned {
     fn drop(&mut self) {
-        // SAFETY: signalling our own child's process group.
-        unsafe { libc::kill(-(self.child.id() as i32), libc::SIGKILL) };
+        // Our own child's process group.
+        let _ = killpg(Pid::from_raw(self.child.id() as i32), Signal::SIGKILL);
         let _ = self.child.wait();
     }
 }
@@ -125,8 +127,7 @@ pub fn tree_cpu_secs_from_stat(pid: i32) -> f64 {
         .take(4)
         .map(|v| v.parse().unwrap())
         .collect();
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    let hz = rigor_probe::clock_ticks_per_second() as f64;
     f.iter().sum::<u64>() as f64 / hz
 }
 

@@ -1,13 +1,7 @@
 //! Checks of single values (HTTP method, headers, addresses, status codes) that the runner
 //! would otherwise only trip over after the build.
 
-/// True for an HTTP token (method and header-name syntax).
-fn is_token(text: &str) -> bool {
-    !text.is_empty()
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
-}
+use rigor_load::parser::is_token_text as is_token;
 
 /// A request method must be an HTTP token such as `GET` or `POST`.
 pub fn method(m: &str) -> Result<(), String> {

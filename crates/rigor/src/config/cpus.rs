@@ -2,7 +2,7 @@
 
 /// CPU numbers the affinity calls can name (the size of `cpu_set_t`); a list beyond it cannot be
 /// applied, and refusing it before expanding a range keeps `0-99999999999` from allocating.
-pub const CPU_SET_SIZE: usize = 8 * std::mem::size_of::<libc::cpu_set_t>();
+pub const CPU_SET_SIZE: usize = nix::sched::CpuSet::count();
 
 /// Parses a CPU list; an empty or malformed list, or a CPU number past [`CPU_SET_SIZE`], is an
 /// error naming the bad part.

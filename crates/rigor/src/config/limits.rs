@@ -1,6 +1,8 @@
 //! What this machine allows (online CPUs, open files), so numbers in the config and flags are
 //! checked against it before anything is built or started.
 
+use nix::sys::resource::{getrlimit, Resource, RLIM_INFINITY};
+
 /// Machine limits a plan is checked against; `None` means unknown (not checked).
 #[derive(Debug, Clone, Default)]
 pub struct Limits {
@@ -35,7 +37,7 @@ fn online_cpus() -> Option<Vec<usize>> {
     let online = std::fs::read_to_string("/sys/devices/system/cpu/online")
         .ok()
         .and_then(|t| super::parse_cpu_list(t.trim()).ok());
-    let allowed = affinity();
+    let allowed = rigor_load::allowed_cpu_list();
     match (online, allowed.is_empty()) {
         (Some(online), false) => Some(online.into_iter().filter(|c| allowed.contains(c)).collect()),
         (Some(online), true) => Some(online),
@@ -46,31 +48,10 @@ fn online_cpus() -> Option<Vec<usize>> {
     }
 }
 
-/// The CPUs in rigor's affinity mask (empty when it cannot be read).
-fn affinity() -> Vec<usize> {
-    // SAFETY: cpu_set_t is plain data; sched_getaffinity fills the one we own.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return Vec::new();
-        }
-        (0..super::cpus::CPU_SET_SIZE)
-            .filter(|&c| libc::CPU_ISSET(c, &set))
-            .collect()
-    }
-}
-
 /// The hard RLIMIT_NOFILE: the engine raises its soft limit up to it when it needs to.
 fn open_file_limit() -> Option<u64> {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit writes into the struct we own.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
-        return None;
-    }
-    (lim.rlim_max != libc::RLIM_INFINITY).then_some(lim.rlim_max)
+    let (_, hard) = getrlimit(Resource::RLIMIT_NOFILE).ok()?;
+    (hard != RLIM_INFINITY).then_some(hard)
 }
 
 #[cfg(test)]

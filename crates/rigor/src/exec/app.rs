@@ -4,7 +4,7 @@
 use super::logtail::tail;
 use crate::config::{AppJob, Ready};
 use crate::result::OutsideWindow;
-use nix::sched::{sched_setaffinity, CpuSet};
+use nix::sched::sched_setaffinity;
 use nix::sys::prctl::set_pdeathsig;
 use nix::sys::signal::{killpg, Signal};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
@@ -77,8 +77,12 @@ impl AppProcess {
                 super::sentinel::watch_cgroup(dir);
             }
         }
-        let cpuset = job.cpus.as_deref().map(cpu_set).transpose()?;
-        let base_nice = BASE_NICE.load(std::sync::atomic::Ordering::SeqCst);
+        let cpuset = job
+            .cpus
+            .as_deref()
+            .map(|c| rigor_load::cpu_set(c).map_err(|e| format!("cannot pin: {e}")))
+            .transpose()?;
+        let base_nice = rigor_probe::priority::base_nice();
         // SAFETY: the closure only makes async-signal-safe system calls on prepared data.
         unsafe {
             cmd.pre_exec(move || {
@@ -89,9 +93,9 @@ impl AppProcess {
                 if let Some(set) = &cpuset {
                     sched_setaffinity(Pid::from_raw(0), set)?;
                 }
-                if base_nice != i32::MIN {
-                    // nix has no setpriority; the call only changes this child's nice value.
-                    libc::setpriority(libc::PRIO_PROCESS, 0, base_nice);
+                if let Some(nice) = base_nice {
+                    // Best effort, as before: the child keeps rigor's raised priority otherwise.
+                    let _ = rigor_probe::priority::set_nice(nice);
                 }
                 set_pdeathsig(Signal::SIGKILL)?;
                 Ok(())
@@ -254,16 +258,6 @@ impl AppProcess {
     }
 }
 
-/// The CPU set of `cpus`; a CPU beyond what the system can address is an error, not an abort.
-fn cpu_set(cpus: &[usize]) -> Result<CpuSet, String> {
-    let mut set = CpuSet::new();
-    for &c in cpus {
-        set.set(c)
-            .map_err(|e| format!("cannot pin to CPU {c}: {e}"))?;
-    }
-    Ok(set)
-}
-
 fn describe(ready: &Ready) -> String {
     match ready {
         Ready::Http(u) => format!("no 2xx from {u}"),
@@ -287,14 +281,4 @@ fn reap_group(pgid: i32) {
             break;
         }
     }
-}
-
-/// rigor's nice value before it raised its own priority for the load; applications start with it.
-static BASE_NICE: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(i32::MIN);
-
-/// Remembers the current nice value, so raising rigor's priority never leaks into applications.
-pub fn remember_base_nice() {
-    // SAFETY: getpriority only reads this process's nice value (errno ignored: -1 is a valid nice).
-    let nice = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
-    BASE_NICE.store(nice, std::sync::atomic::Ordering::SeqCst);
 }

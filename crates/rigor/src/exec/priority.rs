@@ -22,7 +22,8 @@ pub fn raise(pid: i32, who: &str) -> (String, Option<Warning>) {
 /// Raises rigor's own priority for the load client, after remembering the nice value
 /// applications must still start with; the outcome goes in the result's environment.
 pub fn raise_own(result: &mut RunResult) {
-    super::app::remember_base_nice();
+    // Unreadable, applications simply start with whatever rigor has.
+    let _ = rigor_probe::priority::remember_base_nice();
     let (outcome, warning) = raise(std::process::id() as i32, "the load client");
     if let serde_json::Value::Object(env) = &mut result.environment {
         env.insert("load_priority".into(), outcome.into());

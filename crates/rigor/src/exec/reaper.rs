@@ -4,6 +4,9 @@
 //! and removed at the next start.
 
 use super::procs::{self, Proc, MARK};
+use nix::sys::signal::{kill, Signal};
+use nix::sys::wait::{waitpid, WaitPidFlag};
+use nix::unistd::Pid;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -17,10 +20,8 @@ pub fn mark() -> &'static str {
 /// Makes rigor the reaper of its applications' orphans: a daemonising or `setsid` child stays
 /// in rigor's tree, where [`sweep`] finds it.
 pub fn become_subreaper() {
-    // SAFETY: prctl with PR_SET_CHILD_SUBREAPER only changes this process's own attribute.
-    unsafe {
-        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
-    }
+    // Best effort: without it orphans are still found by their mark.
+    let _ = nix::sys::prctl::set_child_subreaper(true);
 }
 
 /// Our processes still alive (zombie children are reaped on the way).
@@ -31,8 +32,8 @@ fn alive_ours() -> Vec<Proc> {
         .into_iter()
         .filter(|p| {
             if p.zombie && p.ppid == me {
-                // SAFETY: reaps one exited child of ours that nothing else waits for.
-                unsafe { libc::waitpid(p.pid, std::ptr::null_mut(), libc::WNOHANG) };
+                // Reaps one exited child of ours that nothing else waits for.
+                let _ = waitpid(Pid::from_raw(p.pid), Some(WaitPidFlag::WNOHANG));
             }
             !p.zombie
         })
@@ -56,8 +57,7 @@ pub fn sweep(grace: Duration) -> (Vec<Proc>, Vec<Proc>) {
     let deadline = Instant::now() + Duration::from_secs(3);
     loop {
         for p in &left {
-            // SAFETY: kill only sends a signal to a process of ours.
-            unsafe { libc::kill(p.pid, libc::SIGKILL) };
+            sigkill(p.pid);
         }
         std::thread::sleep(Duration::from_millis(20));
         left = alive_ours();
@@ -83,8 +83,7 @@ pub fn previous_leftovers() -> Vec<String> {
         })
         .collect();
     for (p, _) in &found {
-        // SAFETY: kill only sends a signal, to a process a dead rigor started.
-        unsafe { libc::kill(p.pid, libc::SIGKILL) };
+        sigkill(p.pid);
     }
     found.sort_by_key(|(p, _)| p.pid);
     found
@@ -132,8 +131,7 @@ pub fn remove_cgroup_dir(dir: &Path) -> bool {
             .map(|t| t.lines().filter_map(|l| l.trim().parse().ok()).collect())
             .unwrap_or_default();
         for pid in &pids {
-            // SAFETY: kill only sends a signal to a process inside a rigor cgroup.
-            unsafe { libc::kill(*pid, libc::SIGKILL) };
+            sigkill(*pid);
         }
         match std::fs::remove_dir(dir) {
             Ok(()) => return true,
@@ -142,4 +140,9 @@ pub fn remove_cgroup_dir(dir: &Path) -> bool {
             Err(_) => return false,
         }
     }
+}
+
+/// SIGKILLs one process of ours (or a dead rigor's); one already gone needs no killing.
+pub fn sigkill(pid: i32) {
+    let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
 }

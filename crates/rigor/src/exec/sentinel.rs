@@ -5,12 +5,20 @@
 //! parent-death signal reaches) survives it.
 
 use super::procs;
-use super::reaper;
-use std::io::Write;
+use super::reaper::{self, sigkill};
+use nix::fcntl::OFlag;
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::sys::signal::{killpg, signal, SigHandler, Signal};
+use nix::unistd::{dup2_stdin, dup2_stdout, fork, pipe2, ForkResult, Pid};
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::OnceLock;
 
-static WRITE_FD: AtomicI32 = AtomicI32::new(-1);
+/// rigor's end of the pipe: the sentinel's read end closes when the last copy of it does.
+static WRITE_END: OnceLock<File> = OnceLock::new();
 static PID: AtomicI32 = AtomicI32::new(-1);
 
 /// The sentinel's PID, so sweeps of rigor's own children leave it alone.
@@ -26,32 +34,25 @@ pub fn start() {
     }
     let mark = reaper::mark().to_string();
     let rigor = std::process::id() as i32;
-    let mut fds = [0i32; 2];
-    // SAFETY: pipe2 fills the two-element array; O_CLOEXEC keeps both ends out of applications.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+    // O_CLOEXEC keeps both ends out of applications.
+    let Ok((read_end, write_end)) = pipe2(OFlag::O_CLOEXEC) else {
         return;
-    }
-    let [read_fd, write_fd] = fds;
+    };
     // SAFETY: rigor has a single thread here, so the child may run ordinary code after fork.
-    match unsafe { libc::fork() } {
-        0 => {
-            // SAFETY: closing our copy of the write end; the read end sees EOF once rigor is gone.
-            unsafe { libc::close(write_fd) };
-            guard(read_fd, rigor, &mark);
+    match unsafe { fork() } {
+        Ok(ForkResult::Child) => {
+            // Our copy of the write end goes, so the read end sees EOF once rigor is gone.
+            drop(write_end);
+            guard(File::from(read_end), rigor, &mark);
         }
-        child if child > 0 => {
-            // SAFETY: rigor keeps only the write end.
-            unsafe { libc::close(read_fd) };
-            WRITE_FD.store(write_fd, Ordering::SeqCst);
-            PID.store(child, Ordering::SeqCst);
+        Ok(ForkResult::Parent { child }) => {
+            // rigor keeps only the write end.
+            drop(read_end);
+            let _ = WRITE_END.set(File::from(write_end));
+            PID.store(child.as_raw(), Ordering::SeqCst);
         }
-        _ => {
-            // SAFETY: fork failed; both ends are ours to close.
-            unsafe {
-                libc::close(read_fd);
-                libc::close(write_fd);
-            }
-        }
+        // Both ends close as they go out of scope.
+        Err(_) => {}
     }
 }
 
@@ -71,86 +72,34 @@ pub fn watch_cgroup(dir: &std::path::Path) {
 }
 
 fn send(line: &str) {
-    let fd = WRITE_FD.load(Ordering::SeqCst);
-    if fd >= 0 && line.len() < 4096 {
-        // SAFETY: one write(2) under PIPE_BUF is atomic; a dead sentinel gives EPIPE (ignored).
-        unsafe { libc::write(fd, line.as_ptr().cast(), line.len()) };
+    if let Some(mut pipe) = WRITE_END.get().filter(|_| line.len() < 4096) {
+        // One write(2) under PIPE_BUF is atomic; a dead sentinel gives EPIPE (ignored).
+        let _ = pipe.write(line.as_bytes());
     }
 }
 
 /// How often the sentinel notes rigor's descendants while an application or build runs.
-const TRACK_EVERY_MS: i32 = 1000;
+const TRACK_EVERY_MS: u16 = 1000;
+
+/// What rigor reported to the sentinel, and what the sentinel saw itself.
+#[derive(Default)]
+struct Watched {
+    groups: Vec<i32>,
+    cgroups: Vec<PathBuf>,
+    tracked: Vec<procs::Proc>,
+}
 
 /// The sentinel's life: collect what rigor reports (and, while something runs, rigor's
 /// descendants — so even one that left its group and cleared its environment is known), then
 /// clean up once the pipe closes.
-fn guard(read_fd: i32, rigor: i32, mark: &str) -> ! {
-    // SAFETY: only this process's own signal dispositions, name and standard streams change.
-    unsafe {
-        for sig in [
-            libc::SIGINT,
-            libc::SIGTERM,
-            libc::SIGHUP,
-            libc::SIGQUIT,
-            libc::SIGPIPE,
-        ] {
-            libc::signal(sig, libc::SIG_IGN);
-        }
-        libc::prctl(libc::PR_SET_NAME, c"rigor-sentinel".as_ptr());
-        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
-        if null >= 0 {
-            libc::dup2(null, 0);
-            libc::dup2(null, 1);
-            libc::close(null);
-        }
-    }
-    let mut groups: Vec<i32> = Vec::new();
-    let mut cgroups: Vec<PathBuf> = Vec::new();
-    let mut pending = Vec::new();
-    let mut tracked: Vec<procs::Proc> = Vec::new();
-    loop {
-        let mut pfd = libc::pollfd {
-            fd: read_fd,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        let timeout = if groups.is_empty() {
-            -1
-        } else {
-            TRACK_EVERY_MS
-        };
-        // SAFETY: polls one descriptor described by a local pollfd.
-        if unsafe { libc::poll(&mut pfd, 1, timeout) } == 0 {
-            track(rigor, &mut tracked);
-            continue;
-        }
-        let mut buf = [0u8; 4096];
-        // SAFETY: reads into a local buffer of the given length.
-        let n = unsafe { libc::read(read_fd, buf.as_mut_ptr().cast(), buf.len()) };
-        if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-            continue;
-        }
-        if n <= 0 {
-            break;
-        }
-        pending.extend_from_slice(&buf[..n as usize]);
-        while let Some(end) = pending.iter().position(|b| *b == b'\n') {
-            let line: Vec<u8> = pending.drain(..=end).collect();
-            let line = String::from_utf8_lossy(&line).trim().to_string();
-            match line.split_once(' ') {
-                Some(("g", p)) => groups.extend(p.parse::<i32>().ok()),
-                Some(("u", p)) => groups.retain(|g| Some(*g) != p.parse().ok()),
-                Some(("c", d)) => cgroups.push(PathBuf::from(d)),
-                _ => {}
-            }
-        }
-    }
-    let mut killed = clean_up(&groups, &cgroups, mark);
-    for p in tracked {
+fn guard(pipe: File, rigor: i32, mark: &str) -> ! {
+    detach();
+    let watched = listen(pipe, rigor);
+    let mut killed = clean_up(&watched.groups, &watched.cgroups, mark);
+    for p in watched.tracked {
         // Only the very process seen (same start time), not a reused PID.
         if procs::read(p.pid).is_some_and(|now| now.start == p.start && !now.zombie) {
-            // SAFETY: kill only sends a signal, to a process that descended from rigor.
-            unsafe { libc::kill(p.pid, libc::SIGKILL) };
+            sigkill(p.pid);
             if !killed.iter().any(|k| k.pid == p.pid) {
                 killed.push(p);
             }
@@ -164,7 +113,66 @@ fn guard(read_fd: i32, rigor: i32, mark: &str) -> ! {
         );
     }
     // SAFETY: leaves without running rigor's destructors or atexit handlers (a forked copy).
+    // Raw libc: nix has no `_exit`.
     unsafe { libc::_exit(0) }
+}
+
+/// Makes the sentinel deaf to the signals meant for rigor, names it, and points its standard
+/// input and output at /dev/null (stderr stays, for the final report).
+fn detach() {
+    for sig in [
+        Signal::SIGINT,
+        Signal::SIGTERM,
+        Signal::SIGHUP,
+        Signal::SIGQUIT,
+        Signal::SIGPIPE,
+    ] {
+        // SAFETY: ignoring a signal installs no handler code.
+        let _ = unsafe { signal(sig, SigHandler::SigIgn) };
+    }
+    let _ = nix::sys::prctl::set_name(c"rigor-sentinel");
+    if let Ok(null) = File::options().read(true).write(true).open("/dev/null") {
+        let _ = dup2_stdin(&null);
+        let _ = dup2_stdout(&null);
+    }
+}
+
+/// Reads rigor's reports until the pipe closes (rigor is gone), noting rigor's descendants
+/// every [`TRACK_EVERY_MS`] while a process group is watched.
+fn listen(mut pipe: File, rigor: i32) -> Watched {
+    let mut w = Watched::default();
+    let mut pending = Vec::new();
+    loop {
+        let timeout = if w.groups.is_empty() {
+            PollTimeout::NONE
+        } else {
+            PollTimeout::from(TRACK_EVERY_MS)
+        };
+        let mut pfd = [PollFd::new(pipe.as_fd(), PollFlags::POLLIN)];
+        if poll(&mut pfd, timeout) == Ok(0) {
+            track(rigor, &mut w.tracked);
+            continue;
+        }
+        let mut buf = [0u8; 4096];
+        let n = match pipe.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        pending.extend_from_slice(&buf[..n]);
+        while let Some(end) = pending.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = pending.drain(..=end).collect();
+            let line = String::from_utf8_lossy(&line).trim().to_string();
+            match line.split_once(' ') {
+                Some(("g", p)) => w.groups.extend(p.parse::<i32>().ok()),
+                Some(("u", p)) => w.groups.retain(|g| Some(*g) != p.parse().ok()),
+                Some(("c", d)) => w.cgroups.push(PathBuf::from(d)),
+                _ => {}
+            }
+        }
+    }
+    w
 }
 
 /// Notes rigor's descendants now alive (besides the sentinel), forgetting those gone.
@@ -206,12 +214,11 @@ fn clean_up(groups: &[i32], cgroups: &[PathBuf], mark: &str) -> Vec<procs::Proc>
             })
             .collect();
         for g in groups {
-            // SAFETY: killpg only sends a signal, to a group rigor registered and not released.
-            unsafe { libc::killpg(*g, libc::SIGKILL) };
+            // A group rigor registered and did not release; one already gone needs no killing.
+            let _ = killpg(Pid::from_raw(*g), Signal::SIGKILL);
         }
         for p in &found {
-            // SAFETY: as above, to a process rigor started.
-            unsafe { libc::kill(p.pid, libc::SIGKILL) };
+            sigkill(p.pid);
         }
         let done = found.is_empty();
         found.retain(|p| !killed.iter().any(|k| k.pid == p.pid));

@@ -1,4 +1,10 @@
-//! A small seeded PRNG (SplitMix64) so simulations are deterministic without a `rand` dependency.
+//! What the tests share: a small seeded PRNG (SplitMix64) so simulations are deterministic
+//! without a `rand` dependency, and the relative error reference values are checked with.
+
+/// How far `a` is from the reference `b`, relative to `b`.
+pub(crate) fn rel(a: f64, b: f64) -> f64 {
+    ((a - b) / b).abs()
+}
 
 pub(crate) struct Rng(u64);
 

@@ -1,0 +1,155 @@
+//! Requests out and responses in on one connection: queueing and writing requests, reading
+//! and parsing responses, and recording each answered request of the window.
+
+use super::{Kind, Worker};
+use crate::connection::{Pending, WriteOutcome};
+use std::io::{self, Read};
+
+impl Worker<'_> {
+    /// Queues one request on `idx`; the caller flushes.
+    #[inline]
+    pub(super) fn enqueue(&mut self, idx: usize, intended: u64, now: u64) {
+        let len = self.plan.request.len();
+        let c = &mut self.conns[idx];
+        c.inflight.push_back(Pending {
+            intended,
+            sent: now,
+        });
+        c.unsent += len;
+        if intended < self.plan.warm_end {
+            self.s.warmup_sent += 1;
+            self.s.warmup_bytes += len as u64;
+        }
+    }
+
+    pub(super) fn flush(&mut self, idx: usize, now: u64) {
+        if let WriteOutcome::Failed = self.conns[idx].flush(self.plan.batch) {
+            self.kill(idx, Some(Kind::Write), now);
+        }
+    }
+
+    pub(super) fn on_readable(&mut self, idx: usize, now: u64, closing: bool) {
+        loop {
+            let Some(stream) = self.conns[idx].stream.as_mut() else {
+                return;
+            };
+            match stream.read(&mut self.buf) {
+                Ok(0) => {
+                    self.on_eof(idx, now);
+                    return;
+                }
+                Ok(n) => {
+                    if !self.on_data(idx, n, now) {
+                        return;
+                    }
+                    // A short read drained the socket; new data will raise a new event.
+                    if n < self.buf.len() && !closing {
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => {
+                    self.kill(idx, Some(Kind::Read), now);
+                    return;
+                }
+            }
+        }
+    }
+
+    pub(super) fn on_eof(&mut self, idx: usize, now: u64) {
+        if let Some(r) = self.conns[idx].parser.eof() {
+            self.on_response(idx, r.status, r.bytes, now);
+        }
+        // A close between responses loses only the requests still outstanding, which `kill`
+        // counts as `closed`; a close in the middle of a response is also a read error.
+        let kind = if self.conns[idx].parser.is_idle() {
+            None
+        } else {
+            Some(Kind::Read)
+        };
+        self.kill(idx, kind, now);
+    }
+
+    /// Parses `n` bytes from the read buffer; false if the connection was dropped.
+    pub(super) fn on_data(&mut self, idx: usize, n: usize, now: u64) -> bool {
+        let mut off = 0;
+        while off < n {
+            let res = self.conns[idx]
+                .parser
+                .feed(&self.buf[off..n], &mut |_: &[u8]| {});
+            match res {
+                Ok((used, resp)) => {
+                    off += used;
+                    if let Some(r) = resp {
+                        if self.conns[idx].inflight.is_empty() {
+                            self.parse_failed("a response to no request", off - used..n, now);
+                            self.kill(idx, Some(Kind::Parse), now);
+                            return false;
+                        }
+                        self.on_response(idx, r.status, r.bytes, now);
+                        if r.close {
+                            self.kill(idx, None, now);
+                            return false;
+                        }
+                    }
+                }
+                Err(e) => {
+                    self.parse_failed(e.reason(), off..n, now);
+                    self.kill(idx, Some(Kind::Parse), now);
+                    return false;
+                }
+            }
+        }
+        // Closed model: the next batch of N goes out in one write once all N are answered, as with
+        // wrk's pipeline script (refilling per response costs a syscall per response).
+        let out = self.conns[idx].inflight.len();
+        if self.schedule.is_none() && out == 0 && now < self.plan.end {
+            for _ in out..self.plan.pipeline {
+                self.enqueue(idx, now, now);
+            }
+        }
+        true
+    }
+
+    /// Notes why a response failed to parse, with the start of the read buffer's `bytes` as an
+    /// example (the error itself is counted by `kill`).
+    pub(super) fn parse_failed(
+        &mut self,
+        reason: &'static str,
+        bytes: std::ops::Range<usize>,
+        now: u64,
+    ) {
+        if now >= self.plan.warm_end {
+            let buf = &self.buf;
+            self.s
+                .parse_failure(reason, || crate::parser::excerpt(&buf[bytes], 48));
+        }
+    }
+
+    #[inline]
+    pub(super) fn on_response(&mut self, idx: usize, status: u16, bytes: u64, now: u64) {
+        let Some(p) = self.conns[idx].inflight.pop_front() else {
+            return;
+        };
+        if self.schedule.is_some() {
+            self.free
+                .push_back((idx as u32, self.conns[idx].generation));
+        }
+        if !self.plan.in_window(p.intended) {
+            return;
+        }
+        let sec = (now.saturating_sub(self.plan.warm_end) / 1_000_000_000) as usize;
+        let s = &mut self.s;
+        s.requests += 1;
+        s.bytes_read += bytes;
+        s.status[usize::from(status).min(999)] += 1;
+        s.latency
+            .saturating_record((now.saturating_sub(p.intended)) / 1000);
+        if let Some(u) = s.uncorrected.as_mut() {
+            u.saturating_record((now.saturating_sub(p.sent)) / 1000);
+        }
+        s.tick(sec, 1, 0);
+        self.live_completed += 1;
+    }
+}
