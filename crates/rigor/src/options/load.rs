@@ -83,11 +83,7 @@ pub fn parse_header(h: &str) -> Result<(String, String), String> {
         .split_once(':')
         .ok_or_else(|| format!("invalid header `{h}`: expected 'Name: value'"))?;
     let k = k.trim();
-    if k.is_empty()
-        || !k
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
-    {
+    if !rigor_load::parser::is_token_text(k) {
         return Err(format!(
             "invalid header `{h}`: `{k}` is not a valid header name"
         ));
