@@ -1,11 +1,9 @@
 //! rigor: build an application, start it fresh, wait until ready, drive HTTP load, measure the
 //! application and the load side by side, repeat, and say with statistics what changed.
 
+mod analysis;
 mod cli;
 mod clock;
-mod cmd_compare;
-mod cmd_load;
-mod comparison;
 mod config;
 mod console;
 mod declarations;
@@ -16,12 +14,12 @@ mod failure;
 mod guards;
 mod interrupt;
 mod live_rate;
+mod load_run;
 mod measurements;
 mod options;
 mod plan;
 mod report;
 mod result;
-mod summarize;
 
 use clap::Parser;
 use cli::{Cli, Command};
@@ -30,9 +28,10 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome: Result<exit::Exit, failure::Failure> = match &cli.command {
-        Command::Load(a) => cmd_load::execute(a).map_err(Into::into),
+        Command::Load(a) => cli::load::execute(a),
         Command::Run(a) => options::run::RunOptions::from_args(a).and_then(|o| exec::execute(&o)),
-        Command::Compare(a) => cmd_compare::execute(a).map_err(Into::into),
+        Command::Compare(a) => cli::compare::execute(a),
+        Command::Help(a) => cli::help::execute(a),
     };
     match outcome {
         Ok(exit) => exit.into(),

@@ -238,7 +238,7 @@ impl RunPlan {
         let (low, high) = exclude.unwrap_or((0, 0));
         // Exclusions are skipped (with their own warning) when they would leave nothing.
         let excluded = if n > low + high { low + high } else { 0 };
-        crate::comparison::never_enough(n, excluded)
+        crate::analysis::sufficiency::never_enough(n, excluded)
     }
 }
 

@@ -1,15 +1,29 @@
-//! The command line: clap's structs, and the only place clap types exist.
+//! The command line: clap's structs, and the only place clap types exist. Each command's file
+//! holds its flags and the wiring from them to the work: flags → `options` → the work → report.
 
+pub mod compare;
+pub mod help;
+pub mod load;
 pub mod run;
 
 use clap::{Parser, Subcommand};
+
+/// Where the documentation is, under every `--help` page: the flags say what they do, the docs
+/// say everything else.
+pub const DOCS: &str = "\
+Documentation (in the repository's docs/ folder):
+  docs/cli.md      every command and flag, exit codes
+  docs/config.md   every rigor.toml table and key (rigor help config)
+  docs/results.md  the result JSON, measurement ids, warning kinds (rigor help results)";
 
 #[derive(Parser, Debug)]
 #[command(
     name = "rigor",
     version,
     about = "Application benchmarking you can trust: fresh processes, honest load, statistics that say whether a change is real.",
-    propagate_version = true
+    propagate_version = true,
+    disable_help_subcommand = true,
+    after_help = DOCS
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -19,9 +33,14 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Drive HTTP load at a URL with the built-in engine (like wrk, wrk2 and oha).
-    Load(crate::cmd_load::LoadArgs),
+    #[command(after_help = DOCS)]
+    Load(load::LoadArgs),
     /// Build, start fresh, load and measure the scenarios of a rigor.toml.
+    #[command(after_help = DOCS)]
     Run(Box<run::RunArgs>),
     /// Compare saved results (rigor run --json) with confidence intervals and verdicts.
-    Compare(crate::cmd_compare::CompareArgs),
+    #[command(after_help = DOCS)]
+    Compare(compare::CompareArgs),
+    /// Print the help of a command, or of a topic: config, results.
+    Help(help::HelpArgs),
 }

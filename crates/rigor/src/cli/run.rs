@@ -45,7 +45,7 @@ pub struct RunArgs {
     pub primary: String,
     /// Practical threshold below which a change is "no change".
     #[arg(long = "threshold", default_value = "2%", value_name = "PCT",
-          value_parser = crate::cmd_compare::parse_threshold)]
+          value_parser = crate::options::compare::parse_threshold)]
     pub threshold: f64,
     /// Measurements checked by --fail-on-regression (comma-separated; default: the primary).
     #[arg(long = "measurements", value_delimiter = ',')]

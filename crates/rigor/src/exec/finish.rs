@@ -1,12 +1,13 @@
 //! After the last iteration: exclusions, summaries, row warnings, comparisons, the run's status,
 //! and the exit code.
 
+use crate::analysis::{comparison, gate, sufficiency, summary as summarize};
 use crate::exit::Exit;
 use crate::measurements::ids;
 use crate::options::run::RunOptions;
 use crate::plan::{Group, RunPlan};
 use crate::result::{Row, RunResult, RunStatus, Verdict, WarningKind};
-use crate::{comparison, declarations, guards, interrupt, summarize};
+use crate::{declarations, guards, interrupt};
 
 /// Completes a run whose iterations are over: summaries, comparisons, status and end time.
 /// `failed` says whether anything (a build, an iteration) failed.
@@ -97,7 +98,7 @@ fn compare_groups(result: &mut RunResult, options: &RunOptions, plan: &RunPlan) 
     if !already_said {
         result
             .warnings
-            .extend(comparison::never_enough(kept + excluded, excluded));
+            .extend(sufficiency::never_enough(kept + excluded, excluded));
     }
 }
 
@@ -134,34 +135,20 @@ pub fn inconclusive_groups(result: &RunResult, options: &RunOptions, plan: &RunP
 
 /// The exit code for a finished run: failure, then regression, then --strict warnings.
 pub fn exit_code(result: &RunResult, options: &RunOptions, failed: bool) -> Exit {
-    if failed || result.status == RunStatus::Interrupted {
-        return Exit::Failed;
+    let rules = gate::Rules {
+        fail_on_regression: options.fail_on_regression,
+        watched: &options.gated,
+        strict: options.strict,
+    };
+    let failed = failed || result.status == RunStatus::Interrupted;
+    let decision = gate::decide(
+        &result.comparisons,
+        failed,
+        gate::has_warnings(result),
+        &rules,
+    );
+    for line in decision.messages() {
+        crate::console::err(&line);
     }
-    if options.fail_on_regression {
-        let regs = comparison::regressions(&result.comparisons, &options.gated);
-        for r in &regs {
-            crate::console::err(&format!(
-                "regression: {} {} vs {}: {:+.1}%",
-                r.measurement,
-                r.candidate,
-                r.baseline,
-                r.change_pct.unwrap_or(f64::NAN)
-            ));
-        }
-        if !regs.is_empty() {
-            return Exit::Regression;
-        }
-    }
-    if options.strict && has_warnings(result) {
-        crate::console::err("rigor: --strict: warnings were raised (see above)");
-        return Exit::Strict;
-    }
-    Exit::Success
-}
-
-fn has_warnings(r: &RunResult) -> bool {
-    !r.warnings.is_empty()
-        || r.rows.iter().any(|row| {
-            !row.warnings.is_empty() || row.iterations.iter().any(|i| !i.warnings.is_empty())
-        })
+    decision.exit
 }

@@ -174,7 +174,7 @@ fn finish_saved(saved: Option<&mut Saved>, status: RunStatus) {
     s.result.finished_at = Some(crate::clock::now_rfc3339());
     for row in &mut s.result.rows {
         row.iterations.sort_by_key(|i| i.index);
-        crate::summarize::summarize_row(row);
+        crate::analysis::summary::summarize_row(row);
     }
     let msg = match s.outputs.write(&s.result) {
         Ok(()) => format!(

@@ -6,6 +6,7 @@
 //! content; only the dress differs.
 
 mod cells;
+pub mod compare;
 mod comparisons;
 pub mod csv;
 mod document;
@@ -13,10 +14,12 @@ pub mod environment;
 mod failures;
 pub mod format;
 pub mod html;
+pub mod load_text;
 pub mod markdown;
 mod run;
 #[cfg(test)]
 pub(crate) mod sample;
+pub mod step_summary;
 mod tables;
 pub mod terminal;
 pub mod warnings;

@@ -87,11 +87,11 @@ fn scenario_blocks(result: &RunResult) -> Vec<Block> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::summary::summarize_row;
+    use crate::analysis::summary::tests::row_with;
     use crate::report::sample::sample_result;
     use crate::report::Style;
     use crate::result::{RunStatus, Warning, WarningKind};
-    use crate::summarize::summarize_row;
-    use crate::summarize::tests::row_with;
 
     #[test]
     fn crank_style_tables_with_a_column_per_row() {

@@ -1,8 +1,8 @@
 //! A run result with something in every block, for the report tests.
 
+use crate::analysis::summary::summarize_row;
+use crate::analysis::summary::tests::{iteration, row_with};
 use crate::result::{Comparison, RunResult, RunStatus, Verdict, Warning, WarningKind, SCHEMA};
-use crate::summarize::summarize_row;
-use crate::summarize::tests::{iteration, row_with};
 
 /// The sample: two matrix rows with application and load figures, a failed iteration, warnings at
 /// every level, a comparison and an environment: enough to exercise every block.

@@ -3,16 +3,10 @@
 //!
 //! Used by `rigor run` (variants of one row, interleaved) and `rigor compare` (saved results).
 
+use super::{sufficiency, CONFIDENCE};
 use crate::declarations::{self, Declarations};
 use crate::measurements;
-use crate::result::{Comparison, Row, Verdict, Warning, WarningKind};
-use std::collections::BTreeMap;
-
-/// Confidence of every interval and verdict rigor reports.
-pub const CONFIDENCE: f64 = 0.95;
-
-/// Largest iteration count `n=… can never reach` advice will look for before giving up.
-const MAX_SUGGESTED_ITERATIONS: usize = 100;
+use crate::result::{Comparison, Row, RowKey, Verdict};
 
 /// Ids left out of [`default_measurements`]: bookkeeping, not performance.
 /// `load.requests` is `load.rps` times the duration (a second verdict on the same figure);
@@ -81,117 +75,146 @@ pub fn compare_rows(
     decl: &Declarations,
 ) -> Vec<Comparison> {
     let excluded = excluded_count(baseline).max(excluded_count(candidate));
-    let mut out = Vec::new();
-    for id in measurements {
-        let b = baseline.values(id);
-        let c = candidate.values(id);
-        if b.is_empty() && c.is_empty() {
-            continue;
-        }
-        let mut cmp = Comparison {
-            scenario: baseline.scenario.clone(),
-            row: baseline.variables.clone(),
-            measurement: id.clone(),
-            baseline: baseline
-                .variant
-                .clone()
-                .unwrap_or_else(|| "baseline".into()),
-            candidate: candidate
-                .variant
-                .clone()
-                .unwrap_or_else(|| "candidate".into()),
-            baseline_median: rigor_stats::summarize(&b).map(|s| s.median),
-            candidate_median: rigor_stats::summarize(&c).map(|s| s.median),
-            change_pct: None,
-            ci_low_pct: None,
-            ci_high_pct: None,
-            shift_pct: None,
-            p_value: None,
-            direction: declarations::direction_str(id, decl),
-            verdict: Verdict::Inconclusive,
-            note: None,
-        };
-        if b.is_empty() || c.is_empty() {
-            let side = if b.is_empty() {
-                "baseline"
-            } else {
-                "candidate"
+    measurements
+        .iter()
+        .filter_map(|id| {
+            let sides = Sides {
+                b: baseline.values(id),
+                c: candidate.values(id),
+                excluded,
             };
-            cmp.note = Some(format!("{id} was not measured in the {side}"));
-            out.push(cmp);
-            continue;
-        }
-        if let (Some(bm), Some(cm)) = (cmp.baseline_median, cmp.candidate_median) {
-            if bm != 0.0 {
-                cmp.change_pct = Some((cm - bm) / bm.abs() * 100.0);
-            } else if cm == 0.0 {
-                cmp.change_pct = Some(0.0);
+            if sides.b.is_empty() && sides.c.is_empty() {
+                return None;
             }
-        }
-        let change = rigor_stats::compare(&b, &c, CONFIDENCE);
-        if let Some(ch) = &change {
-            cmp.shift_pct = Some(ch.change_pct).filter(|v| v.is_finite());
-            // An unbounded interval (too few iterations) is "no interval", JSON null; so is one
-            // the medians' own change falls outside of (it would contradict the figures beside it).
-            if ch.agrees() {
-                cmp.ci_low_pct = Some(ch.ci_low_pct).filter(|v| v.is_finite());
-                cmp.ci_high_pct = Some(ch.ci_high_pct).filter(|v| v.is_finite());
+            let mut cmp = unjudged(baseline, candidate, id, &sides, decl);
+            if sides.b.is_empty() || sides.c.is_empty() {
+                let side = if sides.b.is_empty() {
+                    "baseline"
+                } else {
+                    "candidate"
+                };
+                cmp.note = Some(format!("{id} was not measured in the {side}"));
+                return Some(cmp);
             }
-            cmp.p_value = Some(ch.p_value).filter(|v| v.is_finite());
-        } else {
-            // No relative change exists (a zero baseline median), but the rank test still does.
-            cmp.p_value = rigor_stats::mann_whitney_p(&b, &c).filter(|v| v.is_finite());
-        }
-        let Some(direction) = declarations::direction(id, decl) else {
-            cmp.note = Some(format!(
-                "no verdict: whether higher or lower is better for {id} is not declared"
-            ));
-            out.push(cmp);
-            continue;
-        };
-        if !rigor_stats::can_ever_be_significant(b.len(), c.len(), CONFIDENCE) {
-            let settle = rigor_stats::iterations_to_settle(&b, &c, threshold_pct, CONFIDENCE);
-            cmp.note = Some(too_few_note(b.len(), c.len(), excluded, settle));
-            out.push(cmp);
-            continue;
-        }
-        let Some(ch) = change else {
-            cmp.note = Some(identical_or_undefined(&b, &c, &mut cmp));
-            out.push(cmp);
-            continue;
-        };
-        if !ch.agrees() {
-            cmp.note = Some(disagreement_note(&ch));
-            out.push(cmp);
-            continue;
-        }
-        let v = rigor_stats::verdict(&ch, direction, threshold_pct);
-        cmp.verdict = v.into();
-        if matches!(v, rigor_stats::Verdict::Inconclusive) {
-            cmp.note = Some(
-                match rigor_stats::iterations_to_settle(&b, &c, threshold_pct, CONFIDENCE) {
-                    Some(k) if k > MAX_SUGGESTED_ITERATIONS => format!(
-                        "over {MAX_SUGGESTED_ITERATIONS} iterations per side would be needed: \
-                         the iterations vary too much for this change to settle (quiet the machine, or accept it as unsettled)"
-                    ),
-                    Some(k) => {
-                        let kept = b.len().max(c.len());
-                        let more = k.saturating_sub(kept).max(1);
-                        format!(
-                            "about {more} more iterations per side would likely settle it (-i {})",
-                            kept + more + excluded
-                        )
-                    }
-                    None => format!(
-                        "the change is too close to the ±{}% threshold to settle with a reasonable number of iterations",
-                        crate::report::format::number(threshold_pct)
-                    ),
-                },
-            );
-        }
-        out.push(cmp);
+            let change = rigor_stats::compare(&sides.b, &sides.c, CONFIDENCE);
+            fill_statistics(&mut cmp, change.as_ref(), &sides);
+            judge(&mut cmp, change, &sides, threshold_pct, decl);
+            Some(cmp)
+        })
+        .collect()
+}
+
+/// One measurement's kept values on each side, and the most iterations `--exclude` dropped from
+/// either (advice counts them again).
+struct Sides {
+    b: Vec<f64>,
+    c: Vec<f64>,
+    excluded: usize,
+}
+
+/// The entry before any statistics: names, medians and direction, verdict `inconclusive`.
+fn unjudged(
+    baseline: &Row,
+    candidate: &Row,
+    id: &str,
+    sides: &Sides,
+    decl: &Declarations,
+) -> Comparison {
+    Comparison {
+        scenario: baseline.scenario.clone(),
+        row: baseline.variables.clone(),
+        measurement: id.to_string(),
+        baseline: baseline
+            .variant
+            .clone()
+            .unwrap_or_else(|| "baseline".into()),
+        candidate: candidate
+            .variant
+            .clone()
+            .unwrap_or_else(|| "candidate".into()),
+        baseline_median: rigor_stats::summarize(&sides.b).map(|s| s.median),
+        candidate_median: rigor_stats::summarize(&sides.c).map(|s| s.median),
+        change_pct: None,
+        ci_low_pct: None,
+        ci_high_pct: None,
+        shift_pct: None,
+        p_value: None,
+        direction: declarations::direction_str(id, decl),
+        verdict: Verdict::Inconclusive,
+        note: None,
     }
-    out
+}
+
+/// The medians' change, the shift, its interval and the p-value, each only where it is finite.
+fn fill_statistics(cmp: &mut Comparison, change: Option<&rigor_stats::Change>, sides: &Sides) {
+    if let (Some(bm), Some(cm)) = (cmp.baseline_median, cmp.candidate_median) {
+        if bm != 0.0 {
+            cmp.change_pct = Some((cm - bm) / bm.abs() * 100.0);
+        } else if cm == 0.0 {
+            cmp.change_pct = Some(0.0);
+        }
+    }
+    if let Some(ch) = change {
+        cmp.shift_pct = Some(ch.change_pct).filter(|v| v.is_finite());
+        // An unbounded interval (too few iterations) is "no interval", JSON null; so is one
+        // the medians' own change falls outside of (it would contradict the figures beside it).
+        if ch.agrees() {
+            cmp.ci_low_pct = Some(ch.ci_low_pct).filter(|v| v.is_finite());
+            cmp.ci_high_pct = Some(ch.ci_high_pct).filter(|v| v.is_finite());
+        }
+        cmp.p_value = Some(ch.p_value).filter(|v| v.is_finite());
+    } else {
+        // No relative change exists (a zero baseline median), but the rank test still does.
+        cmp.p_value = rigor_stats::mann_whitney_p(&sides.b, &sides.c).filter(|v| v.is_finite());
+    }
+}
+
+/// The verdict, or the note saying why there is none: no direction, too few iterations, no
+/// relative change, medians and interval disagreeing, or a change not yet settled.
+fn judge(
+    cmp: &mut Comparison,
+    change: Option<rigor_stats::Change>,
+    sides: &Sides,
+    threshold_pct: f64,
+    decl: &Declarations,
+) {
+    let id = &cmp.measurement;
+    let (b, c) = (&sides.b, &sides.c);
+    let Some(direction) = declarations::direction(id, decl) else {
+        cmp.note = Some(format!(
+            "no verdict: whether higher or lower is better for {id} is not declared"
+        ));
+        return;
+    };
+    let settle = || rigor_stats::iterations_to_settle(b, c, threshold_pct, CONFIDENCE);
+    if !sufficiency::can_reach(b.len(), c.len()) {
+        cmp.note = Some(sufficiency::too_few_note(
+            b.len(),
+            c.len(),
+            sides.excluded,
+            settle(),
+        ));
+        return;
+    }
+    let Some(ch) = change else {
+        cmp.note = Some(identical_or_undefined(b, c, cmp));
+        return;
+    };
+    if !ch.agrees() {
+        cmp.note = Some(disagreement_note(&ch));
+        return;
+    }
+    let v = rigor_stats::verdict(&ch, direction, threshold_pct);
+    cmp.verdict = v.into();
+    if matches!(v, rigor_stats::Verdict::Inconclusive) {
+        let kept = b.len().max(c.len());
+        cmp.note = Some(sufficiency::settle_note(
+            kept,
+            sides.excluded,
+            settle(),
+            threshold_pct,
+        ));
+    }
 }
 
 /// Why a comparison whose medians and Hodges–Lehmann interval disagree has no verdict.
@@ -221,64 +244,6 @@ fn identical_or_undefined(b: &[f64], c: &[f64], cmp: &mut Comparison) -> String 
     }
 }
 
-/// The smallest per-side count of kept iterations that can ever reach 95% confidence.
-fn smallest_sufficient(from: usize) -> Option<usize> {
-    (from.max(1)..=MAX_SUGGESTED_ITERATIONS)
-        .find(|&n| rigor_stats::can_ever_be_significant(n, n, CONFIDENCE))
-}
-
-/// The advice for samples too small for any test to reach 95% confidence: the smallest
-/// per-side count that could, or the statistics' estimate of what would settle it if larger,
-/// plus the `excluded` iterations `--exclude` will drop again.
-fn too_few_note(nb: usize, nc: usize, excluded: usize, settle: Option<usize>) -> String {
-    let need = smallest_sufficient(nb.max(nc)).map(|n| {
-        n.max(
-            settle
-                .filter(|&s| s <= MAX_SUGGESTED_ITERATIONS)
-                .unwrap_or(0),
-        )
-    });
-    let advice = match need {
-        Some(n) if excluded > 0 => format!(
-            "run more iterations (-i {}: {n} kept after excluding {excluded})",
-            n + excluded
-        ),
-        Some(n) => format!("run more iterations (-i {n})"),
-        None => "run more iterations".to_string(),
-    };
-    format!(
-        "n={nb} vs {nc} can never reach {}% confidence: {advice}",
-        (CONFIDENCE * 100.0).round()
-    )
-}
-
-/// Said before anything runs: variants planned with `iterations` per row, of which `--exclude`
-/// drops `excluded`, leave too few per side for any verdict, however clear the difference.
-pub fn never_enough(iterations: usize, excluded: usize) -> Option<Warning> {
-    let kept = iterations.saturating_sub(excluded);
-    if rigor_stats::can_ever_be_significant(kept, kept, CONFIDENCE) {
-        return None;
-    }
-    let need = smallest_sufficient(kept).unwrap_or(5);
-    let how = if excluded > 0 {
-        format!("-i {iterations} with {excluded} excluded by --exclude leaves {kept} per variant")
-    } else {
-        format!("{kept} iteration(s) per variant")
-    };
-    Some(Warning::new(
-        WarningKind::TooFewIterations,
-        format!(
-            "{how}: that can never show a significant difference at {}% confidence, so no \
-             comparison of this run can reach a verdict",
-            (CONFIDENCE * 100.0).round()
-        ),
-        format!(
-            "run at least -i {} ({need} kept per variant), or use --until-conclusive",
-            need + excluded
-        ),
-    ))
-}
-
 /// Compares the variants of one run: rows with the same scenario and matrix `variables` form a
 /// group; in each group the first variant of `variants_in_order` it has is the baseline and every
 /// later one a candidate (scenarios may declare different variants). Groups keep the order rows
@@ -296,17 +261,16 @@ pub fn compare_variants(
     } else {
         measurements.to_vec()
     };
-    type Key<'a> = (&'a str, &'a BTreeMap<String, String>);
-    let mut groups: Vec<Key> = Vec::new();
+    let mut groups: Vec<RowKey> = Vec::new();
     for r in rows {
-        let key = (r.scenario.as_str(), &r.variables);
+        let key = r.key_in(&r.scenario).group();
         if !groups.contains(&key) {
             groups.push(key);
         }
     }
-    let find = |key: &Key, variant: &str| {
+    let find = |key: &RowKey, variant: &str| {
         rows.iter().find(|r| {
-            r.scenario == key.0 && &r.variables == key.1 && r.variant.as_deref() == Some(variant)
+            r.variant.as_deref() == Some(variant) && &r.key_in(&r.scenario).group() == key
         })
     };
     let mut out = Vec::new();
@@ -325,19 +289,10 @@ pub fn compare_variants(
     out
 }
 
-/// The regressions among `ids` (all measurements when `ids` is empty): what
-/// `--fail-on-regression` turns into exit code 3.
-pub fn regressions<'a>(cmp: &'a [Comparison], ids: &[String]) -> Vec<&'a Comparison> {
-    cmp.iter()
-        .filter(|c| c.verdict == Verdict::Regression)
-        .filter(|c| ids.is_empty() || ids.contains(&c.measurement))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::summarize::tests::row_with;
+    use crate::analysis::summary::tests::row_with;
 
     fn none() -> Declarations {
         Declarations::new()
@@ -362,8 +317,6 @@ mod tests {
         let change = c[0].change_pct.unwrap();
         assert!((change + 10.0).abs() < 1.0, "{change}");
         assert!(c[0].ci_high_pct.unwrap() < -2.0);
-        assert_eq!(regressions(&c, &["load.rps".into()]).len(), 1);
-        assert!(regressions(&c, &["app.rss".into()]).is_empty());
     }
 
     #[test]
@@ -506,7 +459,8 @@ mod tests {
     #[test]
     fn advice_counts_the_iterations_exclude_drops() {
         // -i 6 --exclude 2:1 keeps 3 per side: 3 vs 3 can never reach 95%; 4 kept would need
-        // -i 7, not the -i 4 a count of kept iterations alone suggests.
+        // -i 7, not the -i 4 a count of kept iterations alone suggests (the warning before the
+        // run says the same: see `sufficiency`).
         let mut base = row_with(
             &[],
             Some("a"),
@@ -515,7 +469,7 @@ mod tests {
         );
         let mut cand = row_with(&[], Some("b"), "load.rps", &[90., 89., 91., 88., 92., 90.5]);
         for r in [&mut base, &mut cand] {
-            assert!(crate::summarize::apply_exclusions(r, 2, 1, "load.rps").is_none());
+            assert!(crate::analysis::summary::apply_exclusions(r, 2, 1, "load.rps").is_none());
         }
         let c = &compare_rows(&base, &cand, &["load.rps".into()], 2.0, &none())[0];
         assert_eq!(c.verdict, "inconclusive");
@@ -524,23 +478,6 @@ mod tests {
             note.starts_with("n=3 vs 3 can never reach 95% confidence: run more iterations (-i 7: 4 kept after excluding 3)"),
             "{note}"
         );
-        let w = never_enough(6, 3).expect("warning");
-        assert_eq!(w.kind, "too_few_iterations");
-        assert!(
-            w.message
-                .starts_with("-i 6 with 3 excluded by --exclude leaves 3 per variant"),
-            "{}",
-            w.message
-        );
-        assert!(
-            w.advice
-                .starts_with("run at least -i 7 (4 kept per variant)"),
-            "{}",
-            w.advice
-        );
-        assert!(never_enough(7, 3).is_none());
-        assert!(never_enough(3, 0).is_some());
-        assert!(never_enough(4, 0).is_none());
     }
 
     #[test]

@@ -1,0 +1,17 @@
+//! What the measurements say: summaries and exclusions of a row, candidate-against-baseline
+//! comparisons with verdicts, matching saved results row by row, and the one gate that turns
+//! verdicts and warnings into an exit code. Pure functions of results: nothing here runs,
+//! prints or reads clap; `rigor run` and `rigor compare` both call into it.
+
+pub mod comparison;
+pub mod gate;
+pub mod matching;
+pub mod merge;
+pub mod saved;
+pub mod sufficiency;
+pub mod summary;
+
+mod caveats;
+
+/// Confidence of every interval and verdict rigor reports.
+pub const CONFIDENCE: f64 = 0.95;

@@ -1,0 +1,182 @@
+//! Saved results as inputs of `rigor compare`: reading one with an error that says what is
+//! wrong, and naming each so its column and warnings can refer to it.
+
+use super::matching::COMPARE_SCHEMA;
+use crate::result::{RunResult, RunStatus, SCHEMA};
+use anyhow::{anyhow, bail};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// One saved result and the path it was read from.
+pub type Saved = (PathBuf, RunResult);
+
+/// Reads one saved result, with an error that names the file and says what is wrong with it.
+pub fn load(path: &Path) -> anyhow::Result<RunResult> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => anyhow!("{shown}: no such file"),
+        _ => anyhow!("{shown}: cannot read: {e}"),
+    })?;
+    let value: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| anyhow!("{shown} is not JSON ({e}); expected a `rigor run --json` result"))?;
+    match value.get("schema").and_then(|s| s.as_str()) {
+        Some(SCHEMA) => {}
+        Some(COMPARE_SCHEMA) => bail!(
+            "{shown} is a `rigor compare` output ({COMPARE_SCHEMA}); compare the `rigor run --json` \
+             results it was made from"
+        ),
+        Some(other) => bail!("{shown} has schema `{other}`; this rigor reads `{SCHEMA}`"),
+        None => bail!("{shown} is not a rigor result: no \"schema\" field (expected `{SCHEMA}`)"),
+    }
+    serde_json::from_value(value)
+        .map_err(|e| anyhow!("{shown} does not match the `{SCHEMA}` schema: {e}"))
+}
+
+/// Reads every file in order; the first that cannot be read stops it.
+pub fn load_all(paths: &[PathBuf]) -> anyhow::Result<Vec<Saved>> {
+    paths.iter().map(|p| Ok((p.clone(), load(p)?))).collect()
+}
+
+/// One input file as the JSON output names it.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileInfo {
+    /// The path as given on the command line.
+    pub path: String,
+    /// The column name: the result's `description`, else the file stem.
+    pub name: String,
+    /// The result's scenario(s), so a reader sees what was compared.
+    pub scenario: String,
+    /// The result's `--description`, if any.
+    pub description: Option<String>,
+    /// When the run started: separately recorded runs may be days apart.
+    pub started_at: String,
+    /// The rigor that wrote the result (measurement methods can change between versions).
+    pub rigor_version: String,
+    /// `complete`, `interrupted`, `failed`…
+    pub status: RunStatus,
+}
+
+/// What the comparison says about each input, under the column `names` it was given.
+pub fn file_infos(inputs: &[Saved], names: &[String]) -> Vec<FileInfo> {
+    inputs
+        .iter()
+        .zip(names)
+        .map(|((p, r), name)| FileInfo {
+            path: p.display().to_string(),
+            name: name.clone(),
+            scenario: r.scenario.clone(),
+            description: r.description.clone(),
+            started_at: r.started_at.clone(),
+            rigor_version: r.rigor_version.clone(),
+            status: r.status.clone(),
+        })
+        .collect()
+}
+
+/// Column names: each result's description, else its file stem; made unique.
+pub fn column_names(inputs: &[Saved]) -> Vec<String> {
+    let stem = |p: &Path| {
+        p.file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| p.display().to_string())
+    };
+    let mut names: Vec<String> = inputs
+        .iter()
+        .map(|(p, r)| {
+            r.description
+                .as_deref()
+                .map(str::trim)
+                .filter(|d| !d.is_empty())
+                .map(str::to_string)
+                .unwrap_or_else(|| stem(p))
+        })
+        .collect();
+    // Two files with the same description: fall back to their stems, then number them.
+    for i in 0..names.len() {
+        if names.iter().filter(|n| **n == names[i]).count() > 1 {
+            let dup = names[i].clone();
+            for (j, n) in names.iter_mut().enumerate() {
+                if *n == dup {
+                    *n = stem(&inputs[j].0);
+                }
+            }
+        }
+    }
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for n in names.iter_mut() {
+        let count = seen.entry(n.clone()).or_insert(0);
+        *count += 1;
+        if *count > 1 {
+            *n = format!("{n} ({count})");
+        }
+    }
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn saved(path: &str, description: Option<&str>) -> Saved {
+        let mut r: RunResult = serde_json::from_value(serde_json::json!({
+            "schema": SCHEMA, "rigor_version": "0", "scenario": "s", "profile": "local",
+            "started_at": "", "rows": []
+        }))
+        .unwrap();
+        r.description = description.map(str::to_string);
+        (PathBuf::from(path), r)
+    }
+
+    #[test]
+    fn columns_are_descriptions_else_stems_and_always_unique() {
+        let names = column_names(&[
+            saved("/tmp/net5.json", None),
+            saved("/tmp/x.json", Some(" this PR ")),
+            saved("/tmp/y.json", Some("   ")),
+        ]);
+        assert_eq!(names, vec!["net5", "this PR", "y"]);
+        // The same description twice: the stems tell them apart.
+        let names = column_names(&[saved("a/r.json", Some("pr")), saved("b/s.json", Some("pr"))]);
+        assert_eq!(names, vec!["r", "s"]);
+        // The same stem twice: numbered.
+        let names = column_names(&[saved("a/r.json", None), saved("b/r.json", None)]);
+        assert_eq!(names, vec!["r", "r (2)"]);
+    }
+
+    #[test]
+    fn load_names_the_file_and_the_problem() {
+        let dir = std::env::temp_dir().join(format!("rigor-cmp-unit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let missing = dir.join("missing.json");
+        let err = load(&missing).unwrap_err().to_string();
+        assert!(err.contains("missing.json: no such file"), "{err}");
+        let not_json = dir.join("bad.json");
+        std::fs::write(&not_json, "hello").unwrap();
+        let err = load(&not_json).unwrap_err().to_string();
+        assert!(err.contains("bad.json is not JSON"), "{err}");
+        let other = dir.join("other.json");
+        std::fs::write(&other, r#"{"schema":"something.else"}"#).unwrap();
+        let err = load(&other).unwrap_err().to_string();
+        assert!(
+            err.contains("other.json has schema `something.else`"),
+            "{err}"
+        );
+        let compared = dir.join("compared.json");
+        std::fs::write(&compared, r#"{"schema":"rigor.compare.v1"}"#).unwrap();
+        let err = load(&compared).unwrap_err().to_string();
+        assert!(err.contains("is a `rigor compare` output"), "{err}");
+        let no_schema = dir.join("noschema.json");
+        std::fs::write(&no_schema, r#"{"rows":[]}"#).unwrap();
+        let err = load(&no_schema).unwrap_err().to_string();
+        assert!(err.contains("no \"schema\" field"), "{err}");
+        let broken = dir.join("broken.json");
+        std::fs::write(&broken, r#"{"schema":"rigor.run.v1"}"#).unwrap();
+        let err = load(&broken).unwrap_err().to_string();
+        assert!(
+            err.contains("does not match the `rigor.run.v1` schema"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

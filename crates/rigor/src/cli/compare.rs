@@ -1,0 +1,189 @@
+//! `rigor compare`: its flags, and the wiring from them to the comparison: options → read the
+//! saved results → match and compare (`analysis`) → report → the gate's exit code.
+
+use crate::analysis::matching::{self, Request};
+use crate::analysis::{gate, merge, saved};
+use crate::declarations::{self, Better};
+use crate::exit::Exit;
+use crate::failure::Failure;
+use crate::options::compare::{parse_threshold, CompareOptions};
+use std::path::PathBuf;
+
+/// Flags of `rigor compare` (a stable contract: scripts depend on their names).
+#[derive(clap::Args, Debug, Clone)]
+pub struct CompareArgs {
+    /// Result files written by `rigor run --json`; the first is the baseline, each other a
+    /// candidate column.
+    #[arg(required = true, num_args = 2.., value_name = "RESULT.json")]
+    pub files: Vec<PathBuf>,
+    /// Practical threshold: changes whose whole 95% interval stays within ±this are "no change"
+    /// (`2` or `2%`).
+    #[arg(long, default_value = "2%", value_parser = parse_threshold, value_name = "PCT")]
+    pub threshold: f64,
+    /// Also write the comparison as JSON (`rigor.compare.v1`).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Also write the comparison as GitHub markdown (ready for a PR comment).
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Measurement ids `--fail-on-regression` watches, comma-separated (default: load.rps).
+    /// The table always shows every measurement the files have in common.
+    #[arg(long, value_delimiter = ',', value_name = "IDS")]
+    pub measurements: Vec<String>,
+    /// Exit with code 3 when a watched measurement regressed.
+    #[arg(long)]
+    pub fail_on_regression: bool,
+    /// Which direction is better for a measurement id rigor does not know (`ID=higher` or
+    /// `ID=lower`; repeat or comma-separate). Overrides the `[measurements.ID]` declarations the
+    /// result files carry; ids with neither get no verdict.
+    #[arg(long = "measure", value_delimiter = ',', value_name = "ID=higher|lower",
+          value_parser = declarations::parse_flag)]
+    pub measure: Vec<(String, Better)>,
+}
+
+/// Runs `rigor compare`: 0, or 3 for a watched regression with `--fail-on-regression`. Bad
+/// flags are usage failures (exit 2); an unreadable file, one that is not a result, or nothing
+/// to compare fail (exit 1).
+pub fn execute(args: &CompareArgs) -> Result<Exit, Failure> {
+    let options = CompareOptions::try_from(args)?;
+    let inputs = saved::load_all(&options.files)?;
+    let report = matching::compare_results(
+        &inputs,
+        &Request {
+            extra: &options.measurements,
+            threshold_pct: options.threshold_pct,
+            flags: &options.measure,
+        },
+    )?;
+    if options.measurements_given {
+        if let Some(e) = matching::missing_watched(&report, &options.watched) {
+            return Err(anyhow::anyhow!(e).into());
+        }
+    }
+    if options.fail_on_regression {
+        let unjudgeable = merge::unjudgeable(
+            &inputs,
+            &report.comparisons,
+            &report.measurements,
+            &options.watched,
+        );
+        if let Some(e) = unjudgeable {
+            return Err(Failure::usage(e));
+        }
+    }
+    crate::report::compare::publish(&report, options.json.as_ref(), options.markdown.as_ref())?;
+    let rules = gate::Rules {
+        fail_on_regression: options.fail_on_regression,
+        watched: &options.watched,
+        strict: false,
+    };
+    let decision = gate::decide(&report.comparisons, false, false, &rules);
+    for line in decision.messages() {
+        crate::console::err(&line);
+    }
+    Ok(decision.exit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::matching::tests::{noisy, result};
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: CompareArgs,
+    }
+
+    #[test]
+    fn args_parse() {
+        let cli = Cli::try_parse_from([
+            "x",
+            "a.json",
+            "b.json",
+            "--threshold",
+            "5",
+            "--measurements",
+            "load.rps,app.rss",
+        ])
+        .unwrap();
+        assert_eq!(cli.args.threshold, 5.0);
+        assert_eq!(cli.args.measurements, vec!["load.rps", "app.rss"]);
+        assert!(!cli.args.fail_on_regression);
+        let cli = Cli::try_parse_from(["x", "a.json", "b.json"]).unwrap();
+        assert_eq!(cli.args.threshold, 2.0);
+        assert!(Cli::try_parse_from(["x", "a.json"]).is_err());
+    }
+
+    #[test]
+    fn execute_exits_3_on_a_watched_regression() {
+        let dir = std::env::temp_dir().join(format!("rigor-cmp-exec-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let a = dir.join("a.json");
+        let b = dir.join("b.json");
+        std::fs::write(
+            &a,
+            serde_json::to_string(&result(None, &noisy(1000.0, 10), "6.8")).unwrap(),
+        )
+        .unwrap();
+        std::fs::write(
+            &b,
+            serde_json::to_string(&result(None, &noisy(900.0, 10), "6.8")).unwrap(),
+        )
+        .unwrap();
+        let out = dir.join("out.json");
+        let args = |extra: &[&str]| {
+            let mut v = vec![
+                "x".to_string(),
+                a.display().to_string(),
+                b.display().to_string(),
+            ];
+            v.extend(extra.iter().map(|s| s.to_string()));
+            Cli::try_parse_from(v).unwrap().args
+        };
+        let out_s = out.display().to_string();
+        assert_eq!(
+            execute(&args(&["--fail-on-regression", "--json", &out_s])).unwrap(),
+            Exit::Regression
+        );
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        assert_eq!(json["schema"], "rigor.compare.v1");
+        assert_eq!(execute(&args(&[])).unwrap(), Exit::Success);
+        // Watching only memory (unchanged): no failure.
+        assert_eq!(
+            execute(&args(&[
+                "--fail-on-regression",
+                "--measurements",
+                "app.rss"
+            ]))
+            .unwrap(),
+            Exit::Success
+        );
+        let failure = execute(&args(&["--measurements", "load.rpz"])).unwrap_err();
+        assert_eq!(failure.exit(), Exit::Failed);
+        let err = failure.text();
+        assert!(err.contains("`load.rpz` was not measured"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn contradicting_measure_flags_are_a_usage_failure() {
+        let cli = Cli::try_parse_from([
+            "x",
+            "a.json",
+            "b.json",
+            "--measure",
+            "cmd.x=higher,cmd.x=lower",
+        ])
+        .unwrap();
+        let failure = execute(&cli.args).unwrap_err();
+        assert_eq!(failure.exit(), Exit::Usage);
+        assert!(
+            failure.text().contains("cmd.x=higher"),
+            "{}",
+            failure.text()
+        );
+    }
+}

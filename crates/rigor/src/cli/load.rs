@@ -1,0 +1,60 @@
+//! `rigor load`: its flags, and the wiring from them to the engine: options (a checked
+//! `LoadSpec`) → the load run (`load_run`) → its exit code.
+
+use crate::exit::Exit;
+use crate::failure::Failure;
+use crate::options::load::LoadOptions;
+use std::time::Duration;
+
+/// Flags of `rigor load`; the names match wrk's where wrk has them.
+#[derive(clap::Args, Debug)]
+pub struct LoadArgs {
+    /// Target URL (http:// only; IPv6 literals as http://[::1]:8080/path)
+    pub url: String,
+    /// Open connections in total
+    #[arg(short = 'c', long, default_value_t = 64)]
+    pub connections: usize,
+    /// Worker threads, each with its own event loop
+    #[arg(short = 't', long, default_value_t = 1)]
+    pub threads: usize,
+    /// Measured duration (e.g. 10s, 500ms, 1m)
+    #[arg(short = 'd', long, default_value = "10s", value_parser = crate::duration::parse_duration)]
+    pub duration: Duration,
+    /// Warmup before the measured window (not counted)
+    #[arg(short = 'w', long, default_value = "0s", value_parser = crate::duration::parse_duration)]
+    pub warmup: Duration,
+    /// Requests in flight per connection (HTTP/1.1 pipelining)
+    #[arg(long, default_value_t = 1)]
+    pub pipeline: usize,
+    /// Total requests per second (0.001 to 1e12): open model, latency counted from each request's
+    /// intended send time (no coordinated omission)
+    #[arg(long)]
+    pub rate: Option<f64>,
+    /// A request unanswered this long is a timeout error (its connection is replaced); also how
+    /// long the window's last requests are waited for after it closes
+    #[arg(long, default_value = "2s", value_parser = crate::duration::parse_duration)]
+    pub timeout: Duration,
+    /// Extra request header 'Name: value' (repeatable)
+    #[arg(short = 'H', long = "header")]
+    pub headers: Vec<String>,
+    /// Request method, sent as typed (methods are case-sensitive: `head` is not HEAD)
+    #[arg(short = 'm', long, default_value = "GET")]
+    pub method: String,
+    /// Request body
+    #[arg(long)]
+    pub body: Option<String>,
+    /// Write the measurements and the full report as JSON to FILE ('-' for stdout, which then
+    /// carries the JSON alone: the summary goes to stderr)
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
+    /// Pin worker threads to these CPUs, e.g. '1' or '0,2-3'
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+}
+
+/// Runs `rigor load`: bad flags are usage failures (exit 2) before anything is printed or
+/// connected; an interrupted load exits 130 after printing what was measured.
+pub fn execute(args: &LoadArgs) -> Result<Exit, Failure> {
+    let options = LoadOptions::try_from(args)?;
+    crate::load_run::run(&options)
+}

@@ -1,0 +1,127 @@
+//! `rigor load`'s run: the engine alone, like wrk/wrk2/oha, on a checked spec. It prints the
+//! banner, shows a live line while the engine works, stops cleanly on Ctrl-C, then prints the
+//! wrk-like summary, writes `--json`, and says when the figures cover less than was asked.
+
+use crate::console;
+use crate::exit::Exit;
+use crate::failure::Failure;
+use crate::options::load::{JsonOut, LoadOptions};
+use crate::report::load_text;
+use anyhow::Context;
+use rigor_load::{Live, LoadReport, LoadSpec};
+use std::io::Write as _;
+use std::time::Duration;
+
+/// Schema tag of `rigor load --json`.
+pub const LOAD_SCHEMA: &str = "rigor.load.v1";
+
+/// Runs the load `options` describe: 0 when the window ran to its end, 130 when interrupted
+/// (after printing what was measured). An engine error is a failure.
+pub fn run(options: &LoadOptions) -> Result<Exit, Failure> {
+    let human = |text: &str| human(options, text);
+    human(&load_text::banner(&options.spec));
+    let Some(report) = drive(&options.spec)? else {
+        console::err("rigor: interrupted before the load started; nothing was measured");
+        return Ok(Exit::Interrupted);
+    };
+    human(&load_text::summary(&report));
+    if let Some(out) = &options.json {
+        write_json(&report, out)?;
+    }
+    Ok(ending(&report))
+}
+
+/// The human text: on stdout, or on stderr when stdout carries the JSON alone. A closed terminal
+/// or pipe (`| head`) must not end the run: the human text is best-effort.
+fn human(options: &LoadOptions, text: &str) {
+    let _ = if options.json_to_stdout() {
+        std::io::stderr().write_all(text.as_bytes())
+    } else {
+        std::io::stdout().write_all(text.as_bytes())
+    };
+}
+
+/// Runs the engine with Ctrl-C wired to stop it and the live line on a terminal. None when it
+/// was interrupted before the load started.
+fn drive(spec: &LoadSpec) -> Result<Option<LoadReport>, Failure> {
+    crate::interrupt::install();
+    let live = Live::default();
+    let outcome = std::thread::scope(|scope| {
+        let engine = scope.spawn(|| rigor_load::run(spec, &live, crate::interrupt::flag()));
+        show_progress(&live, spec, || engine.is_finished());
+        engine.join()
+    })
+    .map_err(|_| anyhow::anyhow!("the load engine panicked"))?;
+    match outcome {
+        Ok(report) => Ok(Some(report)),
+        Err(rigor_load::LoadError::Interrupted) => Ok(None),
+        // Flatten the error: its message already names the cause, so a chain would repeat it.
+        Err(e) => Err(anyhow::anyhow!("{e}").into()),
+    }
+}
+
+/// `--json`: the measurements (the ids `rigor run` records) and the engine's full report.
+fn write_json(report: &LoadReport, out: &JsonOut) -> anyhow::Result<()> {
+    let doc = serde_json::json!({
+        "schema": LOAD_SCHEMA,
+        "measurements": report.measurements(),
+        "report": report,
+    });
+    let text = serde_json::to_string_pretty(&doc)? + "\n";
+    match out {
+        JsonOut::Stdout => {
+            let mut stdout = std::io::stdout().lock();
+            stdout
+                .write_all(text.as_bytes())
+                .and_then(|()| stdout.flush())
+                .context("cannot write JSON to stdout")
+        }
+        JsonOut::File(path) => std::fs::write(path, text)
+            .with_context(|| format!("cannot write JSON to {}", path.display())),
+    }
+}
+
+/// The exit code, saying so when Ctrl-C cut the window or the wait for its last requests.
+fn ending(report: &LoadReport) -> Exit {
+    let measured = load_text::fmt_secs(report.measured_secs);
+    if report.drain_cut {
+        console::err(&format!(
+            "rigor: load interrupted after the {measured} measured window, while its last requests \
+             were awaited; those still outstanding are timeouts in the figures above"
+        ));
+        return Exit::Interrupted;
+    }
+    if report.cancelled || crate::interrupt::interrupted() {
+        console::err(&format!(
+            "rigor: load interrupted after {measured} of the measured window; the figures above \
+             cover only that"
+        ));
+        return Exit::Interrupted;
+    }
+    Exit::Success
+}
+
+/// A live line on a terminal (phase, elapsed, live RPS) while the engine runs; nothing elsewhere.
+fn show_progress(live: &Live, spec: &LoadSpec, finished: impl Fn() -> bool) {
+    use std::io::IsTerminal;
+    use std::sync::atomic::Ordering;
+    if !std::io::stderr().is_terminal() {
+        while !finished() {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        return;
+    }
+    let bar = indicatif::ProgressBar::new_spinner();
+    let window = (spec.warmup + spec.duration).as_secs_f64();
+    crate::live_rate::watch(live, Duration::from_millis(100), finished, |r| {
+        bar.set_message(format!(
+            "{} {:.0}s/{window:.0}s · {} rps · {} errors",
+            r.phase_name(),
+            r.elapsed.as_secs_f64(),
+            crate::report::format::number(r.rps),
+            live.errors.load(Ordering::Relaxed)
+        ));
+        bar.tick();
+    });
+    bar.finish_and_clear();
+}

@@ -1,0 +1,124 @@
+//! `rigor compare`: the flags checked and turned into values: which files, which threshold,
+//! which measurements the regression gate watches, which directions `--measure` declares, and
+//! where the comparison is written.
+
+use crate::cli::compare::CompareArgs;
+use crate::declarations::{self, Better};
+use crate::failure::Failure;
+use std::path::PathBuf;
+
+/// Measurement `--fail-on-regression` watches when `--measurements` is not given.
+pub const PRIMARY: &str = "load.rps";
+
+/// Accepts `2`, `2%` or `2.5 %`: how people write a threshold (`--threshold` of `rigor run` and
+/// `rigor compare`).
+pub fn parse_threshold(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let t = t.strip_suffix('%').unwrap_or(t).trim();
+    match t.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!(
+            "`{s}` is not a threshold: expected a non-negative percentage such as 2 or 2%"
+        )),
+    }
+}
+
+/// What `rigor compare` was asked to do, checked.
+#[derive(Debug, Clone)]
+pub struct CompareOptions {
+    /// Saved results; the first is the baseline.
+    pub files: Vec<PathBuf>,
+    /// The practical threshold, in %.
+    pub threshold_pct: f64,
+    /// Ids given with `--measurements`, compared even when they are bookkeeping ids.
+    pub measurements: Vec<String>,
+    /// Whether `--measurements` was given: then each watched id must have been compared.
+    pub measurements_given: bool,
+    /// What `--fail-on-regression` watches: `--measurements`, else [`PRIMARY`].
+    pub watched: Vec<String>,
+    /// `--fail-on-regression`.
+    pub fail_on_regression: bool,
+    /// `--measure` directions, free of contradictions.
+    pub measure: Vec<(String, Better)>,
+    /// `--json FILE`.
+    pub json: Option<PathBuf>,
+    /// `--markdown FILE`.
+    pub markdown: Option<PathBuf>,
+}
+
+impl TryFrom<&CompareArgs> for CompareOptions {
+    type Error = Failure;
+
+    /// Checks what clap could not: `--measure` naming one id both ways (a usage error).
+    fn try_from(args: &CompareArgs) -> Result<Self, Failure> {
+        declarations::flag_conflicts(&args.measure).map_err(Failure::usage)?;
+        let measurements: Vec<String> = args
+            .measurements
+            .iter()
+            .map(|m| m.trim().to_string())
+            .filter(|m| !m.is_empty())
+            .collect();
+        let measurements_given = !args.measurements.is_empty();
+        let watched = if measurements_given {
+            measurements.clone()
+        } else {
+            vec![PRIMARY.to_string()]
+        };
+        Ok(CompareOptions {
+            files: args.files.clone(),
+            threshold_pct: args.threshold,
+            measurements,
+            measurements_given,
+            watched,
+            fail_on_regression: args.fail_on_regression,
+            measure: args.measure.clone(),
+            json: args.json.clone(),
+            markdown: args.markdown.clone(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thresholds() {
+        assert_eq!(parse_threshold("2%"), Ok(2.0));
+        assert_eq!(parse_threshold("2.5"), Ok(2.5));
+        assert_eq!(parse_threshold(" 1 % "), Ok(1.0));
+        assert!(parse_threshold("-1").is_err());
+        assert!(parse_threshold("two").is_err());
+    }
+
+    fn args(measurements: &[&str], measure: &[(&str, Better)]) -> CompareArgs {
+        CompareArgs {
+            files: vec!["a.json".into(), "b.json".into()],
+            threshold: 2.0,
+            json: None,
+            markdown: None,
+            measurements: measurements.iter().map(|s| s.to_string()).collect(),
+            fail_on_regression: true,
+            measure: measure.iter().map(|(id, b)| (id.to_string(), *b)).collect(),
+        }
+    }
+
+    #[test]
+    fn the_gate_watches_the_primary_unless_told_otherwise() {
+        let o = CompareOptions::try_from(&args(&[], &[])).unwrap();
+        assert_eq!(o.watched, vec![PRIMARY]);
+        assert!(!o.measurements_given);
+        let o = CompareOptions::try_from(&args(&[" app.rss", ""], &[])).unwrap();
+        assert_eq!(o.watched, vec!["app.rss"]);
+        assert_eq!(o.measurements, vec!["app.rss"]);
+        assert!(o.measurements_given);
+    }
+
+    #[test]
+    fn one_id_declared_both_ways_is_a_usage_error() {
+        let both = [("cmd.x", Better::Higher), ("cmd.x", Better::Lower)];
+        let e = CompareOptions::try_from(&args(&[], &both)).unwrap_err();
+        assert_eq!(e.exit(), crate::exit::Exit::Usage);
+        assert!(e.text().contains("cmd.x=higher"), "{}", e.text());
+    }
+}

@@ -1,0 +1,170 @@
+//! `rigor load`: the flags checked and built into the engine's [`LoadSpec`] before anything
+//! connects, so every mistake is a usage error that names the flag or value at fault.
+
+use crate::cli::load::LoadArgs;
+use crate::failure::Failure;
+use rigor_load::LoadSpec;
+use std::path::PathBuf;
+
+/// Where `--json` goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JsonOut {
+    /// `--json -`: stdout carries the JSON alone; the human summary goes to stderr.
+    Stdout,
+    /// `--json FILE`.
+    File(PathBuf),
+}
+
+/// What `rigor load` was asked to do, checked.
+#[derive(Debug, Clone)]
+pub struct LoadOptions {
+    /// The engine's job, checked by [`rigor_load::check`].
+    pub spec: LoadSpec,
+    /// `--json`, if given.
+    pub json: Option<JsonOut>,
+}
+
+impl LoadOptions {
+    /// Whether stdout is reserved for the JSON (the human text then goes to stderr).
+    pub fn json_to_stdout(&self) -> bool {
+        self.json == Some(JsonOut::Stdout)
+    }
+}
+
+impl TryFrom<&LoadArgs> for LoadOptions {
+    type Error = Failure;
+
+    /// Builds the engine's spec from the flags, checking everything that can be known before
+    /// connecting.
+    fn try_from(args: &LoadArgs) -> Result<Self, Failure> {
+        let spec = build_spec(args).map_err(Failure::usage)?;
+        let json = args.json.as_deref().map(|j| match j {
+            "-" => JsonOut::Stdout,
+            path => JsonOut::File(PathBuf::from(path)),
+        });
+        Ok(LoadOptions { spec, json })
+    }
+}
+
+/// The spec the flags describe; the error names the flag or value at fault.
+fn build_spec(args: &LoadArgs) -> Result<LoadSpec, String> {
+    let headers = args
+        .headers
+        .iter()
+        .map(|h| parse_header(h))
+        .collect::<Result<Vec<_>, _>>()?;
+    let cpus = args
+        .cpus
+        .as_deref()
+        .map(crate::config::parse_cpu_list)
+        .transpose()
+        .map_err(|e| format!("--cpus: {e}"))?;
+    let spec = LoadSpec {
+        url: args.url.clone(),
+        connections: args.connections,
+        threads: args.threads,
+        duration: args.duration,
+        warmup: args.warmup,
+        pipeline: args.pipeline,
+        rate: args.rate,
+        timeout: args.timeout,
+        method: args.method.clone(),
+        headers,
+        body: args.body.as_ref().map(|b| b.clone().into_bytes()),
+        cpus,
+    };
+    rigor_load::check(&spec).map_err(|e| e.to_string())?;
+    Ok(spec)
+}
+
+/// Parses `Name: value`; the error names the offending header.
+pub fn parse_header(h: &str) -> Result<(String, String), String> {
+    let (k, v) = h
+        .split_once(':')
+        .ok_or_else(|| format!("invalid header `{h}`: expected 'Name: value'"))?;
+    let k = k.trim();
+    if !rigor_load::parser::is_token_text(k) {
+        return Err(format!(
+            "invalid header `{h}`: `{k}` is not a valid header name"
+        ));
+    }
+    Ok((k.to_string(), v.trim().to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: LoadArgs,
+    }
+
+    fn options(flags: &[&str]) -> Result<LoadOptions, Failure> {
+        let mut argv = vec!["x"];
+        argv.extend(flags);
+        LoadOptions::try_from(&Cli::try_parse_from(argv).unwrap().args)
+    }
+
+    #[test]
+    fn headers_and_cpus() {
+        assert_eq!(
+            parse_header("X-A: b c").unwrap(),
+            ("X-A".into(), "b c".into())
+        );
+        assert_eq!(
+            parse_header("Host:x:1").unwrap(),
+            ("Host".into(), "x:1".into())
+        );
+        assert!(parse_header("nocolon").unwrap_err().contains("nocolon"));
+        assert!(parse_header("Bad Name: x")
+            .unwrap_err()
+            .contains("Bad Name"));
+        assert_eq!(crate::config::parse_cpu_list("1").unwrap(), vec![1]);
+        assert_eq!(
+            crate::config::parse_cpu_list("0,2-4").unwrap(),
+            vec![0, 2, 3, 4]
+        );
+        assert!(crate::config::parse_cpu_list("3-1").is_err());
+        assert!(crate::config::parse_cpu_list("x").is_err());
+    }
+
+    #[test]
+    fn flags_become_a_checked_spec() {
+        let o = options(&[
+            "http://127.0.0.1:8080/",
+            "-c",
+            "8",
+            "-H",
+            "X-A: b",
+            "--json",
+            "-",
+        ])
+        .unwrap();
+        assert_eq!(o.spec.connections, 8);
+        assert_eq!(o.spec.headers, vec![("X-A".to_string(), "b".to_string())]);
+        assert!(o.json_to_stdout());
+        let o = options(&["http://127.0.0.1:8080/", "--json", "out.json"]).unwrap();
+        assert_eq!(o.json, Some(JsonOut::File("out.json".into())));
+        assert!(!o.json_to_stdout());
+    }
+
+    #[test]
+    fn bad_flags_are_usage_failures_naming_the_flag() {
+        for (flags, needle) in [
+            (&["http://127.0.0.1:8080/", "-H", "nocolon"][..], "nocolon"),
+            (&["http://127.0.0.1:8080/", "--cpus", "3-1"][..], "--cpus"),
+            (&["ftp://127.0.0.1/"][..], "ftp"),
+        ] {
+            let failure = options(flags).unwrap_err();
+            assert_eq!(failure.exit(), crate::exit::Exit::Usage, "{flags:?}");
+            assert!(
+                failure.text().contains(needle),
+                "{flags:?}: {}",
+                failure.text()
+            );
+        }
+    }
+}

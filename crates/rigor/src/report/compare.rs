@@ -1,0 +1,68 @@
+//! `rigor compare`'s report: the comparison as a format-neutral document (heading, what was
+//! compared, warnings that no figure can change said first, the tables, the other warnings),
+//! and where it goes: the terminal, `--json`, `--markdown` and `$GITHUB_STEP_SUMMARY`.
+
+use super::{format, warnings, Block, Document};
+use crate::analysis::matching::CompareReport;
+use anyhow::Context;
+use std::path::PathBuf;
+
+/// The compare report as a document, shared by the terminal, `--markdown` and the step summary.
+pub fn document(report: &CompareReport) -> Document {
+    let mut blocks = vec![Block::Heading(1, "rigor compare".into())];
+    let names: Vec<String> = report
+        .files
+        .iter()
+        .map(|f| {
+            if f.path.contains(&f.name) {
+                f.path.clone()
+            } else {
+                format!("{} ({})", f.name, f.path)
+            }
+        })
+        .collect();
+    blocks.push(Block::Text(format!(
+        "baseline {} · candidate{} {} · threshold ±{}% · {}% confidence",
+        names[0],
+        if names.len() > 2 { "s" } else { "" },
+        names[1..].join(", "),
+        format::number(report.threshold_pct),
+        format::number(report.confidence * 100.0)
+    )));
+    // Said before the tables: no figure in them can change it.
+    blocks.extend(warnings::up_front_block(&report.warnings));
+    blocks.extend(super::comparison_blocks(
+        &report.comparisons,
+        &report.measurements,
+    ));
+    blocks.extend(warnings::section(warnings::items(&report.warnings)));
+    Document { blocks }
+}
+
+/// Shows the comparison on the terminal and writes it where it was asked for: `json` (the
+/// report itself), `markdown`, and `$GITHUB_STEP_SUMMARY` when set. A file that cannot be
+/// written is an error; a step summary that cannot be appended to is only said.
+pub fn publish(
+    report: &CompareReport,
+    json: Option<&PathBuf>,
+    markdown: Option<&PathBuf>,
+) -> anyhow::Result<()> {
+    let doc = document(report);
+    crate::console::out(&super::terminal::render_document(
+        &doc,
+        super::terminal::use_color(),
+    ));
+    if let Some(path) = json {
+        let text = serde_json::to_string_pretty(report)?;
+        std::fs::write(path, text + "\n")
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    let text = super::markdown::render_document(&doc);
+    if let Some(path) = markdown {
+        std::fs::write(path, &text).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if let Some(problem) = super::step_summary::append(&text) {
+        crate::console::err(&problem);
+    }
+    Ok(())
+}
