@@ -8,6 +8,8 @@ mod cmd_load;
 mod comparison;
 mod config;
 mod declarations;
+#[cfg(test)]
+mod docs_tests;
 mod duration;
 mod exit;
 mod failure;

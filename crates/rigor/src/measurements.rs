@@ -1,4 +1,4 @@
-//! The catalogue of measurement ids (a stable contract, documented in docs/measurements.md): one place that knows each figure's
+//! The catalogue of measurement ids (a stable contract, documented in docs/results.md): one place that knows each figure's
 //! human name, unit and which direction is better, so tables, verdicts and exclusions agree.
 
 use rigor_stats::Direction;
