@@ -106,7 +106,7 @@ pub struct CompareReport {
 /// `--fail-on-regression`). Errors (unreadable file, not a result, nothing to compare) are `Err`.
 pub fn execute(args: &CompareArgs) -> anyhow::Result<Exit> {
     if let Err(e) = declarations::flag_conflicts(&args.measure) {
-        crate::run::console::err(&format!("error: {e}"));
+        crate::console::err(&format!("error: {e}"));
         return Ok(Exit::Usage);
     }
     let mut inputs = Vec::new();
@@ -136,13 +136,13 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<Exit> {
     }
     if args.fail_on_regression {
         if let Some(e) = unjudgeable(&inputs, &report, &watched) {
-            crate::run::console::err(&format!("error: {e}"));
+            crate::console::err(&format!("error: {e}"));
             return Ok(Exit::Usage);
         }
     }
 
     let doc = document(&report);
-    crate::run::console::out(&report::terminal::render_document(
+    crate::console::out(&report::terminal::render_document(
         &doc,
         report::terminal::use_color(),
     ));
@@ -164,7 +164,7 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<Exit> {
             .open(&summary)
             .and_then(|mut f| writeln!(f, "{markdown}"));
         if let Err(e) = appended {
-            crate::run::console::err(&format!(
+            crate::console::err(&format!(
                 "rigor: cannot append to $GITHUB_STEP_SUMMARY ({}): {e}",
                 Path::new(&summary).display()
             ));
@@ -175,7 +175,7 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<Exit> {
         let found = comparison::regressions(&report.comparisons, &watched);
         let shown = report::terminal::visible;
         for c in &found {
-            crate::run::console::err(&format!(
+            crate::console::err(&format!(
                 "rigor: regression in {} ({} vs {}{}): {}",
                 shown(&c.measurement),
                 shown(&c.candidate),
@@ -189,7 +189,7 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<Exit> {
             .iter()
             .filter(|c| watched.contains(&c.measurement) && c.verdict == "inconclusive")
         {
-            crate::run::console::err(&format!(
+            crate::console::err(&format!(
                 "rigor: {} is inconclusive ({} vs {}{}){}",
                 shown(&c.measurement),
                 shown(&c.candidate),

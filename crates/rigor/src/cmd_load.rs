@@ -150,7 +150,7 @@ pub fn execute(args: &LoadArgs) -> anyhow::Result<Exit> {
     let spec = match build_spec(args) {
         Ok(s) => s,
         Err(e) => {
-            crate::run::console::err(&format!("error: {e}"));
+            crate::console::err(&format!("error: {e}"));
             return Ok(Exit::Usage);
         }
     };
@@ -177,9 +177,7 @@ pub fn execute(args: &LoadArgs) -> anyhow::Result<Exit> {
     let report = match outcome {
         Ok(r) => r,
         Err(rigor_load::LoadError::Interrupted) => {
-            crate::run::console::err(
-                "rigor: interrupted before the load started; nothing was measured",
-            );
+            crate::console::err("rigor: interrupted before the load started; nothing was measured");
             return Ok(Exit::Interrupted);
         }
         // Flatten the error: its message already names the cause, so a chain would repeat it.
@@ -204,7 +202,7 @@ pub fn execute(args: &LoadArgs) -> anyhow::Result<Exit> {
         }
     }
     if report.drain_cut {
-        crate::run::console::err(&format!(
+        crate::console::err(&format!(
             "rigor: load interrupted after the {} measured window, while its last requests were \
              awaited; those still outstanding are timeouts in the figures above",
             fmt_secs(report.measured_secs)
@@ -212,7 +210,7 @@ pub fn execute(args: &LoadArgs) -> anyhow::Result<Exit> {
         return Ok(Exit::Interrupted);
     }
     if report.cancelled || crate::interrupt::interrupted() {
-        crate::run::console::err(&format!(
+        crate::console::err(&format!(
             "rigor: load interrupted after {} of the measured window; the figures above cover only that",
             fmt_secs(report.measured_secs)
         ));

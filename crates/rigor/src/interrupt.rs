@@ -182,7 +182,7 @@ pub fn register_group(pgid: i32) {
     if let Ok(mut g) = GROUPS.lock() {
         g.push(pgid);
     }
-    crate::run::sentinel::watch_group(pgid);
+    crate::exec::sentinel::watch_group(pgid);
 }
 
 /// Forgets a process group once it has been stopped and reaped.
@@ -190,7 +190,7 @@ pub fn unregister_group(pgid: i32) {
     if let Ok(mut g) = GROUPS.lock() {
         g.retain(|p| *p != pgid);
     }
-    crate::run::sentinel::forget_group(pgid);
+    crate::exec::sentinel::forget_group(pgid);
 }
 
 /// SIGKILLs every registered process group.

@@ -7,19 +7,22 @@ mod cmd_compare;
 mod cmd_load;
 mod comparison;
 mod config;
+mod console;
 mod declarations;
 #[cfg(test)]
 mod docs_tests;
 mod duration;
+mod exec;
 mod exit;
 mod failure;
 mod guards;
 mod interrupt;
+mod live_rate;
 mod measurements;
 mod options;
+mod plan;
 mod report;
 mod result;
-mod run;
 mod summarize;
 
 use clap::Parser;
@@ -30,13 +33,13 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome: Result<exit::Exit, failure::Failure> = match &cli.command {
         Command::Load(a) => cmd_load::execute(a).map_err(Into::into),
-        Command::Run(a) => run::execute(a),
+        Command::Run(a) => options::run::RunOptions::from_args(a).and_then(|o| exec::execute(&o)),
         Command::Compare(a) => cmd_compare::execute(a).map_err(Into::into),
     };
     match outcome {
         Ok(exit) => exit.into(),
         Err(failure) => {
-            run::console::err(&format!("error: {}", failure.text()));
+            console::err(&format!("error: {}", failure.text()));
             failure.exit().into()
         }
     }

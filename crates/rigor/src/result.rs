@@ -141,6 +141,9 @@ pub struct Row {
     pub summary: BTreeMap<String, Summary>,
     #[serde(default)]
     pub warnings: Vec<Warning>,
+    /// Why the row's build failed; such a row ran no iteration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_error: Option<String>,
 }
 
 impl Row {

@@ -128,6 +128,7 @@ pub(crate) mod tests {
                 .collect(),
             summary: BTreeMap::new(),
             warnings: vec![],
+            build_error: None,
         }
     }
 

@@ -122,8 +122,13 @@ fn a_failed_build_stops_with_its_log_tail() {
     );
     assert_eq!(
         iterations(&json).len(),
-        1,
+        0,
         "no iteration runs without a build"
+    );
+    let build_error = json["rows"][0]["build_error"].as_str().unwrap_or_default();
+    assert!(
+        build_error.contains("build of `app` failed") && build_error.contains("error: it broke"),
+        "{json}"
     );
 }
 

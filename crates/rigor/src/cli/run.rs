@@ -1,4 +1,4 @@
-//! `rigor run`: its flags. `options::run` checks them; the work itself lives in `run/`.
+//! `rigor run`: its flags. `options::run` checks them; the work itself lives in `exec/`.
 
 use clap::Args;
 use std::path::PathBuf;

@@ -19,6 +19,8 @@ mod vars;
 
 pub use cpus::parse_cpu_list;
 pub use limits::Limits;
+#[cfg(test)]
+pub use model::LoadJob;
 pub use model::{AppJob, Ready, RowPlan};
 pub use problems::Problems;
 pub use resolve::MAX_ROWS;

@@ -1,5 +1,6 @@
 //! Jobs with every `{{var}}` resolved and every value checked: what the runner executes.
 
+use rigor_load::LoadSpec;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -37,23 +38,13 @@ pub struct AppJob {
     pub priority_high: bool,
 }
 
-/// The load role of one row: the engine's settings plus an optional validation.
+/// The load role of one row: what the engine runs, plus where it goes and how it is checked.
 #[derive(Debug, Clone)]
 pub struct LoadJob {
-    pub url: String,
-    /// Where `url` points, resolved once when the config is read.
+    /// The engine's settings, checked against the engine's and the machine's limits.
+    pub spec: LoadSpec,
+    /// Where `spec.url` points, resolved once when the config is read.
     pub addr: std::net::SocketAddr,
-    pub connections: usize,
-    pub threads: usize,
-    pub pipeline: usize,
-    pub rate: Option<f64>,
-    pub warmup: Duration,
-    pub duration: Duration,
-    pub timeout: Duration,
-    pub method: String,
-    pub headers: Vec<(String, String)>,
-    pub body: Option<String>,
-    pub cpus: Option<Vec<usize>>,
     /// `priority = "high"` on the load role: rigor raises its own priority (the engine runs in it).
     pub priority_high: bool,
     pub validate: Option<Validate>,

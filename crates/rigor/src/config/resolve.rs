@@ -4,7 +4,7 @@
 
 use super::model::{Ready, RowPlan, ScenarioPlan};
 use super::problems::Problems;
-use super::raw::{RawProfile, RawScenario, Scalar};
+use super::raw::{RawJob, RawProfile, RawScenario, Scalar};
 use super::{Config, PlanRequest, Vars};
 use crate::duration::parse_duration;
 use indexmap::IndexMap;
@@ -17,6 +17,16 @@ pub const MAX_ROWS: u128 = 10_000;
 
 fn text_layer(map: &IndexMap<String, Scalar>) -> Vec<(&String, String)> {
     map.iter().map(|(k, v)| (k, v.as_text())).collect()
+}
+
+/// What every row of one scenario is made from.
+struct RowSource<'a> {
+    scenario: &'a str,
+    s: &'a RawScenario,
+    profile: &'a RawProfile,
+    req: &'a PlanRequest,
+    app_job: &'a RawJob,
+    load_job: &'a RawJob,
 }
 
 /// Where a variable that overrides a load key was set, so its error points there.
@@ -50,7 +60,44 @@ impl Config {
             return Err(Problems::default());
         }
         let mut p = Problems::default();
-        let profile = match self.raw.profiles.get(&req.profile) {
+        let profile = self.profile(req, &mut p);
+        let variants = self.select_variants(scenario, s, req, &mut p);
+        let too_many = !self.row_count_fits(scenario, s, variants.len(), &mut p);
+        let iterations = self.scenario_iterations(scenario, s, &mut p);
+        let mut rows = Vec::new();
+        // Too many rows: check the jobs with the first combination only, to list their problems.
+        let combos = if too_many {
+            let first = s
+                .matrix
+                .iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.first()?.as_text())));
+            vec![first.collect()]
+        } else {
+            matrix_rows(&s.matrix)
+        };
+        let row = RowSource {
+            scenario,
+            s,
+            profile: &profile,
+            req,
+            app_job,
+            load_job,
+        };
+        for combo in combos {
+            for variant in &variants {
+                rows.push(self.row(&row, &combo, variant.as_deref(), &mut p));
+            }
+        }
+        p.or_ok(ScenarioPlan {
+            iterations,
+            variants,
+            rows,
+        })
+    }
+
+    /// The requested profile; `local` needs no table.
+    fn profile(&self, req: &PlanRequest, p: &mut Problems) -> RawProfile {
+        match self.raw.profiles.get(&req.profile) {
             Some(pr) => pr.clone(),
             None if req.profile == "local" => Default::default(),
             None => {
@@ -67,112 +114,128 @@ impl Config {
                 ));
                 RawProfile::default()
             }
-        };
-        let variants = self.select_variants(scenario, s, req, &mut p);
-        let count = s
-            .matrix
-            .values()
-            .fold(variants.len().max(1) as u128, |n, v| {
-                n.saturating_mul(v.len() as u128)
-            });
-        if count > MAX_ROWS {
-            let sizes: Vec<String> = s
-                .matrix
-                .iter()
-                .map(|(k, v)| format!("{k} ({})", v.len()))
-                .collect();
-            p.add(self.error_at(
-                &format!("scenarios.{scenario}"),
-                Some("matrix"),
-                &format!(
-                    "{count} rows ({}{}), more than the limit of {MAX_ROWS}: try fewer values, \
-                     or split the matrix into scenarios",
-                    sizes.join(" × "),
-                    if variants.len() > 1 {
-                        format!(" × {} variants", variants.len())
-                    } else {
-                        String::new()
-                    }
-                ),
-            ));
         }
-        let table = format!("scenarios.{scenario}");
-        let iterations = match s.iterations {
+    }
+
+    /// Whether the scenario's rows (matrix combinations × variants) are within [`MAX_ROWS`];
+    /// counted before any row is made.
+    fn row_count_fits(
+        &self,
+        scenario: &str,
+        s: &RawScenario,
+        variants: usize,
+        p: &mut Problems,
+    ) -> bool {
+        let count = s.matrix.values().fold(variants.max(1) as u128, |n, v| {
+            n.saturating_mul(v.len() as u128)
+        });
+        if count <= MAX_ROWS {
+            return true;
+        }
+        let sizes: Vec<String> = s
+            .matrix
+            .iter()
+            .map(|(k, v)| format!("{k} ({})", v.len()))
+            .collect();
+        p.add(self.error_at(
+            &format!("scenarios.{scenario}"),
+            Some("matrix"),
+            &format!(
+                "{count} rows ({}{}), more than the limit of {MAX_ROWS}: try fewer values, \
+                 or split the matrix into scenarios",
+                sizes.join(" × "),
+                if variants > 1 {
+                    format!(" × {variants} variants")
+                } else {
+                    String::new()
+                }
+            ),
+        ));
+        false
+    }
+
+    /// The scenario's `iterations`, within the limit per row.
+    fn scenario_iterations(
+        &self,
+        scenario: &str,
+        s: &RawScenario,
+        p: &mut Problems,
+    ) -> Option<usize> {
+        match s.iterations {
             Some(n) if n > super::MAX_ITERATIONS => {
                 p.add(self.error_at(
-                    &table,
+                    &format!("scenarios.{scenario}"),
                     Some("iterations"),
                     &format!("{n} is more than the limit of {}", super::MAX_ITERATIONS),
                 ));
                 None
             }
             n => n,
-        };
-        let mut rows = Vec::new();
-        // Too many rows: check the jobs with the first combination only, to list their problems.
-        let combos = if count > MAX_ROWS {
-            let first = s
-                .matrix
-                .iter()
-                .filter_map(|(k, v)| Some((k.clone(), v.first()?.as_text())));
-            vec![first.collect()]
-        } else {
-            matrix_rows(&s.matrix)
-        };
-        for combo in combos {
-            for variant in &variants {
-                let raw_variant = variant.as_ref().map(|v| &s.variants[v]);
-                let mut vars = Vars::default();
-                vars.layer(text_layer(&self.raw.variables));
-                vars.layer(text_layer(&profile.variables));
-                vars.layer(text_layer(&s.variables));
-                let mut overrides: IndexMap<String, (String, Origin)> = IndexMap::new();
-                for (k, v) in &combo {
-                    vars.set(k, v);
-                    overrides.insert(k.clone(), (v.clone(), Origin::Matrix));
-                }
-                if let (Some(rv), Some(name)) = (raw_variant, variant) {
-                    vars.layer(text_layer(&rv.variables));
-                    for (k, v) in &rv.variables {
-                        overrides.insert(k.clone(), (v.as_text(), Origin::Variant(name.clone())));
-                    }
-                }
-                for (k, v) in &req.cli_vars {
-                    vars.set(k, v);
-                    overrides.insert(k.clone(), (v.clone(), Origin::Cli));
-                }
-                vars.set("scenario", scenario);
-                vars.set("variant", variant.as_deref().unwrap_or(""));
-                let app_name = s.application.clone().unwrap_or_default();
-                let load_name = s.load.clone().unwrap_or_default();
-                let mut app = self.resolve_app(
-                    &app_name,
-                    app_job,
-                    raw_variant.map(|rv| (variant.as_deref().unwrap_or(""), scenario, rv)),
-                    &profile,
-                    req,
-                    &vars,
-                    &mut p,
-                );
-                let load = self.resolve_load(
-                    &load_name, load_job, scenario, &profile, req, &vars, &overrides, &mut p,
-                );
-                if app.ready == Ready::Tcp(String::new()) {
-                    app.ready = Ready::Tcp(load.addr.to_string());
-                }
-                rows.push(RowPlan {
-                    variables: combo.iter().cloned().collect::<BTreeMap<_, _>>(),
-                    variant: variant.clone(),
-                    app,
-                    load,
-                });
+        }
+    }
+
+    /// One row: the variable layers (config, profile, scenario, matrix, variant, `--var`) and
+    /// both jobs resolved with them.
+    fn row(
+        &self,
+        src: &RowSource,
+        combo: &[(String, String)],
+        variant: Option<&str>,
+        p: &mut Problems,
+    ) -> RowPlan {
+        let (scenario, s, req) = (src.scenario, src.s, src.req);
+        let raw_variant = variant.map(|v| &s.variants[v]);
+        let mut vars = Vars::default();
+        vars.layer(text_layer(&self.raw.variables));
+        vars.layer(text_layer(&src.profile.variables));
+        vars.layer(text_layer(&s.variables));
+        let mut overrides: IndexMap<String, (String, Origin)> = IndexMap::new();
+        for (k, v) in combo {
+            vars.set(k, v);
+            overrides.insert(k.clone(), (v.clone(), Origin::Matrix));
+        }
+        if let (Some(rv), Some(name)) = (raw_variant, variant) {
+            vars.layer(text_layer(&rv.variables));
+            for (k, v) in &rv.variables {
+                overrides.insert(k.clone(), (v.as_text(), Origin::Variant(name.to_string())));
             }
         }
-        p.or_ok(ScenarioPlan {
-            iterations,
-            variants,
-            rows,
-        })
+        for (k, v) in &req.cli_vars {
+            vars.set(k, v);
+            overrides.insert(k.clone(), (v.clone(), Origin::Cli));
+        }
+        vars.set("scenario", scenario);
+        vars.set("variant", variant.unwrap_or(""));
+        let app_name = s.application.clone().unwrap_or_default();
+        let load_name = s.load.clone().unwrap_or_default();
+        let mut app = self.resolve_app(
+            &app_name,
+            src.app_job,
+            raw_variant.map(|rv| (variant.unwrap_or(""), scenario, rv)),
+            src.profile,
+            req,
+            &vars,
+            p,
+        );
+        let load = self.resolve_load(
+            &load_name,
+            src.load_job,
+            scenario,
+            src.profile,
+            req,
+            &vars,
+            &overrides,
+            p,
+        );
+        if app.ready == Ready::Tcp(String::new()) {
+            app.ready = Ready::Tcp(load.addr.to_string());
+        }
+        RowPlan {
+            variables: combo.iter().cloned().collect::<BTreeMap<_, _>>(),
+            variant: variant.map(str::to_string),
+            app,
+            load,
+        }
     }
 
     /// The selected variants; unknown or repeated names are recorded and left out.

@@ -16,6 +16,46 @@ struct Picked {
     text: String,
 }
 
+/// Where a row's application keys come from: the job's table, and the variant's table when
+/// the row's variant overrides some of them.
+struct Sources<'a> {
+    job: &'a RawJob,
+    table: String,
+    variant: Option<(String, &'a RawVariant)>,
+}
+
+impl Sources<'_> {
+    /// The variant's value of `key` when it sets one, else the job's.
+    fn pick(
+        &self,
+        key: &'static str,
+        of_job: fn(&RawJob) -> &Option<String>,
+        of_variant: fn(&RawVariant) -> &Option<String>,
+    ) -> Option<Picked> {
+        if let Some((vtable, rv)) = &self.variant {
+            if let Some(v) = of_variant(rv) {
+                return Some(Picked {
+                    table: vtable.clone(),
+                    key,
+                    text: v.clone(),
+                });
+            }
+        }
+        of_job(self.job).clone().map(|text| Picked {
+            table: self.table.clone(),
+            key,
+            text,
+        })
+    }
+}
+
+/// The three timeouts of an application job.
+struct Timeouts {
+    ready: Duration,
+    stop: Duration,
+    build: Duration,
+}
+
 impl Config {
     fn expand_picked(
         &self,
@@ -39,122 +79,41 @@ impl Config {
         vars: &Vars,
         p: &mut Problems,
     ) -> AppJob {
-        let table = format!("jobs.{name}");
-        let vtable = variant.map(|(v, s, _)| format!("scenarios.{s}.variants.{v}"));
-        let pick = |key: &'static str, base: &Option<String>, over: Option<&Option<String>>| match (
-            over, &vtable,
-        ) {
-            (Some(Some(v)), Some(vt)) => Some(Picked {
-                table: vt.clone(),
-                key,
-                text: v.clone(),
-            }),
-            _ => base.clone().map(|b| Picked {
-                table: table.clone(),
-                key,
-                text: b,
-            }),
+        let src = Sources {
+            job,
+            table: format!("jobs.{name}"),
+            variant: variant.map(|(v, s, rv)| (format!("scenarios.{s}.variants.{v}"), rv)),
         };
-        let rv = variant.map(|(_, _, rv)| rv);
-        let dir = match self.expand_picked(vars, pick("dir", &job.dir, rv.map(|r| &r.dir)), p) {
-            Some(d) => {
-                let path = if Path::new(&d.text).is_absolute() {
-                    PathBuf::from(&d.text)
-                } else {
-                    self.dir.join(&d.text)
-                };
-                if !path.is_dir() {
-                    p.add(self.error_at(
-                        &d.table,
-                        Some("dir"),
-                        &format!("folder `{}` does not exist", path.display()),
-                    ));
-                }
-                path
+        let table = &src.table;
+        let dir = self.app_dir(&src, vars, p);
+        let text = |key, of_job, of_variant, p: &mut Problems| {
+            self.expand_picked(vars, src.pick(key, of_job, of_variant), p)
+                .map(|picked| picked.text)
+        };
+        let build = text("build", |j| &j.build, |v| &v.build, p);
+        let artifact = text("artifact", |j| &j.artifact, |v| &v.artifact, p).map(|a| {
+            if Path::new(&a).is_absolute() {
+                PathBuf::from(a)
+            } else {
+                dir.join(a)
             }
-            None => self.dir.clone(),
-        };
-        let build = self
-            .expand_picked(vars, pick("build", &job.build, rv.map(|r| &r.build)), p)
-            .map(|b| b.text);
-        let artifact = self
-            .expand_picked(
-                vars,
-                pick("artifact", &job.artifact, rv.map(|r| &r.artifact)),
-                p,
-            )
-            .map(|a| {
-                if Path::new(&a.text).is_absolute() {
-                    PathBuf::from(a.text)
-                } else {
-                    dir.join(a.text)
-                }
-            });
-        let command = self
-            .expand_picked(
-                vars,
-                pick("command", &job.command, rv.map(|r| &r.command)),
-                p,
-            )
-            .map(|c| c.text)
-            .unwrap_or_default();
+        });
+        let command = text("command", |j| &j.command, |v| &v.command, p).unwrap_or_default();
         for (key, text) in [("build", &build), ("command", &Some(command.clone()))] {
             if let Some(Err(e)) = text.as_deref().map(|t| checks::no_nul(key, t)) {
-                p.add(self.error_at(&table, Some(key), &e));
+                p.add(self.error_at(table, Some(key), &e));
             }
         }
-        let mut env = Vec::new();
-        for (k, v) in &job.env {
-            if let Some(value) = p.take(self.expand(vars, &table, "env", &v.as_text())) {
-                if let Err(e) = checks::env_var(k, &value) {
-                    p.add(self.error_at(&table, Some("env"), &e));
-                }
-                env.push((k.clone(), value));
-            }
-        }
-        if let (Some(rv), Some(vt)) = (rv, &vtable) {
-            for (k, v) in &rv.env {
-                let Some(value) = p.take(self.expand(vars, vt, "env", &v.as_text())) else {
-                    continue;
-                };
-                if let Err(e) = checks::env_var(k, &value) {
-                    p.add(self.error_at(vt, Some("env"), &e));
-                }
-                match env.iter_mut().find(|(ek, _)| ek == k) {
-                    Some(slot) => slot.1 = value,
-                    None => env.push((k.clone(), value)),
-                }
-            }
-        }
+        let env = self.app_env(&src, vars, p);
         let mut versions = Vec::new();
         for (k, v) in &job.versions {
-            if let Some(value) = p.take(self.expand(vars, &table, "versions", v)) {
+            if let Some(value) = p.take(self.expand(vars, table, "versions", v)) {
                 versions.push((k.clone(), value));
             }
         }
-        let (ready_key, ready_timeout_text) =
-            match job.ready.as_ref().and_then(|r| r.timeout.clone()) {
-                Some(t) => ("ready", Some(t)),
-                None => ("ready_timeout", job.ready_timeout.clone()),
-            };
-        let ready_timeout = ready_timeout_text
-            .and_then(|t| p.take(self.expand(vars, &table, ready_key, &t)))
-            .and_then(|t| p.take(self.positive_duration(&table, ready_key, &t)))
-            .unwrap_or(Duration::from_secs(30));
-        let stop_timeout = job
-            .stop_timeout
-            .as_ref()
-            .and_then(|t| p.take(self.expand(vars, &table, "stop_timeout", t)))
-            .and_then(|t| p.take(self.duration(&table, "stop_timeout", &t)))
-            .unwrap_or(Duration::from_secs(5));
-        let build_timeout = job
-            .build_timeout
-            .as_ref()
-            .and_then(|t| p.take(self.expand(vars, &table, "build_timeout", t)))
-            .and_then(|t| p.take(self.positive_duration(&table, "build_timeout", &t)))
-            .unwrap_or(Duration::from_secs(30 * 60));
+        let timeouts = self.app_timeouts(job, table, vars, p);
         let ready = match &job.ready {
-            Some(r) => self.ready(&table, r, vars, p),
+            Some(r) => self.ready(table, r, vars, p),
             None => Ready::Tcp(String::new()),
         };
         let (cpus, priority_high) = self.role(profile, req, "application", p);
@@ -165,18 +124,95 @@ impl Config {
             artifact,
             command,
             ready,
-            ready_timeout,
-            stop_timeout,
-            build_timeout,
+            ready_timeout: timeouts.ready,
+            stop_timeout: timeouts.stop,
+            build_timeout: timeouts.build,
             env,
             versions,
             configuration: job
                 .configuration
                 .as_ref()
-                .and_then(|c| p.take(self.expand(vars, &table, "configuration", c))),
+                .and_then(|c| p.take(self.expand(vars, table, "configuration", c))),
             cpus,
             priority_high,
         }
+    }
+
+    /// The job's folder (the variant's when it sets one), relative to the config's; it must
+    /// exist.
+    fn app_dir(&self, src: &Sources, vars: &Vars, p: &mut Problems) -> PathBuf {
+        let Some(d) = self.expand_picked(vars, src.pick("dir", |j| &j.dir, |v| &v.dir), p) else {
+            return self.dir.clone();
+        };
+        let path = if Path::new(&d.text).is_absolute() {
+            PathBuf::from(&d.text)
+        } else {
+            self.dir.join(&d.text)
+        };
+        if !path.is_dir() {
+            p.add(self.error_at(
+                &d.table,
+                Some("dir"),
+                &format!("folder `{}` does not exist", path.display()),
+            ));
+        }
+        path
+    }
+
+    /// The job's env with the variant's on top (a variant's key replaces the job's in place).
+    fn app_env(&self, src: &Sources, vars: &Vars, p: &mut Problems) -> Vec<(String, String)> {
+        let mut env = Vec::new();
+        for (k, v) in &src.job.env {
+            if let Some(value) = p.take(self.expand(vars, &src.table, "env", &v.as_text())) {
+                if let Err(e) = checks::env_var(k, &value) {
+                    p.add(self.error_at(&src.table, Some("env"), &e));
+                }
+                env.push((k.clone(), value));
+            }
+        }
+        let Some((vt, rv)) = &src.variant else {
+            return env;
+        };
+        for (k, v) in &rv.env {
+            let Some(value) = p.take(self.expand(vars, vt, "env", &v.as_text())) else {
+                continue;
+            };
+            if let Err(e) = checks::env_var(k, &value) {
+                p.add(self.error_at(vt, Some("env"), &e));
+            }
+            match env.iter_mut().find(|(ek, _)| ek == k) {
+                Some(slot) => slot.1 = value,
+                None => env.push((k.clone(), value)),
+            }
+        }
+        env
+    }
+
+    /// `ready.timeout` (or `ready_timeout`), `stop_timeout` and `build_timeout`, with their
+    /// defaults.
+    fn app_timeouts(&self, job: &RawJob, table: &str, vars: &Vars, p: &mut Problems) -> Timeouts {
+        let (ready_key, ready_timeout_text) =
+            match job.ready.as_ref().and_then(|r| r.timeout.clone()) {
+                Some(t) => ("ready", Some(t)),
+                None => ("ready_timeout", job.ready_timeout.clone()),
+            };
+        let ready = ready_timeout_text
+            .and_then(|t| p.take(self.expand(vars, table, ready_key, &t)))
+            .and_then(|t| p.take(self.positive_duration(table, ready_key, &t)))
+            .unwrap_or(Duration::from_secs(30));
+        let stop = job
+            .stop_timeout
+            .as_ref()
+            .and_then(|t| p.take(self.expand(vars, table, "stop_timeout", t)))
+            .and_then(|t| p.take(self.duration(table, "stop_timeout", &t)))
+            .unwrap_or(Duration::from_secs(5));
+        let build = job
+            .build_timeout
+            .as_ref()
+            .and_then(|t| p.take(self.expand(vars, table, "build_timeout", t)))
+            .and_then(|t| p.take(self.positive_duration(table, "build_timeout", &t)))
+            .unwrap_or(Duration::from_secs(30 * 60));
+        Timeouts { ready, stop, build }
     }
 
     fn ready(&self, table: &str, r: &RawReady, vars: &Vars, p: &mut Problems) -> Ready {

@@ -9,7 +9,7 @@ use super::resolve::Origin;
 use super::{Config, PlanRequest, Vars};
 use crate::duration::parse_duration;
 use indexmap::IndexMap;
-use rigor_load::{MAX_RATE, MAX_TIMEOUT, MIN_RATE};
+use rigor_load::{LoadSpec, MAX_RATE, MAX_TIMEOUT, MIN_RATE};
 use std::time::Duration;
 
 /// Load-job keys a matrix, variant or `--var` variable of the same name overrides.
@@ -65,46 +65,204 @@ impl Config {
         overrides: &IndexMap<String, (String, Origin)>,
         p: &mut Problems,
     ) -> LoadJob {
-        let table = format!("jobs.{name}");
-        // A matrix/variant/--var variable named like a load key overrides that key.
-        let value = |key: &'static str, raw: &Option<Scalar>, p: &mut Problems| {
-            if LOAD_KEYS.contains(&key) {
-                if let Some((v, origin)) = overrides.get(key) {
-                    let src = Source::Override(origin);
-                    return match vars.expand(v) {
-                        Ok(t) => Some((t, src)),
-                        Err(e) => {
-                            p.add(self.load_error(&table, scenario, key, &src, &e));
-                            None
-                        }
-                    };
-                }
+        let keys = LoadKeys {
+            config: self,
+            table: format!("jobs.{name}"),
+            scenario,
+            vars,
+            overrides,
+        };
+        let table = &keys.table;
+        let (connections, threads, pipeline) = keys.counts(job, req, p);
+        let warmup = keys.duration("warmup", &job.warmup, Duration::from_secs(3), true, None, p);
+        let duration = keys.duration(
+            "duration",
+            &job.duration,
+            Duration::from_secs(10),
+            false,
+            None,
+            p,
+        );
+        let timeout = keys.duration(
+            "timeout",
+            &job.timeout,
+            Duration::from_secs(2),
+            false,
+            Some(MAX_TIMEOUT),
+            p,
+        );
+        keys.check_in_flight(connections, pipeline, p);
+        let rate = keys.rate(&job.rate, p);
+        let (url, addr) = self.target(job, table, vars, p);
+        let (method, headers, body) = self.request(job, table, vars, p);
+        let validate = job.validate.as_ref().map(|v| {
+            if let Some(Err(e)) = v.status.map(checks::status) {
+                p.add(self.error_at(table, Some("validate"), &e));
             }
-            let raw = raw.as_ref()?;
-            p.take(self.expand(vars, &table, key, &raw.as_text()))
-                .map(|t| (t, Source::Key))
-        };
-        let count = |key: &'static str,
-                     raw: &Option<Scalar>,
-                     default: usize,
-                     max: u64,
-                     why: &str,
-                     p: &mut Problems| {
-            let Some((t, src)) = value(key, raw, p) else {
-                return default;
+            Validate {
+                status: v.status,
+                body_contains: v
+                    .body_contains
+                    .as_ref()
+                    .and_then(|b| p.take(self.expand(vars, table, "validate", b))),
+            }
+        });
+        let (cpus, priority_high) = self.role(profile, req, "load", p);
+        LoadJob {
+            spec: LoadSpec {
+                url,
+                connections,
+                threads,
+                duration,
+                warmup,
+                pipeline,
+                rate,
+                timeout,
+                method,
+                headers,
+                body: body.map(String::into_bytes),
+                cpus,
+            },
+            addr,
+            priority_high,
+            validate,
+        }
+    }
+
+    /// The URL and the address it resolves to (a placeholder when it cannot be resolved; the
+    /// problem is recorded).
+    fn target(
+        &self,
+        job: &RawJob,
+        table: &str,
+        vars: &Vars,
+        p: &mut Problems,
+    ) -> (String, std::net::SocketAddr) {
+        let url = p
+            .take(self.expand(vars, table, "url", job.url.as_deref().unwrap_or_default()))
+            .unwrap_or_default();
+        let addr = if url.is_empty() {
+            None
+        } else {
+            p.take(
+                rigor_load::resolve_url(&url)
+                    .map_err(|e| self.error_at(table, Some("url"), &e.to_string())),
+            )
+        }
+        .unwrap_or_else(|| ([127, 0, 0, 1], 0).into());
+        (url, addr)
+    }
+
+    /// The request every connection sends: method, headers and body, each checked.
+    fn request(
+        &self,
+        job: &RawJob,
+        table: &str,
+        vars: &Vars,
+        p: &mut Problems,
+    ) -> (String, Vec<(String, String)>, Option<String>) {
+        let mut headers = Vec::new();
+        for (k, v) in &job.headers {
+            let Some(value) = p.take(self.expand(vars, table, "headers", v)) else {
+                continue;
             };
-            let digits = t.trim();
-            let is_number = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
-            let message = match digits.parse::<u64>() {
-                Ok(n) if (1..=max).contains(&n) => return n as usize,
-                _ if !is_number || digits.bytes().all(|b| b == b'0') => {
-                    format!("`{t}` is not a whole number of at least 1")
+            if let Err(e) = checks::header(k, &value) {
+                p.add(self.error_at(table, Some("headers"), &e));
+            }
+            headers.push((k.clone(), value));
+        }
+        let body = job
+            .body
+            .as_ref()
+            .and_then(|b| p.take(self.expand(vars, table, "body", b)));
+        let method = match &job.method {
+            Some(m) => {
+                let m = p
+                    .take(self.expand(vars, table, "method", m))
+                    .unwrap_or_else(|| "GET".to_string());
+                if let Err(e) = checks::method(&m) {
+                    p.add(self.error_at(table, Some("method"), &e));
                 }
-                _ => format!("`{t}` is more than {max} {why}"),
-            };
-            p.add(self.load_error(&table, scenario, key, &src, &message));
-            default
+                m
+            }
+            None => "GET".to_string(),
         };
+        (method, headers, body)
+    }
+}
+
+/// The load keys of one row's job, read with the variables that may override them; every
+/// problem points at the key or at the variable that set it.
+struct LoadKeys<'a> {
+    config: &'a Config,
+    table: String,
+    scenario: &'a str,
+    vars: &'a Vars,
+    overrides: &'a IndexMap<String, (String, Origin)>,
+}
+
+impl<'a> LoadKeys<'a> {
+    fn error(&self, key: &str, src: &Source, message: &str) -> String {
+        self.config
+            .load_error(&self.table, self.scenario, key, src, message)
+    }
+
+    /// A key's text, expanded: a matrix/variant/--var variable named like a load key overrides
+    /// that key.
+    fn value(
+        &self,
+        key: &'static str,
+        raw: &Option<Scalar>,
+        p: &mut Problems,
+    ) -> Option<(String, Source<'a>)> {
+        if LOAD_KEYS.contains(&key) {
+            if let Some((v, origin)) = self.overrides.get(key) {
+                let src = Source::Override(origin);
+                return match self.vars.expand(v) {
+                    Ok(t) => Some((t, src)),
+                    Err(e) => {
+                        p.add(self.error(key, &src, &e));
+                        None
+                    }
+                };
+            }
+        }
+        let raw = raw.as_ref()?;
+        p.take(
+            self.config
+                .expand(self.vars, &self.table, key, &raw.as_text()),
+        )
+        .map(|t| (t, Source::Key))
+    }
+
+    /// A whole number from 1 to `max`; `why` says where `max` comes from.
+    fn count(
+        &self,
+        key: &'static str,
+        raw: &Option<Scalar>,
+        default: usize,
+        max: u64,
+        why: &str,
+        p: &mut Problems,
+    ) -> usize {
+        let Some((t, src)) = self.value(key, raw, p) else {
+            return default;
+        };
+        let digits = t.trim();
+        let is_number = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+        let message = match digits.parse::<u64>() {
+            Ok(n) if (1..=max).contains(&n) => return n as usize,
+            _ if !is_number || digits.bytes().all(|b| b == b'0') => {
+                format!("`{t}` is not a whole number of at least 1")
+            }
+            _ => format!("`{t}` is more than {max} {why}"),
+        };
+        p.add(self.error(key, &src, &message));
+        default
+    }
+
+    /// `connections` (bounded by the open-file limit too), `threads` and `pipeline`.
+    fn counts(&self, job: &RawJob, req: &PlanRequest, p: &mut Problems) -> (usize, usize, usize) {
         let by_files = req.limits.max_connections().unwrap_or(u64::MAX);
         let max_connections = by_files.min(MAX_CONNECTIONS);
         let connections_why = match req.limits.max_open_files {
@@ -114,7 +272,7 @@ impl Config {
             ),
             _ => "(the most connections of one load job)".to_string(),
         };
-        let connections = count(
+        let connections = self.count(
             "connections",
             &job.connections,
             64,
@@ -122,7 +280,7 @@ impl Config {
             &connections_why,
             p,
         );
-        let threads = count(
+        let threads = self.count(
             "threads",
             &job.threads,
             1,
@@ -130,7 +288,7 @@ impl Config {
             "(the most threads)",
             p,
         );
-        let pipeline = count(
+        let pipeline = self.count(
             "pipeline",
             &job.pipeline,
             1,
@@ -138,71 +296,66 @@ impl Config {
             "(the most requests in flight per connection)",
             p,
         );
-        let dur = |key: &'static str,
-                   raw: &Option<Scalar>,
-                   default: Duration,
-                   zero_ok: bool,
-                   max: Option<Duration>,
-                   p: &mut Problems| {
-            let Some((t, src)) = value(key, raw, p) else {
-                return default;
-            };
-            // Range errors point where the value was written: the key or the variable.
-            let message = match parse_duration(&t) {
-                Ok(d) if !zero_ok && d.is_zero() => format!("`{t}` must be more than zero"),
-                Ok(d) => match max {
-                    Some(max) if d > max => format!(
-                        "a request timeout of {}s is more than the limit of {}s",
-                        d.as_secs(),
-                        max.as_secs()
-                    ),
-                    _ => return d,
-                },
-                Err(e) => e,
-            };
-            p.add(self.load_error(&table, scenario, key, &src, &message));
-            default
+        (connections, threads, pipeline)
+    }
+
+    /// A duration, above zero unless `zero_ok`, at most `max`.
+    fn duration(
+        &self,
+        key: &'static str,
+        raw: &Option<Scalar>,
+        default: Duration,
+        zero_ok: bool,
+        max: Option<Duration>,
+        p: &mut Problems,
+    ) -> Duration {
+        let Some((t, src)) = self.value(key, raw, p) else {
+            return default;
         };
-        let warmup = dur("warmup", &job.warmup, Duration::from_secs(3), true, None, p);
-        let duration = dur(
-            "duration",
-            &job.duration,
-            Duration::from_secs(10),
-            false,
-            None,
-            p,
-        );
-        let timeout = dur(
-            "timeout",
-            &job.timeout,
-            Duration::from_secs(2),
-            false,
-            Some(MAX_TIMEOUT),
-            p,
-        );
-        if (connections as u64).saturating_mul(pipeline as u64) > MAX_IN_FLIGHT {
-            // Pointed at the variable that set `pipeline` (else `connections`), or at the key.
-            let (key, src) = ["pipeline", "connections"]
-                .into_iter()
-                .find_map(|k| overrides.get(k).map(|(_, o)| (k, Source::Override(o))))
-                .unwrap_or(("pipeline", Source::Key));
-            p.add(self.load_error(
-                &table,
-                scenario,
-                key,
-                &src,
-                &format!(
-                    "{connections} connections with a pipeline of {pipeline} is more than \
-                     {MAX_IN_FLIGHT} requests in flight"
+        // Range errors point where the value was written: the key or the variable.
+        let message = match parse_duration(&t) {
+            Ok(d) if !zero_ok && d.is_zero() => format!("`{t}` must be more than zero"),
+            Ok(d) => match max {
+                Some(max) if d > max => format!(
+                    "a request timeout of {}s is more than the limit of {}s",
+                    d.as_secs(),
+                    max.as_secs()
                 ),
-            ));
+                _ => return d,
+            },
+            Err(e) => e,
+        };
+        p.add(self.error(key, &src, &message));
+        default
+    }
+
+    /// Connections × pipeline within the engine's limit of requests in flight; the problem is
+    /// pointed at the variable that set `pipeline` (else `connections`), or at the key.
+    fn check_in_flight(&self, connections: usize, pipeline: usize, p: &mut Problems) {
+        if (connections as u64).saturating_mul(pipeline as u64) <= MAX_IN_FLIGHT {
+            return;
         }
-        let rate = value("rate", &job.rate, p).and_then(|(t, src)| match t.trim().parse::<f64>() {
+        let (key, src) = ["pipeline", "connections"]
+            .into_iter()
+            .find_map(|k| self.overrides.get(k).map(|(_, o)| (k, Source::Override(o))))
+            .unwrap_or(("pipeline", Source::Key));
+        p.add(self.error(
+            key,
+            &src,
+            &format!(
+                "{connections} connections with a pipeline of {pipeline} is more than \
+                 {MAX_IN_FLIGHT} requests in flight"
+            ),
+        ));
+    }
+
+    /// `rate`: requests per second within the engine's range, or none (closed model).
+    fn rate(&self, raw: &Option<Scalar>, p: &mut Problems) -> Option<f64> {
+        let (t, src) = self.value("rate", raw, p)?;
+        match t.trim().parse::<f64>() {
             Ok(r) if (MIN_RATE..=MAX_RATE).contains(&r) => Some(r),
             _ => {
-                p.add(self.load_error(
-                    &table,
-                    scenario,
+                p.add(self.error(
                     "rate",
                     &src,
                     &format!(
@@ -211,74 +364,6 @@ impl Config {
                 ));
                 None
             }
-        });
-        let url = p
-            .take(self.expand(vars, &table, "url", job.url.as_deref().unwrap_or_default()))
-            .unwrap_or_default();
-        let addr = if url.is_empty() {
-            None
-        } else {
-            p.take(
-                rigor_load::resolve_url(&url)
-                    .map_err(|e| self.error_at(&table, Some("url"), &e.to_string())),
-            )
-        }
-        .unwrap_or_else(|| ([127, 0, 0, 1], 0).into());
-        let mut headers = Vec::new();
-        for (k, v) in &job.headers {
-            let Some(value) = p.take(self.expand(vars, &table, "headers", v)) else {
-                continue;
-            };
-            if let Err(e) = checks::header(k, &value) {
-                p.add(self.error_at(&table, Some("headers"), &e));
-            }
-            headers.push((k.clone(), value));
-        }
-        let body = job
-            .body
-            .as_ref()
-            .and_then(|b| p.take(self.expand(vars, &table, "body", b)));
-        let method = match &job.method {
-            Some(m) => {
-                let m = p
-                    .take(self.expand(vars, &table, "method", m))
-                    .unwrap_or_else(|| "GET".to_string());
-                if let Err(e) = checks::method(&m) {
-                    p.add(self.error_at(&table, Some("method"), &e));
-                }
-                m
-            }
-            None => "GET".to_string(),
-        };
-        let validate = job.validate.as_ref().map(|v| {
-            if let Some(Err(e)) = v.status.map(checks::status) {
-                p.add(self.error_at(&table, Some("validate"), &e));
-            }
-            Validate {
-                status: v.status,
-                body_contains: v
-                    .body_contains
-                    .as_ref()
-                    .and_then(|b| p.take(self.expand(vars, &table, "validate", b))),
-            }
-        });
-        let (cpus, priority_high) = self.role(profile, req, "load", p);
-        LoadJob {
-            url,
-            addr,
-            connections,
-            threads,
-            pipeline,
-            rate,
-            warmup,
-            duration,
-            timeout,
-            method,
-            headers,
-            body,
-            cpus,
-            priority_high,
-            validate,
         }
     }
 }

@@ -1,4 +1,204 @@
-//! `rigor run`: the flags checked and turned into values the run can use.
+//! `rigor run`: the flags checked and turned into values the run can use. Every bad flag is
+//! found in one pass, each problem naming its flag; the config's own problems are listed with
+//! them, so one run of rigor says everything that stops it.
+
+use crate::cli::run::RunArgs;
+use crate::config::{Problems, MAX_ITERATIONS};
+use crate::duration::parse_duration;
+use crate::failure::Failure;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// What the plan is made of: the config file and the rows, variables and variants selected
+/// from it. Kept apart from the other options so the config can be planned (and its problems
+/// listed) even when other flags are bad.
+#[derive(Debug, Clone)]
+pub struct Selection {
+    pub file: PathBuf,
+    /// Scenarios to run; empty means every scenario, in declared order.
+    pub scenarios: Vec<String>,
+    pub profile: String,
+    /// Iterations per row; `None` leaves it to the scenario (else 3).
+    pub iterations: Option<usize>,
+    /// `--var NAME=VALUE` overrides, highest precedence.
+    pub vars: Vec<(String, String)>,
+    /// Variants to compare, baseline first; `None` means every declared variant.
+    pub variants: Option<Vec<String>>,
+}
+
+/// Where the result files go. The paths are only checked for writability once the plan is
+/// known to be good, so a refused run writes nothing.
+#[derive(Debug, Clone, Default)]
+pub struct OutputPaths {
+    /// Logs, and every result file without a path of its own, go in a folder under this one.
+    pub out_dir: PathBuf,
+    pub json: Option<PathBuf>,
+    pub markdown: Option<PathBuf>,
+    pub csv: Option<PathBuf>,
+    pub html: Option<PathBuf>,
+}
+
+/// Everything `rigor run` was asked to do, checked. Nothing past this type sees clap.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub selection: Selection,
+    /// Drop the LOW lowest and HIGH highest iterations of each row.
+    pub exclude: Option<(usize, usize)>,
+    /// The measurement that orders iterations for `exclude`.
+    pub exclude_order: String,
+    /// Seed of the shuffled interleaving; `None` draws one (recorded in the result).
+    pub seed: Option<u64>,
+    /// Add rounds until the primary measurement is conclusive, up to this many per row.
+    pub until_conclusive: Option<usize>,
+    /// The measurement verdicts and `until_conclusive` focus on.
+    pub primary: String,
+    /// Practical threshold, in percent, below which a change is no change.
+    pub threshold: f64,
+    /// The measurements `fail_on_regression` checks (the primary unless named).
+    pub gated: Vec<String>,
+    pub fail_on_regression: bool,
+    /// How often the application probe samples.
+    pub sample_interval: Duration,
+    pub outputs: OutputPaths,
+    pub description: Option<String>,
+    pub drop_caches: bool,
+    pub strict: bool,
+    /// Run every iteration of a row even after its application failed to start.
+    pub keep_going: bool,
+}
+
+impl RunOptions {
+    /// Checks every flag. When a flag is bad, the config is still read and planned, and its
+    /// problems are listed after the flags' (by line), so one run names every problem.
+    pub fn from_args(args: &RunArgs) -> Result<RunOptions, Failure> {
+        let selection = Selection {
+            file: args.file.clone(),
+            scenarios: args.scenarios.clone(),
+            profile: args.profile.clone(),
+            iterations: args.iterations,
+            vars: parse_vars(&args.vars).unwrap_or_default(),
+            variants: args.variants.clone(),
+        };
+        check(args, &selection).map_err(|mut problems| {
+            if let Err(config) = crate::plan::prepare(&selection) {
+                problems.extend(config);
+            }
+            refused(&problems)
+        })
+    }
+}
+
+/// The usage failure for a list of problems: one `error:` line each (the first gets its
+/// prefix from `main`), and a count when there are several.
+pub fn refused(problems: &Problems) -> Failure {
+    let mut text = problems.messages().join("\nerror: ");
+    if problems.len() > 1 {
+        text.push_str(&format!(
+            "\nrigor: {} problems; nothing was built or started",
+            problems.len()
+        ));
+    }
+    Failure::Usage(text)
+}
+
+/// Checks the flags other than the selection's; every bad flag is one problem.
+fn check(args: &RunArgs, selection: &Selection) -> Result<RunOptions, Problems> {
+    let mut p = Problems::default();
+    let sample_interval = sample_interval(&args.sample_interval, &mut p);
+    for id in std::iter::once(&args.primary)
+        .chain(args.measurements.iter().flatten())
+        .chain(std::iter::once(&args.exclude_order))
+    {
+        p.take(crate::measurements::validate(id));
+    }
+    for (flag, n) in [
+        ("-i/--iterations", args.iterations),
+        ("--until-conclusive", args.until_conclusive),
+    ] {
+        match n {
+            Some(0) => p.add(format!("{flag} must be at least 1")),
+            Some(n) if n > MAX_ITERATIONS => p.add(format!(
+                "{flag} {n} is more than the limit of {MAX_ITERATIONS} iterations per row"
+            )),
+            _ => {}
+        }
+    }
+    for (flag, names) in [
+        ("-s/--scenario", Some(&args.scenarios)),
+        ("--variants", args.variants.as_ref()),
+    ] {
+        check_names(flag, names.map(Vec::as_slice), &mut p);
+    }
+    p.take(parse_vars(&args.vars));
+    let exclude = p
+        .take(args.exclude.as_deref().map(parse_exclude).transpose())
+        .flatten();
+    if let Some((low, high)) = exclude {
+        if low.max(high) > MAX_ITERATIONS {
+            p.add(format!(
+                "--exclude {low}:{high}: more than the limit of {MAX_ITERATIONS} iterations per row"
+            ));
+        }
+    }
+    if !p.is_empty() {
+        return Err(p);
+    }
+    Ok(RunOptions {
+        selection: selection.clone(),
+        exclude,
+        exclude_order: args.exclude_order.clone(),
+        seed: args.seed,
+        until_conclusive: args.until_conclusive,
+        primary: args.primary.clone(),
+        threshold: args.threshold,
+        gated: args
+            .measurements
+            .clone()
+            .unwrap_or_else(|| vec![args.primary.clone()]),
+        fail_on_regression: args.fail_on_regression,
+        sample_interval,
+        outputs: OutputPaths {
+            out_dir: args.out_dir.clone(),
+            json: args.json.clone(),
+            markdown: args.markdown.clone(),
+            csv: args.csv.clone(),
+            html: args.html.clone(),
+        },
+        description: args.description.clone(),
+        drop_caches: args.drop_caches,
+        strict: args.strict,
+        keep_going: args.keep_going,
+    })
+}
+
+/// `--sample-interval`: a duration above zero.
+fn sample_interval(text: &str, p: &mut Problems) -> Duration {
+    match parse_duration(text) {
+        Ok(d) if !d.is_zero() => d,
+        Ok(_) => {
+            p.add("--sample-interval must be more than 0".into());
+            Duration::ZERO
+        }
+        Err(e) => {
+            p.add(format!("--sample-interval: {e}"));
+            Duration::ZERO
+        }
+    }
+}
+
+/// A list of names: none empty, none twice.
+fn check_names(flag: &str, names: Option<&[String]>, p: &mut Problems) {
+    let Some(names) = names else {
+        return;
+    };
+    for (i, name) in names.iter().enumerate() {
+        if name.trim().is_empty() {
+            p.add(format!("{flag}: an empty name in the list"));
+        } else if names[..i].contains(name) {
+            p.add(format!("{flag}: `{name}` is selected twice"));
+        }
+    }
+}
 
 /// Parses `K=V` pairs given with --var.
 pub fn parse_vars(vars: &[String]) -> Result<Vec<(String, String)>, String> {
@@ -18,4 +218,75 @@ pub fn parse_exclude(text: &str) -> Result<(usize, usize), String> {
         a.trim().parse().map_err(|_| bad())?,
         b.trim().parse().map_err(|_| bad())?,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn args(flags: &[&str]) -> RunArgs {
+        let argv = ["rigor", "run", "-f", "/nonexistent/rigor.toml"];
+        let cli = Cli::try_parse_from(argv.iter().chain(flags)).expect("flags parse");
+        match cli.command {
+            Command::Run(a) => *a,
+            _ => unreachable!("a run command"),
+        }
+    }
+
+    #[test]
+    fn good_flags_become_values() {
+        let o = RunOptions::from_args(&args(&[
+            "--exclude",
+            "1:2",
+            "--var",
+            "port=6000",
+            "--sample-interval",
+            "50ms",
+            "--threshold",
+            "5%",
+        ]))
+        .expect("good flags");
+        assert_eq!(o.exclude, Some((1, 2)));
+        assert_eq!(o.selection.vars, vec![("port".into(), "6000".into())]);
+        assert_eq!(o.sample_interval, Duration::from_millis(50));
+        assert_eq!(o.threshold, 5.0);
+        assert_eq!(o.gated, vec!["load.rps".to_string()]);
+    }
+
+    #[test]
+    fn every_bad_flag_is_one_line_and_the_config_follows() {
+        let failure = RunOptions::from_args(&args(&[
+            "--exclude",
+            "x",
+            "--var",
+            "novalue",
+            "--sample-interval",
+            "0s",
+            "-i",
+            "0",
+        ]))
+        .expect_err("bad flags");
+        let text = failure.text();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[..4],
+            [
+                "--sample-interval must be more than 0",
+                "error: -i/--iterations must be at least 1",
+                "error: --var `novalue`: expected NAME=VALUE",
+                "error: --exclude `x`: expected LOW:HIGH, e.g. 1:1",
+            ],
+            "{text}"
+        );
+        // The missing config is the fifth problem.
+        assert!(lines[4].starts_with("error: "), "{text}");
+        assert_eq!(
+            lines.last(),
+            Some(&"rigor: 5 problems; nothing was built or started"),
+            "{text}"
+        );
+        assert_eq!(failure.exit(), crate::exit::Exit::Usage);
+    }
 }

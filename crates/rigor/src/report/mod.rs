@@ -281,15 +281,20 @@ fn scenario_blocks(rows: &[&Row], decl: &Declarations) -> Vec<Block> {
             numeric: true,
         }));
     }
-    let failures: Vec<Cell> = rows
-        .iter()
-        .flat_map(|r| {
-            r.iterations
-                .iter()
-                .filter(|it| it.error.is_some())
-                .map(move |it| Cell::styled(failure_text(r, it), Style::Regression))
-        })
-        .collect();
+    let failures: Vec<Cell> =
+        rows.iter()
+            .flat_map(|r| {
+                let build = r.build_error.as_ref().map(|e| {
+                    Cell::styled(format!("{} · build: {e}", r.label()), Style::Regression)
+                });
+                build.into_iter().chain(
+                    r.iterations
+                        .iter()
+                        .filter(|it| it.error.is_some())
+                        .map(move |it| Cell::styled(failure_text(r, it), Style::Regression)),
+                )
+            })
+            .collect();
     if !failures.is_empty() {
         blocks.push(Block::Heading(3, "failed iterations".into()));
         blocks.push(Block::List(failures));

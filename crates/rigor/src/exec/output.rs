@@ -184,7 +184,7 @@ fn finish_saved(saved: Option<&mut Saved>, status: &str) {
         Err(e) => format!("error: {e}"),
     };
     s.done = true;
-    super::console::err(&msg);
+    crate::console::err(&msg);
 }
 
 /// Creates `path`'s folder and writes then removes a probe file beside it.

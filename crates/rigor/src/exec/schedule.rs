@@ -1,9 +1,9 @@
 //! The order iterations run in. Variants of the same matrix row are interleaved in a shuffled
 //! order each round (seeded, so `--seed` replays it): machine drift hits every side alike.
 
+use crate::plan::Group;
 use rand::seq::SliceRandom;
 use rand::{rngs::StdRng, SeedableRng};
-use std::collections::BTreeMap;
 
 /// One slot of the schedule: which row, which of its iterations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -12,27 +12,11 @@ pub struct Slot {
     pub iteration: usize,
 }
 
-/// Groups rows by their matrix values; variants of one group are compared with each other.
-pub fn groups(keys: &[String]) -> Vec<Vec<usize>> {
-    let mut order: Vec<String> = Vec::new();
-    let mut map: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-    for (i, k) in keys.iter().enumerate() {
-        if !map.contains_key(k) {
-            order.push(k.clone());
-        }
-        map.entry(k.clone()).or_default().push(i);
-    }
-    order
-        .into_iter()
-        .map(|k| map.remove(&k).unwrap_or_default())
-        .collect()
-}
-
 /// Rounds `from..to` of every group: without variants a row's iterations run back to back; with
 /// variants each round runs every variant once, in a fresh shuffled order.
-pub fn plan(groups: &[Vec<usize>], from: usize, to: usize, rng: &mut StdRng) -> Vec<Slot> {
+pub fn plan(groups: &[Group], from: usize, to: usize, rng: &mut StdRng) -> Vec<Slot> {
     let mut out = Vec::new();
-    for g in groups {
+    for g in groups.iter().map(|g| &g.rows) {
         if g.len() == 1 {
             out.extend((from..to).map(|i| Slot {
                 row: g[0],
@@ -57,15 +41,25 @@ pub fn rng(seed: u64) -> StdRng {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::result::RowKey;
+
+    fn groups(rows: &[Vec<usize>]) -> Vec<Group> {
+        rows.iter()
+            .enumerate()
+            .map(|(i, rows)| Group {
+                key: RowKey {
+                    scenario: format!("s{i}"),
+                    variables: Default::default(),
+                    variant: None,
+                },
+                rows: rows.clone(),
+            })
+            .collect()
+    }
 
     #[test]
     fn same_seed_same_order_and_balanced_rounds() {
-        let keys: Vec<String> = ["a", "a", "a", "b", "b", "b"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        let g = groups(&keys);
-        assert_eq!(g, vec![vec![0, 1, 2], vec![3, 4, 5]]);
+        let g = groups(&[vec![0, 1, 2], vec![3, 4, 5]]);
         let p1 = plan(&g, 0, 4, &mut rng(7));
         let p2 = plan(&g, 0, 4, &mut rng(7));
         assert_eq!(p1, p2);
@@ -84,7 +78,7 @@ mod tests {
 
     #[test]
     fn single_rows_run_back_to_back() {
-        let g = vec![vec![0], vec![1]];
+        let g = groups(&[vec![0], vec![1]]);
         let p = plan(&g, 0, 2, &mut rng(1));
         assert_eq!(
             p.iter().map(|s| (s.row, s.iteration)).collect::<Vec<_>>(),

@@ -7,15 +7,19 @@ use super::progress::Progress;
 use crate::config::{Ready, RowPlan};
 use crate::guards;
 use crate::result::{Iteration, Warning};
-use rigor_load::{Live, LoadSpec, Phase};
+use rigor_load::{Live, Phase};
 use rigor_probe::{Cgroup, Mark, Sampler};
 use std::net::ToSocketAddrs;
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 /// What the iteration needs besides its row.
 pub struct IterationContext<'a> {
+    /// Which row this is an iteration of, for executors that need to name it (the local one
+    /// runs from `row` alone).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub key: &'a crate::result::RowKey,
     pub row: &'a RowPlan,
     pub built: &'a Built,
     pub index: usize,
@@ -44,43 +48,14 @@ pub fn run_iteration(ctx: &IterationContext) -> Iteration {
     it
 }
 
+/// Start, measure, stop: the application's whole life in one iteration.
 fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
-    let row = ctx.row;
-    let app_job = &row.app;
-    // The app's own port: where readiness is checked (a proxy may already own the load's port).
-    let app_port = match &app_job.ready {
-        Ready::Http(url) => rigor_load::resolve_url(url).ok(),
-        Ready::Tcp(addr) => addr.to_socket_addrs().ok().and_then(|mut a| a.next()),
-        // The app's port is unknown until it runs: a proxy on the load's port is named after
-        // readiness (the proxy guard), not refused as taken.
-        Ready::Stdout(_) | Ready::Stderr(_) => None,
-    };
-    if let Some(addr) = app_port {
-        let owners = rigor_probe::listener_owners(addr);
-        if let Some(o) = owners.first() {
-            return Err(format!(
-                "port {} is already taken by PID {} ({}) before the application started: \
-                 stop it or change the port",
-                addr.port(),
-                o.pid,
-                o.comm
-            ));
-        }
-    }
+    let app_job = &ctx.row.app;
+    port_is_free(&app_job.ready)?;
     if ctx.drop_caches {
         super::readings::drop_caches(it);
     }
-    let cgroup = match Cgroup::create(&format!("rigor-{}-{}", std::process::id(), ctx.sequence)) {
-        Ok(c) => Some(c),
-        Err(why) => {
-            it.warnings.push(Warning::new(
-                "no_cgroup",
-                format!("no cgroup for the application: {why}"),
-                "run as root on a machine with cgroup v2 or v1 memory to get app.cgroup.*",
-            ));
-            None
-        }
-    };
+    let cgroup = make_cgroup(ctx.sequence, it);
     let status = |phase: &str| {
         ctx.progress.status(format!(
             "{} · iteration {} · {phase}",
@@ -89,15 +64,8 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
         ))
     };
     status("starting");
-    // Exactly what this row's build produced, verified by hash, or no start at all.
-    if let Err(e) = ctx.built.ensure_artifact() {
-        if let Some(c) = cgroup {
-            let _ = c.remove();
-        }
-        return Err(e);
-    }
-    let mut app = match AppProcess::spawn(app_job, &ctx.log, cgroup.as_ref()) {
-        Ok(a) => a,
+    let mut app = match start(ctx, cgroup.as_ref()) {
+        Ok(app) => app,
         Err(e) => {
             if let Some(c) = cgroup {
                 let _ = c.remove();
@@ -106,19 +74,15 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
         }
     };
     it.pid = Some(app.pid);
+    if let Some(why) = app.cgroup_error.take() {
+        it.warnings.push(no_cgroup(&format!(
+            "the application could not join its cgroup: {why}"
+        )));
+    }
     if app_job.priority_high {
-        let outcome = rigor_probe::set_priority_high(app.pid);
-        it.priority = Some(match &outcome {
-            Ok(()) => "raised".to_string(),
-            Err(why) => format!("not raised: {why}"),
-        });
-        if let Err(why) = outcome {
-            it.warnings.push(Warning::new(
-                "priority",
-                format!("could not raise the application's priority: {why}"),
-                "run as root (or with CAP_SYS_NICE), or drop `priority = \"high\"`",
-            ));
-        }
+        let (outcome, warning) = super::priority::raise(app.pid, "the application");
+        it.priority = Some(outcome);
+        it.warnings.extend(warning);
     }
     let norm = app_job
         .cpus
@@ -134,9 +98,80 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
     let stop = app.stop(app_job.stop_timeout, cgroup.as_ref());
     let samples = sampler.stop();
     guards::record_figures(&samples.figures(), &mut it.measurements);
+    if let Some(c) = cgroup {
+        let _ = c.remove();
+    }
+    let result = stopped(ctx, it, &stop, result);
+    if result.is_ok() {
+        guards::iteration_guards(it);
+    }
+    result
+}
+
+/// Refuses to start when something already listens on the app's own port (where readiness is
+/// checked; a proxy may already own the load's port).
+fn port_is_free(ready: &Ready) -> Result<(), String> {
+    let app_port = match ready {
+        Ready::Http(url) => rigor_load::resolve_url(url).ok(),
+        Ready::Tcp(addr) => addr.to_socket_addrs().ok().and_then(|mut a| a.next()),
+        // The app's port is unknown until it runs: a proxy on the load's port is named after
+        // readiness (the proxy guard), not refused as taken.
+        Ready::Stdout(_) | Ready::Stderr(_) => None,
+    };
+    let Some(addr) = app_port else {
+        return Ok(());
+    };
+    match rigor_probe::listener_owners(addr).first() {
+        Some(o) => Err(format!(
+            "port {} is already taken by PID {} ({}) before the application started: \
+             stop it or change the port",
+            addr.port(),
+            o.pid,
+            o.comm
+        )),
+        None => Ok(()),
+    }
+}
+
+/// A fresh cgroup for this iteration's application, or a warning saying why there is none.
+fn make_cgroup(sequence: usize, it: &mut Iteration) -> Option<Cgroup> {
+    match Cgroup::create(&format!("rigor-{}-{sequence}", std::process::id())) {
+        Ok(c) => Some(c),
+        Err(why) => {
+            it.warnings
+                .push(no_cgroup(&format!("no cgroup for the application: {why}")));
+            None
+        }
+    }
+}
+
+/// The warning for an application measured without its own cgroup.
+fn no_cgroup(message: &str) -> Warning {
+    Warning::new(
+        "no_cgroup",
+        message,
+        "run as root on a machine with cgroup v2 or v1 memory to get app.cgroup.*",
+    )
+}
+
+/// Exactly what this row's build produced, verified by hash, started fresh; or no start.
+fn start(ctx: &IterationContext, cgroup: Option<&Cgroup>) -> Result<AppProcess, String> {
+    ctx.built.ensure_artifact()?;
+    AppProcess::spawn(&ctx.row.app, &ctx.log, cgroup)
+}
+
+/// What the stop said about the application, turned into warnings and errors: killed after
+/// SIGTERM, processes left behind, an exit during the run, survivors of SIGKILL.
+fn stopped(
+    ctx: &IterationContext,
+    it: &mut Iteration,
+    stop: &super::app::StopOutcome,
+    result: Result<(), String>,
+) -> Result<(), String> {
+    let app_job = &ctx.row.app;
     if stop.forced {
         it.warnings
-            .push(ignored_sigterm(&stop, app_job.stop_timeout));
+            .push(ignored_sigterm(stop, app_job.stop_timeout));
     }
     if !stop.left_behind.is_empty() {
         it.warnings.push(Warning::new(
@@ -149,12 +184,9 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
              foreground, or stop it when the application gets SIGTERM",
         ));
     }
-    if let Some(c) = cgroup {
-        let _ = c.remove();
-    }
     let mut result = result;
     if result.is_ok() {
-        if let Some(status) = stop.exited_early {
+        if let Some(status) = &stop.exited_early {
             result = Err(format!(
                 "the application exited ({status}) during the run\n{}",
                 super::logtail::tail(&ctx.log, 15)
@@ -170,9 +202,6 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
             Err(e) => format!("{e}; {msg}"),
             Ok(()) => msg,
         });
-    }
-    if result.is_ok() {
-        guards::iteration_guards(it);
     }
     result
 }
@@ -208,38 +237,45 @@ fn drive(
     sampler: &Sampler,
     status: &dyn Fn(&str),
 ) -> Result<(), String> {
-    let row = ctx.row;
-    let load_job = &row.load;
     status("waiting until ready");
     let ready = super::readings::ready_watching_memory(ctx, it, app)?;
     it.measurements
         .insert("app.start_time".into(), ready.as_secs_f64() * 1e3);
     it.network = Some(guards::proxy_guard(
         app.pid,
-        load_job.addr,
+        ctx.row.load.addr,
         &mut it.warnings,
     ));
-    // The row's own URL, once: first-request latency and the optional validation.
-    let headers = load_job.headers.clone();
-    let body = load_job.body.as_ref().map(|b| b.as_bytes().to_vec());
     status("first request");
+    first_request(ctx, it, app)?;
+    load(ctx, it, app, sampler, status)
+}
+
+/// The row's own URL, once: first-request latency and the optional validation.
+fn first_request(
+    ctx: &IterationContext,
+    it: &mut Iteration,
+    app: &AppProcess,
+) -> Result<(), String> {
+    let load_job = &ctx.row.load;
+    let spec = &load_job.spec;
     let find = load_job
         .validate
         .as_ref()
         .and_then(|v| v.body_contains.as_ref())
         .map(|t| t.as_bytes());
     let first = rigor_load::probe_request_finding(
-        &load_job.url,
-        &load_job.method,
-        &headers,
-        body.as_deref(),
-        load_job.timeout.max(Duration::from_secs(5)),
+        &spec.url,
+        &spec.method,
+        &spec.headers,
+        spec.body.as_deref(),
+        spec.timeout.max(Duration::from_secs(5)),
         find,
     )
     .map_err(|e| {
         format!(
             "first request to {} failed: {e}\n{}",
-            load_job.url,
+            spec.url,
             app.log_tail()
         )
     })?;
@@ -249,85 +285,75 @@ fn drive(
         "app.first_request".into(),
         first.latency.as_secs_f64() * 1e3,
     );
-    if let Some(v) = &load_job.validate {
-        if let Some(want) = v.status {
-            if first.status != want {
-                return Err(format!(
-                    "validation failed: {} answered {} (expected {want})",
-                    load_job.url, first.status
-                ));
-            }
-        }
-        if let Some(text) = &v.body_contains {
-            if first.found == Some(false) {
-                return Err(format!(
-                    "validation failed: the body of {} does not contain `{text}`",
-                    load_job.url
-                ));
-            }
+    let Some(v) = &load_job.validate else {
+        return Ok(());
+    };
+    if let Some(want) = v.status {
+        if first.status != want {
+            return Err(format!(
+                "validation failed: {} answered {} (expected {want})",
+                spec.url, first.status
+            ));
         }
     }
-    let spec = LoadSpec {
-        url: load_job.url.clone(),
-        connections: load_job.connections,
-        threads: load_job.threads,
-        duration: load_job.duration,
-        warmup: load_job.warmup,
-        pipeline: load_job.pipeline,
-        rate: load_job.rate,
-        timeout: load_job.timeout,
-        method: load_job.method.clone(),
-        headers,
-        body,
-        cpus: load_job.cpus.clone(),
-    };
+    if let Some(text) = &v.body_contains {
+        if first.found == Some(false) {
+            return Err(format!(
+                "validation failed: the body of {} does not contain `{text}`",
+                spec.url
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The measured load: the engine runs while the app is watched (a crash or an interrupt stops
+/// the engine) and the sampler marks the window; then the engine's report is recorded.
+fn load(
+    ctx: &IterationContext,
+    it: &mut Iteration,
+    app: &mut AppProcess,
+    sampler: &Sampler,
+    status: &dyn Fn(&str),
+) -> Result<(), String> {
+    let spec = &ctx.row.load.spec;
     let live = Live::default();
     let before = rigor_probe::cpu_counters();
-    let stop = std::sync::atomic::AtomicBool::new(false);
-    let started = Instant::now();
+    let stop = AtomicBool::new(false);
     let (report, crashed) = std::thread::scope(|s| {
-        let handle = s.spawn(|| rigor_load::run(&spec, &live, &stop));
+        let handle = s.spawn(|| rigor_load::run(spec, &live, &stop));
         let mut marked_start = false;
         let mut crashed = None;
-        let mut last = (Instant::now(), 0u64);
-        let mut rps = 0.0;
-        while !handle.is_finished() {
-            let phase = live.phase();
-            if phase == Phase::Measuring && !marked_start {
-                sampler.mark(Mark::WindowStart);
-                marked_start = true;
-            }
-            if phase == Phase::Done && marked_start {
-                sampler.mark(Mark::WindowEnd);
-                marked_start = false;
-            }
-            if crashed.is_none() {
-                if let Some(st) = app.exited() {
-                    crashed = Some(st);
+        crate::live_rate::watch(
+            &live,
+            Duration::from_millis(20),
+            || handle.is_finished(),
+            |r| {
+                if r.phase == Phase::Measuring && !marked_start {
+                    sampler.mark(Mark::WindowStart);
+                    marked_start = true;
+                }
+                if r.phase == Phase::Done && marked_start {
+                    sampler.mark(Mark::WindowEnd);
+                    marked_start = false;
+                }
+                if crashed.is_none() {
+                    if let Some(st) = app.exited() {
+                        crashed = Some(st);
+                        stop.store(true, Ordering::SeqCst);
+                    }
+                }
+                if crate::interrupt::interrupted() {
                     stop.store(true, Ordering::SeqCst);
                 }
-            }
-            if crate::interrupt::interrupted() {
-                stop.store(true, Ordering::SeqCst);
-            }
-            let done = live.completed.load(Ordering::Relaxed);
-            if last.0.elapsed() >= Duration::from_millis(500) {
-                rps = (done - last.1.min(done)) as f64 / last.0.elapsed().as_secs_f64();
-                last = (Instant::now(), done);
-            }
-            let phase_name = match phase {
-                Phase::Starting => "connecting",
-                Phase::Warmup => "warmup",
-                Phase::Measuring => "measuring",
-                Phase::Done => "finishing",
-            };
-            status(&format!(
-                "{phase_name} {:.0}s · {} rps",
-                started.elapsed().as_secs_f64(),
-                crate::report::format::number(rps)
-            ));
-            std::thread::sleep(Duration::from_millis(20));
-        }
+                status(&format!(
+                    "{} {:.0}s · {} rps",
+                    r.phase_name(),
+                    r.elapsed.as_secs_f64(),
+                    crate::report::format::number(r.rps)
+                ));
+            },
+        );
         if marked_start {
             sampler.mark(Mark::WindowEnd);
         }

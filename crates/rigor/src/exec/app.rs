@@ -4,10 +4,13 @@
 use super::logtail::tail;
 use crate::config::{AppJob, Ready};
 use crate::result::OutsideWindow;
+use nix::sched::{sched_setaffinity, CpuSet};
+use nix::sys::prctl::set_pdeathsig;
+use nix::sys::signal::{killpg, Signal};
+use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+use nix::unistd::Pid;
 use rigor_probe::Cgroup;
-use std::fs::File;
 use std::net::{TcpStream, ToSocketAddrs};
-use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus};
@@ -23,6 +26,8 @@ pub struct AppProcess {
     pub spawned_at: Instant,
     pub log: PathBuf,
     exit: Option<ExitStatus>,
+    /// Why the application is not in the cgroup made for it, when it could not join.
+    pub cgroup_error: Option<String>,
 }
 
 /// How the application ended.
@@ -56,78 +61,63 @@ fn shell_line(command: &str) -> String {
 }
 
 impl AppProcess {
-    /// Spawns the application with its env, folder, CPU set, cgroup and a combined log.
+    /// Spawns the application with its env, folder, CPU set, cgroup and a combined log. A
+    /// cgroup it could not join is said in `cgroup_error`; the application runs all the same.
     pub fn spawn(job: &AppJob, log: &Path, cgroup: Option<&Cgroup>) -> Result<AppProcess, String> {
         let what = format!("`{}`", job.name);
         let mut cmd = super::shell::marked_shell(job, &shell_line(&job.command), log, &what)?;
         // Everything the child does before exec is prepared here: no allocation after fork.
-        let procs: Vec<File> = cgroup
-            .map(|c| {
-                c.procs_path()
-                    .iter()
-                    .filter_map(|p| std::fs::OpenOptions::new().write(true).open(p).ok())
-                    .collect()
-            })
-            .unwrap_or_default();
-        let proc_fds: Vec<i32> = procs.iter().map(|f| f.as_raw_fd()).collect();
+        let (joiner, mut cgroup_error) = match cgroup.map(Cgroup::joiner) {
+            Some(Ok(j)) => (Some(j), None),
+            Some(Err(e)) => (None, Some(e.to_string())),
+            None => (None, None),
+        };
         for p in cgroup.map(|c| c.procs_path()).unwrap_or_default() {
             if let Some(dir) = p.parent() {
                 super::sentinel::watch_cgroup(dir);
             }
         }
-        // SAFETY: cpu_set_t is plain data; CPU_SET only writes bits within it.
-        let cpuset = job.cpus.as_ref().map(|cpus| unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            for c in cpus {
-                libc::CPU_SET(*c, &mut set);
-            }
-            set
-        });
+        let cpuset = job.cpus.as_deref().map(cpu_set).transpose()?;
         let base_nice = BASE_NICE.load(std::sync::atomic::Ordering::SeqCst);
         // SAFETY: the closure only makes async-signal-safe system calls on prepared data.
         unsafe {
             cmd.pre_exec(move || {
-                let pid = libc::getpid();
-                let mut buf = [0u8; 16];
-                let mut n = pid as u32;
-                let mut i = buf.len();
-                loop {
-                    i -= 1;
-                    buf[i] = b'0' + (n % 10) as u8;
-                    n /= 10;
-                    if n == 0 {
-                        break;
-                    }
-                }
-                for fd in &proc_fds {
-                    libc::write(*fd, buf[i..].as_ptr().cast(), buf.len() - i);
+                // A failed join is seen from the parent (the child is not in the cgroup).
+                if let Some(j) = &joiner {
+                    let _ = j.join_self();
                 }
                 if let Some(set) = &cpuset {
-                    if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0
-                    {
-                        return Err(std::io::Error::last_os_error());
-                    }
+                    sched_setaffinity(Pid::from_raw(0), set)?;
                 }
                 if base_nice != i32::MIN {
+                    // nix has no setpriority; the call only changes this child's nice value.
                     libc::setpriority(libc::PRIO_PROCESS, 0, base_nice);
                 }
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                set_pdeathsig(Signal::SIGKILL)?;
                 Ok(())
             });
         }
         let spawned_at = Instant::now();
-        let child = cmd
+        let mut child = cmd
             .spawn()
             .map_err(|e| format!("`{}`: cannot start `{}`: {e}", job.name, job.command))?;
-        drop(procs);
+        drop(cmd);
         let pid = child.id() as i32;
         crate::interrupt::register_group(pid);
+        if let (Some(c), None) = (cgroup, &cgroup_error) {
+            // Only a child still running can be looked for.
+            let running = matches!(child.try_wait(), Ok(None));
+            if running && !c.pids().contains(&pid) {
+                cgroup_error = Some(format!("PID {pid} is not in {}", c.describe()));
+            }
+        }
         Ok(AppProcess {
             child,
             pid,
             spawned_at,
             log: log.to_path_buf(),
             exit: None,
+            cgroup_error,
         })
     }
 
@@ -205,8 +195,7 @@ impl AppProcess {
         if let Some(status) = self.exited() {
             outcome.exited_early = Some(status.to_string());
         }
-        // SAFETY: killpg only sends signals to the group we created.
-        unsafe { libc::killpg(pgid, libc::SIGTERM) };
+        let _ = killpg(Pid::from_raw(pgid), Signal::SIGTERM);
         let termed_at = Instant::now();
         let deadline = termed_at + grace;
         // Interrupted, the user is waiting: a short grace; a second signal: none.
@@ -227,8 +216,7 @@ impl AppProcess {
             outcome.forced = self.exit.is_none();
             outcome.grace_given = termed_at.elapsed();
             outcome.grace_cut_short = Instant::now() < deadline;
-            // SAFETY: as above.
-            unsafe { libc::killpg(pgid, libc::SIGKILL) };
+            let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
         }
         let _ = self.child.wait();
         reap_group(pgid);
@@ -249,8 +237,8 @@ impl AppProcess {
             reap_group(pgid);
             let mut left: Vec<i32> = cgroup.map(|c| c.pids()).unwrap_or_default();
             for p in &left {
-                // SAFETY: reaping our own (sub-reaped) descendants only.
-                unsafe { libc::waitpid(*p, std::ptr::null_mut(), libc::WNOHANG) };
+                // Reaping our own (sub-reaped) descendants only.
+                let _ = waitpid(Pid::from_raw(*p), Some(WaitPidFlag::WNOHANG));
             }
             if group_alive(pgid) {
                 left.push(-pgid);
@@ -266,6 +254,16 @@ impl AppProcess {
     }
 }
 
+/// The CPU set of `cpus`; a CPU beyond what the system can address is an error, not an abort.
+fn cpu_set(cpus: &[usize]) -> Result<CpuSet, String> {
+    let mut set = CpuSet::new();
+    for &c in cpus {
+        set.set(c)
+            .map_err(|e| format!("cannot pin to CPU {c}: {e}"))?;
+    }
+    Ok(set)
+}
+
 fn describe(ready: &Ready) -> String {
     match ready {
         Ready::Http(u) => format!("no 2xx from {u}"),
@@ -277,16 +275,15 @@ fn describe(ready: &Ready) -> String {
 
 /// Whether any process of the group exists (zombies reaped first by the caller).
 fn group_alive(pgid: i32) -> bool {
-    // SAFETY: signal 0 only checks for existence.
-    unsafe { libc::killpg(pgid, 0) == 0 }
+    // No signal: only checks for existence.
+    killpg(Pid::from_raw(pgid), None).is_ok()
 }
 
 /// Reaps exited members of the group that were reparented to rigor (it is a subreaper).
 fn reap_group(pgid: i32) {
-    loop {
-        // SAFETY: waits only on children in our own process group `pgid`.
-        let r = unsafe { libc::waitpid(-pgid, std::ptr::null_mut(), libc::WNOHANG) };
-        if r <= 0 {
+    // Waits only on children in our own process group `pgid`.
+    while let Ok(status) = waitpid(Pid::from_raw(-pgid), Some(WaitPidFlag::WNOHANG)) {
+        if status == WaitStatus::StillAlive {
             break;
         }
     }

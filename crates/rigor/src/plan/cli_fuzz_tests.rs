@@ -3,6 +3,7 @@
 //! replays.
 
 use super::prepare;
+use crate::options::run::RunOptions;
 use crate::{Cli, Command};
 use clap::Parser;
 use rand::rngs::StdRng;
@@ -135,7 +136,7 @@ fn arbitrary_argument_vectors_are_usage_errors_or_plans_never_panics() {
         parsed += 1;
         match &cli.command {
             Command::Run(a) => {
-                if prepare(a).is_ok() {
+                if RunOptions::from_args(a).is_ok_and(|o| prepare(&o.selection).is_ok()) {
                     planned += 1;
                 }
             }

@@ -6,6 +6,9 @@
 use super::artifact::{self, Snapshot};
 use super::logtail::tail;
 use crate::config::AppJob;
+use nix::sys::signal::{kill, killpg, Signal};
+use nix::sys::wait::{waitpid, WaitPidFlag};
+use nix::unistd::Pid;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus};
 use std::time::{Duration, Instant};
@@ -104,7 +107,7 @@ pub fn build(job: &AppJob, log: &Path, snapshots: &Path) -> Result<Built, String
 fn run_build(job: &AppJob, cmd: &str, log: &Path) -> Result<(ExitStatus, Duration), String> {
     let what = format!("build of `{}`", job.name);
     let mut command = super::shell::marked_shell(job, cmd, log, &what)?;
-    super::console::err(&format!("rigor: building `{}`: {cmd}", job.name));
+    crate::console::err(&format!("rigor: building `{}`: {cmd}", job.name));
     let start = Instant::now();
     let mut child = command
         .spawn()
@@ -148,8 +151,8 @@ fn kill_tree(child: &mut Child) {
         let grew = now.iter().any(|p| !tree.contains(p));
         for pid in now {
             if !tree.contains(&pid) {
-                // SAFETY: stops a process of the build's own tree.
-                unsafe { libc::kill(pid, libc::SIGSTOP) };
+                // Stops a process of the build's own tree.
+                let _ = kill(Pid::from_raw(pid), Signal::SIGSTOP);
                 tree.push(pid);
             }
         }
@@ -157,12 +160,10 @@ fn kill_tree(child: &mut Child) {
             break;
         }
     }
-    // SAFETY: signals only the build's own group and the processes of its tree.
-    unsafe {
-        libc::killpg(root, libc::SIGKILL);
-        for pid in &tree {
-            libc::kill(*pid, libc::SIGKILL);
-        }
+    // Signals only the build's own group and the processes of its tree.
+    let _ = killpg(Pid::from_raw(root), Signal::SIGKILL);
+    for pid in &tree {
+        let _ = kill(Pid::from_raw(*pid), Signal::SIGKILL);
     }
     let _ = child.wait();
     // Orphans of the build come back to rigor (a subreaper): reap them as they arrive.
@@ -170,9 +171,12 @@ fn kill_tree(child: &mut Child) {
     let deadline = Instant::now() + Duration::from_secs(2);
     while !left.is_empty() && Instant::now() < deadline {
         left.retain(|pid| {
-            // SAFETY: waits only on processes of the build's tree, already killed.
-            let r = unsafe { libc::waitpid(*pid, std::ptr::null_mut(), libc::WNOHANG) };
-            r != *pid && Path::new(&format!("/proc/{pid}")).exists()
+            // Waits only on processes of the build's tree, already killed.
+            let reaped = matches!(
+                waitpid(Pid::from_raw(*pid), Some(WaitPidFlag::WNOHANG)),
+                Ok(s) if s.pid() == Some(Pid::from_raw(*pid))
+            );
+            !reaped && Path::new(&format!("/proc/{pid}")).exists()
         });
         std::thread::sleep(Duration::from_millis(10));
     }

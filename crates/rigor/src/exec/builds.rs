@@ -2,15 +2,17 @@
 //! artifact's hash, says once per build what looks unoptimised, and refuses what would make one
 //! variant run another variant's build.
 
-use super::build::{self, Built};
-use super::plan::PlannedRow;
+use super::build::Built;
+use super::executor::Executor;
 use super::progress::Progress;
+use super::same_artifact::{identical_artifacts, same_bytes, Produced, Verdict};
 use crate::config::AppJob;
 use crate::guards;
 use crate::interrupt;
+use crate::plan::PlannedRow;
 use crate::result::{BuildRecord, RunResult, Warning};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Builds keyed by `PlannedRow::build_key`; failures are kept as their message.
 pub type Builds = BTreeMap<String, Result<Built, String>>;
@@ -154,21 +156,10 @@ fn difference(a: &AppJob, b: &AppJob) -> String {
     format!("the build runs with a different env {}", keys.join(", "))
 }
 
-/// What an earlier build of this run left at an artifact path.
-struct Produced {
-    key: String,
-    path: PathBuf,
-    hash: String,
-    build: Option<String>,
-    /// The job and the command it runs the artifact with.
-    job: String,
-    command: String,
-    who: String,
-    rewritten: bool,
-}
-
-/// Builds every distinct build of the planned rows; logs and artifact copies go in `run_dir`.
+/// Builds every distinct build of the planned rows with `executor`; logs and artifact copies go
+/// in `run_dir`.
 pub fn build_all(
+    executor: &mut dyn Executor,
     rows: &[PlannedRow],
     run_dir: &Path,
     progress: &Progress,
@@ -184,24 +175,20 @@ pub fn build_all(
         let app = d.app;
         let who = d.who();
         for w in build_warnings(&who, app) {
-            if !result.warnings.contains(&w) {
-                progress.note(&format!("warning: {}", crate::report::warning_text(&w)));
-                result.warnings.push(w);
-            }
+            warn_once(w, progress, result);
         }
         let label = d.label(&mut labels);
         progress.status(format!("building {who}"));
-        let mut outcome = build::build(
+        let mut outcome = executor.build(
             app,
             &run_dir.join(format!("build-{label}.log")),
             &run_dir.join("artifacts").join(&label),
         );
-        let mut refused = None;
         if let Ok(b) = &outcome {
             if let Some(n) = &b.note {
                 progress.note(&format!("note: {who}: {n}"));
             }
-            if let Some(s) = &b.snapshot {
+            let refused = b.snapshot.as_ref().and_then(|s| {
                 let me = Produced {
                     key: d.key.to_string(),
                     path: s.artifact.clone(),
@@ -212,51 +199,76 @@ pub fn build_all(
                     who: who.clone(),
                     rewritten: b.rewritten,
                 };
-                match same_bytes(&me, &produced) {
-                    Some(Verdict::Refuse(e, earlier)) => {
-                        if let Some(k) = earlier {
-                            builds.insert(k, Err(e.clone()));
-                        }
-                        refused = Some(e);
-                    }
-                    Some(Verdict::Note(n)) => progress.note(&format!("note: {n}")),
-                    None => {}
-                }
-                if refused.is_none() {
-                    if let Some(w) = identical_artifacts(&me, &produced) {
-                        if !result.warnings.contains(&w) {
-                            progress.note(&format!("warning: {}", crate::report::warning_text(&w)));
-                            result.warnings.push(w);
-                        }
-                    }
-                }
+                let refused = compare_artifact(&me, &produced, &mut builds, progress, result);
                 produced.push(me);
-            }
-            result.builds.push(BuildRecord {
-                job: app.name.clone(),
-                variant: d.variants.first().cloned(),
-                command: app.build.clone(),
-                dir: app.dir.display().to_string(),
-                artifact: app.artifact.as_ref().map(|a| a.display().to_string()),
-                build_time_ms: b.build_time_ms,
-                size_kib: b.size_kib,
-                log: b.log.as_ref().map(|l| l.display().to_string()),
-                variants: d.variants.clone(),
-                artifact_hash: b.hash.clone(),
-                artifact_snapshot: b.snapshot.as_ref().map(|s| s.copy.display().to_string()),
-                rewritten: (b.hash.is_some() && app.build.is_some()).then_some(b.rewritten),
-                optimisation: optimisation(app),
+                refused
             });
-        }
-        if let Some(e) = refused {
-            outcome = Err(e);
+            result.builds.push(record(&d, b));
+            if let Some(e) = refused {
+                outcome = Err(e);
+            }
         }
         if let Err(e) = &outcome {
             progress.note(&format!("error: {e}"));
         }
         builds.insert(d.key.to_string(), outcome);
     }
+    executor.builds_done(progress);
     builds
+}
+
+/// A run-level warning, said and recorded once however many builds raise it.
+fn warn_once(w: Warning, progress: &Progress, result: &mut RunResult) {
+    if !result.warnings.contains(&w) {
+        progress.note(&format!("warning: {}", crate::report::warning_text(&w)));
+        result.warnings.push(w);
+    }
+}
+
+/// What this build's artifact means next to what earlier builds of the run produced: the
+/// refusal when it must not run (an earlier build it shares bytes with is refused as well),
+/// a note, or a warning about byte-identical artifacts.
+fn compare_artifact(
+    me: &Produced,
+    produced: &[Produced],
+    builds: &mut Builds,
+    progress: &Progress,
+    result: &mut RunResult,
+) -> Option<String> {
+    match same_bytes(me, produced) {
+        Some(Verdict::Refuse(e, earlier)) => {
+            if let Some(k) = earlier {
+                builds.insert(k, Err(e.clone()));
+            }
+            return Some(e);
+        }
+        Some(Verdict::Note(n)) => progress.note(&format!("note: {n}")),
+        None => {}
+    }
+    if let Some(w) = identical_artifacts(me, produced) {
+        warn_once(w, progress, result);
+    }
+    None
+}
+
+/// The result's record of one successful build.
+fn record(d: &Distinct, b: &Built) -> BuildRecord {
+    let app = d.app;
+    BuildRecord {
+        job: app.name.clone(),
+        variant: d.variants.first().cloned(),
+        command: app.build.clone(),
+        dir: app.dir.display().to_string(),
+        artifact: app.artifact.as_ref().map(|a| a.display().to_string()),
+        build_time_ms: b.build_time_ms,
+        size_kib: b.size_kib,
+        log: b.log.as_ref().map(|l| l.display().to_string()),
+        variants: d.variants.clone(),
+        artifact_hash: b.hash.clone(),
+        artifact_snapshot: b.snapshot.as_ref().map(|s| s.copy.display().to_string()),
+        rewritten: (b.hash.is_some() && app.build.is_some()).then_some(b.rewritten),
+        optimisation: optimisation(app),
+    }
 }
 
 /// The build's environment as the build sees it: the job's env over rigor's own.
@@ -307,125 +319,4 @@ fn build_warnings(who: &str, app: &AppJob) -> Vec<Warning> {
         ));
     }
     out
-}
-
-enum Verdict {
-    /// The build must not run: this message, and the key of an earlier build that must not either.
-    Refuse(String, Option<String>),
-    /// Said, not fatal: the builds differ only in their environment.
-    Note(String),
-}
-
-/// A build that did not rewrite its artifact, which still holds exactly what another build of
-/// this run produced there, runs that other build's program under its own name. When the build
-/// commands differ that is refused; when only the environment differs it is said.
-fn same_bytes(me: &Produced, earlier: &[Produced]) -> Option<Verdict> {
-    if me.rewritten || me.build.is_none() {
-        return None;
-    }
-    let other = earlier
-        .iter()
-        .find(|o| o.key != me.key && o.path == me.path && o.hash == me.hash)?;
-    if other.build != me.build {
-        let message = format!(
-            "the build of {} did not rewrite {}: it still holds what the build of {} left there \
-             ({}), so both would run the same program. Make the build rebuild when its command \
-             changes (e.g. `make -B`, or an output path per variant with its own `artifact`)",
-            me.who,
-            me.path.display(),
-            other.who,
-            me.hash
-        );
-        let also = (!other.rewritten).then(|| other.key.clone());
-        return Some(Verdict::Refuse(message, also));
-    }
-    Some(Verdict::Note(format!(
-        "{} runs the same artifact as {} ({}): its build left {} as it was",
-        me.who,
-        other.who,
-        me.hash,
-        me.path.display()
-    )))
-}
-
-/// Two different builds of one job whose artifacts hold the same bytes: the variants compared
-/// run one program, so their difference is noise. Such builds may each have rewritten the file
-/// (a `touch`, a build that ignores its flags), so the hash is what tells, not the timestamp.
-fn identical_artifacts(me: &Produced, earlier: &[Produced]) -> Option<Warning> {
-    me.build.as_ref()?;
-    let other = earlier.iter().find(|o| {
-        o.key != me.key
-            && o.job == me.job
-            && o.command == me.command
-            && o.build != me.build
-            && o.hash == me.hash
-    })?;
-    let hex = me.hash.strip_prefix("sha256:").unwrap_or(&me.hash);
-    let short = &hex[..hex.len().min(12)];
-    Some(Warning::new(
-        "identical_artifacts",
-        format!(
-            "{} and {} are built differently but run byte-identical artifacts ({}, sha256:{short}…): \
-             comparing them measures the same binary",
-            other.who,
-            me.who,
-            me.path.display(),
-        ),
-        "check that each build really produces its own program (a build that skips work when \
-         its flags change, or a variant's build that only touches the file)",
-    ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn produced(key: &str, build: &str, hash: &str, who: &str) -> Produced {
-        Produced {
-            key: key.into(),
-            path: PathBuf::from("/w/app.sh"),
-            hash: hash.into(),
-            build: Some(build.into()),
-            job: "app".into(),
-            command: "./app.sh".into(),
-            who: who.into(),
-            rewritten: true,
-        }
-    }
-
-    #[test]
-    fn different_builds_with_one_artifact_hash_are_warned_about() {
-        let a = produced(
-            "ka",
-            "sh mk.sh A",
-            "sha256:0123456789abcdef",
-            "`app` (variant `a`)",
-        );
-        let b = produced(
-            "kb",
-            "touch app.sh",
-            "sha256:0123456789abcdef",
-            "`app` (variant `b`)",
-        );
-        let w = identical_artifacts(&b, std::slice::from_ref(&a)).expect("a warning");
-        assert_eq!(w.kind, "identical_artifacts");
-        assert!(
-            w.message.contains("variant `a`")
-                && w.message.contains("variant `b`")
-                && w.message.contains("sha256:0123456789ab…")
-                && w.message.contains("same binary"),
-            "{}",
-            w.message
-        );
-        // Different bytes, or the same build (differing only in its env), say nothing.
-        let c = produced("kc", "sh mk.sh C", "sha256:ffff", "`app` (variant `c`)");
-        assert!(identical_artifacts(&c, std::slice::from_ref(&a)).is_none());
-        let d = produced(
-            "kd",
-            "sh mk.sh A",
-            "sha256:0123456789abcdef",
-            "`app` (variant `d`)",
-        );
-        assert!(identical_artifacts(&d, std::slice::from_ref(&a)).is_none());
-    }
 }

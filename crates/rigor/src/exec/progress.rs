@@ -11,8 +11,24 @@ pub struct Progress {
 }
 
 impl Progress {
+    /// A bar on stderr when it is a terminal, plain lines otherwise.
     pub fn new(total_iterations: u64) -> Self {
-        let tty = std::io::stderr().is_terminal();
+        Self::with(total_iterations, std::io::stderr().is_terminal())
+    }
+
+    /// Shows nothing and prints nothing: for runs driven by tests.
+    #[cfg(test)]
+    pub fn silent(total_iterations: u64) -> Self {
+        Progress {
+            bar: ProgressBar::with_draw_target(
+                Some(total_iterations),
+                ProgressDrawTarget::hidden(),
+            ),
+            tty: true,
+        }
+    }
+
+    fn with(total_iterations: u64, tty: bool) -> Self {
         let bar = ProgressBar::with_draw_target(
             Some(total_iterations),
             if tty {
@@ -46,7 +62,7 @@ impl Progress {
         if self.tty {
             self.bar.println(text);
         } else {
-            super::console::err(text);
+            crate::console::err(text);
         }
     }
 
@@ -55,6 +71,13 @@ impl Progress {
         self.bar.inc(1);
     }
 
+    /// The iterations finished or skipped so far, and the total.
+    #[cfg(test)]
+    pub fn position(&self) -> (u64, Option<u64>) {
+        (self.bar.position(), self.bar.length())
+    }
+
+    /// The run's iterations are over: the bar goes away.
     pub fn finish(&self) {
         self.bar.finish_and_clear();
     }

@@ -1,0 +1,167 @@
+//! After the last iteration: exclusions, summaries, row warnings, comparisons, the run's status,
+//! and the exit code.
+
+use crate::exit::Exit;
+use crate::options::run::RunOptions;
+use crate::plan::{Group, RunPlan};
+use crate::result::{Row, RunResult};
+use crate::{comparison, declarations, guards, interrupt, summarize};
+
+/// Completes a run whose iterations are over: summaries, comparisons, status and end time.
+/// `failed` says whether anything (a build, an iteration) failed.
+pub fn conclude(result: &mut RunResult, options: &RunOptions, plan: &RunPlan, failed: bool) {
+    summarize_and_compare(result, options, plan);
+    result.status = if interrupt::interrupted() {
+        "interrupted"
+    } else if failed {
+        "failed"
+    } else {
+        "complete"
+    }
+    .into();
+    result.finished_at = Some(crate::clock::now_rfc3339());
+}
+
+/// Fills summaries, row warnings and comparisons of a finished run.
+fn summarize_and_compare(result: &mut RunResult, options: &RunOptions, plan: &RunPlan) {
+    summarize_rows(result, options);
+    if plan.variant_order.len() < 2 {
+        return;
+    }
+    compare_groups(result, options, plan);
+}
+
+/// Each row: its iterations in order, exclusions, summary and the row's own warnings.
+fn summarize_rows(result: &mut RunResult, options: &RunOptions) {
+    let primary = &options.primary;
+    for row in &mut result.rows {
+        row.iterations.sort_by_key(|i| i.index);
+        if let Some((low, high)) = options.exclude {
+            if let Some(w) = summarize::apply_exclusions(row, low, high, &options.exclude_order) {
+                row.warnings.push(w);
+            }
+        }
+        summarize::summarize_row(row);
+        if let Some(w) = guards::noisy_row(primary, row.summary.get(primary)) {
+            row.warnings.push(w);
+        }
+        // Iterations that started with a dropped page cache carried nothing over.
+        let caches: Vec<(usize, f64)> = row
+            .iterations
+            .iter()
+            .filter(|i| i.error.is_none() && i.caches_dropped != Some(true))
+            .filter_map(|i| Some((i.index, *i.measurements.get("app.cgroup.cache")?)))
+            .collect();
+        guards::carried_page_cache_guard(&caches, &mut row.warnings);
+    }
+}
+
+/// The variants of each group compared, and what the comparisons could not say.
+fn compare_groups(result: &mut RunResult, options: &RunOptions, plan: &RunPlan) {
+    let ids = comparison::default_measurements(&result.rows);
+    for g in &plan.groups {
+        result.comparisons.extend(compare_group(
+            result,
+            g,
+            &plan.variant_order,
+            &ids,
+            options.threshold,
+        ));
+    }
+    let undeclared = declarations::undeclared(
+        result.comparisons.iter().map(|c| &c.measurement),
+        &result.measurements,
+    );
+    result
+        .warnings
+        .extend(declarations::undeclared_warning(&undeclared));
+    // The kept iterations of the smallest row, and what --exclude took from it.
+    let (kept, excluded) = result
+        .rows
+        .iter()
+        .map(|r| {
+            let kept = r.values(&options.primary).len();
+            let dropped = r
+                .iterations
+                .iter()
+                .filter(|it| it.excluded && it.error.is_none())
+                .count();
+            (kept, dropped)
+        })
+        .min()
+        .unwrap_or((0, 0));
+    let already_said = result
+        .warnings
+        .iter()
+        .any(|w| w.kind == "too_few_iterations");
+    if !already_said {
+        result
+            .warnings
+            .extend(comparison::never_enough(kept + excluded, excluded));
+    }
+}
+
+/// The comparisons of one group's variants on `ids`.
+fn compare_group(
+    result: &RunResult,
+    group: &Group,
+    variant_order: &[String],
+    ids: &[String],
+    threshold: f64,
+) -> Vec<crate::result::Comparison> {
+    let rows: Vec<Row> = group.rows.iter().map(|i| result.rows[*i].clone()).collect();
+    comparison::compare_variants(&rows, variant_order, ids, threshold, &result.measurements)
+}
+
+/// The groups whose variants are still inconclusive on the primary measurement.
+pub fn inconclusive_groups(result: &RunResult, options: &RunOptions, plan: &RunPlan) -> Vec<Group> {
+    plan.groups
+        .iter()
+        .filter(|g| {
+            compare_group(
+                result,
+                g,
+                &plan.variant_order,
+                std::slice::from_ref(&options.primary),
+                options.threshold,
+            )
+            .iter()
+            .any(|c| c.verdict == "inconclusive")
+        })
+        .cloned()
+        .collect()
+}
+
+/// The exit code for a finished run: failure, then regression, then --strict warnings.
+pub fn exit_code(result: &RunResult, options: &RunOptions, failed: bool) -> Exit {
+    if failed || result.status == "interrupted" {
+        return Exit::Failed;
+    }
+    if options.fail_on_regression {
+        let regs = comparison::regressions(&result.comparisons, &options.gated);
+        for r in &regs {
+            crate::console::err(&format!(
+                "regression: {} {} vs {}: {:+.1}%",
+                r.measurement,
+                r.candidate,
+                r.baseline,
+                r.change_pct.unwrap_or(f64::NAN)
+            ));
+        }
+        if !regs.is_empty() {
+            return Exit::Regression;
+        }
+    }
+    if options.strict && has_warnings(result) {
+        crate::console::err("rigor: --strict: warnings were raised (see above)");
+        return Exit::Strict;
+    }
+    Exit::Success
+}
+
+fn has_warnings(r: &RunResult) -> bool {
+    !r.warnings.is_empty()
+        || r.rows.iter().any(|row| {
+            !row.warnings.is_empty() || row.iterations.iter().any(|i| !i.warnings.is_empty())
+        })
+}

@@ -1,0 +1,130 @@
+//! `rigor run` carried out: prepare (plan, outputs, the result's skeleton), build once per
+//! distinct build, run every iteration in a fresh process in a (for variants, interleaved)
+//! order while writing results as it goes, then summarise, compare, report and pick the exit
+//! code. Process work sits behind an [`executor::Executor`]; the phases around it are the same
+//! for every executor.
+
+mod app;
+mod artifact;
+mod build;
+mod builds;
+mod environment;
+mod executor;
+mod finish;
+mod iteration;
+mod logtail;
+mod output;
+mod prepare;
+mod priority;
+mod procs;
+mod progress;
+mod readings;
+mod reaper;
+mod runner;
+mod same_artifact;
+mod schedule;
+pub mod sentinel;
+mod shell;
+mod stale;
+
+#[cfg(test)]
+mod mock;
+#[cfg(test)]
+mod runner_tests;
+
+use crate::console;
+use crate::exit::Exit;
+use crate::failure::Failure;
+use crate::options::run::RunOptions;
+use crate::result::RunResult;
+use crate::{interrupt, report};
+use executor::LocalExecutor;
+use output::Outputs;
+use progress::Progress;
+use runner::Runner;
+use std::path::{Path, PathBuf};
+
+/// Runs `rigor run` on this machine; returns how it ended.
+pub fn execute(options: &RunOptions) -> Result<Exit, Failure> {
+    // The sentinel is forked while rigor is still single-threaded, before any handler or thread.
+    sentinel::start();
+    interrupt::install();
+    reaper::become_subreaper();
+    let prepare::Prepared {
+        plan,
+        outputs,
+        run_dir,
+        seed,
+        mut result,
+    } = prepare::prepare(options)?;
+    outputs.remember(&result);
+    interrupt::set_last_words(output::write_last_words);
+    keep_results_on_panic();
+    let progress = Progress::new(plan.total_iterations() as u64);
+    for w in &result.warnings {
+        progress.note(&format!("warning: {}", report::warning_text(w)));
+    }
+    if plan.rows.iter().any(|r| r.plan.load.priority_high) {
+        priority::raise_own(&mut result);
+    }
+    let mut executor = LocalExecutor;
+    let builds = builds::build_all(&mut executor, &plan.rows, &run_dir, &progress, &mut result);
+    let mut save = |r: &RunResult| {
+        if let Err(e) = outputs.save(r, false) {
+            progress.note(&format!("error: {e}"));
+        }
+    };
+    let runner = Runner::new(&plan, options, &builds, &progress, &run_dir);
+    let mut failed = runner.run(&mut executor, &mut result, seed, &mut save);
+    finish::conclude(&mut result, options, &plan, failed);
+    if let Err(e) = outputs.save(&result, true) {
+        console::err(&format!("error: {e}"));
+        failed = true;
+    }
+    report_run(&result, &outputs, &run_dir);
+    Ok(finish::exit_code(&result, options, failed))
+}
+
+/// A panic of the run itself (never expected) still writes what was measured and kills the
+/// application, after the usual panic message.
+fn keep_results_on_panic() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        default(info);
+        if std::thread::current().name() == Some("main") {
+            interrupt::kill_all();
+            output::write_after_panic();
+        }
+    }));
+}
+
+/// Prints the report, says where the files are, and feeds `$GITHUB_STEP_SUMMARY`.
+fn report_run(result: &RunResult, outputs: &Outputs, run_dir: &Path) {
+    console::out(&report::terminal::render(
+        result,
+        report::terminal::use_color(),
+    ));
+    console::err(&format!(
+        "results: {} (logs in {})",
+        outputs.json.display(),
+        run_dir.display()
+    ));
+    if result.status == "interrupted" {
+        console::err(&format!(
+            "rigor: interrupted; finished iterations are kept in {}",
+            outputs.json.display()
+        ));
+    }
+    if !result.comparisons.is_empty() {
+        if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY") {
+            use std::io::Write;
+            if let Ok(mut f) = std::fs::OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(PathBuf::from(summary))
+            {
+                let _ = writeln!(f, "{}", report::markdown::render(result));
+            }
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! Before anything is built: the plan (refused when it cannot work), the run folder and the
+//! result files proven writable, and the result's skeleton with the machine's story.
+
+use super::output::Outputs;
+use super::{environment, reaper};
+use crate::console;
+use crate::failure::Failure;
+use crate::options::run::{refused, RunOptions};
+use crate::plan::RunPlan;
+use crate::result::{Row, RunResult, Warning, SCHEMA};
+use crate::{guards, plan};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A run ready to build: its plan, where its files go, its seed and its result so far.
+pub struct Prepared {
+    pub plan: RunPlan,
+    pub outputs: Outputs,
+    pub run_dir: PathBuf,
+    pub seed: u64,
+    pub result: RunResult,
+}
+
+/// Plans the run and checks everything that can be checked before building; a plan that
+/// cannot work is a usage failure and leaves nothing behind.
+pub fn prepare(options: &RunOptions) -> Result<Prepared, Failure> {
+    let plan = plan::prepare(&options.selection).map_err(|p| refused(&p))?;
+    check_plan(&plan, options)?;
+    let (outputs, run_dir) = outputs(options)?;
+    let seed = options.seed.unwrap_or_else(rand::random);
+    let (cgroup_note, housekeeping) = housekeeping();
+    let env = rigor_probe::environment();
+    let apps: Vec<&crate::config::AppJob> = plan.rows.iter().map(|p| &p.plan.app).collect();
+    let environment = environment::collect(&env, &apps, &cgroup_note);
+    // Debug-build warnings come per build, from the builds themselves.
+    let mut warnings = guards::noisy_machine_before_run(&env, guards::busy_now_pct());
+    warnings.extend(housekeeping);
+    let result = skeleton(&plan, options, seed, environment, warnings);
+    Ok(Prepared {
+        plan,
+        outputs,
+        run_dir,
+        seed,
+        result,
+    })
+}
+
+/// What the plan cannot do, refused before anything is built.
+fn check_plan(plan: &RunPlan, options: &RunOptions) -> Result<(), Failure> {
+    let until_conclusive = options.until_conclusive.is_some();
+    if let Some(e) = plan.exclusions_leave_nothing(options.exclude, until_conclusive) {
+        return Err(Failure::usage(e));
+    }
+    // Two builds whose outputs rigor could not tell apart.
+    super::builds::check_plan(&plan.rows).map_err(Failure::usage)
+}
+
+/// The run folder (made now) and every result file's path, proven writable.
+fn outputs(options: &RunOptions) -> Result<(Outputs, PathBuf), Failure> {
+    let paths = &options.outputs;
+    let run_dir = paths.out_dir.join(crate::clock::now_compact());
+    if let Err(e) = std::fs::create_dir_all(&run_dir) {
+        return Err(Failure::usage(format!(
+            "cannot create {}: {e}",
+            run_dir.display()
+        )));
+    }
+    let run_dir = std::fs::canonicalize(&run_dir).unwrap_or(run_dir);
+    let outputs = Outputs {
+        json: paths
+            .json
+            .clone()
+            .unwrap_or_else(|| run_dir.join("result.json")),
+        markdown: paths.markdown.clone(),
+        csv: paths.csv.clone(),
+        html: paths.html.clone(),
+        run_dir: run_dir.clone(),
+    };
+    if let Err(e) = outputs.check() {
+        let _ = std::fs::remove_dir(&run_dir);
+        return Err(Failure::usage(e));
+    }
+    Ok((outputs, run_dir))
+}
+
+/// The result before the first build: the machine's story, run-level warnings, one empty row
+/// per planned row.
+pub fn skeleton(
+    plan: &RunPlan,
+    options: &RunOptions,
+    seed: u64,
+    environment: serde_json::Value,
+    mut warnings: Vec<Warning>,
+) -> RunResult {
+    let until_conclusive = options.until_conclusive.is_some();
+    warnings.extend(plan.never_enough(options.exclude, until_conclusive));
+    RunResult {
+        schema: SCHEMA.into(),
+        rigor_version: env!("CARGO_PKG_VERSION").into(),
+        scenario: plan.scenarios.join(","),
+        profile: options.selection.profile.clone(),
+        description: options.description.clone(),
+        started_at: crate::clock::now_rfc3339(),
+        finished_at: None,
+        status: "running".into(),
+        seed: (plan.variant_order.len() > 1).then_some(seed),
+        environment,
+        warnings,
+        builds: Vec::new(),
+        rows: plan
+            .rows
+            .iter()
+            .map(|p| Row {
+                scenario: p.key.scenario.clone(),
+                variables: p.key.variables.clone(),
+                variant: p.key.variant.clone(),
+                iterations: Vec::new(),
+                summary: BTreeMap::new(),
+                warnings: Vec::new(),
+                build_error: None,
+            })
+            .collect(),
+        comparisons: Vec::new(),
+        measurements: plan.declarations.clone(),
+    }
+}
+
+/// Before the first iteration: makes (and removes) one cgroup, so the result says where
+/// iterations' cgroups go or why there are none; removes cgroups of rigor runs that died
+/// beside it; kills processes a dead rigor left running. Returns the cgroup note and warnings.
+fn housekeeping() -> (String, Vec<Warning>) {
+    let mut warnings = Vec::new();
+    let left = reaper::previous_leftovers();
+    if !left.is_empty() {
+        warnings.push(Warning::new(
+            "leftovers",
+            format!(
+                "processes of an earlier rigor run that ended abnormally were still running \
+                 (killed now): {}",
+                left.join(", ")
+            ),
+            "they competed for the machine until now; nothing to do unless it happens again",
+        ));
+    }
+    let probe_name = format!("rigor-{}-check", std::process::id());
+    let note = match rigor_probe::Cgroup::create(&probe_name) {
+        Ok(c) => {
+            let parents: Vec<PathBuf> = c
+                .procs_path()
+                .iter()
+                .filter_map(|p| p.parent()?.parent().map(Path::to_path_buf))
+                .collect();
+            let d = c.describe().replace(&format!("/{probe_name}"), "");
+            let _ = c.remove();
+            let stale = reaper::stale_cgroups(&parents);
+            if !stale.is_empty() {
+                let names: Vec<String> = stale.iter().map(|p| p.display().to_string()).collect();
+                console::err(&format!(
+                    "note: removed cgroups of rigor runs that ended abnormally: {}",
+                    names.join(", ")
+                ));
+            }
+            format!("{d} (a new cgroup per iteration)")
+        }
+        Err(why) => format!("unavailable: {why}"),
+    };
+    (note, warnings)
+}

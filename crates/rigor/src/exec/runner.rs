@@ -1,0 +1,217 @@
+//! The schedule loop: every iteration of every row in schedule order (variants interleaved),
+//! `--until-conclusive` rounds while the primary measurement is inconclusive, a row given up
+//! after its application first failed to start (unless `--keep-going`), every failure noted,
+//! and the result saved after each iteration. The work itself is the [`Executor`]'s.
+
+use super::builds::Builds;
+use super::executor::Executor;
+use super::iteration::IterationContext;
+use super::progress::Progress;
+use super::schedule::{self, Slot};
+use crate::options::run::RunOptions;
+use crate::plan::RunPlan;
+use crate::result::{Iteration, RunResult, Warning};
+use crate::{interrupt, report};
+use rand::rngs::StdRng;
+use std::path::Path;
+
+/// Runs the planned iterations of one run and remembers what failed.
+pub struct Runner<'a> {
+    plan: &'a RunPlan,
+    options: &'a RunOptions,
+    builds: &'a Builds,
+    progress: &'a Progress,
+    /// Where each iteration's log goes.
+    run_dir: &'a Path,
+    /// The next iteration's position in the run's execution order.
+    sequence: usize,
+    /// Rows whose application started at least once.
+    started: Vec<bool>,
+    /// Rows stopped after their application failed to start.
+    given_up: Vec<bool>,
+    failed: bool,
+}
+
+impl<'a> Runner<'a> {
+    /// A runner for `plan`'s rows with what the builds produced; logs go in `run_dir`.
+    pub fn new(
+        plan: &'a RunPlan,
+        options: &'a RunOptions,
+        builds: &'a Builds,
+        progress: &'a Progress,
+        run_dir: &'a Path,
+    ) -> Self {
+        Runner {
+            plan,
+            options,
+            builds,
+            progress,
+            run_dir,
+            sequence: 0,
+            started: vec![false; plan.rows.len()],
+            given_up: vec![false; plan.rows.len()],
+            failed: false,
+        }
+    }
+
+    /// Runs every iteration the schedule holds (and the rounds `--until-conclusive` adds),
+    /// calling `save` after each; returns whether anything, builds included, failed.
+    pub fn run(
+        mut self,
+        executor: &mut dyn Executor,
+        result: &mut RunResult,
+        seed: u64,
+        save: &mut dyn FnMut(&RunResult),
+    ) -> bool {
+        self.record_build_errors(result);
+        let mut rng = schedule::rng(seed);
+        let rounds = self
+            .plan
+            .rows
+            .iter()
+            .map(|r| r.iterations)
+            .max()
+            .unwrap_or(0);
+        let mut slots: Vec<Slot> = schedule::plan(&self.plan.groups, 0, rounds, &mut rng)
+            .into_iter()
+            .filter(|s| s.iteration < self.plan.rows[s.row].iterations)
+            .collect();
+        let mut done_rounds = rounds;
+        loop {
+            for slot in slots {
+                if interrupt::interrupted() {
+                    break;
+                }
+                self.run_slot(slot, executor, result);
+                save(result);
+            }
+            match self.next_round(result, done_rounds, &mut rng) {
+                Some(more) => slots = more,
+                None => break,
+            }
+            self.progress.grow(slots.len() as u64);
+            done_rounds += 1;
+        }
+        self.progress.finish();
+        self.failed
+    }
+
+    /// A row whose build failed runs nothing: its build error is recorded on the row.
+    fn record_build_errors(&mut self, result: &mut RunResult) {
+        for (i, p) in self.plan.rows.iter().enumerate() {
+            if let Some(Err(e)) = self.builds.get(&p.build_key) {
+                self.failed = true;
+                result.rows[i].build_error = Some(e.clone());
+            }
+        }
+    }
+
+    /// One slot: the iteration run (unless its row was given up or never built) and recorded.
+    fn run_slot(&mut self, slot: Slot, executor: &mut dyn Executor, result: &mut RunResult) {
+        if self.given_up[slot.row] {
+            self.progress.advance();
+            return;
+        }
+        let p = &self.plan.rows[slot.row];
+        let Some(Ok(built)) = self.builds.get(&p.build_key) else {
+            return;
+        };
+        let label = self.plan.row_label(slot.row);
+        let ctx = IterationContext {
+            key: &p.key,
+            row: &p.plan,
+            built,
+            index: slot.iteration,
+            sequence: self.sequence,
+            log: self.run_dir.join(format!(
+                "row{}-iter{}.log",
+                slot.row + 1,
+                slot.iteration + 1
+            )),
+            sample_interval: self.options.sample_interval,
+            drop_caches: self.options.drop_caches,
+            progress: self.progress,
+            label: label.clone(),
+        };
+        let it = executor.iteration(&ctx);
+        self.sequence += 1;
+        self.progress.advance();
+        match &it.error {
+            Some(e) => {
+                self.progress.note(&format!(
+                    "error: {label} iteration {} failed: {e}",
+                    slot.iteration + 1
+                ));
+                self.after_failure(slot.row, &it, &label, result);
+            }
+            None => {
+                self.started[slot.row] = true;
+                self.progress.note(&iteration_line(&label, &it));
+            }
+        }
+        result.rows[slot.row].iterations.push(it);
+    }
+
+    /// A failed iteration fails the run; a row whose application never started stops after
+    /// its first failure to start (it would fail the same way every time) unless --keep-going.
+    fn after_failure(&mut self, row: usize, it: &Iteration, label: &str, result: &mut RunResult) {
+        self.failed = true;
+        let start_failed = !it.measurements.contains_key("app.start_time");
+        self.started[row] |= !start_failed;
+        if !start_failed || self.started[row] || self.options.keep_going || interrupt::interrupted()
+        {
+            return;
+        }
+        self.given_up[row] = true;
+        let message = "the application failed to start, so the row's other iterations were skipped";
+        self.progress.note(&format!(
+            "note: {label}: {message} (--keep-going tries every one)"
+        ));
+        result.rows[row].warnings.push(Warning::new(
+            "row_stopped",
+            message,
+            "fix what stops it from starting, or pass --keep-going",
+        ));
+    }
+
+    /// With `--until-conclusive`: one more round of the groups still inconclusive on the
+    /// primary measurement, until MAX rounds; `None` when the run is over.
+    fn next_round(
+        &self,
+        result: &RunResult,
+        done_rounds: usize,
+        rng: &mut StdRng,
+    ) -> Option<Vec<Slot>> {
+        let max = self.options.until_conclusive?;
+        if interrupt::interrupted() || done_rounds >= max || self.plan.variant_order.len() < 2 {
+            return None;
+        }
+        let again = super::finish::inconclusive_groups(result, self.options, self.plan);
+        if again.is_empty() {
+            return None;
+        }
+        Some(schedule::plan(&again, done_rounds, done_rounds + 1, rng))
+    }
+}
+
+/// One line per finished iteration, so progress survives in a non-terminal log.
+fn iteration_line(label: &str, it: &Iteration) -> String {
+    let m = |id: &str| it.measurements.get(id).copied();
+    let mut s = format!("{label} iteration {}:", it.number());
+    if let Some(v) = m("load.rps") {
+        s.push_str(&format!(" {} rps", report::format::number(v)));
+    }
+    if let Some(v) = m("load.latency.p99") {
+        s.push_str(&format!(", p99 {v:.2} ms"));
+    }
+    if let Some(v) = m("app.rss") {
+        s.push_str(&format!(", rss {v:.1} MiB"));
+    }
+    if let Some(v) = m("app.cpu") {
+        s.push_str(&format!(", cpu {v:.0}%"));
+    }
+    for w in &it.warnings {
+        s.push_str(&format!("\n  warning: {}", report::warning_text(w)));
+    }
+    s
+}

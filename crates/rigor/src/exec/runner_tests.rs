@@ -1,0 +1,408 @@
+//! The real runner and finish, driven by the scripted executor: scheduling, `--until-conclusive`,
+//! giving up on a row, exclusions, build errors and exit codes on in-memory values.
+
+use super::mock::{failed_after_start, failed_to_start, measured, warned, MockExecutor};
+use super::progress::Progress;
+use super::runner::Runner;
+use super::{builds, finish, prepare, schedule};
+use crate::cli::{Cli, Command};
+use crate::config::{AppJob, LoadJob, Ready, RowPlan};
+use crate::exit::Exit;
+use crate::options::run::RunOptions;
+use crate::plan::{PlannedRow, RunPlan};
+use crate::result::{RowKey, RunResult};
+use clap::Parser;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+const SEED: u64 = 7;
+
+fn options(flags: &[&str]) -> RunOptions {
+    let argv = ["rigor", "run", "--seed", "7"];
+    let cli = Cli::try_parse_from(argv.iter().chain(flags)).expect("flags parse");
+    let Command::Run(args) = cli.command else {
+        unreachable!("a run command")
+    };
+    RunOptions::from_args(&args).expect("good flags")
+}
+
+fn app(build: Option<&str>) -> AppJob {
+    AppJob {
+        name: "app".into(),
+        dir: PathBuf::from("/nonexistent/rigor-mock"),
+        build: build.map(Into::into),
+        artifact: None,
+        command: "serve".into(),
+        ready: Ready::Tcp("127.0.0.1:1".into()),
+        ready_timeout: Duration::from_secs(1),
+        stop_timeout: Duration::from_secs(1),
+        build_timeout: Duration::from_secs(1),
+        env: Vec::new(),
+        versions: Vec::new(),
+        configuration: None,
+        cpus: None,
+        priority_high: false,
+    }
+}
+
+fn load() -> LoadJob {
+    LoadJob {
+        spec: rigor_load::LoadSpec {
+            url: "http://127.0.0.1:1/".into(),
+            ..Default::default()
+        },
+        addr: ([127, 0, 0, 1], 1).into(),
+        priority_high: false,
+        validate: None,
+    }
+}
+
+/// One scenario `s`, one row per variant (none: one row), each variant built by its own
+/// command `build <variant>`.
+fn plan(variants: &[&str], iterations: usize) -> RunPlan {
+    let names: Vec<Option<String>> = match variants {
+        [] => vec![None],
+        v => v.iter().map(|v| Some(v.to_string())).collect(),
+    };
+    let rows = names
+        .iter()
+        .map(|variant| {
+            let build = variant.as_ref().map(|v| format!("build {v}"));
+            let row = RowPlan {
+                variables: Default::default(),
+                variant: variant.clone(),
+                app: app(build.as_deref()),
+                load: load(),
+            };
+            PlannedRow::new("s", row, iterations)
+        })
+        .collect();
+    let order = variants.iter().map(|v| v.to_string()).collect();
+    RunPlan::new(vec!["s".into()], rows, order, Default::default())
+}
+
+/// What a driven run left: the result, the exit code, how many times it was saved, and the
+/// progress bar's position and length.
+struct Driven {
+    result: RunResult,
+    exit: Exit,
+    saves: usize,
+    progress: (u64, Option<u64>),
+}
+
+/// Builds, runs and finishes `plan` with `executor`, as `rigor run` does, without output files.
+fn drive(plan: &RunPlan, options: &RunOptions, executor: &mut MockExecutor) -> Driven {
+    let progress = Progress::silent(plan.total_iterations() as u64);
+    let seed = options.seed.unwrap_or(SEED);
+    let mut result = prepare::skeleton(plan, options, seed, serde_json::json!({}), Vec::new());
+    let run_dir = Path::new("/nonexistent/rigor-mock-run");
+    let builds = builds::build_all(executor, &plan.rows, run_dir, &progress, &mut result);
+    let mut saves = 0;
+    let failed = Runner::new(plan, options, &builds, &progress, run_dir).run(
+        executor,
+        &mut result,
+        seed,
+        &mut |_| saves += 1,
+    );
+    finish::conclude(&mut result, options, plan, failed);
+    let exit = finish::exit_code(&result, options, failed);
+    Driven {
+        result,
+        exit,
+        saves,
+        progress: progress.position(),
+    }
+}
+
+fn variant(key: &RowKey) -> &str {
+    key.variant.as_deref().unwrap_or("")
+}
+
+/// A clear difference: `b` serves 20% fewer requests than `a`, with a little noise.
+fn b_is_slower(key: &RowKey, index: usize) -> crate::result::Iteration {
+    let base = if variant(key) == "b" { 800.0 } else { 1000.0 };
+    measured(&[("load.rps", base + (index % 3) as f64)])
+}
+
+/// No difference to find: both variants draw from one wide spread.
+fn same_wide_spread(_: &RowKey, index: usize) -> crate::result::Iteration {
+    let spread = [800.0, 1200.0, 1000.0, 1400.0, 700.0, 1100.0];
+    measured(&[("load.rps", spread[index % spread.len()])])
+}
+
+#[test]
+fn variants_run_interleaved_in_the_seeded_order_of_the_schedule() {
+    let plan = plan(&["a", "b"], 3);
+    let mut exec = MockExecutor::new(b_is_slower);
+    let d = drive(&plan, &options(&["-i", "3"]), &mut exec);
+    // The order is exactly the seeded schedule's: one round per iteration index, each round
+    // running both variants.
+    let expected = schedule::plan(&plan.groups, 0, 3, &mut schedule::rng(SEED));
+    let ran: Vec<(usize, usize)> = exec
+        .ran
+        .iter()
+        .map(|r| (usize::from(variant(&r.key) == "b"), r.index))
+        .collect();
+    let planned: Vec<(usize, usize)> = expected.iter().map(|s| (s.row, s.iteration)).collect();
+    assert_eq!(ran, planned);
+    for (round, pair) in exec.ran.chunks(2).enumerate() {
+        assert_eq!([pair[0].index, pair[1].index], [round, round]);
+        assert_ne!(pair[0].key.variant, pair[1].key.variant);
+    }
+    let sequences: Vec<usize> = exec.ran.iter().map(|r| r.sequence).collect();
+    assert_eq!(sequences, [0, 1, 2, 3, 4, 5]);
+    // Each row keeps its iterations in index order, with the sequence they ran at.
+    for (row, name) in d.result.rows.iter().zip(["a", "b"]) {
+        let indices: Vec<usize> = row.iterations.iter().map(|i| i.index).collect();
+        assert_eq!(indices, [0, 1, 2], "{name}");
+        for it in &row.iterations {
+            let ran = exec
+                .ran
+                .iter()
+                .find(|r| variant(&r.key) == name && r.index == it.index)
+                .expect("ran");
+            assert_eq!(it.sequence, ran.sequence);
+        }
+    }
+    assert_eq!(exec.built, ["build a", "build b"]);
+    assert_eq!((d.saves, d.progress), (6, (6, Some(6))));
+    assert_eq!(d.result.seed, Some(SEED));
+    assert_eq!(d.result.status, "complete");
+    // Three per side can never be significant: said once, and no verdict.
+    let kinds: Vec<&str> = d.result.warnings.iter().map(|w| w.kind.as_str()).collect();
+    assert_eq!(kinds, ["too_few_iterations"]);
+    let rps = d
+        .result
+        .comparisons
+        .iter()
+        .find(|c| c.measurement == "load.rps")
+        .expect("a comparison of load.rps");
+    assert_eq!((rps.baseline.as_str(), rps.candidate.as_str()), ("a", "b"));
+    assert_eq!(rps.verdict, "inconclusive");
+    // The same seed replays the same order.
+    let mut again = MockExecutor::new(b_is_slower);
+    drive(&plan, &options(&["-i", "3"]), &mut again);
+    assert_eq!(again.ran, exec.ran);
+}
+
+#[test]
+fn until_conclusive_adds_rounds_until_a_verdict() {
+    let plan = plan(&["a", "b"], 2);
+    let mut exec = MockExecutor::new(b_is_slower);
+    let d = drive(
+        &plan,
+        &options(&["-i", "2", "--until-conclusive", "20"]),
+        &mut exec,
+    );
+    // Fully separated samples are first significant with 4 per side (p = 2/70).
+    for row in &d.result.rows {
+        assert_eq!(row.iterations.len(), 4, "{:?}", row.variant);
+    }
+    assert_eq!(exec.variant_order().len(), 8);
+    let rounds: Vec<usize> = exec.ran.iter().map(|r| r.index).collect();
+    assert_eq!(rounds, [0, 0, 1, 1, 2, 2, 3, 3]);
+    assert_eq!(d.progress, (8, Some(8)));
+    let rps = d
+        .result
+        .comparisons
+        .iter()
+        .find(|c| c.measurement == "load.rps")
+        .expect("a comparison of load.rps");
+    assert_eq!(rps.verdict, "regression");
+    assert_eq!(d.exit, Exit::Success);
+}
+
+#[test]
+fn until_conclusive_stops_at_its_maximum() {
+    let plan = plan(&["a", "b"], 2);
+    let mut exec = MockExecutor::new(same_wide_spread);
+    let d = drive(
+        &plan,
+        &options(&["-i", "2", "--until-conclusive", "6"]),
+        &mut exec,
+    );
+    for row in &d.result.rows {
+        assert_eq!(row.iterations.len(), 6, "{:?}", row.variant);
+    }
+    assert_eq!(exec.ran.len(), 12);
+    assert_eq!(exec.ran.last().map(|r| r.sequence), Some(11));
+    assert_eq!(d.progress, (12, Some(12)));
+    let rps = d
+        .result
+        .comparisons
+        .iter()
+        .find(|c| c.measurement == "load.rps")
+        .expect("a comparison of load.rps");
+    assert_eq!(rps.verdict, "inconclusive");
+}
+
+#[test]
+fn a_row_stops_after_its_first_failure_to_start() {
+    let plan = plan(&[], 3);
+    let mut exec = MockExecutor::new(|_, _| failed_to_start("exited before it was ready"));
+    let d = drive(&plan, &options(&["-i", "3"]), &mut exec);
+    assert_eq!(exec.ran.len(), 1);
+    let row = &d.result.rows[0];
+    assert_eq!(row.iterations.len(), 1);
+    assert_eq!(
+        row.iterations[0].error.as_deref(),
+        Some("exited before it was ready")
+    );
+    let kinds: Vec<&str> = row.warnings.iter().map(|w| w.kind.as_str()).collect();
+    assert_eq!(kinds, ["row_stopped"]);
+    // The skipped iterations still count as done for the progress bar.
+    assert_eq!(d.progress, (3, Some(3)));
+    assert_eq!(d.result.status, "failed");
+    assert_eq!(d.exit, Exit::Failed);
+}
+
+#[test]
+fn keep_going_tries_every_iteration() {
+    let plan = plan(&[], 3);
+    let mut exec = MockExecutor::new(|_, _| failed_to_start("exited before it was ready"));
+    let d = drive(&plan, &options(&["-i", "3", "--keep-going"]), &mut exec);
+    assert_eq!(exec.ran.len(), 3);
+    assert_eq!(d.result.rows[0].iterations.len(), 3);
+    assert!(d.result.rows[0].warnings.is_empty());
+    assert_eq!(d.exit, Exit::Failed);
+}
+
+#[test]
+fn a_row_that_started_once_is_never_given_up() {
+    let plan = plan(&[], 3);
+    let mut exec = MockExecutor::new(|_, index| match index {
+        0 => measured(&[("load.rps", 1000.0)]),
+        _ => failed_to_start("port taken"),
+    });
+    let d = drive(&plan, &options(&["-i", "3"]), &mut exec);
+    assert_eq!(exec.ran.len(), 3);
+    let errors: Vec<Option<&str>> = d.result.rows[0]
+        .iterations
+        .iter()
+        .map(|i| i.error.as_deref())
+        .collect();
+    assert_eq!(errors, [None, Some("port taken"), Some("port taken")]);
+    assert!(d.result.rows[0].warnings.is_empty());
+}
+
+#[test]
+fn exclude_drops_the_lowest_and_highest_by_the_order_measurement() {
+    let plan = plan(&[], 5);
+    let values = [50.0, 10.0, 30.0, 40.0, 20.0];
+    let mut exec = MockExecutor::new(move |_, index| measured(&[("load.rps", values[index])]));
+    let d = drive(&plan, &options(&["-i", "5", "--exclude", "1:1"]), &mut exec);
+    let row = &d.result.rows[0];
+    let excluded: Vec<bool> = row.iterations.iter().map(|i| i.excluded).collect();
+    assert_eq!(excluded, [true, true, false, false, false]);
+    let s = &row.summary["load.rps"];
+    assert_eq!((s.n, s.median), (3, 30.0));
+    assert_eq!(d.exit, Exit::Success);
+}
+
+#[test]
+fn a_failed_build_is_the_rows_build_error_and_its_iterations_never_run() {
+    let plan = plan(&["a", "b"], 2);
+    let mut exec = MockExecutor::new(b_is_slower).failing_build("build b");
+    let d = drive(&plan, &options(&["-i", "2"]), &mut exec);
+    assert!(exec.ran.iter().all(|r| variant(&r.key) == "a"));
+    assert_eq!(exec.ran.len(), 2);
+    let [a, b] = &d.result.rows[..] else {
+        panic!("two rows")
+    };
+    assert_eq!(a.build_error, None);
+    assert_eq!(a.iterations.len(), 2);
+    assert_eq!(
+        b.build_error.as_deref(),
+        Some("build of `app` failed: build b")
+    );
+    assert!(b.iterations.is_empty());
+    assert_eq!(d.result.status, "failed");
+    assert_eq!(d.exit, Exit::Failed);
+}
+
+#[test]
+fn exit_codes_follow_failures_regressions_and_strict_warnings() {
+    let steady = |_: &RowKey, _: usize| measured(&[("load.rps", 1000.0)]);
+    // Nothing wrong, even under --strict.
+    let d = drive(
+        &plan(&[], 3),
+        &options(&["-i", "3", "--strict"]),
+        &mut MockExecutor::new(steady),
+    );
+    assert_eq!(
+        (d.exit, d.result.status.as_str()),
+        (Exit::Success, "complete")
+    );
+    // An iteration that failed after the start fails the run.
+    let d = drive(
+        &plan(&[], 3),
+        &options(&["-i", "3"]),
+        &mut MockExecutor::new(|_, index| match index {
+            1 => failed_after_start("load failed: connection refused"),
+            _ => measured(&[("load.rps", 1000.0)]),
+        }),
+    );
+    assert_eq!((d.exit, d.result.status.as_str()), (Exit::Failed, "failed"));
+    // A regression of the gated measurement, only with --fail-on-regression.
+    let slower = plan(&["a", "b"], 6);
+    let d = drive(
+        &slower,
+        &options(&["-i", "6"]),
+        &mut MockExecutor::new(b_is_slower),
+    );
+    assert_eq!(d.exit, Exit::Success);
+    let d = drive(
+        &slower,
+        &options(&["-i", "6", "--fail-on-regression"]),
+        &mut MockExecutor::new(b_is_slower),
+    );
+    assert_eq!(d.exit, Exit::Regression);
+    let verdicts: Vec<(&str, &str)> = d
+        .result
+        .comparisons
+        .iter()
+        .map(|c| (c.measurement.as_str(), c.verdict.as_str()))
+        .collect();
+    // The start time is the same on both sides (100 ms each time): no change.
+    assert_eq!(
+        verdicts,
+        [("app.start_time", "no change"), ("load.rps", "regression")]
+    );
+    // Gating another measurement than the one that regressed passes.
+    let d = drive(
+        &slower,
+        &options(&[
+            "-i",
+            "6",
+            "--fail-on-regression",
+            "--measurements",
+            "app.rss",
+        ]),
+        &mut MockExecutor::new(b_is_slower),
+    );
+    assert_eq!(d.exit, Exit::Success);
+    // A warning fails the run under --strict only.
+    let warns = |_: &RowKey, index: usize| {
+        let it = measured(&[("load.rps", 1000.0)]);
+        if index == 2 {
+            warned(it, "ignored_sigterm")
+        } else {
+            it
+        }
+    };
+    let d = drive(
+        &plan(&[], 3),
+        &options(&["-i", "3"]),
+        &mut MockExecutor::new(warns),
+    );
+    assert_eq!(d.exit, Exit::Success);
+    let d = drive(
+        &plan(&[], 3),
+        &options(&["-i", "3", "--strict"]),
+        &mut MockExecutor::new(warns),
+    );
+    assert_eq!(
+        (d.exit, d.result.status.as_str()),
+        (Exit::Strict, "complete")
+    );
+}
