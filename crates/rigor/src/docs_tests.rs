@@ -1,10 +1,12 @@
 //! The documentation is checked against the code it describes: every `rigor.toml` key the
 //! parser accepts has a row (type, default, example, meaning) in docs/config.md, every
 //! measurement id of the catalogue a row in docs/results.md with its label, unit and direction,
-//! every flag of `rigor load`, `run` and `compare` a row in docs/cli.md with its default, and
-//! every link between the documents lands on a file and heading that exist. Each list is read
-//! from the code (serde's fields, the catalogue, clap's command), so a new key, id or flag
-//! without documentation fails here, and so does a documented one that no longer exists.
+//! every field of docs/rigor.run.v1.schema.json (which a test holds to real output) is explained
+//! in docs/results.md, every flag of `rigor load`, `run` and `compare` has a row in docs/cli.md
+//! with its default, and every link of the README and docs/ lands on a file and heading inside
+//! the repository. Each list is read from the code (serde's fields, the catalogue, clap's
+//! command), so a new key, id or flag without documentation fails here, and so does a documented
+//! one that no longer exists.
 
 use crate::config::keys::{self, Key};
 use crate::measurements::CATALOGUE;
@@ -246,6 +248,56 @@ fn results_md_documents_the_schema_file_and_the_warning_kinds() {
             "results.md does not link {link}"
         );
     }
+}
+
+/// The property names of a schema object and of every object inside it.
+fn property_names(schema: &serde_json::Value, out: &mut BTreeSet<String>) {
+    match schema {
+        serde_json::Value::Object(map) => {
+            if let Some(serde_json::Value::Object(props)) = map.get("properties") {
+                out.extend(props.keys().cloned());
+            }
+            map.values().for_each(|v| property_names(v, out));
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|v| property_names(v, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn every_field_of_the_schema_is_explained_in_results_md() {
+    let doc = read("docs/results.md");
+    let schema: serde_json::Value =
+        serde_json::from_str(&read("docs/rigor.run.v1.schema.json")).expect("schema JSON");
+    // A field is a row of its table (`field` in the first cell), or a member named in a cell
+    // such as `{steal_pct, busy_pct, throttle_events}`.
+    let rows: Vec<Vec<String>> = doc.lines().filter_map(cells).collect();
+    let first: BTreeSet<&str> = rows.iter().flat_map(|r| code_spans(&r[0])).collect();
+    let anywhere: BTreeSet<&str> = rows
+        .iter()
+        .flat_map(|r| r.iter().flat_map(|c| code_spans(c)))
+        .flat_map(|span| span.split(|c: char| !(c.is_alphanumeric() || c == '_')))
+        .collect();
+    let mut top = BTreeSet::new();
+    for part in ["", "build", "row", "iteration", "comparison", "loadReport"] {
+        let object = match part {
+            "" => &schema,
+            p => &schema["$defs"][p],
+        };
+        let props = object["properties"].as_object().expect("properties");
+        top.extend(props.keys().cloned());
+    }
+    let mut all = BTreeSet::new();
+    property_names(&schema, &mut all);
+    let missing: BTreeSet<&String> = all
+        .iter()
+        .filter(|f| !anywhere.contains(f.as_str()))
+        .chain(top.iter().filter(|f| !first.contains(f.as_str())))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "rigor.run.v1.schema.json has fields docs/results.md does not explain: {missing:?}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 //! testbed with two variants, a build and a declared measurement (so builds, comparisons and
 //! declarations are present, not just rows) validates against it, and copies of that result with
 //! a required field removed, a wrong type, an unknown field or a verdict outside the enum do not.
+//! A run whose build fails writes its row-level `build_error` in the same schema.
 
 mod common;
 use common::*;
@@ -107,4 +108,29 @@ fn a_real_result_matches_the_schema_and_broken_copies_do_not() {
             "breaking {at} was not caught: {found:?}"
         );
     }
+}
+
+#[test]
+fn a_failed_build_is_a_row_level_error_the_schema_accepts() {
+    let validator = validator();
+    let port = free_port();
+    let dir = temp_dir("result-schema-build-error");
+    let toml = config(port, "", "/plaintext", "").replace(
+        "stop_timeout = \"2s\"",
+        "stop_timeout = \"2s\"\nbuild = \"echo no compiler here >&2; exit 3\"",
+    );
+    let (out, json) = run(&dir, &toml, &["-i", "1"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let json = json.expect("result.json");
+    assert!(
+        json["rows"][0]["build_error"].is_string(),
+        "no build_error on the row: {json:#}"
+    );
+    let found = errors(&validator, &json);
+    assert!(found.is_empty(), "{}", found.join("\n"));
+    let mut broken = json.clone();
+    broken["rows"][0]["build_error"] = json!(["not", "a", "string"]);
+    assert!(errors(&validator, &broken)
+        .iter()
+        .any(|e| e.starts_with("/rows/0/build_error")));
 }
