@@ -6,25 +6,8 @@ mod common;
 use common::*;
 use hello_server::Config;
 use rigor_load::{check, run, Live, LoadError, LoadSpec};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
-
-/// Runs `spec`, setting the cancel flag after `after`; returns the result and how long it took.
-fn cancelled_after(
-    spec: &LoadSpec,
-    after: Duration,
-) -> (Result<rigor_load::LoadReport, LoadError>, Duration) {
-    let cancel = AtomicBool::new(false);
-    let start = Instant::now();
-    let r = std::thread::scope(|sc| {
-        sc.spawn(|| {
-            std::thread::sleep(after);
-            cancel.store(true, Ordering::Relaxed);
-        });
-        run(spec, &Live::default(), &cancel)
-    });
-    (r, start.elapsed())
-}
 
 /// A listener whose accept queue is full: further connects hang in SYN-SENT until they time out.
 fn unanswering_listener() -> (
@@ -73,7 +56,7 @@ fn cancel_during_the_first_connect_is_obeyed_at_once() {
         connections: 2,
         ..Default::default()
     };
-    let (r, took) = cancelled_after(&s, Duration::from_millis(300));
+    let (r, took) = cancelled_after(&s, &Live::default(), Duration::from_millis(300));
     assert!(took < Duration::from_secs(2), "took {took:?}");
     assert!(
         matches!(r, Err(LoadError::Interrupted)),
@@ -90,7 +73,7 @@ fn cancel_at_an_absurd_rate_is_obeyed_at_once() {
         duration: Duration::from_secs(30),
         ..spec(&srv, "/plaintext")
     };
-    let (r, took) = cancelled_after(&s, Duration::from_millis(500));
+    let (r, took) = cancelled_after(&s, &Live::default(), Duration::from_millis(500));
     assert!(took < Duration::from_secs(3), "took {took:?}");
     let r = r.unwrap();
     assert!(r.cancelled);
@@ -206,7 +189,7 @@ fn a_long_window_costs_nothing_up_front() {
         duration: Duration::from_secs(100 * 24 * 3600),
         ..spec(&srv, "/plaintext")
     };
-    let (r, took) = cancelled_after(&s, Duration::from_millis(400));
+    let (r, took) = cancelled_after(&s, &Live::default(), Duration::from_millis(400));
     assert!(took < Duration::from_secs(2), "took {took:?}");
     let r = r.unwrap();
     assert!(r.cancelled && r.requests > 0);

@@ -5,11 +5,9 @@ mod common;
 
 use common::*;
 use hello_server::Config;
-use rigor_load::{run, Live, LoadReport, LoadSpec};
-use std::sync::atomic::{AtomicBool, Ordering};
+use rigor_load::{Live, LoadReport, LoadSpec};
 use std::sync::Mutex;
 use std::time::Duration;
-use std::time::Instant;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -237,16 +235,8 @@ fn absurd_rate_ends_on_time_and_says_the_rate_was_not_met() {
 
 /// Runs `spec`, setting the cancel flag `cancel_after` into the run, as Ctrl-C does.
 fn go_cancelled(spec: &LoadSpec, cancel_after: Duration) -> (LoadReport, Duration) {
-    let cancel = AtomicBool::new(false);
-    let start = Instant::now();
-    let r = std::thread::scope(|sc| {
-        sc.spawn(|| {
-            std::thread::sleep(cancel_after);
-            cancel.store(true, Ordering::Relaxed);
-        });
-        run(spec, &Live::default(), &cancel).expect("run")
-    });
-    (r, start.elapsed())
+    let (r, took) = cancelled_after(spec, &Live::default(), cancel_after);
+    (r.expect("run"), took)
 }
 
 #[test]

@@ -4,38 +4,39 @@ mod common;
 
 use common::*;
 use rigor_probe::*;
-use std::os::unix::io::AsRawFd;
 use std::os::unix::process::CommandExt;
-use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
+use testkit::{cold_file, is_root, require_root, skip};
 
+/// A fresh cgroup for a root-only test; `None`, after a counted skip, where the kernel gives
+/// none even to root.
 fn make() -> Option<Cgroup> {
-    if !is_root() {
-        eprintln!("skipped: not root, cannot create cgroups");
-        return None;
-    }
+    require_root();
     match Cgroup::create_unique() {
         Ok(cg) => Some(cg),
         Err(why) => {
-            eprintln!("skipped: {why}");
+            eprintln!("{why}");
+            skip("needs a cgroup");
             None
         }
     }
 }
 
-/// Writes `mib` MiB to a file and drops it from the page cache, so whoever reads it next is
-/// charged for it.
-fn cold_file(path: &Path, mib: usize) {
-    std::fs::write(path, vec![7u8; mib << 20]).unwrap();
-    let f = std::fs::File::open(path).unwrap();
-    f.sync_all().unwrap();
-    // SAFETY: advisory call on an open descriptor.
-    let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-    assert_eq!(rc, 0);
+/// A fresh cgroup that counts CPU time; `None`, after a counted skip, where it has no counter.
+fn make_counting_cpu() -> Option<Cgroup> {
+    let cg = make()?;
+    if cg.cpu_usage_ns().is_some() {
+        return Some(cg);
+    }
+    eprintln!("{} has no CPU counter", cg.describe());
+    let _ = cg.remove();
+    skip("needs a cgroup CPU counter");
+    None
 }
 
 #[test]
+#[ignore = "needs root"]
 fn page_cache_of_a_read_file_is_charged_and_kill_all_cleans_up() {
     let Some(cg) = make() else { return };
     eprintln!("{}", cg.describe());
@@ -99,6 +100,7 @@ fn page_cache_of_a_read_file_is_charged_and_kill_all_cleans_up() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn add_pid_moves_a_running_process_and_cpu_is_accounted() {
     let Some(cg) = make() else { return };
     let p = python("while True: pass");
@@ -106,8 +108,9 @@ fn add_pid_moves_a_running_process_and_cpu_is_accounted() {
     assert_eq!(cg.pids(), vec![p.pid()]);
     let before = cg.cpu_usage_ns();
     std::thread::sleep(Duration::from_millis(300));
-    if let (Some(a), Some(b)) = (before, cg.cpu_usage_ns()) {
-        assert!(b > a, "cgroup cpu usage should grow: {a} -> {b}");
+    match (before, cg.cpu_usage_ns()) {
+        (Some(a), Some(b)) => assert!(b > a, "cgroup cpu usage should grow: {a} -> {b}"),
+        _ => skip("needs a cgroup CPU counter"),
     }
     let sampler = Sampler::start(p.pid(), Some(cg.clone()), Duration::from_millis(100));
     std::thread::sleep(Duration::from_millis(500));
@@ -121,6 +124,7 @@ fn add_pid_moves_a_running_process_and_cpu_is_accounted() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_process_that_left_the_tree_is_still_counted_through_the_cgroup() {
     let Some(cg) = make() else { return };
     let root = spawn(Command::new("sleep").arg("30"));
@@ -156,13 +160,11 @@ fn names_are_validated_and_unique() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn the_cgroup_counter_counts_children_shorter_than_a_sample() {
-    let Some(cg) = make() else { return };
-    if cg.cpu_usage_ns().is_none() {
-        eprintln!("skipped: {} has no CPU counter", cg.describe());
-        let _ = cg.remove();
+    let Some(cg) = make_counting_cpu() else {
         return;
-    }
+    };
     let _hog = CPU_HOG.lock().unwrap_or_else(|e| e.into_inner());
     let (measured, truth) = measure_short_lived_children(Some(cg.clone()));
     eprintln!("window CPU {measured:.3} s, kernel's count for the shell {truth:.3} s");
@@ -177,13 +179,11 @@ fn the_cgroup_counter_counts_children_shorter_than_a_sample() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn the_cgroup_counter_counts_orphans_the_tree_cannot_see() {
-    let Some(cg) = make() else { return };
-    if cg.cpu_usage_ns().is_none() {
-        eprintln!("skipped: {} has no CPU counter", cg.describe());
-        let _ = cg.remove();
+    let Some(cg) = make_counting_cpu() else {
         return;
-    }
+    };
     let _hog = CPU_HOG.lock().unwrap_or_else(|e| e.into_inner());
     let dir = TempDir::new("orphans");
     let ledger = dir.0.join("ns");

@@ -5,6 +5,7 @@ mod common;
 use common::*;
 use rigor_probe::*;
 use std::time::{Duration, Instant};
+use testkit::{is_root, skip};
 
 #[test]
 fn descendants_finds_the_whole_tree() {
@@ -105,7 +106,8 @@ fn busy_loop_reads_about_one_core() {
     if truth > 80.0 {
         assert!((80.0..=115.0).contains(&mean), "mean cores {mean}");
     } else {
-        eprintln!("near-100% check skipped: the machine gave the child only {truth:.0}% of a core");
+        eprintln!("the machine gave the child only {truth:.0}% of a core");
+        skip("machine too busy for the near-100% check");
     }
     let cpu = f.cpu_max_pct.unwrap();
     assert!((cpu - cores / online_cpus() as f64).abs() < 1e-9);

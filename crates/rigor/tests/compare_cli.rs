@@ -4,18 +4,43 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// A fresh directory per test, without extra dependencies.
-fn temp_dir(name: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    let dir = std::env::temp_dir().join(format!(
-        "rigor-compare-cli-{name}-{}-{nanos}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh folder for one test, removed when dropped, failing or not.
+struct Folder(PathBuf);
+
+impl Folder {
+    fn new(name: &str) -> Folder {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos();
+        let dir = std::env::temp_dir().join(format!(
+            "rigor-compare-cli-{name}-{}-{nanos}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        Folder(dir)
+    }
+
+    fn join(&self, file: &str) -> PathBuf {
+        self.0.join(file)
+    }
+}
+
+impl Drop for Folder {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Results `a` and `b` written to `a.json` and `b.json` in a fresh folder for test `name`: the
+/// folder (keep it alive) and the paths of both files and of `out.json`.
+fn two_results(name: &str, a: &str, b: &str) -> (Folder, PathBuf, PathBuf, PathBuf) {
+    let dir = Folder::new(name);
+    let (pa, pb) = (dir.join("a.json"), dir.join("b.json"));
+    std::fs::write(&pa, a).unwrap();
+    std::fs::write(&pb, b).unwrap();
+    let out = dir.join("out.json");
+    (dir, pa, pb, out)
 }
 
 /// A minimal `rigor.run.v1` result: one row, `n` iterations of RPS around `rps` (±0.4%).
@@ -49,25 +74,29 @@ fn result_json(rps: f64, n: usize, kernel: &str) -> String {
     .to_string()
 }
 
-fn rigor(args: &[&Path], extra: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rigor"))
-        .arg("compare")
-        .args(args)
+/// `rigor compare` of `files` with `extra` flags, colour off and no step summary, for a test
+/// that sets more before running it.
+fn compare(files: &[&Path], extra: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rigor"));
+    cmd.arg("compare")
+        .args(files)
         .args(extra)
         .env("NO_COLOR", "1")
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .output()
-        .expect("run rigor")
+        .env_remove("GITHUB_STEP_SUMMARY");
+    cmd
+}
+
+fn rigor(files: &[&Path], extra: &[&str]) -> Output {
+    compare(files, extra).output().expect("run rigor")
 }
 
 #[test]
 fn clear_rps_drop_exits_3_and_writes_json() {
-    let dir = temp_dir("drop");
-    let a = dir.join("a.json");
-    let b = dir.join("b.json");
-    let out = dir.join("out.json");
-    std::fs::write(&a, result_json(100_000.0, 10, "6.8.0")).unwrap();
-    std::fs::write(&b, result_json(90_000.0, 10, "6.9.1")).unwrap();
+    let (_dir, a, b, out) = two_results(
+        "drop",
+        &result_json(100_000.0, 10, "6.8.0"),
+        &result_json(90_000.0, 10, "6.9.1"),
+    );
     let o = rigor(
         &[&a, &b],
         &["--fail-on-regression", "--json", out.to_str().unwrap()],
@@ -115,17 +144,12 @@ fn clear_rps_drop_exits_3_and_writes_json() {
             .contains("kernel (6.8.0 / 6.9.1)"),
         "{warning}"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn equal_results_exit_0() {
-    let dir = temp_dir("equal");
-    let a = dir.join("a.json");
-    let b = dir.join("b.json");
-    let out = dir.join("out.json");
-    std::fs::write(&a, result_json(100_000.0, 10, "6.8.0")).unwrap();
-    std::fs::write(&b, result_json(100_000.0, 10, "6.8.0")).unwrap();
+    let same = result_json(100_000.0, 10, "6.8.0");
+    let (dir, a, b, out) = two_results("equal", &same, &same);
     let md = dir.join("out.md");
     let o = rigor(
         &[&a, &b],
@@ -153,31 +177,26 @@ fn equal_results_exit_0() {
         md.contains("| measurement | a | b | Δ median | 95% CI | p | verdict |"),
         "{md}"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn missing_file_is_a_clear_error() {
-    let dir = temp_dir("missing");
-    let a = dir.join("a.json");
-    std::fs::write(&a, result_json(100_000.0, 3, "6.8.0")).unwrap();
+    let one = result_json(100_000.0, 3, "6.8.0");
+    let (dir, a, _, _) = two_results("missing", &one, &one);
     let missing = dir.join("nope.json");
     let o = rigor(&[&a, &missing], &[]);
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_ne!(o.status.code(), Some(0));
     assert_ne!(o.status.code(), Some(3));
     assert!(stderr.contains("nope.json: no such file"), "{stderr}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn one_file_is_a_usage_error() {
-    let dir = temp_dir("one");
-    let a = dir.join("a.json");
-    std::fs::write(&a, result_json(100_000.0, 3, "6.8.0")).unwrap();
+    let one = result_json(100_000.0, 3, "6.8.0");
+    let (_dir, a, _, _) = two_results("one", &one, &one);
     let o = rigor(&[&a], &[]);
     assert_eq!(o.status.code(), Some(2));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A `rigor.run.v1` result with one row whose iterations carry `values[i]` of each id, plus
@@ -208,6 +227,11 @@ fn result_with(values: &[(&str, &[f64])], extra: serde_json::Value) -> String {
     doc.to_string()
 }
 
+/// A result whose one row has `values` of measurement `id`, one per iteration.
+fn one_id(id: &str, values: &[f64]) -> String {
+    result_with(&[(id, values)], serde_json::json!({}))
+}
+
 fn comparison<'a>(json: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
     json["comparisons"]
         .as_array()
@@ -223,24 +247,17 @@ fn read_json(path: &Path) -> serde_json::Value {
 
 #[test]
 fn an_undeclared_throughput_drop_gets_no_verdict_until_its_direction_is_declared() {
-    let dir = temp_dir("undeclared");
-    let (a, b, out) = (dir.join("a.json"), dir.join("b.json"), dir.join("out.json"));
     let around = |c: f64| -> Vec<f64> {
         (0..10)
             .map(|i| c * (1.0 + 0.002 * ((i * 7 % 5) as f64 - 2.0)))
             .collect()
     };
     let (base, cand) = (around(800_000.0), around(720_000.0));
-    std::fs::write(
-        &a,
-        result_with(&[("cmd.msgs_per_sec", &base)], serde_json::json!({})),
-    )
-    .unwrap();
-    std::fs::write(
-        &b,
-        result_with(&[("cmd.msgs_per_sec", &cand)], serde_json::json!({})),
-    )
-    .unwrap();
+    let (_dir, a, b, out) = two_results(
+        "undeclared",
+        &one_id("cmd.msgs_per_sec", &base),
+        &one_id("cmd.msgs_per_sec", &cand),
+    );
     let watch = [
         "--fail-on-regression",
         "--measurements",
@@ -333,37 +350,19 @@ fn an_undeclared_throughput_drop_gets_no_verdict_until_its_direction_is_declared
     assert!(String::from_utf8_lossy(&o.stderr).contains("higher is better"));
     let o = rigor(&[&a, &b], &["--measure", "cmd.msgs_per_sec=up"]);
     assert_eq!(o.status.code(), Some(2));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn the_change_column_never_contradicts_the_medians_beside_it() {
     // Two modes: the medians rise 26.93 → 33.90 while the Hodges–Lehmann shift of the same data
     // is -0.29% (numpy: 100*expm1(median of pairwise log ratios) = -0.2932551319647856).
-    let dir = temp_dir("contradiction");
-    let (a, b, out, md) = (
-        dir.join("a.json"),
-        dir.join("b.json"),
-        dir.join("out.json"),
-        dir.join("out.md"),
-    );
     let id = "load.latency.p99";
-    std::fs::write(
-        &a,
-        result_with(
-            &[(id, &[26.10, 26.50, 26.93, 34.10, 34.30])],
-            serde_json::json!({}),
-        ),
-    )
-    .unwrap();
-    std::fs::write(
-        &b,
-        result_with(
-            &[(id, &[26.00, 26.20, 33.90, 34.00, 34.20])],
-            serde_json::json!({}),
-        ),
-    )
-    .unwrap();
+    let (dir, a, b, out) = two_results(
+        "contradiction",
+        &one_id(id, &[26.10, 26.50, 26.93, 34.10, 34.30]),
+        &one_id(id, &[26.00, 26.20, 33.90, 34.00, 34.20]),
+    );
+    let md = dir.join("out.md");
     let o = rigor(
         &[&a, &b],
         &[
@@ -396,59 +395,38 @@ fn the_change_column_never_contradicts_the_medians_beside_it() {
         md.contains("Δ median: candidate median vs baseline median"),
         "{md}"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn small_samples_with_ties_get_the_exact_p_value() {
     // Error counts tie a lot. scipy.stats.permutation_test with |U - mn/2| over midranks,
     // n_resamples=inf: p = 0.11904761904761904 (the normal approximation says 0.0827).
-    let dir = temp_dir("ties");
-    let (a, b, out) = (dir.join("a.json"), dir.join("b.json"), dir.join("out.json"));
     let id = "load.bad_responses";
-    std::fs::write(
-        &a,
-        result_with(&[(id, &[0., 0., 1., 0., 2.])], serde_json::json!({})),
-    )
-    .unwrap();
-    std::fs::write(
-        &b,
-        result_with(&[(id, &[1., 2., 2., 3., 1.])], serde_json::json!({})),
-    )
-    .unwrap();
+    let (_dir, a, b, out) = two_results(
+        "ties",
+        &one_id(id, &[0., 0., 1., 0., 2.]),
+        &one_id(id, &[1., 2., 2., 3., 1.]),
+    );
     let o = rigor(&[&a, &b], &["--json", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0));
     let p = comparison(&read_json(&out), id)["p_value"]
         .as_f64()
         .unwrap();
     assert!((p - 0.11904761904761904).abs() < 1e-12, "{p}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn hostile_descriptions_and_file_names_reach_the_step_summary_as_text() {
-    let dir = temp_dir("hostile");
-    let a = dir.join("a.json");
-    let b = dir.join("<img src=x onerror=alert(1)>\u{1b}[31m.json");
-    let summary = dir.join("summary.md");
     let rps: Vec<f64> = (0..5).map(|i| 1000.0 + i as f64).collect();
-    std::fs::write(
-        &a,
-        result_with(
-            &[("load.rps", &rps)],
-            serde_json::json!({"description": "<script>alert(1)</script>\u{1b}[31mred"}),
-        ),
-    )
-    .unwrap();
-    std::fs::write(
-        &b,
-        result_with(&[("load.rps", &rps)], serde_json::json!({})),
-    )
-    .unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_rigor"))
-        .arg("compare")
-        .args([&a, &b])
-        .env("NO_COLOR", "1")
+    let described = result_with(
+        &[("load.rps", &rps)],
+        serde_json::json!({"description": "<script>alert(1)</script>\u{1b}[31mred"}),
+    );
+    let (dir, a, _, _) = two_results("hostile", &described, "");
+    let b = dir.join("<img src=x onerror=alert(1)>\u{1b}[31m.json");
+    std::fs::write(&b, one_id("load.rps", &rps)).unwrap();
+    let summary = dir.join("summary.md");
+    let o = compare(&[&a, &b], &[])
         .env("GITHUB_STEP_SUMMARY", &summary)
         .output()
         .unwrap();
@@ -471,29 +449,25 @@ fn hostile_descriptions_and_file_names_reach_the_step_summary_as_text() {
     // Control characters are shown, not sent to whatever displays the summary.
     assert!(!md.contains('\u{1b}'), "{md:?}");
     assert!(md.contains("u{1b}[31mred"), "{md}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn closed_stdout_and_stderr_still_write_the_json_and_the_exit_code() {
     // `rigor compare … | head -0` in a script whose stderr is gone too: the verdict and the JSON
     // must survive the closed terminal.
-    let dir = temp_dir("closed");
-    let a = dir.join("a.json");
-    let b = dir.join("b.json");
-    let out = dir.join("out.json");
-    std::fs::write(&a, result_json(100_000.0, 10, "6.8.0")).unwrap();
-    std::fs::write(&b, result_json(90_000.0, 10, "6.8.0")).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rigor"))
-        .arg("compare")
-        .args([&a, &b])
-        .args(["--fail-on-regression", "--json", out.to_str().unwrap()])
-        .env("NO_COLOR", "1")
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (_dir, a, b, out) = two_results(
+        "closed",
+        &result_json(100_000.0, 10, "6.8.0"),
+        &result_json(90_000.0, 10, "6.8.0"),
+    );
+    let mut child = compare(
+        &[&a, &b],
+        &["--fail-on-regression", "--json", out.to_str().unwrap()],
+    )
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
     drop(child.stdout.take());
     drop(child.stderr.take());
     let status = child.wait().unwrap();
@@ -505,13 +479,14 @@ fn closed_stdout_and_stderr_still_write_the_json_and_the_exit_code() {
 
 #[test]
 fn contradictory_directions_are_usage_errors_and_only_the_conflict_is_said() {
-    let dir = temp_dir("conflict");
-    let (a, b, out) = (dir.join("a.json"), dir.join("b.json"), dir.join("out.json"));
     let base: Vec<f64> = (0..5).map(|i| 1000.0 + i as f64).collect();
     let cand: Vec<f64> = (0..5).map(|i| 510.0 + i as f64).collect();
     let decl = |d: &str| serde_json::json!({"measurements": {"cmd.x": {"direction": d}}});
-    std::fs::write(&a, result_with(&[("cmd.x", &base)], decl("higher"))).unwrap();
-    std::fs::write(&b, result_with(&[("cmd.x", &cand)], decl("lower"))).unwrap();
+    let (_dir, a, b, out) = two_results(
+        "conflict",
+        &result_with(&[("cmd.x", &base)], decl("higher")),
+        &result_with(&[("cmd.x", &cand)], decl("lower")),
+    );
 
     // The same id declared both ways on the command line: named, exit 2.
     for flags in [
@@ -531,20 +506,27 @@ fn contradictory_directions_are_usage_errors_and_only_the_conflict_is_said() {
     let o = rigor(&[&a, &b], &["--json", out.to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{stdout}");
-    let kinds: Vec<String> = read_json(&out)["warnings"]
+    let warnings = read_json(&out)["warnings"].clone();
+    let kinds: Vec<&str> = warnings
         .as_array()
         .unwrap()
         .iter()
-        .map(|w| w["kind"].as_str().unwrap().to_string())
+        .map(|w| w["kind"].as_str().unwrap())
         .collect();
+    let conflict = warnings
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "conflicting_declarations")
+        .unwrap_or_else(|| panic!("{kinds:?}"));
     assert!(
-        kinds.contains(&"conflicting_declarations".into()),
-        "{kinds:?}"
+        conflict["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("the results declare cmd.x differently ("),
+        "{conflict}"
     );
-    assert!(
-        !kinds.contains(&"undeclared_measurement".into()),
-        "{kinds:?}"
-    );
+    assert!(!kinds.contains(&"undeclared_measurement"), "{kinds:?}");
     assert!(!stdout.contains("does not know"), "{stdout}");
     assert!(!stdout.contains("not declared"), "{stdout}");
     let note = comparison(&read_json(&out), "cmd.x")["note"].clone();
@@ -578,5 +560,4 @@ fn contradictory_directions_are_usage_errors_and_only_the_conflict_is_said() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }

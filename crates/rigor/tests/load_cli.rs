@@ -2,6 +2,7 @@
 //! `--json -` keeps stdout for JSON, and Ctrl-C ends with what was measured and exit 130.
 
 use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -9,33 +10,37 @@ fn rigor() -> Command {
     Command::new(env!("CARGO_BIN_EXE_rigor"))
 }
 
-/// A minimal keep-alive HTTP server on loopback answering every request with `ok`.
-fn ok_server() -> std::net::SocketAddr {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+/// A server on loopback that hands each connection to `serve` on a thread of its own.
+fn server(serve: fn(TcpStream)) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut s) = stream else { continue };
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 4096];
-                let mut pending: Vec<u8> = Vec::new();
-                while let Ok(n) = s.read(&mut buf) {
-                    if n == 0 {
-                        return;
-                    }
-                    pending.extend_from_slice(&buf[..n]);
-                    while let Some(p) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
-                        pending.drain(..p + 4);
-                        let answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
-                        if s.write_all(answer).is_err() {
-                            return;
-                        }
-                    }
-                }
-            });
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || serve(stream));
         }
     });
     addr
+}
+
+/// A minimal keep-alive HTTP server on loopback answering every request with `ok`.
+fn ok_server() -> SocketAddr {
+    server(|mut s| {
+        let mut buf = [0u8; 4096];
+        let mut pending: Vec<u8> = Vec::new();
+        while let Ok(n) = s.read(&mut buf) {
+            if n == 0 {
+                return;
+            }
+            pending.extend_from_slice(&buf[..n]);
+            while let Some(p) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
+                pending.drain(..p + 4);
+                let answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+                if s.write_all(answer).is_err() {
+                    return;
+                }
+            }
+        }
+    })
 }
 
 #[test]
@@ -127,19 +132,12 @@ fn ctrl_c_prints_what_was_measured_and_exits_130() {
 
 #[test]
 fn parse_failures_are_explained_in_the_text_and_the_json() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut s) = stream else { continue };
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 4096];
-                while matches!(s.read(&mut buf), Ok(n) if n > 0) {
-                    if s.write_all(b"SPDY/9 nonsense\r\n\r\n").is_err() {
-                        return;
-                    }
-                }
-            });
+    let addr = server(|mut s| {
+        let mut buf = [0u8; 4096];
+        while matches!(s.read(&mut buf), Ok(n) if n > 0) {
+            if s.write_all(b"SPDY/9 nonsense\r\n\r\n").is_err() {
+                return;
+            }
         }
     });
     let out = rigor()
@@ -186,25 +184,16 @@ fn a_closed_stdout_does_not_crash_the_load() {
 /// the rest are lost, and `rigor load` must count and say so.
 #[test]
 fn requests_lost_with_a_closed_connection_are_errors_in_the_text_and_the_json() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut s) = stream else { continue };
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 4096];
-                let mut got: Vec<u8> = Vec::new();
-                while !got.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match s.read(&mut buf) {
-                        Ok(n) if n > 0 => got.extend_from_slice(&buf[..n]),
-                        _ => return,
-                    }
-                }
-                let _ = s.write_all(
-                    b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
-                );
-            });
+    let addr = server(|mut s| {
+        let mut buf = [0u8; 4096];
+        let mut got: Vec<u8> = Vec::new();
+        while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+            match s.read(&mut buf) {
+                Ok(n) if n > 0 => got.extend_from_slice(&buf[..n]),
+                _ => return,
+            }
         }
+        let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
     });
     let out = rigor()
         .args(["load", &format!("http://{addr}/"), "-c", "2", "-d", "400ms"])
@@ -222,9 +211,15 @@ fn requests_lost_with_a_closed_connection_are_errors_in_the_text_and_the_json() 
     let answered = m["load.requests"].as_f64().unwrap();
     assert!(closed >= 6.0 * answered && answered > 0.0, "{m}");
     assert!(m["load.socket_errors"].as_f64().unwrap() >= closed, "{m}");
-    assert!(doc["report"]["warnings"]
+    let warned = doc["report"]["warnings"]
         .as_array()
         .unwrap()
         .iter()
-        .any(|w| w["kind"] == "load_errors"));
+        .find(|w| w["kind"] == "load_errors")
+        .expect("a load_errors warning");
+    let said = format!("closed: {closed} requests were outstanding");
+    assert!(
+        warned["message"].as_str().unwrap().contains(&said),
+        "{warned}"
+    );
 }

@@ -35,11 +35,7 @@ fn errors(validator: &Validator, instance: &Value) -> Vec<String> {
 fn real_result() -> Value {
     let port = free_port();
     let dir = temp_dir("result-schema");
-    let toml = config(port, "", "/plaintext", "")
-        .replace(
-            "stop_timeout = \"2s\"",
-            "stop_timeout = \"2s\"\nbuild = \"true\"",
-        )
+    let toml = with_app(&config(port, "", "/plaintext", ""), "build = \"true\"")
         .replace("warmup = \"300ms\"", "warmup = \"100ms\"")
         .replace("duration = \"1s\"", "duration = \"300ms\"")
         + r#"
@@ -51,8 +47,7 @@ variables = { unused = "1" }
 unit = "1/s"
 direction = "higher"
 "#;
-    let (out, json) = run(&dir, &toml, &["-i", "2"]);
-    assert!(out.status.success(), "{}", text(&out));
+    let (_, json) = run_exit(&dir, &toml, &["-i", "2"], 0);
     let json = json.expect("result.json");
     // The parts the schema is meant to check are really there.
     for part in ["builds", "rows", "comparisons"] {
@@ -115,12 +110,11 @@ fn a_failed_build_is_a_row_level_error_the_schema_accepts() {
     let validator = validator();
     let port = free_port();
     let dir = temp_dir("result-schema-build-error");
-    let toml = config(port, "", "/plaintext", "").replace(
-        "stop_timeout = \"2s\"",
-        "stop_timeout = \"2s\"\nbuild = \"echo no compiler here >&2; exit 3\"",
+    let toml = with_app(
+        &config(port, "", "/plaintext", ""),
+        "build = \"echo no compiler here >&2; exit 3\"",
     );
-    let (out, json) = run(&dir, &toml, &["-i", "1"]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let (_, json) = run_exit(&dir, &toml, &["-i", "1"], 1);
     let json = json.expect("result.json");
     assert!(
         json["rows"][0]["build_error"].is_string(),

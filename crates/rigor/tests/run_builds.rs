@@ -4,11 +4,13 @@
 mod common;
 use common::*;
 use serde_json::Value;
-use std::path::Path;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-/// `mk.sh NAME` writes `app.sh`: a launcher that prints `built-by-NAME`, then runs the testbed.
-fn launcher_maker(dir: &Path) {
+/// A fresh folder for test `name` holding `mk.sh`: `mk.sh NAME` writes `app.sh`, a launcher
+/// that prints `built-by-NAME`, then runs the testbed.
+fn launcher_dir(name: &str) -> PathBuf {
+    let dir = temp_dir(name);
     std::fs::write(
         dir.join("mk.sh"),
         format!(
@@ -17,27 +19,44 @@ fn launcher_maker(dir: &Path) {
         ),
     )
     .unwrap();
+    dir
+}
+
+/// A testbed job whose command is `./app.sh`, with `lines` (its build) added to the job.
+fn app_sh_config(port: u16, lines: &str) -> String {
+    with_app(
+        &with_program(&config(port, "", "/plaintext", ""), "./app.sh"),
+        lines,
+    )
 }
 
 /// A testbed job whose command is `./app.sh`, built by `build`, with two variants.
 fn launcher_config(port: u16, build: &str, a: &str, b: &str) -> String {
-    config(port, "", "/plaintext", "")
-        .replace(
-            &format!("command = \"{}", hello_server().display()),
-            "command = \"./app.sh",
-        )
-        .replace(
-            "stop_timeout = \"2s\"",
-            &format!("stop_timeout = \"2s\"\nbuild = \"{build}\"\nartifact = \"app.sh\""),
-        )
+    app_sh_config(port, &format!("build = \"{build}\"\nartifact = \"app.sh\""))
         + &format!("[scenarios.s.variants.a]\n{a}\n[scenarios.s.variants.b]\n{b}\n")
+}
+
+/// Variant `a` builds `app.sh` with `mk.sh A`; variant `b` runs `build` instead.
+fn b_builds_otherwise(port: u16, build: &str) -> String {
+    launcher_config(port, "sh mk.sh A", "", &format!("build = \"{build}\""))
+}
+
+/// Variants `a` and `b` whose builds differ only in the flavour they pass to `mk.sh`.
+fn flavoured_config(port: u16) -> String {
+    launcher_config(
+        port,
+        "sh mk.sh {{flavour}}",
+        "variables = { flavour = \"A\" }",
+        "variables = { flavour = \"B\" }",
+    )
 }
 
 fn log_of(it: &Value) -> String {
     std::fs::read_to_string(it["log"].as_str().expect("log path")).unwrap_or_default()
 }
 
-fn rows_by_variant(json: &Value) -> Vec<(String, &Vec<Value>)> {
+/// Each row's variant, its iterations and the error of its build (`None` when it built).
+fn rows_by_variant(json: &Value) -> Vec<(String, &Vec<Value>, Option<&str>)> {
     json["rows"]
         .as_array()
         .unwrap()
@@ -46,20 +65,6 @@ fn rows_by_variant(json: &Value) -> Vec<(String, &Vec<Value>)> {
             (
                 r["variant"].as_str().unwrap().to_string(),
                 r["iterations"].as_array().unwrap(),
-            )
-        })
-        .collect()
-}
-
-/// Each row's variant and the error of its build (`None` when it built).
-fn build_errors(json: &Value) -> Vec<(String, Option<&str>)> {
-    json["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r["variant"].as_str().unwrap().to_string(),
                 r["build_error"].as_str(),
             )
         })
@@ -68,19 +73,11 @@ fn build_errors(json: &Value) -> Vec<(String, Option<&str>)> {
 
 #[test]
 fn variants_that_build_to_one_path_each_run_their_own_build() {
-    let dir = temp_dir("same-artifact");
-    launcher_maker(&dir);
-    let toml = launcher_config(
-        free_port(),
-        "sh mk.sh {{flavour}}",
-        "variables = { flavour = \"A\" }",
-        "variables = { flavour = \"B\" }",
-    );
-    let (out, json) = run(&dir, &toml, &["-i", "2"]);
-    let t = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{t}");
+    let dir = launcher_dir("same-artifact");
+    let toml = flavoured_config(free_port());
+    let (t, json) = run_exit(&dir, &toml, &["-i", "2"], 0);
     let json = json.unwrap();
-    for (variant, its) in rows_by_variant(&json) {
+    for (variant, its, _) in rows_by_variant(&json) {
         let mine = format!("built-by-{}", variant.to_uppercase());
         assert_eq!(its.len(), 2, "{t}");
         for it in its {
@@ -128,18 +125,11 @@ fn an_artifact_changed_after_its_build_is_put_back_before_the_next_start() {
         ),
     )
     .unwrap();
-    let toml = config(free_port(), "", "/plaintext", "")
-        .replace(
-            &format!("command = \"{}", hello_server().display()),
-            "command = \"./app.sh",
-        )
-        .replace(
-            "stop_timeout = \"2s\"",
-            "stop_timeout = \"2s\"\nbuild = \"cp template.sh app.sh && chmod +x app.sh\"\nartifact = \"app.sh\"",
-        );
-    let (out, json) = run(&dir, &toml, &["-i", "3"]);
-    let t = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{t}");
+    let toml = app_sh_config(
+        free_port(),
+        "build = \"cp template.sh app.sh && chmod +x app.sh\"\nartifact = \"app.sh\"",
+    );
+    let (_, json) = run_exit(&dir, &toml, &["-i", "3"], 0);
     let json = json.unwrap();
     for it in iterations(&json) {
         let log = log_of(it);
@@ -155,18 +145,10 @@ fn an_artifact_changed_after_its_build_is_put_back_before_the_next_start() {
 
 #[test]
 fn two_builds_in_one_folder_without_an_artifact_are_refused_before_building() {
-    let dir = temp_dir("no-artifact");
-    launcher_maker(&dir);
-    let toml = launcher_config(
-        free_port(),
-        "sh mk.sh {{flavour}}",
-        "variables = { flavour = \"A\" }",
-        "variables = { flavour = \"B\" }",
-    )
-    .replace("artifact = \"app.sh\"", "");
-    let (out, _) = run(&dir, &toml, &["-i", "1"]);
-    let t = text(&out);
-    assert_eq!(out.status.code(), Some(2), "an invalid plan: {t}");
+    let dir = launcher_dir("no-artifact");
+    let toml = flavoured_config(free_port()).replace("artifact = \"app.sh\"", "");
+    // An invalid plan: a usage error.
+    let (t, _) = run_exit(&dir, &toml, &["-i", "1"], 2);
     assert!(
         t.contains("variant `a`")
             && t.contains("variant `b`")
@@ -180,17 +162,9 @@ fn two_builds_in_one_folder_without_an_artifact_are_refused_before_building() {
 #[test]
 fn a_build_that_leaves_another_variants_artifact_in_place_is_refused() {
     // Like `make` that ignores changed flags: variant b's build succeeds without writing.
-    let dir = temp_dir("no-rebuild");
-    launcher_maker(&dir);
-    let toml = launcher_config(
-        free_port(),
-        "sh mk.sh A",
-        "",
-        "build = \"echo 'make: app.sh is up to date.'\"",
-    );
-    let (out, json) = run(&dir, &toml, &["-i", "1"]);
-    let t = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{t}");
+    let dir = launcher_dir("no-rebuild");
+    let toml = b_builds_otherwise(free_port(), "echo 'make: app.sh is up to date.'");
+    let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 1);
     assert!(
         t.contains("the build of `app` (variant `b`) did not rewrite")
             && t.contains("variant `a`")
@@ -198,9 +172,7 @@ fn a_build_that_leaves_another_variants_artifact_in_place_is_refused() {
         "{t}"
     );
     let json = json.unwrap();
-    for ((variant, its), (_, build_error)) in
-        rows_by_variant(&json).into_iter().zip(build_errors(&json))
-    {
+    for (variant, its, build_error) in rows_by_variant(&json) {
         if variant == "a" {
             assert!(
                 build_error.is_none()
@@ -217,16 +189,10 @@ fn a_build_that_leaves_another_variants_artifact_in_place_is_refused() {
 #[test]
 fn different_builds_that_produce_identical_artifacts_are_warned_about() {
     // Variant b's build only touches the file: it "rewrote" it, yet runs what a built.
-    let dir = temp_dir("identical-artifacts");
-    launcher_maker(&dir);
-    let toml = launcher_config(free_port(), "sh mk.sh A", "", "build = \"touch app.sh\"");
-    let (out, json) = run(&dir, &toml, &["-i", "1", "--strict"]);
-    let t = text(&out);
-    assert_ne!(
-        out.status.code(),
-        Some(0),
-        "--strict fails on the warning: {t}"
-    );
+    let dir = launcher_dir("identical-artifacts");
+    let toml = b_builds_otherwise(free_port(), "touch app.sh");
+    // --strict fails on the warning: exit 4.
+    let (t, json) = run_exit(&dir, &toml, &["-i", "1", "--strict"], 4);
     assert!(
         t.contains("[identical_artifacts]")
             && t.contains("`app` (variant `a`) and `app` (variant `b`)")
@@ -235,17 +201,21 @@ fn different_builds_that_produce_identical_artifacts_are_warned_about() {
         "{t}"
     );
     let json = json.unwrap();
-    let warnings = json["warnings"].as_array().unwrap();
+    let w = message(&json["warnings"], "identical_artifacts");
+    // Both builds hash alike; the message names the hash by its first 12 hex digits.
+    let hash = json["builds"][0]["artifact_hash"].as_str().unwrap();
+    assert_eq!(json["builds"][1]["artifact_hash"], hash);
     assert!(
-        warnings.iter().any(|w| w["kind"] == "identical_artifacts"),
-        "{warnings:?}"
+        w.contains("`app` (variant `a`) and `app` (variant `b`)")
+            && w.contains("byte-identical artifacts")
+            && w.contains(&format!("{}…", &hash[..19])),
+        "{w}"
     );
 }
 
 #[test]
 fn newer_notes_and_outputs_beside_an_up_to_date_artifact_are_not_staleness() {
-    let dir = temp_dir("not-stale");
-    launcher_maker(&dir);
+    let dir = launcher_dir("not-stale");
     assert!(std::process::Command::new("sh")
         .args(["mk.sh", "A"])
         .current_dir(&dir)
@@ -257,87 +227,38 @@ fn newer_notes_and_outputs_beside_an_up_to_date_artifact_are_not_staleness() {
     std::fs::write(dir.join("notes.md"), "try -i 10").unwrap();
     std::fs::write(dir.join("bench.toml"), "").unwrap();
     std::fs::write(dir.join("out.txt"), "earlier run").unwrap();
-    let toml = config(free_port(), "", "/plaintext", "")
-        .replace(
-            &format!("command = \"{}", hello_server().display()),
-            "command = \"./app.sh",
-        )
-        .replace(
-            "stop_timeout = \"2s\"",
-            "stop_timeout = \"2s\"\nbuild = \"echo nothing to do\"\nartifact = \"app.sh\"",
-        );
-    let (out, json) = run(&dir, &toml, &["-i", "1"]);
-    let t = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{t}");
+    let toml = app_sh_config(
+        free_port(),
+        "build = \"echo nothing to do\"\nartifact = \"app.sh\"",
+    );
+    let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
     assert!(t.contains("app.sh was up to date"), "{t}");
     assert_eq!(json.unwrap()["builds"][0]["rewritten"], false);
     // The real trap is still caught: a source newer than the artifact the build did not write.
     std::fs::write(dir.join("main.c"), "int main(){}").unwrap();
-    let (out, _) = run(&dir, &toml, &["-i", "1"]);
-    let t = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{t}");
+    let (t, _) = run_exit(&dir, &toml, &["-i", "1"], 1);
     assert!(t.contains("stale artifact") && t.contains("main.c"), "{t}");
 }
 
 #[test]
 fn unoptimised_cargo_profiles_are_named_once_per_build_with_the_variant() {
     let dir = temp_dir("profiles");
-    std::fs::create_dir_all(dir.join("src")).unwrap();
-    std::fs::write(
-        dir.join("Cargo.toml"),
-        "[package]\nname = \"shim\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[workspace]\n\
-         [profile.fast]\ninherits = \"dev\"\n",
-    )
-    .unwrap();
-    // A tiny real crate that execs the testbed.
-    std::fs::write(
-        dir.join("src/main.rs"),
-        format!(
-            "use std::os::unix::process::CommandExt;\nfn main() {{ let e = std::process::Command::new({:?}).args(std::env::args().skip(1)).exec(); panic!(\"{{e}}\"); }}\n",
-            hello_server().display().to_string()
-        ),
-    )
-    .unwrap();
-    let toml = config(free_port(), "", "/plaintext", "")
-        .replace(
-            &hello_server().display().to_string(),
-            "target/{{out}}/shim",
-        )
-        .replace(
-            "stop_timeout = \"2s\"",
-            "stop_timeout = \"2s\"\nbuild = \"cargo build -q {{flags}}\"\nartifact = \"target/{{out}}/shim\"",
-        )
-        + "[scenarios.s.variants.profile]\nvariables = { out = \"fast\", flags = \"--profile fast\" }\n\
+    shim_crate(&dir, "[profile.fast]\ninherits = \"dev\"\n");
+    let toml = with_app(
+        &with_program(&config(free_port(), "", "/plaintext", ""), "target/{{out}}/shim"),
+        "build = \"cargo build -q {{flags}}\"\nartifact = \"target/{{out}}/shim\"",
+    ) + "[scenarios.s.variants.profile]\nvariables = { out = \"fast\", flags = \"--profile fast\" }\n\
            [scenarios.s.variants.rustflags]\nvariables = { out = \"release\", flags = \"--release\" }\n\
            env = { RUSTFLAGS = \"-C opt-level=0\" }\n";
     std::fs::write(dir.join("rigor.toml"), &toml).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rigor"))
-        .args([
-            "run",
-            "--json",
-            "result.json",
-            "--out-dir",
-            "out",
-            "-i",
-            "1",
-            "--strict",
-        ])
-        .current_dir(&dir)
-        .env("NO_COLOR", "1")
+    let out = rigor_command(&dir, &[RUN, &["-i", "1", "--strict"]].concat())
         .env("CARGO_INCREMENTAL", "0")
         .output()
         .unwrap();
     let t = text(&out);
     assert_eq!(out.status.code(), Some(4), "--strict: {t}");
-    let json: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
-    let debug: Vec<String> = json["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|w| w["kind"] == "debug_build")
-        .map(|w| w["message"].as_str().unwrap().to_string())
-        .collect();
+    let json = result(&dir);
+    let debug = messages(&json["warnings"], "debug_build");
     assert_eq!(debug.len(), 2, "one per build: {debug:?}");
     assert!(
         debug.iter().any(|m| m.contains("(variant `profile`)")
@@ -363,8 +284,14 @@ fn unoptimised_cargo_profiles_are_named_once_per_build_with_the_variant() {
             && opt.iter().any(|o| o.starts_with("release: opt-level 0")),
         "{opt:?}"
     );
-    let printed = t.matches("(variant `profile`) builds unoptimised").count();
-    assert!(printed >= 1, "{t}");
+    // Said once as the build ends (stderr) and once in the report (stdout).
+    let said = "(variant `profile`) builds unoptimised";
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(stdout.matches(said).count(), 1, "{t}");
+    assert_eq!(stderr.matches(said).count(), 1, "{t}");
     assert_eq!(
         json["environment"]["jobs"]["app"]["build_env"]["CARGO_INCREMENTAL"], "0",
         "{}",
@@ -374,22 +301,17 @@ fn unoptimised_cargo_profiles_are_named_once_per_build_with_the_variant() {
 
 #[test]
 fn a_hanging_build_is_killed_after_build_timeout_and_other_rows_still_run() {
-    let dir = temp_dir("build-timeout");
-    launcher_maker(&dir);
-    let toml = launcher_config(
+    let dir = launcher_dir("build-timeout");
+    let toml = b_builds_otherwise(
         free_port(),
-        "sh mk.sh A",
-        "",
-        "build = \"echo compiling the world; setsid sleep 41.5 & sleep 42.5\"",
+        "echo compiling the world; setsid sleep 41.5 & sleep 42.5",
     )
     .replace(
         "artifact = \"app.sh\"",
         "artifact = \"app.sh\"\nbuild_timeout = \"1s\"",
     );
     let started = Instant::now();
-    let (out, json) = run(&dir, &toml, &["-i", "1"]);
-    let t = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{t}");
+    let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 1);
     assert!(started.elapsed() < Duration::from_secs(30), "{t}");
     assert!(
         t.contains("build of `app` still running after 1s (`build_timeout`)")
@@ -400,9 +322,7 @@ fn a_hanging_build_is_killed_after_build_timeout_and_other_rows_still_run() {
         assert!(processes_with(needle).is_empty(), "{needle} survived: {t}");
     }
     let json = json.unwrap();
-    for ((variant, its), (_, build_error)) in
-        rows_by_variant(&json).into_iter().zip(build_errors(&json))
-    {
+    for (variant, its, build_error) in rows_by_variant(&json) {
         match variant.as_str() {
             "a" => assert!(
                 build_error.is_none() && its[0]["error"].is_null(),

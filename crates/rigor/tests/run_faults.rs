@@ -20,14 +20,8 @@ fn assert_no_leftovers(port: u16) {
 
 fn failed(port: u16, flags: &str, extra_app: &str, args: &[&str]) -> (String, serde_json::Value) {
     let dir = temp_dir(&format!("fault-{port}"));
-    let mut toml = config(port, flags, "/plaintext", "");
-    toml = toml.replace(
-        "stop_timeout = \"2s\"",
-        &format!("stop_timeout = \"2s\"\n{extra_app}"),
-    );
-    let (out, json) = run(&dir, &toml, args);
-    let t = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{t}");
+    let toml = with_app(&config(port, flags, "/plaintext", ""), extra_app);
+    let (t, json) = run_exit(&dir, &toml, args, 1);
     assert_no_leftovers(port);
     (
         t,
@@ -53,8 +47,7 @@ fn app_that_exits_before_ready_shows_its_log_tail() {
 #[test]
 fn app_never_ready_times_out() {
     let port = free_port();
-    let dir_extra = "";
-    let (t, _) = failed(port, "--never-ready", dir_extra, &["-i", "1"]);
+    let (t, _) = failed(port, "--never-ready", "", &["-i", "1"]);
     assert!(t.contains("not ready after"), "{t}");
 }
 
@@ -62,12 +55,17 @@ fn app_never_ready_times_out() {
 fn app_crashing_mid_load_is_reported() {
     let port = free_port();
     let (t, json) = failed(port, "--exit-after-requests 2000", "", &["-i", "1"]);
+    // The testbed exits with status 3 after 2000 answers, mid-way through the measured load.
+    let it = &iterations(&json)[0];
+    let error = it["error"].as_str().unwrap();
     assert!(
-        t.contains("crashed during the load") || t.contains("exited"),
+        error.starts_with("the application crashed during the load (exit status: 3)"),
+        "{error}"
+    );
+    assert!(
+        t.contains("crashed during the load (exit status: 3)"),
         "{t}"
     );
-    let it = &iterations(&json)[0];
-    assert!(it["error"].as_str().unwrap().contains("exit"), "{it}");
 }
 
 #[test]
@@ -76,20 +74,16 @@ fn app_ignoring_sigterm_is_killed_and_said_so() {
     let dir = temp_dir("sigterm");
     let toml = config(port, "--ignore-sigterm --spawn-child", "/plaintext", "")
         .replace("stop_timeout = \"2s\"", "stop_timeout = \"500ms\"");
-    let (out, json) = run(&dir, &toml, &["-i", "1"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (_, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
     let it = &iterations(json.as_ref().unwrap())[0];
-    let kinds: Vec<&str> = it["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|w| w["kind"].as_str())
-        .collect();
-    assert!(kinds.contains(&"ignored_sigterm"), "{kinds:?}");
+    let w = message(&it["warnings"], "ignored_sigterm");
+    assert!(
+        w.contains("ignored SIGTERM for") && w.contains("and was killed"),
+        "{w}"
+    );
     assert_no_leftovers(port);
     // --strict turns that warning into exit 4.
-    let (out, _) = run(&dir, &toml, &["-i", "1", "--strict"]);
-    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    run_exit(&dir, &toml, &["-i", "1", "--strict"], 4);
     assert_no_leftovers(port);
 }
 
@@ -151,13 +145,11 @@ fn a_missing_or_stale_artifact_is_an_error() {
     std::fs::write(dir.join("app.bin"), "old").unwrap();
     std::thread::sleep(Duration::from_millis(20));
     std::fs::write(dir.join("main.c"), "int main(){}").unwrap();
-    let toml = config(port, "", "/plaintext", "").replace(
-        "stop_timeout = \"2s\"",
-        "stop_timeout = \"2s\"\nbuild = \"true\"\nartifact = \"app.bin\"",
+    let toml = with_app(
+        &config(port, "", "/plaintext", ""),
+        "build = \"true\"\nartifact = \"app.bin\"",
     );
-    let (out, _) = run(&dir, &toml, &["-i", "1"]);
-    let t = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{t}");
+    let (t, _) = run_exit(&dir, &toml, &["-i", "1"], 1);
     assert!(t.contains("stale artifact") && t.contains("main.c"), "{t}");
 }
 
@@ -194,17 +186,7 @@ fn ctrl_c_keeps_finished_iterations_and_leaves_no_process() {
     let toml = config(port, "--spawn-child", "/plaintext", "")
         .replace("duration = \"1s\"", "duration = \"3s\"");
     std::fs::write(dir.join("rigor.toml"), toml).unwrap();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_rigor"))
-        .args([
-            "run",
-            "-i",
-            "3",
-            "--json",
-            "result.json",
-            "--out-dir",
-            "out",
-        ])
-        .current_dir(&dir)
+    let mut child = rigor_command(&dir, &[RUN, &["-i", "3"]].concat())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -212,11 +194,7 @@ fn ctrl_c_keeps_finished_iterations_and_leaves_no_process() {
     // Wait until the first iteration is written and the second is under load.
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let done = std::fs::read_to_string(dir.join("result.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-            .map(|j| iterations(&j).len())
-            .unwrap_or(0);
+        let done = try_result(&dir).map_or(0, |j| iterations(&j).len());
         if done >= 1 {
             break;
         }
@@ -227,8 +205,7 @@ fn ctrl_c_keeps_finished_iterations_and_leaves_no_process() {
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(1));
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    let json = result(&dir);
     assert_eq!(json["status"], "interrupted");
     let its = iterations(&json);
     assert!(
@@ -246,7 +223,7 @@ fn an_interrupt_shortens_the_sigterm_grace_and_the_warning_says_so() {
         .replace("stop_timeout = \"2s\"", "stop_timeout = \"10s\"")
         .replace("duration = \"1s\"", "duration = \"30s\"");
     std::fs::write(dir.join("rigor.toml"), toml).unwrap();
-    let mut child = common::marks::spawn_rigor(&dir, common::marks::ONE_ITERATION);
+    let mut child = common::marks::spawn_rigor(&dir, &common::marks::one_iteration());
     let needle = format!("--port {port} ");
     let deadline = Instant::now() + Duration::from_secs(30);
     while processes_with(&needle).is_empty() && Instant::now() < deadline {
@@ -258,16 +235,9 @@ fn an_interrupt_shortens_the_sigterm_grace_and_the_warning_says_so() {
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     common::marks::wait_exit(&mut child, Duration::from_secs(30));
     assert_no_leftovers(port);
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    let json = result(&dir);
     let it = &iterations(&json)[0];
-    let w = it["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["kind"] == "ignored_sigterm")
-        .unwrap_or_else(|| panic!("no ignored_sigterm warning: {it}"))
-        .clone();
+    let w = warning(&it["warnings"], "ignored_sigterm");
     let message = w["message"].as_str().unwrap();
     // The interrupt cut the grace to about 2 s: the 10 s `stop_timeout` is not what it had,
     // and raising it would not have helped.

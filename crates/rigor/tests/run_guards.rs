@@ -7,16 +7,6 @@ use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::Duration;
 
-fn kinds(list: &Value) -> Vec<String> {
-    list.as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|w| w["kind"].as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// Warnings about the state of this shared, noisy machine are true alarms, not false ones.
 const MACHINE_STATE: &[&str] = &[
     "busy_machine",
@@ -37,10 +27,6 @@ fn all_warnings(json: &Value) -> Vec<String> {
     out
 }
 
-fn is_root() -> bool {
-    unsafe { libc::geteuid() == 0 }
-}
-
 #[test]
 fn a_clean_run_of_the_testbed_raises_no_false_alarm() {
     let dir = temp_dir("clean");
@@ -51,8 +37,7 @@ fn a_clean_run_of_the_testbed_raises_no_false_alarm() {
         "/json",
         "validate = { status = 200, body_contains = \"Hello\" }",
     );
-    let (out, json) = run(&dir, &toml, &["-i", "1"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
     let json = json.unwrap();
     let unexpected: Vec<String> = all_warnings(&json)
         .into_iter()
@@ -60,11 +45,7 @@ fn a_clean_run_of_the_testbed_raises_no_false_alarm() {
         // Without root there is no cgroup and no raised priority: said, and rightly.
         .filter(|k| is_root() || (k != "no_cgroup" && k != "priority"))
         .collect();
-    assert!(
-        unexpected.is_empty(),
-        "false alarms: {unexpected:?}\n{}",
-        text(&out)
-    );
+    assert!(unexpected.is_empty(), "false alarms: {unexpected:?}\n{}", t);
     let env = &json["environment"];
     for key in [
         "os",
@@ -82,7 +63,7 @@ fn a_clean_run_of_the_testbed_raises_no_false_alarm() {
     // Pre-warming is visible: probes, the first request and the warmup are counted.
     let it = &iterations(&json)[0];
     assert!(it["outside_window"]["requests"].as_u64().unwrap() >= 2);
-    assert!(text(&out).contains("outside window"), "{}", text(&out));
+    assert!(t.contains("outside window"), "{t}");
 }
 
 #[test]
@@ -95,9 +76,7 @@ fn validation_checks_the_rows_own_url() {
         "/json",
         "validate = { status = 200, body_contains = \"Goodbye\" }",
     );
-    let (out, _) = run(&dir, &toml, &["-i", "1"]);
-    let t = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{t}");
+    let (t, _) = run_exit(&dir, &toml, &["-i", "1"], 1);
     assert!(
         t.contains("validation failed") && t.contains("Goodbye") && t.contains("/json"),
         "{t}"
@@ -105,11 +84,10 @@ fn validation_checks_the_rows_own_url() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn page_cache_in_the_cgroup_is_not_called_app_memory() {
-    if !is_root() {
-        eprintln!("skipped: cgroups need root");
-        return;
-    }
+    // Cgroups need root.
+    require_root();
     let dir = temp_dir("pagecache");
     let port = free_port();
     let file = dir.join("big.dat");
@@ -119,15 +97,12 @@ fn page_cache_in_the_cgroup_is_not_called_app_memory() {
         "/plaintext",
         "",
     );
-    let (out, json) = run(&dir, &toml, &["-i", "1"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
     let json = json.unwrap();
     let it = &iterations(&json)[0];
     if it["measurements"]["app.cgroup.memory"].is_null() {
-        eprintln!(
-            "skipped: no cgroup could be made here: {}",
-            json["environment"]["cgroup"]
-        );
+        eprintln!("no cgroup: {}", json["environment"]["cgroup"]);
+        skip("needs a cgroup");
         return;
     }
     let cg = m(it, "app.cgroup.memory").unwrap();
@@ -137,12 +112,12 @@ fn page_cache_in_the_cgroup_is_not_called_app_memory() {
         cache > 200.0 && cg > 200.0 && rss < 50.0,
         "cg {cg} cache {cache} rss {rss}"
     );
+    let w = message(&it["warnings"], "page_cache");
     assert!(
-        kinds(&it["warnings"]).contains(&"page_cache".to_string()),
-        "{}",
-        it["warnings"]
+        w.contains("MiB of page cache") && w.contains("not the application's memory"),
+        "{w}"
     );
-    assert!(text(&out).contains("page cache"), "{}", text(&out));
+    assert!(t.contains("page cache"), "{t}");
     let _ = std::fs::remove_file(file);
 }
 
@@ -185,17 +160,16 @@ fn load_through_a_proxy_is_named() {
     );
     // The proxy listens before the app starts: that is not "port taken", since readiness names
     // the app's own port.
-    let (out, json) = run(&dir, &toml, &["-i", "1"]);
-    let t = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{t}");
+    let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
     let json = json.unwrap();
     let it = &iterations(&json)[0];
-    let w = it["warnings"].to_string();
+    let w = message(&it["warnings"], "proxy");
     assert!(
-        kinds(&it["warnings"]).contains(&"proxy".to_string()),
+        w.contains(&format!("127.0.0.1:{proxy_port}"))
+            && w.contains(&format!("PID {}", std::process::id()))
+            && w.contains("goes through a proxy"),
         "{w}\n{t}"
     );
-    assert!(w.contains(&format!("PID {}", std::process::id())), "{w}");
     assert_eq!(it["network"]["owned_by_app"], false, "{it}");
 }
 
@@ -213,14 +187,12 @@ fn a_proxy_in_front_of_an_app_ready_on_stdout_is_named_not_refused() {
             &format!("http = \"http://127.0.0.1:{app_port}/health\""),
             "stdout = \"hello-server listening\"",
         );
-    let (out, json) = run(&dir, &toml, &["-i", "1"]);
-    let t = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{t}");
+    let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
     let it = &iterations(json.as_ref().unwrap())[0];
     assert!(m(it, "load.requests").unwrap() > 0.0, "{it}");
-    let w = it["warnings"].to_string();
+    let w = message(&it["warnings"], "proxy");
     assert!(
-        kinds(&it["warnings"]).contains(&"proxy".to_string())
+        w.contains(&format!("127.0.0.1:{proxy_port}"))
             && w.contains(&format!("PID {}", std::process::id())),
         "{w}\n{t}"
     );
@@ -230,28 +202,13 @@ fn a_proxy_in_front_of_an_app_ready_on_stdout_is_named_not_refused() {
 #[test]
 fn a_debug_build_is_flagged() {
     let dir = temp_dir("debugbuild");
-    std::fs::create_dir_all(dir.join("src")).unwrap();
-    std::fs::write(
-        dir.join("Cargo.toml"),
-        "[package]\nname = \"shim\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[workspace]\n",
-    )
-    .unwrap();
     // The app is a real debug build that execs the testbed.
-    std::fs::write(
-        dir.join("src/main.rs"),
-        format!(
-            "use std::os::unix::process::CommandExt;\nfn main() {{ let e = std::process::Command::new({:?}).args(std::env::args().skip(1)).exec(); panic!(\"{{e}}\"); }}\n",
-            hello_server().display().to_string()
-        ),
-    )
-    .unwrap();
+    shim_crate(&dir, "");
     let port = free_port();
-    let toml = config(port, "", "/plaintext", "")
-        .replace(&hello_server().display().to_string(), "target/debug/shim")
-        .replace(
-            "stop_timeout = \"2s\"",
-            "stop_timeout = \"2s\"\nbuild = \"cargo build -q\"\nartifact = \"target/debug/shim\"",
-        );
+    let toml = with_app(
+        &with_program(&config(port, "", "/plaintext", ""), "target/debug/shim"),
+        "build = \"cargo build -q\"\nartifact = \"target/debug/shim\"",
+    );
     let (out, json) = run(&dir, &toml, &["-i", "1", "--strict"]);
     let t = text(&out);
     assert_eq!(
@@ -260,14 +217,19 @@ fn a_debug_build_is_flagged() {
         "--strict makes the warning fatal: {t}"
     );
     let json = json.unwrap();
-    let w = json["warnings"].to_string();
+    // One warning for each sign: the build command, and the path it runs.
+    let debug = messages(&json["warnings"], "debug_build");
     assert!(
-        kinds(&json["warnings"]).contains(&"debug_build".to_string()),
-        "{w}"
+        debug
+            .iter()
+            .any(|w| w.ends_with("`cargo build -q` builds without --release")),
+        "{debug:?}"
     );
     assert!(
-        w.contains("without --release") && w.contains("target/debug"),
-        "{w}"
+        debug
+            .iter()
+            .any(|w| w.ends_with("/target/debug/shim` is a cargo debug output (target/debug)")),
+        "{debug:?}"
     );
     assert!(m(&iterations(&json)[0], "app.build_time").unwrap() > 0.0);
 }
@@ -278,11 +240,11 @@ fn an_unmet_rate_and_a_saturated_client_are_said() {
     let port = free_port();
     let toml = config(port, "--delay-us 2000", "/plaintext", "rate = 50000")
         .replace("connections = 8", "connections = 2");
-    let (out, json) = run(&dir, &toml, &["-i", "1"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (_, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
     let it = &iterations(json.as_ref().unwrap())[0];
     let k = kinds(&it["warnings"]);
-    assert!(k.contains(&"rate_not_met".to_string()), "{k:?}");
+    let w = message(&it["warnings"], "rate_not_met");
+    assert!(w.starts_with("offered 50000 req/s but achieved "), "{w}");
     // Saturation is judged on the client's measured CPU: the warning follows the reading.
     let cpu = m(it, "load.cpu").unwrap();
     assert_eq!(
@@ -316,30 +278,36 @@ fn a_busy_machine_is_said_before_the_run() {
         let _ = h.join();
     }
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let k = kinds(&json.unwrap()["warnings"]);
-    assert!(
-        k.contains(&"busy_machine".to_string()) || k.contains(&"cpu_pressure".to_string()),
-        "{k:?}"
-    );
+    // Busy by the load average or the runnable threads, or (where the kernel reports it) by
+    // CPU pressure alone: either warning, saying which.
+    let warnings = &json.unwrap()["warnings"];
+    let k = kinds(warnings);
+    if k.contains(&"busy_machine".to_string()) {
+        let w = message(warnings, "busy_machine");
+        assert!(
+            w.starts_with("the machine was busy before the run: "),
+            "{w}"
+        );
+    } else {
+        let w = message(warnings, "cpu_pressure");
+        assert!(w.contains("tasks were waiting for CPU"), "{w}");
+    }
 }
 
 #[test]
 fn bad_responses_are_counted_and_said() {
     let dir = temp_dir("bad-responses");
     let port = free_port();
-    let (out, json) = run(
+    let (_, json) = run_exit(
         &dir,
         &config(port, "--error-rate 0.25", "/plaintext", ""),
         &["-i", "1"],
+        0,
     );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let it = &iterations(json.as_ref().unwrap())[0];
     let bad = m(it, "load.bad_responses").unwrap();
     let all = m(it, "load.requests").unwrap();
     assert!((bad / all - 0.25).abs() < 0.02, "bad {bad} of {all}");
-    assert!(
-        kinds(&it["warnings"]).contains(&"bad_responses".to_string()),
-        "{}",
-        it["warnings"]
-    );
+    let w = message(&it["warnings"], "bad_responses");
+    assert_eq!(w, format!("{bad} responses were not 2xx or 3xx"));
 }

@@ -6,29 +6,13 @@ mod common;
 use common::marks::*;
 use common::*;
 use std::os::unix::process::CommandExt;
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 /// The testbed config with a marked environment, `command` replacing the plain server.
-fn marked_config(port: u16, token: &str, command: &str, extra_app: &str) -> String {
-    config(port, "", "/plaintext", "")
-        .replace(
-            "stop_timeout = \"2s\"",
-            &format!("stop_timeout = \"2s\"\nenv = {{ {MARK} = \"{token}\" }}\n{extra_app}"),
-        )
-        .replace(
-            &format!(
-                "command = \"{} --port {port} --threads 1 \"",
-                hello_server().display()
-            ),
-            &format!("command = \"{command}\""),
-        )
-}
-
-fn read_json(path: &Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+fn marked_config(port: u16, token: &str, command: &str) -> String {
+    let toml = with_command(&config(port, "", "/plaintext", ""), port, command);
+    with_app(&toml, &format!("env = {{ {MARK} = \"{token}\" }}"))
 }
 
 #[test]
@@ -36,17 +20,7 @@ fn a_closed_stdout_and_stderr_never_end_the_run() {
     let port = free_port();
     let dir = temp_dir("closed-pipes");
     std::fs::write(dir.join("rigor.toml"), config(port, "", "/plaintext", "")).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rigor"))
-        .args([
-            "run",
-            "-i",
-            "2",
-            "--json",
-            "result.json",
-            "--out-dir",
-            "out",
-        ])
-        .current_dir(&dir)
+    let mut child = rigor_command(&dir, &[RUN, &["-i", "2"]].concat())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -60,7 +34,7 @@ fn a_closed_stdout_and_stderr_never_end_the_run() {
     drop(child.stdout.take());
     drop(child.stderr.take());
     let status = wait_exit(&mut child, Duration::from_secs(120));
-    let json = read_json(&dir.join("result.json"));
+    let json = result(&dir);
     assert_eq!(json["status"], "complete", "{json}");
     assert_eq!(iterations(&json).len(), 2);
     assert_eq!(status.code(), Some(0), "{status}");
@@ -72,13 +46,11 @@ fn an_unwritable_result_path_is_refused_before_anything_runs() {
     let port = free_port();
     let dir = temp_dir("unwritable");
     std::fs::write(dir.join("not-a-folder"), "a file").unwrap();
-    let toml = config(port, "", "/plaintext", "").replace(
-        "stop_timeout = \"2s\"",
-        "stop_timeout = \"2s\"\nbuild = \"touch built\"",
+    let toml = with_app(
+        &config(port, "", "/plaintext", ""),
+        "build = \"touch built\"",
     );
-    let (out, json) = run(&dir, &toml, &["--markdown", "not-a-folder/report.md"]);
-    let t = text(&out);
-    assert_eq!(out.status.code(), Some(2), "{t}");
+    let (t, json) = run_exit(&dir, &toml, &["--markdown", "not-a-folder/report.md"], 2);
     assert!(
         t.contains("--markdown") && t.contains("not-a-folder"),
         "{t}"
@@ -86,8 +58,7 @@ fn an_unwritable_result_path_is_refused_before_anything_runs() {
     assert!(!dir.join("built").exists(), "the build ran: {t}");
     assert!(json.is_none(), "nothing was measured, nothing written");
     // A folder that does not exist yet is made.
-    let (out, _) = run(&dir, &toml, &["-i", "1", "--csv", "new/deeper/r.csv"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    run_exit(&dir, &toml, &["-i", "1", "--csv", "new/deeper/r.csv"], 0);
     assert!(dir.join("new/deeper/r.csv").is_file());
 }
 
@@ -96,20 +67,7 @@ fn a_result_path_that_fails_at_the_end_lands_in_the_run_folder() {
     let port = free_port();
     let dir = temp_dir("late-failure");
     std::fs::write(dir.join("rigor.toml"), config(port, "", "/plaintext", "")).unwrap();
-    let mut child = spawn_rigor(
-        &dir,
-        &[
-            "run",
-            "-i",
-            "2",
-            "--json",
-            "result.json",
-            "--out-dir",
-            "out",
-            "--csv",
-            "sub/r.csv",
-        ],
-    );
+    let mut child = spawn_rigor(&dir, &[RUN, &["-i", "2", "--csv", "sub/r.csv"]].concat());
     let _cleanup = Cleanup {
         token: "unused".into(),
         pids: vec![child.id() as i32],
@@ -136,12 +94,14 @@ fn a_result_path_that_fails_at_the_end_lands_in_the_run_folder() {
     );
     let csv = std::fs::read_to_string(&fallback).unwrap();
     assert!(csv.lines().count() >= 3, "both iterations: {csv}");
-    assert_eq!(read_json(&dir.join("result.json"))["status"], "complete");
+    assert_eq!(result(&dir)["status"], "complete");
 }
 
 /// Runs a config whose application leaves a `setsid` daemon behind; `as_nobody` runs rigor
-/// unprivileged, so there is no cgroup to catch it.
+/// unprivileged, so there is no cgroup to catch it. Either way the test needs root: to run rigor
+/// as nobody, or to give the application a cgroup.
 fn daemon_case(as_nobody: bool) {
+    require_root();
     let port = free_port();
     let token = token(if as_nobody {
         "daemon-user"
@@ -155,25 +115,14 @@ fn daemon_case(as_nobody: bool) {
     );
     std::fs::write(
         dir.join("rigor.toml"),
-        marked_config(port, &token, &command, ""),
+        marked_config(port, &token, &command),
     )
     .unwrap();
     let _cleanup = Cleanup {
         token: token.clone(),
         pids: vec![],
     };
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rigor"));
-    cmd.args([
-        "run",
-        "-i",
-        "1",
-        "--json",
-        "result.json",
-        "--out-dir",
-        "out",
-    ])
-    .current_dir(&dir)
-    .env("NO_COLOR", "1");
+    let mut cmd = rigor_command(&dir, &one_iteration());
     if as_nobody {
         std::os::unix::fs::chown(&dir, Some(65534), Some(65534)).unwrap();
         std::os::unix::fs::chown(dir.join("rigor.toml"), Some(65534), Some(65534)).unwrap();
@@ -182,15 +131,10 @@ fn daemon_case(as_nobody: bool) {
     let out = cmd.output().unwrap();
     let t = text(&out);
     assert_eq!(out.status.code(), Some(0), "{t}");
-    let json = read_json(&dir.join("result.json"));
+    let json = result(&dir);
     let it = &iterations(&json)[0];
-    let w = it["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["kind"] == "left_behind")
-        .unwrap_or_else(|| panic!("no left_behind warning: {it}"));
-    assert!(w["message"].as_str().unwrap().contains("(sleep)"), "{w}");
+    let w = message(&it["warnings"], "left_behind");
+    assert!(w.contains("(sleep)"), "{w}");
     let left = left_after(&token, Duration::from_secs(3));
     assert!(left.is_empty(), "left: {left:?}");
     if as_nobody {
@@ -198,15 +142,23 @@ fn daemon_case(as_nobody: bool) {
             json["environment"].to_string().contains("unavailable"),
             "{json}"
         );
+    } else {
+        assert!(
+            !json["environment"].to_string().contains("unavailable"),
+            "the application had no cgroup: {}",
+            json["environment"]
+        );
     }
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_daemon_the_application_leaves_is_killed_and_named_without_a_cgroup() {
     daemon_case(true);
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_daemon_the_application_leaves_is_killed_and_named_with_a_cgroup() {
     daemon_case(false);
 }
@@ -220,12 +172,11 @@ fn what_a_dead_rigor_left_is_reported_and_removed_by_the_next_run() {
         "cd . && {} --port {port} --threads 1",
         hello_server().display()
     );
-    let toml = marked_config(port, &token, &command, "")
-        .replace("duration = \"1s\"", "duration = \"60s\"");
+    let toml =
+        marked_config(port, &token, &command).replace("duration = \"1s\"", "duration = \"60s\"");
     std::fs::write(dir.join("rigor.toml"), &toml).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rigor"))
-        .args(["run", "-i", "1", "--json", "first.json", "--out-dir", "out"])
-        .current_dir(&dir)
+    let first = ["run", "-i", "1", "--json", "first.json", "--out-dir", "out"];
+    let mut child = rigor_command(&dir, &first)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .process_group(0)
@@ -245,8 +196,7 @@ fn what_a_dead_rigor_left_is_reported_and_removed_by_the_next_run() {
     assert!(!left.is_empty(), "the application died with rigor");
     let dead = child.id();
     let stale = rigor_cgroups(dead);
-    // SAFETY: geteuid only reads this process's user id.
-    if unsafe { libc::geteuid() } == 0 {
+    if is_root() {
         assert!(
             !stale.is_empty(),
             "as root, the dead rigor's cgroup is left"
@@ -259,15 +209,8 @@ fn what_a_dead_rigor_left_is_reported_and_removed_by_the_next_run() {
         &toml.replace(&format!("{port}"), &format!("{}", free_port())),
         &["-i", "1"],
     );
-    let t = text(&out);
-    let json = json.expect("result");
-    let w = json["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["kind"] == "leftovers")
-        .unwrap_or_else(|| panic!("no leftovers warning: {t}"));
-    let msg = w["message"].as_str().unwrap();
+    let json = json.unwrap_or_else(|| panic!("no result: {}", text(&out)));
+    let msg = message(&json["warnings"], "leftovers");
     assert!(
         msg.contains(&format!("{} (hello-server)", left[0].0))
             && msg.contains(&format!("rigor {dead}")),
@@ -290,15 +233,15 @@ fn application_output_is_never_held_whole() {
     let dir = temp_dir(&token);
     let _remove = RemoveDir(dir.clone());
     // 200 MB on one line, before the ready line that never comes, then an exit.
-    let command = "head -c 200000000 /dev/zero | tr '\\\\0' x; exit 1";
-    let toml = marked_config(port, &token, command, "").replace(
+    let command = "head -c 200000000 /dev/zero | tr '\\0' x; exit 1";
+    let toml = marked_config(port, &token, command).replace(
         &format!("ready = {{ http = \"http://127.0.0.1:{port}/health\", timeout = \"10s\" }}"),
         "ready = { stdout = \"listening\", timeout = \"120s\" }",
     );
     std::fs::write(dir.join("rigor.toml"), toml).unwrap();
     // Reaped by wait4 below, which also gives its peak memory.
     #[allow(clippy::zombie_processes)]
-    let child = spawn_rigor(&dir, ONE_ITERATION);
+    let child = spawn_rigor(&dir, &one_iteration());
     let _cleanup = Cleanup {
         token: token.clone(),
         pids: vec![child.id() as i32],
@@ -344,16 +287,15 @@ fn a_row_whose_application_cannot_start_stops_after_one_failure() {
     let port = free_port();
     let dir = temp_dir("no-start");
     let toml = config(port, "--exit-at-start", "/plaintext", "");
-    let (out, json) = run(&dir, &toml, &["-i", "3"]);
-    let t = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{t}");
+    let (t, json) = run_exit(&dir, &toml, &["-i", "3"], 1);
     let json = json.unwrap();
     assert_eq!(iterations(&json).len(), 1, "{t}");
     assert!(t.contains("--keep-going"), "{t}");
     assert_eq!(
-        json["rows"][0]["warnings"][0]["kind"], "row_stopped",
-        "{json}"
+        message(&json["rows"][0]["warnings"], "row_stopped"),
+        "the application failed to start, so the row's other iterations were skipped"
     );
+    assert_eq!(kinds(&json["rows"][0]["warnings"]), ["row_stopped"]);
     let (out, json) = run(&dir, &toml, &["-i", "3", "--keep-going"]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(iterations(json.as_ref().unwrap()).len(), 3);
@@ -372,7 +314,10 @@ impl Drop for KillMatching {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_hidden_daemon_dies_with_a_killed_rigor_even_without_a_cgroup() {
+    // Root runs rigor as nobody, who gets no cgroup.
+    require_root();
     let port = free_port();
     let token = token("hidden");
     let dir = temp_dir(&token);
@@ -382,21 +327,11 @@ fn a_hidden_daemon_dies_with_a_killed_rigor_even_without_a_cgroup() {
         "env -i setsid {needle} & exec {} --port {port} --threads 1",
         hello_server().display()
     );
-    let toml = marked_config(port, &token, &command, "")
-        .replace("duration = \"1s\"", "duration = \"60s\"");
+    let toml =
+        marked_config(port, &token, &command).replace("duration = \"1s\"", "duration = \"60s\"");
     std::fs::write(dir.join("rigor.toml"), toml).unwrap();
     std::os::unix::fs::chown(&dir, Some(65534), Some(65534)).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rigor"))
-        .args([
-            "run",
-            "-i",
-            "1",
-            "--json",
-            "result.json",
-            "--out-dir",
-            "out",
-        ])
-        .current_dir(&dir)
+    let mut child = rigor_command(&dir, &one_iteration())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .uid(65534)

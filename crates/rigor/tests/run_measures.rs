@@ -96,8 +96,7 @@ fn memory_held_after_an_endpoint_shows_in_app_rss() {
     let dir = temp_dir("hold");
     let port = free_port();
     let toml = config(port, "--hold-mib 100 --hold-after /json", "/json", "");
-    let (out, json) = run(&dir, &toml, &["-i", "1"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (_, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
     let it = &iterations(json.as_ref().unwrap())[0];
     let rss = m(it, "app.rss").unwrap();
     let private = m(it, "app.private").unwrap();
@@ -110,8 +109,7 @@ fn a_matrix_of_two_rows_gets_two_fresh_processes() {
     let dir = temp_dir("matrix");
     let port = free_port();
     let toml = config(port, "", "/plaintext", "") + "matrix = { connections = [4, 16] }\n";
-    let (out, json) = run(&dir, &toml, &["-i", "1"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (_, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
     let json = json.unwrap();
     let rows = json["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 2);
@@ -130,7 +128,7 @@ fn a_matrix_of_two_rows_gets_two_fresh_processes() {
 }
 
 #[test]
-fn readiness_by_stdout_text_and_by_tcp_connect() {
+fn readiness_by_stdout_text_or_tcp_connect_sends_no_http_probe() {
     for (name, ready) in [
         ("stdout", "{ stdout = \"listening on\" }".to_string()),
         ("tcp", "{ tcp = \"127.0.0.1:PORT\" }".to_string()),
@@ -157,11 +155,10 @@ fn readiness_by_stdout_text_and_by_tcp_connect() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn raising_the_load_priority_does_not_leak_into_the_application() {
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: raising priority needs root");
-        return;
-    }
+    // Raising a priority needs root.
+    require_root();
     let dir = temp_dir("load-priority");
     let port = free_port();
     let toml =
@@ -182,8 +179,7 @@ fn raising_the_load_priority_does_not_leak_into_the_application() {
         }
         None
     });
-    let (out, json) = run(&dir, &toml, &["-i", "1"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (_, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
     assert_eq!(json.unwrap()["environment"]["load_priority"], "raised");
     assert_eq!(
         watcher.join().unwrap(),
@@ -204,14 +200,13 @@ fn requests_lost_to_a_closing_app_are_socket_errors_and_a_warning() {
     // One answer per connection, then the other 7 of its pipeline are lost with it.
     assert!(answered > 0.0 && closed >= 6.0 * answered, "{}", text(&out));
     assert!(m(it, "load.socket_errors").unwrap() >= closed);
+    let w = message(&it["warnings"], "load_errors");
+    assert!(
+        w.contains(&format!(
+            "closed: {closed} requests were outstanding when the server closed their connection"
+        )),
+        "{w}"
+    );
     let all = text(&out);
-    assert!(
-        all.contains("load_errors") || all.contains("closed"),
-        "{all}"
-    );
-    assert!(
-        it["warnings"].to_string().contains("load_errors"),
-        "{}",
-        it["warnings"]
-    );
+    assert!(all.contains("[load_errors]"), "{all}");
 }

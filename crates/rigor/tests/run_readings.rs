@@ -4,25 +4,6 @@
 
 mod common;
 use common::*;
-use serde_json::Value;
-use std::os::unix::io::AsRawFd;
-use std::path::Path;
-
-fn warning_kinds(warnings: &Value) -> Vec<String> {
-    warnings
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|w| w["kind"].as_str().unwrap_or("").to_string())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
 
 #[test]
 fn what_the_app_does_on_shutdown_is_not_in_the_window() {
@@ -36,8 +17,7 @@ fn what_the_app_does_on_shutdown_is_not_in_the_window() {
         "",
     );
     // Frequent samples keep the sampler busy, so a window end read late would be caught.
-    let (out, json) = run(&dir, &toml, &["-i", "3", "--sample-interval", "20ms"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (_, json) = run_exit(&dir, &toml, &["-i", "3", "--sample-interval", "20ms"], 0);
     for it in iterations(json.as_ref().unwrap()) {
         let (start, end) = (m(it, "app.threads.start"), m(it, "app.threads.end"));
         assert!(start.unwrap() >= 2.0, "threads at start {start:?}");
@@ -66,16 +46,9 @@ fn a_readiness_probe_that_warms_the_heap_is_named() {
         &format!("http://127.0.0.1:{port}/health"),
         &format!("http://127.0.0.1:{port}/json"),
     );
-    let (out, json) = run(&dir, &toml, &["-i", "1"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (_, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
     let it = &iterations(json.as_ref().unwrap())[0];
-    let w = it["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["kind"] == "readiness_memory")
-        .unwrap_or_else(|| panic!("no readiness_memory warning: {}", it["warnings"]));
-    let msg = w["message"].as_str().unwrap();
+    let msg = message(&it["warnings"], "readiness_memory");
     eprintln!("{msg}");
     assert!(msg.contains("/json"), "{msg}");
     assert!(msg.contains("/plaintext"), "{msg}");
@@ -85,54 +58,35 @@ fn a_readiness_probe_that_warms_the_heap_is_named() {
     let dir = temp_dir("ready-cheap");
     let port = free_port();
     let toml = config(port, "--hold-mib 150 --hold-after /json", "/json", "");
-    let (out, json) = run(&dir, &toml, &["-i", "1"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (_, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
     let it = &iterations(json.as_ref().unwrap())[0];
-    assert!(!warning_kinds(&it["warnings"]).contains(&"readiness_memory".to_string()));
+    assert!(!kinds(&it["warnings"]).contains(&"readiness_memory".to_string()));
     assert!(m(it, "app.rss").unwrap() >= 150.0);
 }
 
-/// Writes `mib` MiB to `path` and evicts it from the page cache.
-fn cold_file(path: &Path, mib: usize) {
-    std::fs::write(path, vec![7u8; mib << 20]).unwrap();
-    let f = std::fs::File::open(path).unwrap();
-    f.sync_all().unwrap();
-    // SAFETY: advisory call on an open descriptor.
-    let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-    assert_eq!(rc, 0);
-}
-
 #[test]
+#[ignore = "needs root"]
 fn page_cache_carried_between_iterations_is_caught_and_drop_caches_ends_it() {
-    if !is_root() {
-        eprintln!("skipped: cgroups and dropping caches need root");
-        return;
-    }
+    // Cgroups and dropping caches need root.
+    require_root();
     let dir = temp_dir("carried-cache");
     let file = dir.join("data.bin");
     cold_file(&file, 64);
     let port = free_port();
     // The app reads a file at start (as a server loads its assets) without evicting it.
-    let bin = hello_server();
-    let toml = config(port, "", "/plaintext", "").replace(
-        &format!("command = \"{} ", bin.display()),
-        &format!(
-            "command = \"cat {} > /dev/null; exec {} ",
-            file.display(),
-            bin.display()
-        ),
+    let command = format!(
+        "cat {} > /dev/null; exec {} --port {port} --threads 1",
+        file.display(),
+        hello_server().display()
     );
-    assert!(toml.contains("cat "), "{toml}");
+    let toml = with_command(&config(port, "", "/plaintext", ""), port, &command);
 
-    let (out, json) = run(&dir, &toml, &["-i", "3"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (_, json) = run_exit(&dir, &toml, &["-i", "3"], 0);
     let json = json.unwrap();
     let its = iterations(&json);
     if its.iter().any(|i| m(i, "app.cgroup.cache").is_none()) {
-        eprintln!(
-            "skipped: no cgroup for the application: {}",
-            its[0]["warnings"]
-        );
+        eprintln!("no cgroup for the application: {}", its[0]["warnings"]);
+        skip("needs a cgroup");
         return;
     }
     let caches: Vec<f64> = its
@@ -143,19 +97,19 @@ fn page_cache_carried_between_iterations_is_caught_and_drop_caches_ends_it() {
     // The first iteration read the file cold; the later ones found it cached.
     assert!(caches[0] >= 48.0, "{caches:?}");
     assert!(caches[1..].iter().all(|c| *c < 16.0), "{caches:?}");
-    let row_warnings = warning_kinds(&json["rows"][0]["warnings"]);
+    let carried = message(&json["rows"][0]["warnings"], "page_cache_carried");
     assert!(
-        row_warnings.contains(&"page_cache_carried".to_string()),
-        "{}",
-        json["rows"][0]["warnings"]
+        carried.contains("page cache differs by iteration (")
+            && carried.contains("in iteration 1,"),
+        "{carried}"
     );
 
-    let (out, json) = run(&dir, &toml, &["-i", "2", "--drop-caches"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (_, json) = run_exit(&dir, &toml, &["-i", "2", "--drop-caches"], 0);
     let json = json.unwrap();
     let its = iterations(&json);
     if its[0]["caches_dropped"] == false {
-        eprintln!("skipped: {}", its[0]["warnings"]);
+        eprintln!("{}", its[0]["warnings"]);
+        skip("needs drop_caches");
         return;
     }
     let caches: Vec<f64> = its
@@ -167,9 +121,7 @@ fn page_cache_carried_between_iterations_is_caught_and_drop_caches_ends_it() {
         assert_eq!(it["caches_dropped"], true);
     }
     assert!(caches.iter().all(|c| *c >= 48.0), "{caches:?}");
-    assert!(
-        !warning_kinds(&json["rows"][0]["warnings"]).contains(&"page_cache_carried".to_string())
-    );
+    assert!(!kinds(&json["rows"][0]["warnings"]).contains(&"page_cache_carried".to_string()));
 }
 
 #[test]
@@ -189,15 +141,9 @@ fn cpu_of_children_shorter_than_a_sample_is_counted() {
         r = reference.display(),
         bin = bin.display(),
     );
-    let toml = config(port, "", "/plaintext", "rate = 50")
-        .replace("duration = \"1s\"", "duration = \"3s\"")
-        .replace(
-            &format!("command = \"{} --port {port} --threads 1 \"", bin.display()),
-            &format!("command = {}", toml_string(&command)),
-        );
-    assert!(toml.contains("trap"), "{toml}");
-    let (out, json) = run(&dir, &toml, &["-i", "1"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let toml = with_command(&config(port, "", "/plaintext", "rate = 50"), port, &command)
+        .replace("duration = \"1s\"", "duration = \"3s\"");
+    let (_, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
     let it = &iterations(json.as_ref().unwrap())[0];
     let text = std::fs::read_to_string(&reference).expect("the shell's reference");
     let lines: Vec<&str> = text.lines().collect();
@@ -232,11 +178,6 @@ fn cpu_of_children_shorter_than_a_sample_is_counted() {
     // One child runs at a time (the shell waits for it) beside a server at 50 requests/s:
     // about one core at most, with no clock tick of error to lift it above.
     assert!(max <= 115.0, "app.cores {max}");
-}
-
-/// A TOML basic string holding `s`.
-fn toml_string(s: &str) -> String {
-    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
 /// The CPU count that 100% of app.cpu means for an unpinned app: the online CPUs.
@@ -278,28 +219,12 @@ HTTPServer(("127.0.0.1", {port}), H).serve_forever()
         ),
     )
     .unwrap();
-    let toml = format!(
-        r#"
-[jobs.app]
-command = "python3 {script}"
-ready = {{ http = "http://127.0.0.1:{port}/", timeout = "20s" }}
-stop_timeout = "2s"
-
-[jobs.load]
-url = "http://127.0.0.1:{port}/"
-connections = 1
-rate = 50
-warmup = "300ms"
-duration = "1s"
-
-[scenarios.s]
-application = "app"
-load = "load"
-"#,
-        script = script.display()
-    );
-    let (out, json) = run(&dir, &toml, &["-i", "1"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // The script answers every path; its interpreters start slower than the testbed.
+    let command = format!("python3 {}", script.display());
+    let toml = with_command(&config(port, "", "/", "rate = 50"), port, &command)
+        .replace("connections = 8", "connections = 1")
+        .replace("timeout = \"10s\"", "timeout = \"20s\"");
+    let (_, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
     let it = &iterations(json.as_ref().unwrap())[0];
     let (owned, private, rss) = (
         m(it, "app.owned").expect("app.owned"),
@@ -330,36 +255,17 @@ fn drop_caches_without_permission_is_said_and_recorded() {
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
     let port = free_port();
     std::fs::write(dir.join("rigor.toml"), config(port, "", "/plaintext", "")).unwrap();
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_rigor"));
-    cmd.args([
-        "run",
-        "--json",
-        "result.json",
-        "--out-dir",
-        "out",
-        "-i",
-        "1",
-    ])
-    .arg("--drop-caches")
-    .current_dir(&dir)
-    .env("NO_COLOR", "1");
+    let mut cmd = rigor_command(&dir, &[RUN, &["-i", "1", "--drop-caches"]].concat());
     if is_root() {
         // Root may drop caches: run as nobody to meet the case a normal user meets.
         cmd.uid(65534).gid(65534);
     }
     let out = cmd.output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let json: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    let json = result(&dir);
     let it = &iterations(&json)[0];
     assert_eq!(it["caches_dropped"], false, "{it}");
-    let w = it["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["kind"] == "drop_caches")
-        .unwrap_or_else(|| panic!("no drop_caches warning: {}", it["warnings"]));
-    let msg = w["message"].as_str().unwrap();
+    let msg = message(&it["warnings"], "drop_caches");
     assert!(msg.contains("not permitted"), "{msg}");
     assert!(text(&out).contains("drop_caches"), "{}", text(&out));
 }

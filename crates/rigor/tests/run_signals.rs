@@ -39,27 +39,21 @@ fn toml(phase: Phase, port: u16, token: &str) -> String {
         Phase::Measure => ("", "", "2s", "200ms", "60s"),
         Phase::Stop => ("--ignore-sigterm", "", "60s", "200ms", "1s"),
     };
-    format!(
-        r#"
-[jobs.app]
-command = "cd . && {bin} --port {port} --threads 1 {flags}"
-ready = {{ http = "http://127.0.0.1:{port}/health", timeout = "60s" }}
-stop_timeout = "{stop}"
-env = {{ {MARK} = "{token}" }}
-{build}
-
-[jobs.load]
-url = "http://127.0.0.1:{port}/plaintext"
-connections = 4
-warmup = "{warmup}"
-duration = "{duration}"
-
-[scenarios.s]
-application = "app"
-load = "load"
-"#,
-        bin = hello_server().display()
-    )
+    // A compound command, so the server is rigor's grandchild.
+    let command = format!(
+        "cd . && {} --port {port} --threads 1 {flags}",
+        hello_server().display()
+    );
+    let toml = with_command(&config(port, "", "/plaintext", ""), port, &command);
+    with_app(&toml, &format!("env = {{ {MARK} = \"{token}\" }}\n{build}"))
+        .replace("timeout = \"10s\"", "timeout = \"60s\"")
+        .replace(
+            "stop_timeout = \"2s\"",
+            &format!("stop_timeout = \"{stop}\""),
+        )
+        .replace("connections = 8", "connections = 4")
+        .replace("warmup = \"300ms\"", &format!("warmup = \"{warmup}\""))
+        .replace("duration = \"1s\"", &format!("duration = \"{duration}\""))
 }
 
 fn listening(port: u16) -> bool {
@@ -119,7 +113,7 @@ fn case(phase: Phase, signal: Signal) -> Result<(), String> {
     let token = token(&format!("{phase:?}-{signal:?}").to_lowercase());
     let dir = temp_dir(&token);
     std::fs::write(dir.join("rigor.toml"), toml(phase, port, &token)).unwrap();
-    let mut child = spawn_rigor(&dir, ONE_ITERATION);
+    let mut child = spawn_rigor(&dir, &one_iteration());
     let _cleanup = Cleanup {
         token: token.clone(),
         pids: vec![child.id() as i32],
@@ -206,26 +200,26 @@ fn matrix(phase: Phase) {
 }
 
 #[test]
-fn signals_during_the_build() {
+fn signals_during_the_build_leave_nothing_behind() {
     matrix(Phase::Build);
 }
 
 #[test]
-fn signals_while_waiting_for_readiness() {
+fn signals_while_waiting_for_readiness_leave_nothing_behind() {
     matrix(Phase::Ready);
 }
 
 #[test]
-fn signals_during_warmup() {
+fn signals_during_warmup_leave_nothing_behind() {
     matrix(Phase::Warmup);
 }
 
 #[test]
-fn signals_during_the_measured_load() {
+fn signals_during_the_measured_load_leave_nothing_behind() {
     matrix(Phase::Measure);
 }
 
 #[test]
-fn signals_while_stopping() {
+fn signals_while_stopping_leave_nothing_behind_and_keep_the_finished_iteration() {
     matrix(Phase::Stop);
 }

@@ -2,8 +2,8 @@
 #![allow(dead_code)]
 
 use hello_server::{Config, Server};
-use rigor_load::{run, Live, LoadReport, LoadSpec};
-use std::sync::atomic::AtomicBool;
+use rigor_load::{run, Live, LoadError, LoadReport, LoadSpec};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 pub fn server(cfg: Config) -> Server {
@@ -37,6 +37,25 @@ pub fn go(spec: &LoadSpec) -> LoadReport {
         limit
     );
     r
+}
+
+/// Runs `spec` with `live`, setting the cancel flag `after` into the run as Ctrl-C does; returns
+/// the outcome and how long the run took.
+pub fn cancelled_after(
+    spec: &LoadSpec,
+    live: &Live,
+    after: Duration,
+) -> (Result<LoadReport, LoadError>, Duration) {
+    let cancel = AtomicBool::new(false);
+    let start = Instant::now();
+    let r = std::thread::scope(|sc| {
+        sc.spawn(|| {
+            std::thread::sleep(after);
+            cancel.store(true, Ordering::Relaxed);
+        });
+        run(spec, live, &cancel)
+    });
+    (r, start.elapsed())
 }
 
 /// The server saw every request the engine sent: those measured, those sent during warmup, and

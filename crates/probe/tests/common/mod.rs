@@ -79,11 +79,6 @@ pub fn vm_rss(pid: i32) -> u64 {
         * 1024
 }
 
-pub fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
 /// A scratch directory under the temp dir, removed on drop.
 pub struct TempDir(pub std::path::PathBuf);
 

@@ -193,9 +193,13 @@ mod tests {
     #[test]
     fn color_marks_regressions_red() {
         let text = render(&sample_result(), true);
-        // comfy-table / crossterm emit SGR 38;5;9 (red) for Color::Red.
-        assert!(text.contains('\x1b'), "{text}");
+        // comfy-table / crossterm: red (SGR 38;5;9) and bold (SGR 1) around the padded cell,
+        // then a reset (SGR 0); the other cells of the line stay plain.
         let line = text.lines().find(|l| l.contains("regression")).unwrap();
-        assert!(line.contains("\x1b["), "{line}");
+        assert!(
+            line.ends_with("┆\x1b[38;5;9m\x1b[1m regression \x1b[0m│"),
+            "{line:?}"
+        );
+        assert_eq!(line.matches('\x1b').count(), 3, "{line:?}");
     }
 }

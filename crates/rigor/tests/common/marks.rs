@@ -3,22 +3,16 @@
 //! a rigor PID; and a guard that kills all of it when a test ends, failing or not.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 /// The environment variable tests put in a job's `env` to find its processes.
 pub const MARK: &str = "RIGOR_TEST_MARK";
 
 /// `rigor run` arguments for one iteration whose result and logs stay in the test's folder.
-pub const ONE_ITERATION: &[&str] = &[
-    "run",
-    "-i",
-    "1",
-    "--json",
-    "result.json",
-    "--out-dir",
-    "out",
-];
+pub fn one_iteration() -> Vec<&'static str> {
+    [super::RUN, &["-i", "1"]].concat()
+}
 
 /// A mark unique to this test process and `name`.
 pub fn token(name: &str) -> String {
@@ -105,10 +99,7 @@ pub fn rigor_cgroups(rigor_pid: u32) -> Vec<PathBuf> {
 
 /// Starts rigor in `dir` with stdout and stderr in `stdout.txt` and `stderr.txt` there.
 pub fn spawn_rigor(dir: &Path, args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_rigor"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
+    super::rigor_command(dir, args)
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(dir.join("stdout.txt")).unwrap())
         .stderr(std::fs::File::create(dir.join("stderr.txt")).unwrap())

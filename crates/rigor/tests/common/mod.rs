@@ -4,10 +4,17 @@
 
 pub mod marks;
 
+#[allow(unused_imports)]
+pub use testkit::{cold_file, is_root, require_root, skip};
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
+
+/// `rigor run` arguments that keep the result (`result.json`) and the logs (`out/`) in the
+/// test's folder; tests add `-i N` and their own flags.
+pub const RUN: &[&str] = &["run", "--json", "result.json", "--out-dir", "out"];
 
 /// The workspace root.
 pub fn workspace() -> PathBuf {
@@ -75,26 +82,134 @@ load = "load"
     )
 }
 
+/// `config` with `lines` added to the application's job, after its `stop_timeout`.
+pub fn with_app(toml: &str, lines: &str) -> String {
+    let at = "stop_timeout = \"2s\"";
+    assert!(toml.contains(at), "no `{at}` in {toml}");
+    toml.replacen(at, &format!("{at}\n{lines}"), 1)
+}
+
+/// `config` (for `port`) with the application's command replaced by `command`.
+pub fn with_command(toml: &str, port: u16, command: &str) -> String {
+    let plain = format!(
+        "command = \"{} --port {port} --threads 1 \"",
+        hello_server().display()
+    );
+    assert!(toml.contains(&plain), "no `{plain}` in {toml}");
+    toml.replacen(&plain, &format!("command = {}", toml_string(command)), 1)
+}
+
+/// `config` with `program` started in place of the testbed binary, with the same arguments.
+pub fn with_program(toml: &str, program: &str) -> String {
+    let bin = hello_server().display().to_string();
+    assert!(toml.contains(&bin), "no `{bin}` in {toml}");
+    toml.replacen(&bin, program, 1)
+}
+
+/// A tiny real Cargo crate `shim` in `dir` whose binary execs the testbed, for tests of what
+/// rigor says about a build; `manifest_extra` ends its Cargo.toml (profiles, say).
+pub fn shim_crate(dir: &Path, manifest_extra: &str) {
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"shim\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[workspace]\n\
+             {manifest_extra}"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("src/main.rs"),
+        format!(
+            "use std::os::unix::process::CommandExt;\nfn main() {{ let e = std::process::Command::new({:?}).args(std::env::args().skip(1)).exec(); panic!(\"{{e}}\"); }}\n",
+            hello_server().display().to_string()
+        ),
+    )
+    .unwrap();
+}
+
+/// A TOML basic string holding `s`.
+pub fn toml_string(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// The rigor binary in `dir` with colour off, for a test that sets more (a user, an
+/// environment, pipes) before running it.
+pub fn rigor_command(dir: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rigor"));
+    cmd.args(args).current_dir(dir).env("NO_COLOR", "1");
+    cmd
+}
+
 /// Runs rigor with `args` in `dir`.
 pub fn rigor(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rigor"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run rigor")
+    rigor_command(dir, args).output().expect("run rigor")
 }
 
 /// Writes `rigor.toml` and runs `rigor run --json result.json` plus `args`.
 pub fn run(dir: &Path, toml: &str, args: &[&str]) -> (Output, Option<Value>) {
     std::fs::write(dir.join("rigor.toml"), toml).unwrap();
-    let mut all = vec!["run", "--json", "result.json", "--out-dir", "out"];
-    all.extend_from_slice(args);
-    let out = rigor(dir, &all);
-    let json = std::fs::read_to_string(dir.join("result.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok());
-    (out, json)
+    let out = rigor(dir, &[RUN, args].concat());
+    (out, try_result(dir))
+}
+
+/// Runs `toml` in `dir` as `run` does and asserts rigor's exit code; returns its output (stdout
+/// and stderr) and its result.
+pub fn run_exit(dir: &Path, toml: &str, args: &[&str], code: i32) -> (String, Option<Value>) {
+    let (out, json) = run(dir, toml, args);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(code), "{t}");
+    (t, json)
+}
+
+/// The result `rigor run` wrote to `dir/result.json`, if it wrote a valid one.
+pub fn try_result(dir: &Path) -> Option<Value> {
+    let text = std::fs::read_to_string(dir.join("result.json")).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// The result `rigor run` wrote to `dir/result.json`; a test that expects one fails without it.
+pub fn result(dir: &Path) -> Value {
+    try_result(dir).unwrap_or_else(|| panic!("no valid {}", dir.join("result.json").display()))
+}
+
+/// The kinds of a list of warnings, in order.
+pub fn kinds(warnings: &Value) -> Vec<String> {
+    warnings
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|w| w["kind"].as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The warning of `kind` in a list of warnings; the test fails, showing the list, without one.
+pub fn warning<'a>(warnings: &'a Value, kind: &str) -> &'a Value {
+    warnings
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|w| w["kind"] == kind)
+        .unwrap_or_else(|| panic!("no {kind} warning in {warnings}"))
+}
+
+/// The messages of every warning of `kind` in a list of warnings, in order.
+pub fn messages(warnings: &Value, kind: &str) -> Vec<String> {
+    warnings
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|w| w["kind"] == kind)
+        .map(|w| w["message"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// The message of the warning of `kind` in a list of warnings.
+pub fn message<'a>(warnings: &'a Value, kind: &str) -> &'a str {
+    let w = warning(warnings, kind);
+    w["message"].as_str().unwrap_or_else(|| panic!("{w}"))
 }
 
 /// stdout + stderr, for assertion messages.
