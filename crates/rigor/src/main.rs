@@ -7,6 +7,8 @@ mod clock;
 mod config;
 mod console;
 mod declarations;
+#[cfg(test)]
+mod docs_tests;
 mod duration;
 mod exec;
 mod exit;

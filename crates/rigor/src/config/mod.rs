@@ -218,4 +218,6 @@ mod fuzz_tests;
 #[cfg(test)]
 mod hostile_tests;
 #[cfg(test)]
+pub(crate) mod keys;
+#[cfg(test)]
 mod tests;

@@ -1,4 +1,4 @@
-//! The catalogue of measurement ids (a stable contract, documented in docs/measurements.md): one
+//! The catalogue of measurement ids (a stable contract, documented in docs/results.md): one
 //! place that knows each figure's human name, unit and which direction is better, so tables,
 //! verdicts and exclusions agree; and the one place that puts the probe's and the engine's
 //! figures under those ids.
