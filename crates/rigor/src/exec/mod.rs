@@ -42,7 +42,7 @@ use executor::LocalExecutor;
 use output::Outputs;
 use progress::Progress;
 use runner::Runner;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Runs `rigor run` on this machine; returns how it ended.
 pub fn execute(options: &RunOptions) -> Result<Exit, Failure> {
@@ -116,15 +116,8 @@ fn report_run(result: &RunResult, outputs: &Outputs, run_dir: &Path) {
         ));
     }
     if !result.comparisons.is_empty() {
-        if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY") {
-            use std::io::Write;
-            if let Ok(mut f) = std::fs::OpenOptions::new()
-                .append(true)
-                .create(true)
-                .open(PathBuf::from(summary))
-            {
-                let _ = writeln!(f, "{}", report::markdown::render(result));
-            }
+        if let Some(problem) = report::step_summary::append(&report::markdown::render(result)) {
+            console::err(&problem);
         }
     }
 }
