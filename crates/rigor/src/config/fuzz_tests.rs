@@ -1,6 +1,7 @@
 //! Arbitrary TOML-ish text through parsing and planning: whatever the file says, the answer is a
 //! config or a list of problems, never a panic. A seeded generator keeps failures reproducible.
 
+use super::resolve_load::LOAD_KEYS;
 use super::*;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -26,7 +27,8 @@ const TABLES: &[&str] = &[
     "[jobs.\"x y\"]",
 ];
 
-const KEYS: &[&str] = &[
+/// The keys the generator writes: these, then the load keys, then `TAIL_KEYS`.
+const HEAD_KEYS: &[&str] = &[
     "port",
     "n",
     "dir",
@@ -41,13 +43,9 @@ const KEYS: &[&str] = &[
     "versions",
     "configuration",
     "url",
-    "connections",
-    "threads",
-    "pipeline",
-    "rate",
-    "warmup",
-    "duration",
-    "timeout",
+];
+
+const TAIL_KEYS: &[&str] = &[
     "method",
     "headers",
     "body",
@@ -70,6 +68,12 @@ const KEYS: &[&str] = &[
     "a.b",
     "ünï",
 ];
+
+/// One key drawn from all the generator writes.
+fn key(rng: &mut StdRng) -> &'static str {
+    let keys = [HEAD_KEYS, LOAD_KEYS, TAIL_KEYS].concat();
+    keys[rng.random_range(0..keys.len())]
+}
 
 const STRINGS: &[&str] = &[
     "",
@@ -147,13 +151,7 @@ fn value(rng: &mut StdRng, depth: u32) -> String {
         2 | 3 if depth < 3 => {
             let n = rng.random_range(0..4);
             let items: Vec<String> = (0..n)
-                .map(|_| {
-                    format!(
-                        "{} = {}",
-                        KEYS[rng.random_range(0..KEYS.len())],
-                        value(rng, depth + 1)
-                    )
-                })
+                .map(|_| format!("{} = {}", key(rng), value(rng, depth + 1)))
                 .collect();
             format!("{{ {} }}", items.join(", "))
         }
@@ -175,11 +173,7 @@ fn document(rng: &mut StdRng) -> String {
         if rng.random_bool(0.3) {
             text.push_str(TABLES[rng.random_range(0..TABLES.len())]);
         } else {
-            text.push_str(&format!(
-                "{} = {}",
-                KEYS[rng.random_range(0..KEYS.len())],
-                value(rng, 0)
-            ));
+            text.push_str(&format!("{} = {}", key(rng), value(rng, 0)));
         }
         text.push('\n');
     }
@@ -213,17 +207,8 @@ fn substituted(rng: &mut StdRng) -> String {
         }
         text.push('\n');
         if line.starts_with("[jobs.load]") && rng.random_bool(0.5) {
-            let key = [
-                "connections",
-                "threads",
-                "pipeline",
-                "rate",
-                "warmup",
-                "duration",
-                "timeout",
-                "method",
-                "body",
-            ][rng.random_range(0..9)];
+            let keys = [LOAD_KEYS, &["method", "body"]].concat();
+            let key = keys[rng.random_range(0..keys.len())];
             text.push_str(&format!("{key} = {}\n", value(rng, 0)));
         }
     }

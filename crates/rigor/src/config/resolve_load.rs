@@ -13,7 +13,7 @@ use rigor_load::{LoadSpec, MAX_RATE, MAX_TIMEOUT, MIN_RATE};
 use std::time::Duration;
 
 /// Load-job keys a matrix, variant or `--var` variable of the same name overrides.
-const LOAD_KEYS: &[&str] = &[
+pub(super) const LOAD_KEYS: &[&str] = &[
     "connections",
     "threads",
     "pipeline",

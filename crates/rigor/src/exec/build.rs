@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus};
 use std::time::{Duration, Instant};
 
-/// What a build produced.
-#[derive(Debug, Clone)]
+/// What a build produced. The default is a job without a build: nothing measured, nothing kept.
+#[derive(Debug, Clone, Default)]
 pub struct Built {
     pub build_time_ms: Option<f64>,
     pub size_kib: Option<f64>,
@@ -43,15 +43,7 @@ impl Built {
 /// Runs the job's build (if any) with its output in `log`, checks the artifact and keeps a
 /// snapshot of it in `snapshots`.
 pub fn build(job: &AppJob, log: &Path, snapshots: &Path) -> Result<Built, String> {
-    let mut built = Built {
-        build_time_ms: None,
-        size_kib: None,
-        log: None,
-        note: None,
-        hash: None,
-        rewritten: false,
-        snapshot: None,
-    };
+    let mut built = Built::default();
     let before = job.artifact.as_deref().and_then(artifact::state);
     if let Some(cmd) = &job.build {
         let (status, took) = run_build(job, cmd, log)?;

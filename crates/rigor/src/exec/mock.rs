@@ -63,15 +63,7 @@ impl Executor for MockExecutor {
         if self.failing_builds.contains(&command) {
             return Err(format!("build of `{}` failed: {command}", app.name));
         }
-        Ok(Built {
-            build_time_ms: None,
-            size_kib: None,
-            log: None,
-            note: None,
-            hash: None,
-            rewritten: false,
-            snapshot: None,
-        })
+        Ok(Built::default())
     }
 
     fn iteration(&mut self, ctx: &IterationContext) -> Iteration {
