@@ -80,30 +80,6 @@ impl Samples {
     }
 }
 
-impl AppFigures {
-    /// The figures that have a measurement id in the catalogue, as (id, value), present ones only.
-    pub fn measurements(&self) -> Vec<(&'static str, f64)> {
-        [
-            ("app.cpu", self.cpu_max_pct),
-            ("app.cpu.avg", self.cpu_mean_pct),
-            ("app.cores", self.cores_max_pct),
-            ("app.rss", self.rss_max_mib),
-            ("app.rss.lifetime", self.rss_lifetime_max_mib),
-            ("app.private", self.private_max_mib),
-            ("app.owned", self.owned_max_mib),
-            ("app.cgroup.memory", self.cgroup_memory_max_mib),
-            ("app.cgroup.cache", self.cgroup_cache_max_mib),
-            ("app.cgroup.anon", self.cgroup_anon_mib),
-            ("app.threads.start", self.threads_start),
-            ("app.threads.end", self.threads_end),
-            ("app.threads.max", self.threads_max),
-        ]
-        .into_iter()
-        .filter_map(|(id, v)| Some((id, v?)))
-        .collect()
-    }
-}
-
 /// (max, time-weighted mean) raw CPU of the tree, 100 = one core, over consecutive pairs.
 /// A pair whose samples both read the cgroup counter uses it (it sees every process that ran);
 /// otherwise the tree's per-process accounts (see [`tree_cpu_ns`]).
@@ -221,10 +197,6 @@ mod tests {
         assert_eq!(f.threads_end, Some(3.0));
         assert_eq!(f.threads_max, Some(4.0));
         assert_eq!(f.nonvoluntary_ctxt_switches, Some(10.0));
-        let m = f.measurements();
-        assert_eq!(m.len(), 8);
-        assert!(m.contains(&("app.cores", 150.0)));
-        assert!(m.contains(&("app.rss.lifetime", 900.0)));
     }
 
     #[test]
@@ -266,6 +238,5 @@ mod tests {
             cpus: 1,
         };
         assert_eq!(samples.figures(), AppFigures::default());
-        assert!(AppFigures::default().measurements().is_empty());
     }
 }
