@@ -39,11 +39,7 @@ pub fn not_interleaved(inputs: &[Saved], names: &[String]) -> Warning {
             message.push_str(&format!(" and {} more", diffs.len() - SHOWN));
         }
     }
-    Warning::new(
-        WarningKind::NotInterleaved,
-        message,
-        "for a fair A/B, make the sides variants of one `rigor run` so their iterations interleave",
-    )
+    Warning::of(WarningKind::NotInterleaved, message)
 }
 
 /// For each input that is not `complete` or was recorded with warnings, one warning naming it
@@ -52,10 +48,9 @@ pub fn as_recorded(inputs: &[Saved], names: &[String]) -> Vec<Warning> {
     let mut out = Vec::new();
     for ((_, r), name) in inputs.iter().zip(names) {
         if r.status.says_unfinished() {
-            out.push(Warning::new(
+            out.push(Warning::of(
                 WarningKind::IncompleteResult,
                 format!("{name} is `{}`, not complete", r.status),
-                "its rows may have fewer iterations than planned",
             ));
         }
         let mut kinds: Vec<&str> = r
@@ -72,10 +67,9 @@ pub fn as_recorded(inputs: &[Saved], names: &[String]) -> Vec<Warning> {
         kinds.sort();
         kinds.dedup();
         if !kinds.is_empty() {
-            out.push(Warning::new(
+            out.push(Warning::of(
                 WarningKind::ResultWarnings,
                 format!("{name} was recorded with warnings: {}", kinds.join(", ")),
-                "see that run's report; its numbers may not be comparable",
             ));
         }
     }

@@ -159,10 +159,9 @@ fn kept(row: &Row) -> usize {
 
 /// `unmatched_row`: a row of the file named `here` that the file named `there` does not have.
 fn unmatched(here: &str, key: &RowKey, there: &str) -> Warning {
-    Warning::new(
+    Warning::of(
         WarningKind::UnmatchedRow,
         format!("{here}: row `{}` has no match in {there}", key.label()),
-        "rows match by scenario, matrix values and variant",
     )
 }
 

@@ -148,11 +148,7 @@ fn make_cgroup(sequence: usize, it: &mut Iteration) -> Option<Cgroup> {
 
 /// The warning for an application measured without its own cgroup.
 fn no_cgroup(message: &str) -> Warning {
-    Warning::new(
-        WarningKind::NoCgroup,
-        message,
-        "run as root on a machine with cgroup v2 or v1 memory to get app.cgroup.*",
-    )
+    Warning::of(WarningKind::NoCgroup, message)
 }
 
 /// Exactly what this row's build produced, verified by hash, started fresh; or no start.
@@ -175,14 +171,12 @@ fn stopped(
             .push(ignored_sigterm(stop, app_job.stop_timeout));
     }
     if !stop.left_behind.is_empty() {
-        it.warnings.push(Warning::new(
+        it.warnings.push(Warning::of(
             WarningKind::LeftBehind,
             format!(
                 "processes outlived the application and were killed: {}",
                 super::procs::names(&stop.left_behind)
             ),
-            "a daemonising or `setsid` child escapes its process group: keep it in the \
-             foreground, or stop it when the application gets SIGTERM",
         ));
     }
     let mut result = result;
@@ -222,10 +216,9 @@ fn ignored_sigterm(stop: &super::app::StopOutcome, stop_timeout: Duration) -> Wa
             "handle SIGTERM for a clean shutdown",
         )
     } else {
-        Warning::new(
+        Warning::of(
             WarningKind::IgnoredSigterm,
             format!("the application ignored SIGTERM for {waited:.1}s and was killed"),
-            "handle SIGTERM for a clean shutdown, or raise `stop_timeout`",
         )
     }
 }

@@ -132,14 +132,13 @@ fn housekeeping() -> (String, Vec<Warning>) {
     let mut warnings = Vec::new();
     let left = reaper::previous_leftovers();
     if !left.is_empty() {
-        warnings.push(Warning::new(
+        warnings.push(Warning::of(
             WarningKind::Leftovers,
             format!(
                 "processes of an earlier rigor run that ended abnormally were still running \
                  (killed now): {}",
                 left.join(", ")
             ),
-            "they competed for the machine until now; nothing to do unless it happens again",
         ));
     }
     let probe_name = format!("rigor-{}-check", std::process::id());

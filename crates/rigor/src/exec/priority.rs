@@ -10,10 +10,9 @@ pub fn raise(pid: i32, who: &str) -> (String, Option<Warning>) {
         Ok(()) => ("raised".to_string(), None),
         Err(why) => (
             format!("not raised: {why}"),
-            Some(Warning::new(
+            Some(Warning::of(
                 WarningKind::Priority,
                 format!("could not raise {who}'s priority: {why}"),
-                "run as root (or with CAP_SYS_NICE), or drop `priority = \"high\"`",
             )),
         ),
     }

@@ -51,11 +51,9 @@ pub fn drop_caches(it: &mut Iteration) {
         Ok(()) => it.caches_dropped = Some(true),
         Err(why) => {
             it.caches_dropped = Some(false);
-            it.warnings.push(Warning::new(
+            it.warnings.push(Warning::of(
                 WarningKind::DropCaches,
                 format!("--drop-caches: the page cache was not dropped: {why}"),
-                "run as root on a host (or a privileged container) to drop caches, or leave \
-                 out --drop-caches and read app.cgroup.* with the page-cache warnings in mind",
             ));
         }
     }

@@ -168,11 +168,9 @@ impl<'a> Runner<'a> {
         self.progress.note(&format!(
             "note: {label}: {message} (--keep-going tries every one)"
         ));
-        result.rows[row].warnings.push(Warning::new(
-            WarningKind::RowStopped,
-            message,
-            "fix what stops it from starting, or pass --keep-going",
-        ));
+        result.rows[row]
+            .warnings
+            .push(Warning::of(WarningKind::RowStopped, message));
     }
 
     /// With `--until-conclusive`: one more round of the groups still inconclusive on the

@@ -72,7 +72,7 @@ pub fn identical_artifacts(me: &Produced, earlier: &[Produced]) -> Option<Warnin
     })?;
     let hex = me.hash.strip_prefix("sha256:").unwrap_or(&me.hash);
     let short = &hex[..hex.len().min(12)];
-    Some(Warning::new(
+    Some(Warning::of(
         WarningKind::IdenticalArtifacts,
         format!(
             "{} and {} are built differently but run byte-identical artifacts ({}, sha256:{short}…): \
@@ -81,8 +81,6 @@ pub fn identical_artifacts(me: &Produced, earlier: &[Produced]) -> Option<Warnin
             me.who,
             me.path.display(),
         ),
-        "check that each build really produces its own program (a build that skips work when \
-         its flags change, or a variant's build that only touches the file)",
     ))
 }
 
