@@ -10,7 +10,7 @@ use crate::config::{AppJob, LoadJob, Ready, RowPlan};
 use crate::exit::Exit;
 use crate::options::run::RunOptions;
 use crate::plan::{PlannedRow, RunPlan};
-use crate::result::{RowKey, RunResult};
+use crate::result::{Comparison, RowKey, RunResult};
 use clap::Parser;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -114,6 +114,15 @@ fn drive(plan: &RunPlan, options: &RunOptions, executor: &mut MockExecutor) -> D
     }
 }
 
+/// The run's comparison of `load.rps`, which every two-variant plan here has.
+fn rps_comparison(result: &RunResult) -> &Comparison {
+    result
+        .comparisons
+        .iter()
+        .find(|c| c.measurement == "load.rps")
+        .expect("a comparison of load.rps")
+}
+
 fn variant(key: &RowKey) -> &str {
     key.variant.as_deref().unwrap_or("")
 }
@@ -171,12 +180,7 @@ fn variants_run_interleaved_in_the_seeded_order_of_the_schedule() {
     // Three per side can never be significant: said once, and no verdict.
     let kinds: Vec<&str> = d.result.warnings.iter().map(|w| w.kind.as_str()).collect();
     assert_eq!(kinds, ["too_few_iterations"]);
-    let rps = d
-        .result
-        .comparisons
-        .iter()
-        .find(|c| c.measurement == "load.rps")
-        .expect("a comparison of load.rps");
+    let rps = rps_comparison(&d.result);
     assert_eq!((rps.baseline.as_str(), rps.candidate.as_str()), ("a", "b"));
     assert_eq!(rps.verdict, "inconclusive");
     // The same seed replays the same order.
@@ -202,12 +206,7 @@ fn until_conclusive_adds_rounds_until_a_verdict() {
     let rounds: Vec<usize> = exec.ran.iter().map(|r| r.index).collect();
     assert_eq!(rounds, [0, 0, 1, 1, 2, 2, 3, 3]);
     assert_eq!(d.progress, (8, Some(8)));
-    let rps = d
-        .result
-        .comparisons
-        .iter()
-        .find(|c| c.measurement == "load.rps")
-        .expect("a comparison of load.rps");
+    let rps = rps_comparison(&d.result);
     assert_eq!(rps.verdict, "regression");
     assert_eq!(d.exit, Exit::Success);
 }
@@ -227,12 +226,7 @@ fn until_conclusive_stops_at_its_maximum() {
     assert_eq!(exec.ran.len(), 12);
     assert_eq!(exec.ran.last().map(|r| r.sequence), Some(11));
     assert_eq!(d.progress, (12, Some(12)));
-    let rps = d
-        .result
-        .comparisons
-        .iter()
-        .find(|c| c.measurement == "load.rps")
-        .expect("a comparison of load.rps");
+    let rps = rps_comparison(&d.result);
     assert_eq!(rps.verdict, "inconclusive");
 }
 
