@@ -1,5 +1,9 @@
 //! rigor: build an application, start it fresh, wait until ready, drive HTTP load, measure the
 //! application and the load side by side, repeat, and say with statistics what changed.
+//!
+//! One pipeline, each stage handing the next a checked value: `cli` (clap) → `options` →
+//! `config` → `plan` → `exec` (behind the `Executor` trait) → `analysis` → `report`, with
+//! `result` the record every stage fills and `failure`/`exit` how a command ends.
 
 mod analysis;
 mod cli;
