@@ -32,9 +32,9 @@ Any other top-level key, and any unknown key in a table, is an error.
     (
         "results",
         "\
-Results: the result JSON (rigor.run.v1, rigor.compare.v1, rigor.load.v1), every measurement id
-with its unit and direction, and every warning kind with its meaning and advice are in
-docs/results.md in the repository.
+Results: the result JSON (rigor.run.v1, rigor.compare.v1, rigor.load.v1) and every measurement
+id with its unit and direction are in docs/results.md in the repository; every warning kind with
+its meaning and advice is in docs/warnings.md.
 
 Measurement ids (unit, better):
 ",

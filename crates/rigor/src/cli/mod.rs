@@ -14,7 +14,8 @@ pub const DOCS: &str = "\
 Documentation (in the repository's docs/ folder):
   docs/cli.md      every command and flag, exit codes
   docs/config.md   every rigor.toml table and key (rigor help config)
-  docs/results.md  the result JSON, measurement ids, warning kinds (rigor help results)";
+  docs/results.md  the result JSON and every measurement id (rigor help results)
+  docs/warnings.md every warning kind, its meaning and advice";
 
 #[derive(Parser, Debug)]
 #[command(

@@ -77,6 +77,17 @@ impl Outputs {
     /// removed), so an unwritable path is found before an hour of measuring.
     pub fn check(&self) -> Result<(), String> {
         let mut problems = Vec::new();
+        let targets = self.targets();
+        for (i, (format, path)) in targets.iter().enumerate() {
+            if let Some((first, _)) = targets[..i].iter().find(|(_, p)| p == path) {
+                problems.push(format!(
+                    "{} and {} both name {}: one would overwrite the other",
+                    first.flag(),
+                    format.flag(),
+                    path.display()
+                ));
+            }
+        }
         for (format, path) in self.targets() {
             if let Err(e) = probe(path) {
                 problems.push(format!("{} {}: {e}", format.flag(), path.display()));
@@ -220,4 +231,37 @@ fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
         let _ = std::fs::remove_file(&tmp);
         format!("cannot write {}: {e}", path.display())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Outputs;
+
+    #[test]
+    fn two_formats_naming_one_file_are_refused_before_the_run() {
+        let dir = std::env::temp_dir().join(format!("rigor-outputs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let same = dir.join("j.json");
+        let outputs = Outputs {
+            json: same.clone(),
+            markdown: Some(same.clone()),
+            csv: Some(dir.join("r.csv")),
+            html: None,
+            run_dir: dir.clone(),
+        };
+        let err = outputs.check().unwrap_err();
+        assert_eq!(
+            err,
+            format!(
+                "cannot write the results: --json and --markdown both name {}: one would overwrite the other",
+                same.display()
+            )
+        );
+        let apart = Outputs {
+            markdown: Some(dir.join("j.md")),
+            ..outputs
+        };
+        assert_eq!(apart.check(), Ok(()));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

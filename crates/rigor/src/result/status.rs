@@ -38,7 +38,7 @@ impl RunStatus {
 
 /// The answer of one comparison. The statistics decide it ([`rigor_stats::Verdict`]); this is
 /// its spelling in the JSON, the tables and `--fail-on-regression`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub enum Verdict {
     /// The whole interval is beyond the threshold on the bad side.
     #[serde(rename = "regression")]
@@ -80,6 +80,16 @@ impl std::str::FromStr for Verdict {
         .into_iter()
         .find(|v| v.as_str() == s)
         .ok_or_else(|| format!("`{s}` is not a verdict"))
+    }
+}
+
+impl<'de> Deserialize<'de> for Verdict {
+    /// Reads the contract spelling leniently: a saved comparison's verdict is only ever shown
+    /// again (`rigor compare` judges anew), so a verdict another version wrote and this one does
+    /// not know loads as `inconclusive` rather than refusing the whole file.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Verdict, D::Error> {
+        let spelled = String::deserialize(d)?;
+        Ok(spelled.parse().unwrap_or(Verdict::Inconclusive))
     }
 }
 
@@ -148,5 +158,13 @@ mod tests {
             assert_eq!(back, ours);
             assert_eq!(ours.as_str().parse::<Verdict>(), Ok(ours));
         }
+    }
+
+    #[test]
+    fn a_verdict_from_another_version_loads_as_inconclusive() {
+        let v: Verdict = serde_json::from_str("\"future_verdict\"").unwrap();
+        assert_eq!(v, Verdict::Inconclusive);
+        let v: Verdict = serde_json::from_str("\"no change\"").unwrap();
+        assert_eq!(v, Verdict::NoChange);
     }
 }
