@@ -36,10 +36,14 @@ extern "C" fn on_signal(sig: c_int) {
     }
     let fd = WAKE.load(Ordering::SeqCst);
     if fd >= 0 {
+        // The interrupted code may be about to read errno; the write must not change it.
+        let saved = nix::errno::Errno::last_raw();
         // SAFETY: WAKE holds the pipe's write end, which is never closed.
         let fd = unsafe { BorrowedFd::borrow_raw(fd) };
-        // One write(2), async-signal-safe; a full pipe already holds a wake-up.
+        // One write(2), async-signal-safe and non-blocking: a full pipe already holds a
+        // wake-up, so EAGAIN loses nothing (a blocking write would hang the handler).
         let _ = nix::unistd::write(fd, b"s");
+        nix::errno::Errno::set_raw(saved);
     }
 }
 
@@ -50,6 +54,12 @@ pub fn install() {
         let Ok((read_end, write_end)) = nix::unistd::pipe2(OFlag::O_CLOEXEC) else {
             return;
         };
+        // Only the write end is non-blocking (the handler must never wait); the watcher's
+        // reads block.
+        if nix::fcntl::fcntl(&write_end, nix::fcntl::FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).is_err()
+        {
+            return;
+        }
         // The write end lives as long as rigor: the handler may write to it at any time.
         WAKE.store(write_end.into_raw_fd(), Ordering::SeqCst);
         let read_end = std::fs::File::from(read_end);

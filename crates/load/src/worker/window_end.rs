@@ -24,7 +24,9 @@ impl Worker<'_> {
             return;
         }
         let mut n = 0;
-        for p in std::mem::take(&mut self.conns[idx].inflight) {
+        // Taken and put back emptied, so the queue keeps its capacity for the new connection.
+        let mut inflight = std::mem::take(&mut self.conns[idx].inflight);
+        for p in inflight.drain(..) {
             if !self.plan.in_window(p.intended) {
                 continue;
             }
@@ -36,6 +38,7 @@ impl Worker<'_> {
                 u.saturating_record(now.saturating_sub(p.sent) / 1000);
             }
         }
+        self.conns[idx].inflight = inflight;
         self.s.errors.timeout += n;
         if n > 0 {
             self.tick_error(now, n);
