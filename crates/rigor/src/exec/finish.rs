@@ -61,13 +61,9 @@ fn summarize_rows(result: &mut RunResult, options: &RunOptions) {
 fn compare_groups(result: &mut RunResult, options: &RunOptions, plan: &RunPlan) {
     let ids = comparison::default_measurements(&result.rows);
     for g in &plan.groups {
-        result.comparisons.extend(compare_group(
-            result,
-            g,
-            &plan.variant_order,
-            &ids,
-            options.threshold,
-        ));
+        result
+            .comparisons
+            .extend(compare_group(result, g, options, &plan.variant_order, &ids));
     }
     let undeclared = declarations::undeclared(
         result.comparisons.iter().map(|c| &c.measurement),
@@ -80,15 +76,7 @@ fn compare_groups(result: &mut RunResult, options: &RunOptions, plan: &RunPlan) 
     let (kept, excluded) = result
         .rows
         .iter()
-        .map(|r| {
-            let kept = r.values(&options.primary).len();
-            let dropped = r
-                .iterations
-                .iter()
-                .filter(|it| it.excluded && it.error.is_none())
-                .count();
-            (kept, dropped)
-        })
+        .map(|r| (r.values(&options.primary).len(), r.excluded_count()))
         .min()
         .unwrap_or((0, 0));
     let already_said = result
@@ -102,16 +90,33 @@ fn compare_groups(result: &mut RunResult, options: &RunOptions, plan: &RunPlan) 
     }
 }
 
-/// The comparisons of one group's variants on `ids`.
+/// The comparisons of one group's variants on `ids`, on the iterations `--exclude` keeps (so
+/// `--until-conclusive` decides on the same data as the final verdict).
 fn compare_group(
     result: &RunResult,
     group: &Group,
+    options: &RunOptions,
     variant_order: &[String],
     ids: &[String],
-    threshold: f64,
 ) -> Vec<crate::result::Comparison> {
-    let rows: Vec<Row> = group.rows.iter().map(|i| result.rows[*i].clone()).collect();
-    comparison::compare_variants(&rows, variant_order, ids, threshold, &result.measurements)
+    let rows: Vec<Row> = group
+        .rows
+        .iter()
+        .map(|i| {
+            let mut row = result.rows[*i].clone();
+            if let Some((low, high)) = options.exclude {
+                summarize::apply_exclusions(&mut row, low, high, &options.exclude_order);
+            }
+            row
+        })
+        .collect();
+    comparison::compare_variants(
+        &rows,
+        variant_order,
+        ids,
+        options.threshold,
+        &result.measurements,
+    )
 }
 
 /// The groups whose variants are still inconclusive on the primary measurement.
@@ -122,9 +127,9 @@ pub fn inconclusive_groups(result: &RunResult, options: &RunOptions, plan: &RunP
             compare_group(
                 result,
                 g,
+                options,
                 &plan.variant_order,
                 std::slice::from_ref(&options.primary),
-                options.threshold,
             )
             .iter()
             .any(|c| c.verdict == Verdict::Inconclusive)

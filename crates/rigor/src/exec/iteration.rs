@@ -53,6 +53,8 @@ pub fn run_iteration(ctx: &IterationContext) -> Iteration {
 fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
     let app_job = &ctx.row.app;
     port_is_free(&app_job.ready)?;
+    // Verified (hashed, so read) before the caches are dropped: the start stays cold.
+    ctx.built.ensure_artifact()?;
     if ctx.drop_caches {
         super::readings::drop_caches(it);
     }
@@ -151,9 +153,8 @@ fn no_cgroup(message: &str) -> Warning {
     Warning::of(WarningKind::NoCgroup, message)
 }
 
-/// Exactly what this row's build produced, verified by hash, started fresh; or no start.
+/// Exactly what this row's build produced (verified before), started fresh; or no start.
 fn start(ctx: &IterationContext, cgroup: Option<&Cgroup>) -> Result<AppProcess, String> {
-    ctx.built.ensure_artifact()?;
     AppProcess::spawn(&ctx.row.app, &ctx.log, cgroup)
 }
 
@@ -355,9 +356,18 @@ fn load(
     });
     let after = rigor_probe::cpu_counters();
     it.machine = Some(guards::machine_guards(&before, &after, &mut it.warnings));
+    // A crash or Ctrl-C stops the engine too; the cause is said, not the engine's stop.
+    let cause = || match crashed {
+        Some(st) => Some(format!(
+            "the application crashed during the load ({st})\n{}",
+            app.log_tail()
+        )),
+        None if crate::interrupt::interrupted() => Some("interrupted during the load".into()),
+        None => None,
+    };
     let report = match report {
         Ok(Ok(r)) => r,
-        Ok(Err(e)) => return Err(format!("load failed: {e}")),
+        Ok(Err(e)) => return Err(cause().unwrap_or_else(|| format!("load failed: {e}"))),
         Err(_) => return Err("the load engine panicked".into()),
     };
     it.outside_window.requests += report.outside_window.requests;
@@ -365,14 +375,8 @@ fn load(
     crate::measurements::record_load(&report, &mut it.measurements);
     guards::load_guards(&report, &mut it.warnings);
     it.load = serde_json::to_value(&report).ok();
-    if let Some(st) = crashed {
-        return Err(format!(
-            "the application crashed during the load ({st})\n{}",
-            app.log_tail()
-        ));
+    match cause() {
+        Some(why) => Err(why),
+        None => Ok(()),
     }
-    if crate::interrupt::interrupted() {
-        return Err("interrupted during the load".into());
-    }
-    Ok(())
 }

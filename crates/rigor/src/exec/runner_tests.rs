@@ -212,6 +212,25 @@ fn until_conclusive_adds_rounds_until_a_verdict() {
 }
 
 #[test]
+fn until_conclusive_decides_on_the_iterations_exclude_keeps() {
+    // With --exclude 1:1 each row needs 6 iterations to keep the 4 that can be significant;
+    // deciding on all iterations would stop at 4 and end inconclusive on the 2 kept.
+    let plan = plan(&["a", "b"], 2);
+    let mut exec = MockExecutor::new(b_is_slower);
+    let d = drive(
+        &plan,
+        &options(&["-i", "2", "--exclude", "1:1", "--until-conclusive", "20"]),
+        &mut exec,
+    );
+    for row in &d.result.rows {
+        assert_eq!(row.iterations.len(), 6, "{:?}", row.variant);
+        assert_eq!(row.kept(), 4, "{:?}", row.variant);
+    }
+    assert_eq!(exec.ran.len(), 12);
+    assert_eq!(rps_comparison(&d.result).verdict, "regression");
+}
+
+#[test]
 fn until_conclusive_stops_at_its_maximum() {
     let plan = plan(&["a", "b"], 2);
     let mut exec = MockExecutor::new(same_wide_spread);

@@ -22,32 +22,21 @@ pub fn measurement_cell(row: &Row, id: &str) -> String {
     };
     let mut text = format::number(s.median);
     if s.n >= 2 {
-        let cv = if s.mean != 0.0 {
-            s.stdev / s.mean.abs() * 100.0
-        } else {
-            0.0
-        };
+        // The summary's own CV (NaN, shown `±?`, where the mean is 0): the figure the
+        // noisy-row guard reads.
         text.push(' ');
-        text.push_str(&format::cv_pct(cv));
+        text.push_str(&format::cv_pct(s.cv * 100.0));
         // Where the mean reads the same as the median it would only repeat it.
         let mean = format::number(s.mean);
         if mean != format::number(s.median) {
             text.push_str(&format!(" ({mean})"));
         }
     }
-    let used = used_iterations(row);
+    let used = row.kept();
     if s.n < used {
         text.push_str(&format!(" (n={})", s.n));
     }
     text
-}
-
-/// Iterations that count: neither excluded nor failed.
-pub fn used_iterations(row: &Row) -> usize {
-    row.iterations
-        .iter()
-        .filter(|it| !it.excluded && it.error.is_none())
-        .count()
 }
 
 /// `3/5 (1 excluded, 1 failed)`: how many iterations the medians stand on.
@@ -58,12 +47,8 @@ pub fn iterations_cell(row: &Row) -> String {
         .iter()
         .filter(|it| it.error.is_some())
         .count();
-    let excluded = row
-        .iterations
-        .iter()
-        .filter(|it| it.excluded && it.error.is_none())
-        .count();
-    let mut text = format!("{}/{}", used_iterations(row), total);
+    let excluded = row.excluded_count();
+    let mut text = format!("{}/{}", row.kept(), total);
     let mut why = Vec::new();
     if excluded > 0 {
         why.push(format!("{excluded} excluded"));
