@@ -76,8 +76,8 @@ fn write_json(report: &LoadReport, out: &JsonOut) -> anyhow::Result<()> {
                 .and_then(|()| stdout.flush())
                 .context("cannot write JSON to stdout")
         }
-        JsonOut::File(path) => std::fs::write(path, text)
-            .with_context(|| format!("cannot write JSON to {}", path.display())),
+        JsonOut::File(path) => crate::exec::output::write_atomic(path, &text)
+            .map_err(|e| anyhow::anyhow!("cannot write JSON to {}: {e}", path.display())),
     }
 }
 

@@ -177,11 +177,29 @@ impl Row {
         }
     }
 
-    /// Values of one measurement over the included, successful iterations.
-    pub fn values(&self, id: &str) -> Vec<f64> {
+    /// The iterations every statistic stands on: included and successful.
+    pub fn kept_iterations(&self) -> impl Iterator<Item = &Iteration> {
         self.iterations
             .iter()
             .filter(|it| !it.excluded && it.error.is_none())
+    }
+
+    /// How many iterations count: neither excluded nor failed.
+    pub fn kept(&self) -> usize {
+        self.kept_iterations().count()
+    }
+
+    /// How many iterations `--exclude` left out (failed ones aside).
+    pub fn excluded_count(&self) -> usize {
+        self.iterations
+            .iter()
+            .filter(|it| it.excluded && it.error.is_none())
+            .count()
+    }
+
+    /// Values of one measurement over the included, successful iterations.
+    pub fn values(&self, id: &str) -> Vec<f64> {
+        self.kept_iterations()
             .filter_map(|it| it.measurements.get(id).copied())
             .collect()
     }

@@ -8,46 +8,17 @@ use crate::declarations::{self, Declarations};
 use crate::measurements;
 use crate::result::{Comparison, Row, RowKey, Verdict};
 
-/// Ids left out of [`default_measurements`]: bookkeeping, not performance.
-/// `load.requests` is `load.rps` times the duration (a second verdict on the same figure);
-/// `app.build_time` and `app.size` come from one build per variant, so their iterations repeat one
-/// number and no statistic can be drawn from them; the `load.errors.*` split is already summed in
-/// `load.socket_errors`.
-const BOOKKEEPING: &[&str] = &[
-    "load.requests",
-    "app.build_time",
-    "app.size",
-    "load.errors.connect",
-    "load.errors.read",
-    "load.errors.write",
-    "load.errors.timeout",
-    "load.errors.parse",
-    "load.errors.closed",
-];
-
 /// The measurements worth a verdict by default: every id that some included, successful iteration
 /// reported, in catalogue order (unknown ids, e.g. a command job's own figures, last), without the
-/// bookkeeping ids listed in [`BOOKKEEPING`].
+/// catalogue's bookkeeping ids (not `judged`).
 pub fn default_measurements(rows: &[Row]) -> Vec<String> {
     let ids = rows
         .iter()
-        .flat_map(|r| {
-            r.iterations
-                .iter()
-                .filter(|it| !it.excluded && it.error.is_none())
-        })
+        .flat_map(|r| r.kept_iterations())
         .flat_map(|it| it.measurements.keys())
-        .filter(|id| !BOOKKEEPING.contains(&id.as_str()))
+        .filter(|id| measurements::info(id).is_none_or(|m| m.judged))
         .cloned();
     measurements::order(ids)
-}
-
-/// Iterations of a row left out of its statistics by `--exclude` (failed ones aside).
-fn excluded_count(row: &Row) -> usize {
-    row.iterations
-        .iter()
-        .filter(|it| it.excluded && it.error.is_none())
-        .count()
 }
 
 /// Compares one candidate row with its baseline on each of `measurements`.
@@ -74,7 +45,7 @@ pub fn compare_rows(
     threshold_pct: f64,
     decl: &Declarations,
 ) -> Vec<Comparison> {
-    let excluded = excluded_count(baseline).max(excluded_count(candidate));
+    let excluded = baseline.excluded_count().max(candidate.excluded_count());
     measurements
         .iter()
         .filter_map(|id| {
@@ -147,13 +118,14 @@ fn unjudged(
 
 /// The medians' change, the shift, its interval and the p-value, each only where it is finite.
 fn fill_statistics(cmp: &mut Comparison, change: Option<&rigor_stats::Change>, sides: &Sides) {
-    if let (Some(bm), Some(cm)) = (cmp.baseline_median, cmp.candidate_median) {
-        if bm != 0.0 {
-            cmp.change_pct = Some((cm - bm) / bm.abs() * 100.0);
-        } else if cm == 0.0 {
-            cmp.change_pct = Some(0.0);
-        }
-    }
+    // The statistics' own medians' change where there is one: the figure its interval was
+    // checked against, not a second computation of it.
+    cmp.change_pct = match (change, cmp.baseline_median, cmp.candidate_median) {
+        (Some(ch), _, _) => Some(ch.median_change_pct).filter(|v| v.is_finite()),
+        (None, Some(bm), Some(cm)) if bm != 0.0 => Some((cm - bm) / bm.abs() * 100.0),
+        (None, Some(_), Some(0.0)) => Some(0.0),
+        _ => None,
+    };
     if let Some(ch) = change {
         cmp.shift_pct = Some(ch.change_pct).filter(|v| v.is_finite());
         // An unbounded interval (too few iterations) is "no interval", JSON null; so is one

@@ -127,7 +127,7 @@ impl Matched {
                 continue;
             };
             self.any = true;
-            let (nb, nc) = (kept(brow), kept(crow));
+            let (nb, nc) = (brow.kept(), crow.kept());
             if !sufficiency::can_reach(nb, nc) {
                 self.too_few.push(format!(
                     "`{}` ({nb} in {} vs {nc} in {})",
@@ -147,14 +147,6 @@ impl Matched {
             }
         }
     }
-}
-
-/// Iterations of a row that count: included and successful.
-fn kept(row: &Row) -> usize {
-    row.iterations
-        .iter()
-        .filter(|it| !it.excluded && it.error.is_none())
-        .count()
 }
 
 /// `unmatched_row`: a row of the file named `here` that the file named `there` does not have.

@@ -62,9 +62,7 @@ pub fn apply_exclusions(row: &mut Row, low: usize, high: usize, by: &str) -> Opt
 /// any of them reported (an id measured in only some iterations gets a smaller `n`, never zeros).
 pub fn summarize_row(row: &mut Row) {
     let mut ids: Vec<String> = row
-        .iterations
-        .iter()
-        .filter(|it| !it.excluded && it.error.is_none())
+        .kept_iterations()
         .flat_map(|it| it.measurements.keys().cloned())
         .collect();
     ids.sort();

@@ -1,7 +1,7 @@
 //! `rigor.toml`: reading it, pointing errors at file, line and key, and resolving a scenario
 //! into rows of concrete jobs.
 
-mod checks;
+pub(crate) mod checks;
 mod cpus;
 mod declared;
 mod document;

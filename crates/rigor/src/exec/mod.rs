@@ -13,7 +13,7 @@ mod executor;
 mod finish;
 mod iteration;
 mod logtail;
-mod output;
+pub(crate) mod output;
 mod prepare;
 mod priority;
 mod procs;

@@ -199,7 +199,7 @@ fn finish_saved(saved: Option<&mut Saved>, status: RunStatus) {
 }
 
 /// Creates `path`'s folder and writes then removes a probe file beside it.
-fn probe(path: &Path) -> Result<(), String> {
+pub(crate) fn probe(path: &Path) -> Result<(), String> {
     if path.is_dir() {
         return Err("is a folder".into());
     }
@@ -220,7 +220,8 @@ fn tmp_path(path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
+/// Writes `text` beside `path` and renames it in place, so a reader never sees half a file.
+pub(crate) fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;

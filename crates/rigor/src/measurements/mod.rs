@@ -21,6 +21,11 @@ pub struct MeasurementInfo {
     pub direction: Direction,
     /// Figures of the application go in the application table; the rest in the load table.
     pub group: Group,
+    /// Whether a comparison judges it by default. Bookkeeping is not: `load.requests` is
+    /// `load.rps` times the duration (a second verdict on one figure); `app.build_time` and
+    /// `app.size` come from one build per variant, so their iterations repeat one number; the
+    /// `load.errors.*` split is already summed in `load.socket_errors`.
+    pub judged: bool,
 }
 
 /// Which report table a measurement belongs to.
@@ -46,6 +51,21 @@ const fn m(
         unit,
         direction,
         group,
+        judged: true,
+    }
+}
+
+/// A bookkeeping entry: shown in the tables, given no verdict unless asked for.
+const fn bk(
+    id: &'static str,
+    name: &'static str,
+    unit: &'static str,
+    direction: Direction,
+    group: Group,
+) -> MeasurementInfo {
+    MeasurementInfo {
+        judged: false,
+        ..m(id, name, unit, direction, group)
     }
 }
 
@@ -95,13 +115,13 @@ pub const CATALOGUE: &[MeasurementInfo] = &[
         Down,
         App,
     ),
-    m(ids::APP_BUILD_TIME, "Build Time", "ms", Down, App),
+    bk(ids::APP_BUILD_TIME, "Build Time", "ms", Down, App),
     m(ids::APP_START_TIME, "Start Time", "ms", Down, App),
     m(ids::APP_FIRST_REQUEST, "First Request", "ms", Down, App),
-    m(ids::APP_SIZE, "Published Size", "KiB", Down, App),
+    bk(ids::APP_SIZE, "Published Size", "KiB", Down, App),
     m(ids::LOAD_CPU, "Load Client CPU", "%", Down, Load),
     m(ids::LOAD_RPS, "Requests/sec", "1/s", Up, Load),
-    m(ids::LOAD_REQUESTS, "Requests", "count", Up, Load),
+    bk(ids::LOAD_REQUESTS, "Requests", "count", Up, Load),
     m(ids::LOAD_LATENCY_MEAN, "Mean latency", "ms", Down, Load),
     m(ids::LOAD_LATENCY_P50, "Latency 50th", "ms", Down, Load),
     m(ids::LOAD_LATENCY_P75, "Latency 75th", "ms", Down, Load),
@@ -123,18 +143,18 @@ pub const CATALOGUE: &[MeasurementInfo] = &[
         Down,
         Load,
     ),
-    m(
+    bk(
         ids::LOAD_ERRORS_CONNECT,
         "Connect errors",
         "count",
         Down,
         Load,
     ),
-    m(ids::LOAD_ERRORS_READ, "Read errors", "count", Down, Load),
-    m(ids::LOAD_ERRORS_WRITE, "Write errors", "count", Down, Load),
-    m(ids::LOAD_ERRORS_TIMEOUT, "Timeouts", "count", Down, Load),
-    m(ids::LOAD_ERRORS_PARSE, "Parse errors", "count", Down, Load),
-    m(
+    bk(ids::LOAD_ERRORS_READ, "Read errors", "count", Down, Load),
+    bk(ids::LOAD_ERRORS_WRITE, "Write errors", "count", Down, Load),
+    bk(ids::LOAD_ERRORS_TIMEOUT, "Timeouts", "count", Down, Load),
+    bk(ids::LOAD_ERRORS_PARSE, "Parse errors", "count", Down, Load),
+    bk(
         ids::LOAD_ERRORS_CLOSED,
         "Lost with connection",
         "count",

@@ -8,7 +8,7 @@ use crate::failure::Failure;
 use std::path::PathBuf;
 
 /// Measurement `--fail-on-regression` watches when `--measurements` is not given.
-pub const PRIMARY: &str = "load.rps";
+pub const PRIMARY: &str = crate::measurements::ids::LOAD_RPS;
 
 /// Accepts `2`, `2%` or `2.5 %`: how people write a threshold (`--threshold` of `rigor run` and
 /// `rigor compare`).

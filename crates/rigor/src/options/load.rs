@@ -42,6 +42,11 @@ impl TryFrom<&LoadArgs> for LoadOptions {
             "-" => JsonOut::Stdout,
             path => JsonOut::File(PathBuf::from(path)),
         });
+        // Found unwritable before the load, not after it (when the report would be lost).
+        if let Some(JsonOut::File(path)) = &json {
+            crate::exec::output::probe(path)
+                .map_err(|e| Failure::usage(format!("--json {}: {e}", path.display())))?;
+        }
         Ok(LoadOptions { spec, json })
     }
 }
@@ -82,13 +87,9 @@ pub fn parse_header(h: &str) -> Result<(String, String), String> {
     let (k, v) = h
         .split_once(':')
         .ok_or_else(|| format!("invalid header `{h}`: expected 'Name: value'"))?;
-    let k = k.trim();
-    if !rigor_load::parser::is_token_text(k) {
-        return Err(format!(
-            "invalid header `{h}`: `{k}` is not a valid header name"
-        ));
-    }
-    Ok((k.to_string(), v.trim().to_string()))
+    let (k, v) = (k.trim(), v.trim());
+    crate::config::checks::header(k, v).map_err(|e| format!("invalid header `{h}`: {e}"))?;
+    Ok((k.to_string(), v.to_string()))
 }
 
 #[cfg(test)]
@@ -166,5 +167,26 @@ mod tests {
                 failure.text()
             );
         }
+    }
+
+    #[test]
+    fn an_unwritable_json_path_is_refused_before_the_load() {
+        let Err(Failure::Usage(text)) =
+            options(&["--json", "/proc/no-such-dir/r.json", "http://127.0.0.1:9/"])
+        else {
+            panic!("an unwritable --json path must be a usage error");
+        };
+        assert!(
+            text.starts_with("--json /proc/no-such-dir/r.json: cannot create /proc/no-such-dir"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_header_value_with_a_line_break_is_refused_like_the_config_refuses_it() {
+        assert_eq!(
+            parse_header("X-A: b\r\nEvil: 1").unwrap_err(),
+            "invalid header `X-A: b\r\nEvil: 1`: the value of header `X-A` holds a line break or NUL"
+        );
     }
 }

@@ -53,8 +53,7 @@ pub fn blocks(rows: &[&Row], decl: &Declarations) -> Vec<Block> {
 fn ids_by_table(rows: &[&Row]) -> [(&'static str, Vec<String>); 3] {
     let ids = measurements::order(
         rows.iter()
-            .flat_map(|r| r.iterations.iter())
-            .filter(|it| !it.excluded && it.error.is_none())
+            .flat_map(|r| r.kept_iterations())
             .flat_map(|it| it.measurements.keys().cloned())
             .chain(rows.iter().flat_map(|r| r.summary.keys().cloned())),
     );
