@@ -64,6 +64,13 @@ pub struct Declaration {
     pub label: Option<String>,
 }
 
+impl Declaration {
+    /// Says nothing: no unit, direction or label.
+    pub fn is_empty(&self) -> bool {
+        self.unit.is_none() && self.direction.is_none() && self.label.is_none()
+    }
+}
+
 /// Declarations by measurement id; stored in the result JSON (`measurements`) so `rigor compare`
 /// reads the same directions `rigor run` used.
 pub type Declarations = BTreeMap<String, Declaration>;

@@ -26,6 +26,7 @@ mod options;
 mod plan;
 mod report;
 mod result;
+mod selfreport;
 
 use clap::Parser;
 use cli::{Cli, Command};

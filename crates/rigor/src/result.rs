@@ -2,11 +2,13 @@
 //! Field names are a contract scripts rely on; add fields, never rename them.
 
 mod coded;
+mod series;
 mod status;
 mod warning;
 #[cfg(test)]
 mod warning_docs;
 
+pub use series::{LoadSeries, RowFigure, Series};
 pub use status::{RunStatus, Verdict};
 pub use warning::{Warning, WarningKind};
 
@@ -240,6 +242,16 @@ pub struct Iteration {
     /// With `--drop-caches`: whether the page cache was dropped before this iteration started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub caches_dropped: Option<bool>,
+    /// The application's and the load's figures over time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<Series>,
+    /// Figures a command reported for rows of their own; the runner moves each into its row.
+    #[serde(skip)]
+    pub row_figures: Vec<RowFigure>,
+    /// What a command's output said about its figures (unit, direction, label); the runner
+    /// adds them to the run's declarations where the config is silent.
+    #[serde(skip)]
+    pub declared: crate::declarations::Declarations,
 }
 
 /// Where the load went, relative to the application (a proxy or another host changes what is measured).
@@ -287,6 +299,9 @@ impl Iteration {
             machine: None,
             priority: None,
             caches_dropped: None,
+            series: None,
+            row_figures: Vec::new(),
+            declared: Default::default(),
         }
     }
 }

@@ -12,6 +12,7 @@ mod problems;
 mod raw;
 mod resolve;
 mod resolve_app;
+mod resolve_command;
 mod resolve_load;
 mod role;
 mod syntax;
@@ -19,11 +20,10 @@ mod vars;
 
 pub use cpus::parse_cpu_list;
 pub use limits::Limits;
-#[cfg(test)]
-pub use model::LoadJob;
-pub use model::{AppJob, Ready, RowPlan};
+pub use model::{AppJob, CommandWork, ExtractRule, LoadJob, MetricsScrape, Ready, RowPlan, Work};
 pub use problems::Problems;
 pub use resolve::MAX_ROWS;
+pub use resolve_command::valid_figure_name;
 pub use vars::Vars;
 
 /// The most iterations of one row (`-i`, `iterations`, `--until-conclusive`): more is a typo,
@@ -160,10 +160,20 @@ impl Config {
         }
         for (name, s) in &self.raw.scenarios {
             let table = format!("scenarios.{name}");
-            for (role, job, needs) in [
-                ("application", &s.application, "command"),
-                ("load", &s.load, "url"),
-            ] {
+            let roles: Vec<(&str, &Option<String>, &str)> = match self.command_job_of(s) {
+                Some(_) => {
+                    self.check_command_scenario(&table, s, p);
+                    vec![("command", &s.command, "command")]
+                        .into_iter()
+                        .filter(|r| r.1.is_some())
+                        .collect()
+                }
+                None => vec![
+                    ("application", &s.application, "command"),
+                    ("load", &s.load, "url"),
+                ],
+            };
+            for (role, job, needs) in roles {
                 match job {
                     None => p.add(self.error_at(
                         &table,
@@ -186,7 +196,7 @@ impl Config {
                                 _ => job.url.is_some(),
                             };
                             if !has {
-                                let article = if role == "load" { "a" } else { "an" };
+                                let article = if role == "application" { "an" } else { "a" };
                                 p.add(self.error_at(
                                     &format!("jobs.{j}"),
                                     None,

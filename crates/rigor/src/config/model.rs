@@ -36,6 +36,61 @@ pub struct AppJob {
     pub configuration: Option<String>,
     pub cpus: Option<Vec<usize>>,
     pub priority_high: bool,
+    /// `metrics = URL`: the Prometheus/OpenMetrics endpoint scraped during the iteration.
+    pub metrics: Option<MetricsScrape>,
+}
+
+/// Where an application's runtime metrics are read and which series count.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricsScrape {
+    /// An `http://` URL answering the Prometheus text format.
+    pub url: String,
+    /// `metrics_select`: series written as `NAME{label="value",…}`; a family named here is
+    /// recorded from the selected series only, every other family is the sum of its series.
+    pub select: Vec<String>,
+}
+
+/// What a row does once its process runs: serve a load, or run to completion on its own.
+#[derive(Debug, Clone)]
+pub enum Work {
+    /// An application job measured under the built-in engine's load.
+    Load(LoadJob),
+    /// A command job: runs to completion and reports its own figures on stdout.
+    Command(CommandWork),
+}
+
+impl Work {
+    /// The load job, for rows that have one.
+    pub fn load(&self) -> Option<&LoadJob> {
+        match self {
+            Work::Load(l) => Some(l),
+            Work::Command(_) => None,
+        }
+    }
+}
+
+/// How a command job's run is bounded and how its figures are read from its output.
+#[derive(Debug, Clone)]
+pub struct CommandWork {
+    /// A run still going after this long is killed and the iteration fails.
+    pub timeout: Duration,
+    /// `[jobs.NAME.extract.ID]` rules, in the order written.
+    pub extract: Vec<ExtractRule>,
+}
+
+/// `[jobs.NAME.extract.ID]`: a figure read from lines of output nobody can change.
+#[derive(Debug, Clone)]
+pub struct ExtractRule {
+    /// The rule's name; the figure is stored as `cmd.NAME`.
+    pub name: String,
+    /// Matched against each line of stdout; the named capture `value` is the figure, and the
+    /// capture named by `row` (when set) the row it belongs to.
+    pub regex: regex::Regex,
+    pub unit: Option<String>,
+    pub direction: crate::declarations::Better,
+    pub label: Option<String>,
+    /// `row = "clients"`: each matching line is the row `clients=<capture>`.
+    pub row: Option<String>,
 }
 
 /// The load role of one row: what the engine runs, plus where it goes and how it is checked.
@@ -62,8 +117,9 @@ pub struct Validate {
 pub struct RowPlan {
     pub variables: BTreeMap<String, String>,
     pub variant: Option<String>,
+    /// The process started each iteration: an application, or the command job itself.
     pub app: AppJob,
-    pub load: LoadJob,
+    pub work: Work,
 }
 
 /// Everything one scenario will run.

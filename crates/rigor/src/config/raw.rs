@@ -162,6 +162,17 @@ pub struct RawJob {
     pub versions: IndexMap<String, String>,
     /// A hint such as `"debug"` or `"release"`, checked by the debug-build guard.
     pub configuration: Option<String>,
+    /// `metrics = URL`: Prometheus/OpenMetrics text scraped during the measured window.
+    pub metrics: Option<String>,
+    /// Series of `metrics` to keep, as `NAME{label="value"}`; other families are summed.
+    #[serde(default)]
+    pub metrics_select: Vec<String>,
+    // command
+    /// `"command"` marks a job that runs to completion and reports its own figures.
+    pub role: Option<String>,
+    /// `[jobs.NAME.extract.ID]`: figures read from lines of the job's output.
+    #[serde(default)]
+    pub extract: IndexMap<String, RawExtract>,
     // load
     pub url: Option<String>,
     pub connections: Option<Scalar>,
@@ -176,6 +187,20 @@ pub struct RawJob {
     pub headers: IndexMap<String, String>,
     pub body: Option<String>,
     pub validate: Option<RawValidate>,
+}
+
+/// A rule that reads one figure from the lines of a command job's output.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawExtract {
+    /// A regular expression with a named capture `value` (and the `row` capture, if any).
+    pub regex: String,
+    pub unit: Option<String>,
+    /// `higher` or `lower` is better: required, since rigor cannot know.
+    pub direction: Option<String>,
+    pub label: Option<String>,
+    /// The named capture that says which row a matching line belongs to.
+    pub row: Option<String>,
 }
 
 /// How to know the application is ready to take load.
@@ -203,6 +228,8 @@ pub struct RawValidate {
 pub struct RawScenario {
     pub application: Option<String>,
     pub load: Option<String>,
+    /// A command job run to completion instead of an application under load.
+    pub command: Option<String>,
     #[serde(default, deserialize_with = "count")]
     pub iterations: Option<usize>,
     #[serde(default)]

@@ -2,7 +2,7 @@
 //! problem of every row is gathered (see `resolve_app`, `resolve_load` and `role` for the
 //! values), so one run lists them all.
 
-use super::model::{Ready, RowPlan, ScenarioPlan};
+use super::model::{Ready, RowPlan, ScenarioPlan, Work};
 use super::problems::Problems;
 use super::raw::{RawJob, RawProfile, RawScenario, Scalar};
 use super::{Config, PlanRequest, Vars};
@@ -25,8 +25,11 @@ struct RowSource<'a> {
     s: &'a RawScenario,
     profile: &'a RawProfile,
     req: &'a PlanRequest,
+    /// The job started each iteration: the application, or the command job.
+    app_name: &'a str,
     app_job: &'a RawJob,
-    load_job: &'a RawJob,
+    /// `None` for a command scenario.
+    load: Option<(&'a str, &'a RawJob)>,
 }
 
 /// Where a variable that overrides a load key was set, so its error points there.
@@ -50,13 +53,25 @@ impl Config {
         })?;
         // Roles that name no job, or a job that cannot play them, are reported when the file
         // is read; there is nothing to plan then.
-        let (Some(app_job), Some(load_job)) = (
-            s.application.as_ref().and_then(|j| self.raw.jobs.get(j)),
-            s.load.as_ref().and_then(|j| self.raw.jobs.get(j)),
-        ) else {
+        let command = self.command_job_of(s);
+        let Some((app_name, app_job)) = command
+            .or(s.application.as_deref())
+            .and_then(|j| Some((j, self.raw.jobs.get(j)?)))
+        else {
             return Err(Problems::default());
         };
-        if app_job.command.is_none() || load_job.url.is_none() {
+        let load = match command {
+            Some(_) => None,
+            None => match s
+                .load
+                .as_deref()
+                .and_then(|j| Some((j, self.raw.jobs.get(j)?)))
+            {
+                Some(l) if l.1.url.is_some() => Some(l),
+                _ => return Err(Problems::default()),
+            },
+        };
+        if app_job.command.is_none() {
             return Err(Problems::default());
         }
         let mut p = Problems::default();
@@ -80,8 +95,9 @@ impl Config {
             s,
             profile: &profile,
             req,
+            app_name,
             app_job,
-            load_job,
+            load,
         };
         for combo in combos {
             for variant in &variants {
@@ -206,10 +222,8 @@ impl Config {
         }
         vars.set("scenario", scenario);
         vars.set("variant", variant.unwrap_or(""));
-        let app_name = s.application.clone().unwrap_or_default();
-        let load_name = s.load.clone().unwrap_or_default();
         let mut app = self.resolve_app(
-            &app_name,
+            src.app_name,
             src.app_job,
             raw_variant.map(|rv| (variant.unwrap_or(""), scenario, rv)),
             src.profile,
@@ -217,24 +231,30 @@ impl Config {
             &vars,
             p,
         );
-        let load = self.resolve_load(
-            &load_name,
-            src.load_job,
-            scenario,
-            src.profile,
-            req,
-            &vars,
-            &overrides,
-            p,
-        );
-        if app.ready == Ready::Tcp(String::new()) {
-            app.ready = Ready::Tcp(load.addr.to_string());
-        }
+        let work = match src.load {
+            Some((load_name, load_job)) => {
+                let load = self.resolve_load(
+                    load_name,
+                    load_job,
+                    scenario,
+                    src.profile,
+                    req,
+                    &vars,
+                    &overrides,
+                    p,
+                );
+                if app.ready == Ready::Tcp(String::new()) {
+                    app.ready = Ready::Tcp(load.addr.to_string());
+                }
+                Work::Load(load)
+            }
+            None => Work::Command(self.resolve_command(src.app_name, src.app_job, &vars, p)),
+        };
         RowPlan {
             variables: combo.iter().cloned().collect::<BTreeMap<_, _>>(),
             variant: variant.map(str::to_string),
             app,
-            load,
+            work,
         }
     }
 

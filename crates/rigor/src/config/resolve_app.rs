@@ -2,7 +2,7 @@
 //! environment checked, each problem named by file, line and key.
 
 use super::checks;
-use super::model::{AppJob, Ready};
+use super::model::{AppJob, MetricsScrape, Ready};
 use super::problems::Problems;
 use super::raw::{RawJob, RawProfile, RawReady, RawVariant};
 use super::{Config, PlanRequest, Vars};
@@ -117,6 +117,7 @@ impl Config {
             None => Ready::Tcp(String::new()),
         };
         let (cpus, priority_high) = self.role(profile, req, "application", p);
+        let metrics = self.metrics(job, table, vars, p);
         AppJob {
             name: name.to_string(),
             dir,
@@ -135,7 +136,31 @@ impl Config {
                 .and_then(|c| p.take(self.expand(vars, table, "configuration", c))),
             cpus,
             priority_high,
+            metrics,
         }
+    }
+
+    /// `metrics` and `metrics_select`: an HTTP URL, and the series to keep.
+    fn metrics(
+        &self,
+        job: &RawJob,
+        table: &str,
+        vars: &Vars,
+        p: &mut Problems,
+    ) -> Option<MetricsScrape> {
+        let url = job
+            .metrics
+            .as_ref()
+            .and_then(|m| p.take(self.expand(vars, table, "metrics", m)))?;
+        if let Err(e) = rigor_load::resolve_url(&url) {
+            p.add(self.error_at(table, Some("metrics"), &e.to_string()));
+        }
+        let select = job
+            .metrics_select
+            .iter()
+            .filter_map(|s| p.take(self.expand(vars, table, "metrics_select", s)))
+            .collect();
+        Some(MetricsScrape { url, select })
     }
 
     /// The job's folder (the variant's when it sets one), relative to the config's; it must

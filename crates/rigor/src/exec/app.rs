@@ -64,8 +64,19 @@ impl AppProcess {
     /// Spawns the application with its env, folder, CPU set, cgroup and a combined log. A
     /// cgroup it could not join is said in `cgroup_error`; the application runs all the same.
     pub fn spawn(job: &AppJob, log: &Path, cgroup: Option<&Cgroup>) -> Result<AppProcess, String> {
+        Self::spawn_split(job, log, None, cgroup)
+    }
+
+    /// Like [`AppProcess::spawn`], with stdout in its own file when `stdout` is given.
+    pub fn spawn_split(
+        job: &AppJob,
+        log: &Path,
+        stdout: Option<&Path>,
+        cgroup: Option<&Cgroup>,
+    ) -> Result<AppProcess, String> {
         let what = format!("`{}`", job.name);
-        let mut cmd = super::shell::marked_shell(job, &shell_line(&job.command), log, &what)?;
+        let line = shell_line(&job.command);
+        let mut cmd = super::shell::marked_shell_split(job, &line, log, stdout, &what)?;
         // Everything the child does before exec is prepared here: no allocation after fork.
         let (joiner, mut cgroup_error) = match cgroup.map(Cgroup::joiner) {
             Some(Ok(j)) => (Some(j), None),

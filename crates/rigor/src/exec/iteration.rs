@@ -4,7 +4,7 @@
 use super::app::AppProcess;
 use super::build::Built;
 use super::progress::Progress;
-use crate::config::{Ready, RowPlan};
+use crate::config::{LoadJob, Ready, RowPlan, Work};
 use crate::guards;
 use crate::measurements::ids;
 use crate::result::{Iteration, Warning, WarningKind};
@@ -51,6 +51,10 @@ pub fn run_iteration(ctx: &IterationContext) -> Iteration {
 
 /// Start, measure, stop: the application's whole life in one iteration.
 fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
+    let load_job = match &ctx.row.work {
+        Work::Load(l) => l,
+        Work::Command(c) => return super::command::run(ctx, it, c),
+    };
     let app_job = &ctx.row.app;
     port_is_free(&app_job.ready)?;
     // Verified (hashed, so read) before the caches are dropped: the start stays cold.
@@ -93,7 +97,7 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
         .map(Vec::len)
         .unwrap_or_else(rigor_probe::online_cpus);
     let sampler = Sampler::start_with(app.pid, cgroup.clone(), ctx.sample_interval, norm);
-    let result = drive(ctx, it, &mut app, &sampler, &status);
+    let result = drive(ctx, load_job, it, &mut app, &sampler, &status);
     // The window's last reading is taken before the app is told to stop (a no-op when the
     // load already ended it), so nothing the app does on shutdown is in the window.
     sampler.mark(Mark::WindowEnd);
@@ -137,7 +141,7 @@ fn port_is_free(ready: &Ready) -> Result<(), String> {
 }
 
 /// A fresh cgroup for this iteration's application, or a warning saying why there is none.
-fn make_cgroup(sequence: usize, it: &mut Iteration) -> Option<Cgroup> {
+pub(super) fn make_cgroup(sequence: usize, it: &mut Iteration) -> Option<Cgroup> {
     match Cgroup::create(&format!("rigor-{}-{sequence}", std::process::id())) {
         Ok(c) => Some(c),
         Err(why) => {
@@ -149,7 +153,7 @@ fn make_cgroup(sequence: usize, it: &mut Iteration) -> Option<Cgroup> {
 }
 
 /// The warning for an application measured without its own cgroup.
-fn no_cgroup(message: &str) -> Warning {
+pub(super) fn no_cgroup(message: &str) -> Warning {
     Warning::of(WarningKind::NoCgroup, message)
 }
 
@@ -227,32 +231,28 @@ fn ignored_sigterm(stop: &super::app::StopOutcome, stop_timeout: Duration) -> Wa
 /// Readiness, validation and load, with the sampler marking the measured window.
 fn drive(
     ctx: &IterationContext,
+    load_job: &LoadJob,
     it: &mut Iteration,
     app: &mut AppProcess,
     sampler: &Sampler,
     status: &dyn Fn(&str),
 ) -> Result<(), String> {
     status("waiting until ready");
-    let ready = super::readings::ready_watching_memory(ctx, it, app)?;
+    let ready = super::readings::ready_watching_memory(ctx, &load_job.spec.url, it, app)?;
     it.measurements
         .insert(ids::APP_START_TIME.into(), ready.as_secs_f64() * 1e3);
     it.network = Some(guards::proxy_guard(
         app.pid,
-        ctx.row.load.addr,
+        load_job.addr,
         &mut it.warnings,
     ));
     status("first request");
-    first_request(ctx, it, app)?;
-    load(ctx, it, app, sampler, status)
+    first_request(load_job, it, app)?;
+    load(load_job, it, app, sampler, status)
 }
 
 /// The row's own URL, once: first-request latency and the optional validation.
-fn first_request(
-    ctx: &IterationContext,
-    it: &mut Iteration,
-    app: &AppProcess,
-) -> Result<(), String> {
-    let load_job = &ctx.row.load;
+fn first_request(load_job: &LoadJob, it: &mut Iteration, app: &AppProcess) -> Result<(), String> {
     let spec = &load_job.spec;
     let find = load_job
         .validate
@@ -305,13 +305,13 @@ fn first_request(
 /// The measured load: the engine runs while the app is watched (a crash or an interrupt stops
 /// the engine) and the sampler marks the window; then the engine's report is recorded.
 fn load(
-    ctx: &IterationContext,
+    load_job: &LoadJob,
     it: &mut Iteration,
     app: &mut AppProcess,
     sampler: &Sampler,
     status: &dyn Fn(&str),
 ) -> Result<(), String> {
-    let spec = &ctx.row.load.spec;
+    let spec = &load_job.spec;
     let live = Live::default();
     let before = rigor_probe::cpu_counters();
     let stop = AtomicBool::new(false);

@@ -8,6 +8,7 @@ mod app;
 mod artifact;
 mod build;
 mod builds;
+mod command;
 mod environment;
 mod executor;
 mod finish;
@@ -64,7 +65,11 @@ pub fn execute(options: &RunOptions) -> Result<Exit, Failure> {
     for w in &result.warnings {
         progress.note(&format!("warning: {}", report::warning_text(w)));
     }
-    if plan.rows.iter().any(|r| r.plan.load.priority_high) {
+    if plan
+        .rows
+        .iter()
+        .any(|r| r.plan.work.load().is_some_and(|l| l.priority_high))
+    {
         priority::raise_own(&mut result);
     }
     let mut executor = LocalExecutor;

@@ -13,11 +13,11 @@ use std::time::Duration;
 /// once the probe passed; material growth in between is a warning naming the probe.
 pub fn ready_watching_memory(
     ctx: &IterationContext,
+    load_url: &str,
     it: &mut Iteration,
     app: &mut AppProcess,
 ) -> Result<Duration, String> {
     let (ready, timeout) = (&ctx.row.app.ready, ctx.row.app.ready_timeout);
-    let load_url = &ctx.row.load.spec.url;
     let watched = match ready {
         Ready::Http(url) if guards::probes_another_url(url, load_url) => {
             rigor_load::resolve_url(url).ok().map(|addr| (url, addr))

@@ -10,14 +10,31 @@ use std::process::{Command, Stdio};
 
 /// A `sh -c LINE` command for `job`, ready to spawn; `what` names it in errors.
 pub fn marked_shell(job: &AppJob, line: &str, log: &Path, what: &str) -> Result<Command, String> {
+    marked_shell_split(job, line, log, None, what)
+}
+
+/// Like [`marked_shell`], with stdout in a file of its own when `stdout` is given (a command
+/// job's figures are read from it; its errors stay in the log).
+pub fn marked_shell_split(
+    job: &AppJob,
+    line: &str,
+    log: &Path,
+    stdout: Option<&Path>,
+    what: &str,
+) -> Result<Command, String> {
     if !job.dir.is_dir() {
         return Err(format!(
             "{what}: folder {} does not exist",
             job.dir.display()
         ));
     }
-    let out = File::create(log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
-    let err = out.try_clone().map_err(|e| e.to_string())?;
+    let create =
+        |p: &Path| File::create(p).map_err(|e| format!("cannot create {}: {e}", p.display()));
+    let err = create(log)?;
+    let out = match stdout {
+        Some(p) => create(p)?,
+        None => err.try_clone().map_err(|e| e.to_string())?,
+    };
     let mut cmd = Command::new("sh");
     cmd.arg("-c")
         .arg(line)

@@ -35,6 +35,11 @@ pub const APP_CTX_SWITCHES_INVOLUNTARY: &str = "app.ctx_switches.involuntary";
 pub const APP_BUILD_TIME: &str = "app.build_time";
 /// From start until the readiness check passed.
 pub const APP_START_TIME: &str = "app.start_time";
+/// A command job's run, from spawn until it exited.
+pub const APP_ELAPSED: &str = "app.elapsed";
+/// CPU time a command job's tree used over its whole run (every process, short-lived ones
+/// included).
+pub const APP_CPU_TIME: &str = "app.cpu_time";
 /// Latency of the first request to the load URL after readiness (outside the window).
 pub const APP_FIRST_REQUEST: &str = "app.first_request";
 /// Size of the build's `artifact` (file or folder).

@@ -118,6 +118,8 @@ pub const CATALOGUE: &[MeasurementInfo] = &[
     bk(ids::APP_BUILD_TIME, "Build Time", "ms", Down, App),
     m(ids::APP_START_TIME, "Start Time", "ms", Down, App),
     m(ids::APP_FIRST_REQUEST, "First Request", "ms", Down, App),
+    m(ids::APP_ELAPSED, "Elapsed Time", "ms", Down, App),
+    m(ids::APP_CPU_TIME, "CPU Time", "ms", Down, App),
     bk(ids::APP_SIZE, "Published Size", "KiB", Down, App),
     m(ids::LOAD_CPU, "Load Client CPU", "%", Down, Load),
     m(ids::LOAD_RPS, "Requests/sec", "1/s", Up, Load),

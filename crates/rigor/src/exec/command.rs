@@ -1,0 +1,220 @@
+//! One iteration of a command job: a fresh process run to completion, measured over its whole
+//! life like an application (CPU, memory, threads), its exit status checked, and the figures it
+//! reported about itself read from its stdout.
+
+use super::app::AppProcess;
+use super::iteration::{make_cgroup, no_cgroup, IterationContext};
+use crate::config::CommandWork;
+use crate::measurements::ids;
+use crate::result::{Iteration, RowFigure};
+use nix::sys::resource::{getrusage, UsageWho};
+use rigor_probe::{Cgroup, Mark, Sampler};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The largest stdout read for figures: a program that floods its output is not parsed whole.
+const MAX_STDOUT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Runs the command once; faults are returned as the iteration's error, with the log tails.
+pub fn run(ctx: &IterationContext, it: &mut Iteration, work: &CommandWork) -> Result<(), String> {
+    let job = &ctx.row.app;
+    ctx.built.ensure_artifact()?;
+    if ctx.drop_caches {
+        super::readings::drop_caches(it);
+    }
+    let cgroup = make_cgroup(ctx.sequence, it);
+    let status = |phase: &str| {
+        ctx.progress.status(format!(
+            "{} · iteration {} · {phase}",
+            ctx.label,
+            ctx.index + 1
+        ))
+    };
+    status("running");
+    let stdout = stdout_path(&ctx.log);
+    let children_before = children_cpu_ns();
+    let mut app = match AppProcess::spawn_split(job, &ctx.log, Some(&stdout), cgroup.as_ref()) {
+        Ok(app) => app,
+        Err(e) => {
+            if let Some(c) = cgroup {
+                let _ = c.remove();
+            }
+            return Err(e);
+        }
+    };
+    it.pid = Some(app.pid);
+    if let Some(why) = app.cgroup_error.take() {
+        it.warnings.push(no_cgroup(&format!(
+            "the command could not join its cgroup: {why}"
+        )));
+    }
+    if job.priority_high {
+        let (outcome, warning) = super::priority::raise(app.pid, "the command");
+        it.priority = Some(outcome);
+        it.warnings.extend(warning);
+    }
+    let norm = job
+        .cpus
+        .as_ref()
+        .map(Vec::len)
+        .unwrap_or_else(rigor_probe::online_cpus);
+    let sampler = Sampler::start_with(app.pid, cgroup.clone(), ctx.sample_interval, norm);
+    // The command's whole life is its measured window.
+    sampler.mark(Mark::WindowStart);
+    let waited = wait(&mut app, work.timeout, &status);
+    let elapsed = app.spawned_at.elapsed();
+    sampler.mark(Mark::WindowEnd);
+    let stop = app.stop(job.stop_timeout, cgroup.as_ref());
+    let samples = sampler.stop();
+    crate::measurements::record_app(&samples.figures(), &mut it.measurements);
+    it.measurements
+        .insert(ids::APP_ELAPSED.into(), elapsed.as_secs_f64() * 1e3);
+    let cpu_ns = cpu_used_ns(cgroup.as_ref(), children_before);
+    if let Some(c) = cgroup {
+        let _ = c.remove();
+    }
+    if let Some(ns) = cpu_ns {
+        record_cpu(it, ns, elapsed, norm);
+    }
+    stopped(it, &stop)?;
+    let exit = waited.map_err(|e| format!("{e}\n{}", tails(&ctx.log, &stdout)))?;
+    if !exit.success() {
+        return Err(format!(
+            "the command exited with {exit}\n{}",
+            tails(&ctx.log, &stdout)
+        ));
+    }
+    figures(it, &stdout, work)
+}
+
+/// Where a command's stdout goes: beside its log.
+pub fn stdout_path(log: &Path) -> PathBuf {
+    log.with_extension("stdout")
+}
+
+/// Waits for the command to exit: `Err` when it outlives its `timeout` or the user interrupts
+/// (it is then stopped by the caller).
+fn wait(
+    app: &mut AppProcess,
+    timeout: Duration,
+    status: &dyn Fn(&str),
+) -> Result<std::process::ExitStatus, String> {
+    let started = Instant::now();
+    let mut said = 0;
+    loop {
+        if let Some(exit) = app.exited() {
+            return Ok(exit);
+        }
+        if crate::interrupt::interrupted() {
+            return Err("interrupted while the command ran".into());
+        }
+        let ran = started.elapsed();
+        if ran >= timeout {
+            return Err(format!(
+                "the command was still running after its timeout of {:.1}s and was stopped",
+                timeout.as_secs_f64()
+            ));
+        }
+        if ran.as_secs() > said {
+            said = ran.as_secs();
+            status(&format!("running {said}s"));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// CPU time of rigor's waited-for children, ns: the command and every descendant it waited
+/// for are counted once reaped.
+fn children_cpu_ns() -> Option<u64> {
+    let u = getrusage(UsageWho::RUSAGE_CHILDREN).ok()?;
+    let ns =
+        |t: nix::sys::time::TimeVal| t.tv_sec() as u64 * 1_000_000_000 + t.tv_usec() as u64 * 1000;
+    Some(ns(u.user_time()) + ns(u.system_time()))
+}
+
+/// The command tree's whole CPU time: its cgroup's counter (every process that ran in it),
+/// else what the kernel accounted to rigor's children while it ran.
+fn cpu_used_ns(cgroup: Option<&Cgroup>, children_before: Option<u64>) -> Option<u64> {
+    if let Some(ns) = cgroup.and_then(Cgroup::cpu_usage_ns) {
+        return Some(ns);
+    }
+    Some(children_cpu_ns()?.saturating_sub(children_before?))
+}
+
+/// `app.cpu_time`, and `app.cpu.avg` as that time over the run's length on the cores it had:
+/// exact where the samples can miss the start and the end of a short run.
+fn record_cpu(it: &mut Iteration, cpu_ns: u64, elapsed: Duration, cores: usize) {
+    let ms = cpu_ns as f64 / 1e6;
+    it.measurements.insert(ids::APP_CPU_TIME.into(), ms);
+    let wall_ms = elapsed.as_secs_f64() * 1e3;
+    if wall_ms > 0.0 && cores > 0 {
+        it.measurements
+            .insert(ids::APP_CPU_AVG.into(), ms / wall_ms / cores as f64 * 100.0);
+    }
+}
+
+/// Processes that outlived the command are warned about (and were killed); survivors of
+/// SIGKILL fail the iteration.
+fn stopped(it: &mut Iteration, stop: &super::app::StopOutcome) -> Result<(), String> {
+    if !stop.left_behind.is_empty() {
+        it.warnings.push(crate::result::Warning::of(
+            crate::result::WarningKind::LeftBehind,
+            format!(
+                "processes outlived the command and were killed: {}",
+                super::procs::names(&stop.left_behind)
+            ),
+        ));
+    }
+    if stop.survivors.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "processes of the command survived SIGKILL: {:?}",
+            stop.survivors
+        ))
+    }
+}
+
+/// The tails of the command's stdout and of its log (stderr).
+fn tails(log: &Path, stdout: &Path) -> String {
+    format!(
+        "{}\n{}",
+        super::logtail::tail(stdout, 10),
+        super::logtail::tail(log, 10)
+    )
+}
+
+/// Reads the figures the command printed: those of the run go in the iteration, those of a
+/// row of their own are handed to the runner.
+fn figures(it: &mut Iteration, stdout: &Path, work: &CommandWork) -> Result<(), String> {
+    let text = read_bounded(stdout)?;
+    let reported = crate::selfreport::read(&text, &work.extract)
+        .map_err(|e| format!("{e} (in {})", stdout.display()))?;
+    for r in reported {
+        if !r.declaration.is_empty() {
+            it.declared
+                .entry(r.id.clone())
+                .or_insert_with(|| r.declaration.clone());
+        }
+        if r.row.is_empty() {
+            it.measurements.insert(r.id, r.value);
+        } else {
+            it.row_figures.push(RowFigure {
+                row: r.row,
+                id: r.id,
+                value: r.value,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The command's stdout as text (lossy UTF-8), at most [`MAX_STDOUT_BYTES`].
+fn read_bounded(path: &Path) -> Result<String, String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_STDOUT_BYTES).read_to_end(&mut bytes))
+        .map_err(|e| format!("cannot read the command's output {}: {e}", path.display()))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
