@@ -134,7 +134,7 @@ impl<'a> Runner<'a> {
             progress: self.progress,
             label: label.clone(),
         };
-        let it = executor.iteration(&ctx);
+        let mut it = executor.iteration(&ctx);
         self.sequence += 1;
         self.progress.advance();
         match &it.error {
@@ -150,6 +150,7 @@ impl<'a> Runner<'a> {
                 self.progress.note(&iteration_line(&label, &it));
             }
         }
+        super::row_figures::distribute(result, slot.row, &mut it);
         result.rows[slot.row].iterations.push(it);
     }
 
