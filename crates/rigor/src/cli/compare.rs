@@ -26,6 +26,10 @@ pub struct CompareArgs {
     /// Also write the comparison as GitHub markdown (ready for a PR comment).
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
+    /// Also write the comparison as one self-contained HTML page: the tables plus a chart per
+    /// measurement (each change with its interval, coloured by verdict).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Measurement ids `--fail-on-regression` watches, comma-separated (default: load.rps).
     /// The table always shows every measurement the files have in common.
     #[arg(long, value_delimiter = ',', value_name = "IDS")]
@@ -71,7 +75,14 @@ pub fn execute(args: &CompareArgs) -> Result<Exit, Failure> {
             return Err(Failure::usage(e));
         }
     }
-    crate::report::compare::publish(&report, options.json.as_ref(), options.markdown.as_ref())?;
+    crate::report::compare::publish(
+        &report,
+        &crate::report::compare::Outputs {
+            json: options.json.as_ref(),
+            markdown: options.markdown.as_ref(),
+            html: options.html.as_ref(),
+        },
+    )?;
     let rules = gate::Rules {
         fail_on_regression: options.fail_on_regression,
         watched: &options.watched,

@@ -44,6 +44,8 @@ pub struct CompareOptions {
     pub json: Option<PathBuf>,
     /// `--markdown FILE`.
     pub markdown: Option<PathBuf>,
+    /// `--html FILE`.
+    pub html: Option<PathBuf>,
 }
 
 impl TryFrom<&CompareArgs> for CompareOptions {
@@ -74,6 +76,7 @@ impl TryFrom<&CompareArgs> for CompareOptions {
             measure: args.measure.clone(),
             json: args.json.clone(),
             markdown: args.markdown.clone(),
+            html: args.html.clone(),
         })
     }
 }
@@ -97,6 +100,7 @@ mod tests {
             threshold: 2.0,
             json: None,
             markdown: None,
+            html: None,
             measurements: measurements.iter().map(|s| s.to_string()).collect(),
             fail_on_regression: true,
             measure: measure.iter().map(|(id, b)| (id.to_string(), *b)).collect(),

@@ -1,6 +1,7 @@
 //! `rigor compare`'s report: the comparison as a format-neutral document (heading, what was
 //! compared, warnings that no figure can change said first, the tables, the other warnings),
-//! and where it goes: the terminal, `--json`, `--markdown` and `$GITHUB_STEP_SUMMARY`.
+//! and where it goes: the terminal, `--json`, `--markdown`, `--html` (with charts) and
+//! `$GITHUB_STEP_SUMMARY`.
 
 use super::{format, warnings, Block, Document};
 use crate::analysis::matching::CompareReport;
@@ -39,14 +40,25 @@ pub fn document(report: &CompareReport) -> Document {
     Document { blocks }
 }
 
-/// Shows the comparison on the terminal and writes it where it was asked for: `json` (the
-/// report itself), `markdown`, and `$GITHUB_STEP_SUMMARY` when set. A file that cannot be
-/// written is an error; a step summary that cannot be appended to is only said.
-pub fn publish(
-    report: &CompareReport,
-    json: Option<&PathBuf>,
-    markdown: Option<&PathBuf>,
-) -> anyhow::Result<()> {
+/// Where `rigor compare` writes its report besides the terminal.
+pub struct Outputs<'a> {
+    /// `--json`: the report itself.
+    pub json: Option<&'a PathBuf>,
+    /// `--markdown`.
+    pub markdown: Option<&'a PathBuf>,
+    /// `--html`: the tables and a chart per measurement in one self-contained page.
+    pub html: Option<&'a PathBuf>,
+}
+
+/// Shows the comparison on the terminal and writes it where it was asked for, and to
+/// `$GITHUB_STEP_SUMMARY` when set. A file that cannot be written is an error; a step summary
+/// that cannot be appended to is only said.
+pub fn publish(report: &CompareReport, to: &Outputs) -> anyhow::Result<()> {
+    let Outputs {
+        json,
+        markdown,
+        html,
+    } = *to;
     let doc = document(report);
     crate::console::out(&super::terminal::render_document(
         &doc,
@@ -56,6 +68,14 @@ pub fn publish(
         let text = serde_json::to_string_pretty(report)?;
         std::fs::write(path, text + "\n")
             .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if let Some(path) = html {
+        let page = super::html::render_page(
+            &doc,
+            "rigor compare",
+            &super::chart::compare_section(report),
+        );
+        std::fs::write(path, page).with_context(|| format!("cannot write {}", path.display()))?;
     }
     let text = super::markdown::render_document(&doc);
     if let Some(path) = markdown {

@@ -1,19 +1,22 @@
 //! A standalone HTML page of the same report (`--html F`): something to attach to a ticket or
-//! open in a browser, with verdicts coloured as on the terminal.
+//! open in a browser, with verdicts coloured as on the terminal and the charts drawn inline
+//! (SVG, see [`super::chart`]), so the one file shows everything without network or script.
 
 use super::{Block, Cell, Document, Style, Table};
 use crate::result::RunResult;
 
-/// The run report as one self-contained HTML file.
+/// The run report as one self-contained HTML file: the tables, then the charts.
 pub fn render(result: &RunResult) -> String {
-    render_document(
+    render_page(
         &super::run_document(result),
         &format!("rigor · {}", result.scenario),
+        &super::chart::run_section(result),
     )
 }
 
-/// Renders any report document as a complete HTML page titled `title`.
-pub fn render_document(doc: &Document, title: &str) -> String {
+/// Renders a report document as a complete HTML page titled `title`, with `charts` (trusted
+/// markup built by [`super::chart`], every user string in it already escaped) after it.
+pub fn render_page(doc: &Document, title: &str, charts: &str) -> String {
     let mut out =
         String::from("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n");
     out.push_str(&format!("<title>{}</title>\n", escape(title)));
@@ -36,6 +39,7 @@ pub fn render_document(doc: &Document, title: &str) -> String {
             }
         }
     }
+    out.push_str(charts);
     out.push_str("</body></html>\n");
     out
 }
@@ -49,6 +53,19 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 .regression{color:#b00020;font-weight:bold}
 .improvement{color:#1b7f2a;font-weight:bold}
 .inconclusive,.warning{color:#a66b00}
+.charts{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start}
+svg.chart{background:#fff;border:1px solid #e2e2e2;font:11px system-ui,sans-serif}
+svg .grid{stroke:#ececec}
+svg .axis{stroke:#666}
+svg .zero{stroke:#333;stroke-width:1.5}
+svg .series{fill:none;stroke-width:1.5;stroke-linejoin:round}
+svg .whisker{stroke:#777;stroke-width:1.5}
+svg .title{font-weight:bold;font-size:12px;fill:#222}
+svg .tick,svg .legend,svg .label{fill:#444}
+svg .end{text-anchor:end}
+svg .mid{text-anchor:middle}
+svg .value{font-weight:bold}
+.note{color:#666;font-size:.9em}
 </style>
 ";
 
@@ -85,9 +102,10 @@ fn cell(c: &Cell) -> String {
     format!("<span class=\"{class}\">{}</span>", escape(&c.text))
 }
 
-/// Text, never markup; control characters other than line breaks and tabs are shown as
-/// `\u{1b}`-style escapes, as on the terminal, since a raw escape sequence is not text.
-fn escape(s: &str) -> String {
+/// Text, never markup (in element text and double-quoted attributes alike); control characters
+/// other than line breaks and tabs are shown as `\u{1b}`-style escapes, as on the terminal,
+/// since a raw escape sequence is not text.
+pub fn escape(s: &str) -> String {
     super::terminal::visible(s)
         .replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -136,7 +154,7 @@ mod tests {
                 }),
             ],
         };
-        let html = render_document(&doc, "t");
+        let html = render_page(&doc, "t", "");
         assert!(html.contains("<h1>a &lt;b&gt;</h1>"));
         assert!(html.contains("<td>x &amp; y</td>"));
         assert!(

@@ -6,6 +6,7 @@
 //! content; only the dress differs.
 
 mod cells;
+pub mod chart;
 pub mod compare;
 mod comparisons;
 pub mod csv;

@@ -1,0 +1,303 @@
+//! Charts for the HTML report, drawn as inline SVG so the page needs no network, no script and
+//! no font of its own: comparisons (each change with its interval, coloured by verdict), sweeps
+//! (a measurement against the swept variable, a line per variant), the latency percentile
+//! spectrum, and per-iteration timelines. What a chart leaves out to keep the page small is
+//! said under it.
+
+mod axis;
+mod bars;
+mod frame;
+mod palette;
+mod spectrum;
+mod svg;
+mod sweep;
+mod thin;
+mod timeline;
+
+use crate::analysis::matching::CompareReport;
+use crate::declarations::{self, Declarations};
+use crate::measurements::ids;
+use crate::report::html::escape;
+use crate::result::{Comparison, RunResult};
+
+/// Sweep charts, spectra and timeline rows a page draws at most; more are named as left out.
+const MAX_SWEEPS: usize = 24;
+const MAX_SPECTRA: usize = 24;
+const MAX_TIMELINE_ROWS: usize = 24;
+
+/// The charts of a run, as an HTML section (empty when there is nothing to draw).
+pub fn run_section(result: &RunResult) -> String {
+    let page = Variants::of(result);
+    let mut out = String::new();
+    out.push_str(&comparisons(
+        &result.comparisons,
+        &result.measurements,
+        None,
+        |c| {
+            let row = c.row_key().detail();
+            if row.is_empty() {
+                format!("{} vs {}", c.candidate, c.baseline)
+            } else {
+                format!("{row} · {} vs {}", c.candidate, c.baseline)
+            }
+        },
+    ));
+    out.push_str(&sweeps(result, &page));
+    out.push_str(&spectra(result, &page));
+    out.push_str(&timelines(result, &page));
+    if out.is_empty() {
+        return out;
+    }
+    format!("<section class=\"charts-section\">\n<h2>Charts</h2>\n{out}</section>\n")
+}
+
+/// The charts of `rigor compare`: one comparison chart per measurement.
+pub fn compare_section(report: &CompareReport) -> String {
+    let out = comparisons(
+        &report.comparisons,
+        &report.measurements,
+        Some(report.threshold_pct),
+        |c| {
+            let row = c.row_key().label();
+            if row.is_empty() {
+                c.candidate.clone()
+            } else {
+                format!("{row} · {}", c.candidate)
+            }
+        },
+    );
+    if out.is_empty() {
+        return out;
+    }
+    format!("<section class=\"charts-section\">\n<h2>Charts</h2>\n{out}</section>\n")
+}
+
+/// The variants of a run in one order (the baseline first), so each has one colour and one
+/// name across the page.
+struct Variants {
+    order: Vec<Option<String>>,
+    scenario: String,
+}
+
+impl Variants {
+    fn of(result: &RunResult) -> Variants {
+        let mut order: Vec<Option<String>> = result
+            .comparisons
+            .first()
+            .map(|c| vec![Some(c.baseline.clone())])
+            .unwrap_or_default();
+        for row in &result.rows {
+            if !order.contains(&row.variant) {
+                order.push(row.variant.clone());
+            }
+        }
+        Variants {
+            order,
+            scenario: result.scenario.clone(),
+        }
+    }
+
+    fn colour(&self, v: &Option<String>) -> &'static str {
+        palette::series(self.order.iter().position(|x| x == v).unwrap_or(0))
+    }
+
+    fn name(&self, v: &Option<String>) -> String {
+        v.clone().unwrap_or_else(|| self.scenario.clone())
+    }
+}
+
+/// A sub-section: heading, the charts side by side, then what the reader must know about them.
+fn block(title: &str, charts: &[String], notes: &[String]) -> String {
+    if charts.is_empty() {
+        return String::new();
+    }
+    let mut out = format!("<h3>{}</h3>\n<div class=\"charts\">\n", escape(title));
+    for c in charts {
+        out.push_str(c);
+        out.push('\n');
+    }
+    out.push_str("</div>\n");
+    for n in notes {
+        out.push_str(&format!("<p class=\"note\">{}</p>\n", escape(n)));
+    }
+    out
+}
+
+fn comparisons(
+    cs: &[Comparison],
+    decl: &Declarations,
+    threshold: Option<f64>,
+    label: impl Fn(&Comparison) -> String,
+) -> String {
+    let mut measurements: Vec<&str> = Vec::new();
+    for c in cs {
+        if !measurements.contains(&c.measurement.as_str()) {
+            measurements.push(&c.measurement);
+        }
+    }
+    let mut notes = Vec::new();
+    let charts: Vec<String> = measurements
+        .iter()
+        .map(|m| {
+            let of: Vec<&Comparison> = cs.iter().filter(|c| c.measurement == *m).collect();
+            let title = declarations::label(m, decl);
+            if of.len() > bars::MAX_BARS {
+                notes.push(format!(
+                    "{title}: the first {} of {} comparisons are drawn; the tables have all.",
+                    bars::MAX_BARS,
+                    of.len()
+                ));
+            }
+            bars::chart(&title, &of, &label, threshold)
+        })
+        .collect();
+    block("Comparisons", &charts, &notes)
+}
+
+/// The measurements worth a sweep chart: a command's own figures (the pivot's first), then the
+/// load's throughput and p99 latency; a command job without figures of its own charts its
+/// elapsed time.
+fn sweep_ids(result: &RunResult) -> Vec<String> {
+    let has = |id: &str| result.rows.iter().any(|r| r.summary.contains_key(id));
+    let mut out: Vec<String> = crate::report::pivot::default_measurement(result)
+        .into_iter()
+        .collect();
+    let mut cmd: Vec<String> = result
+        .rows
+        .iter()
+        .flat_map(|r| r.summary.keys())
+        .filter(|id| id.starts_with("cmd."))
+        .cloned()
+        .collect();
+    cmd.sort();
+    out.extend(cmd);
+    for id in [ids::LOAD_RPS, ids::LOAD_LATENCY_P99] {
+        out.push(id.to_string());
+    }
+    if !out.iter().any(|id| has(id)) {
+        out.push(ids::APP_ELAPSED.to_string());
+    }
+    let mut seen = Vec::new();
+    out.retain(|id| {
+        has(id) && !seen.contains(id) && {
+            seen.push(id.clone());
+            true
+        }
+    });
+    out
+}
+
+fn sweeps(result: &RunResult, page: &Variants) -> String {
+    let tables: Vec<_> = sweep_ids(result)
+        .iter()
+        .flat_map(|id| crate::report::pivot::build(result, id, None))
+        .collect();
+    let charts: Vec<String> = tables
+        .iter()
+        .take(MAX_SWEEPS)
+        .map(|p| sweep::chart(p, |v| page.colour(v), |v| page.name(v)))
+        .collect();
+    let mut notes = vec![
+        "Each line joins a variant's medians; the band spans its lowest and highest \
+         iteration; a value a variant lacks leaves a gap."
+            .to_string(),
+    ];
+    if tables.len() > MAX_SWEEPS {
+        notes.push(format!(
+            "{MAX_SWEEPS} of {} sweep charts are drawn; the tables have every figure.",
+            tables.len()
+        ));
+    }
+    block("Sweeps", &charts, &notes)
+}
+
+fn spectra(result: &RunResult, page: &Variants) -> String {
+    let mut groups: Vec<(crate::result::RowKey, Vec<&crate::result::Row>)> = Vec::new();
+    for row in &result.rows {
+        let g = row.key_in(&result.scenario).group();
+        match groups.iter_mut().find(|(k, _)| *k == g) {
+            Some((_, rows)) => rows.push(row),
+            None => groups.push((g, vec![row])),
+        }
+    }
+    let mut charts = Vec::new();
+    let mut drawable = 0;
+    for (key, rows) in &groups {
+        let lines: Vec<_> = rows
+            .iter()
+            .filter_map(|r| {
+                let (_, p) = spectrum::median_iteration(r)?;
+                Some((page.name(&r.variant), page.colour(&r.variant), p))
+            })
+            .collect();
+        if lines.is_empty() {
+            continue;
+        }
+        drawable += 1;
+        if charts.len() < MAX_SPECTRA {
+            charts.extend(spectrum::chart(
+                &format!("Latency · {}", key.label()),
+                &lines,
+            ));
+        }
+    }
+    let mut notes = vec![
+        "Each line is the variant's median iteration by p99 latency; the maximum (100%) lies \
+         beyond the axis."
+            .to_string(),
+    ];
+    if drawable > MAX_SPECTRA {
+        notes.push(format!(
+            "{MAX_SPECTRA} of {drawable} rows' spectra are drawn."
+        ));
+    }
+    block("Latency percentile spectrum", &charts, &notes)
+}
+
+fn timelines(result: &RunResult, page: &Variants) -> String {
+    let rows: Vec<_> = result
+        .rows
+        .iter()
+        .filter(|r| r.iterations.iter().any(|i| i.series.is_some()))
+        .collect();
+    let mut out = String::new();
+    let mut capped = false;
+    for row in rows.iter().take(MAX_TIMELINE_ROWS) {
+        let (with, drawn) = timeline::drawn(row);
+        capped |= drawn.len() < with;
+        let charts = timeline::row_charts(row, &result.measurements, page.colour(&row.variant));
+        out.push_str(&block(
+            &format!("Timelines · {}", row.key_in(&result.scenario).label()),
+            &charts,
+            &[],
+        ));
+    }
+    if out.is_empty() {
+        return out;
+    }
+    out.push_str(&format!(
+        "<p class=\"note\">Each line is one iteration (dashed grey: failed or excluded); the \
+         shaded span is its measured window. Lines longer than {} points are thinned, keeping \
+         each slice's lowest and highest value.</p>\n",
+        thin::MAX_POINTS
+    ));
+    if capped {
+        out.push_str(&format!(
+            "<p class=\"note\">Rows with more than {} iterations show {} of them, evenly \
+             spaced, first and last included.</p>\n",
+            thin::MAX_ITERATIONS,
+            thin::MAX_ITERATIONS
+        ));
+    }
+    if rows.len() > MAX_TIMELINE_ROWS {
+        out.push_str(&format!(
+            "<p class=\"note\">Timelines of the first {MAX_TIMELINE_ROWS} of {} rows are \
+             drawn.</p>\n",
+            rows.len()
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;
