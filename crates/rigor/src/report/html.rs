@@ -15,14 +15,23 @@ pub fn render(result: &RunResult) -> String {
 }
 
 /// Renders a report document as a complete HTML page titled `title`, with `charts` (trusted
-/// markup built by [`super::chart`], every user string in it already escaped) after it.
+/// markup built by [`super::chart`], every user string in it already escaped) before the first
+/// table or section: the picture first, the figures behind it after.
 pub fn render_page(doc: &Document, title: &str, charts: &str) -> String {
     let mut out =
         String::from("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n");
     out.push_str(&format!("<title>{}</title>\n", escape(title)));
     out.push_str(STYLE);
     out.push_str("</head><body>\n");
-    for block in &doc.blocks {
+    let first_table = doc
+        .blocks
+        .iter()
+        .position(|b| matches!(b, Block::Table(_) | Block::Heading(2.., _)))
+        .unwrap_or(doc.blocks.len());
+    for (i, block) in doc.blocks.iter().enumerate() {
+        if i == first_table {
+            out.push_str(charts);
+        }
         match block {
             Block::Heading(level, text) => {
                 let h = (*level).clamp(1, 5);
@@ -39,7 +48,9 @@ pub fn render_page(doc: &Document, title: &str, charts: &str) -> String {
             }
         }
     }
-    out.push_str(charts);
+    if first_table == doc.blocks.len() {
+        out.push_str(charts);
+    }
     out.push_str("</body></html>\n");
     out
 }

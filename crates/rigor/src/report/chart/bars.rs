@@ -1,5 +1,5 @@
-//! Comparison charts: for one measurement, each compared row's change against the baseline as a
-//! horizontal bar (the change of the medians) with its confidence interval as a whisker,
+//! Comparison charts: for one compared pair, each measurement's change against the baseline as
+//! a horizontal bar (the change of the medians) with its confidence interval as a whisker,
 //! coloured by verdict, around a zero line and the practical threshold's band.
 
 use super::axis::{labels, ticks, Scale};
@@ -11,11 +11,16 @@ use crate::result::Comparison;
 
 /// Rows one chart draws at most; the page says how many more there were.
 pub const MAX_BARS: usize = 40;
-const WIDTH: f64 = 760.0;
+const WIDTH: f64 = 800.0;
 const LABEL_W: f64 = 250.0;
 const PLOT: (f64, f64) = (262.0, 620.0);
 const ROW_H: f64 = 22.0;
 const TOP: f64 = 28.0;
+/// The widest axis, %: one change of +100,000% (a page cache that was empty in the baseline)
+/// must not flatten every other bar; beyond it bars are cut and marked.
+pub const MAX_EXTENT: f64 = 100.0;
+/// What marks a bar cut at the edge of the axis.
+pub const CUT_MARK: &str = "›";
 
 /// The x range: every change and interval, the threshold, and at least ±1%, symmetric so left
 /// and right read alike.
@@ -27,11 +32,12 @@ fn extent(cs: &[&Comparison], threshold: Option<f64>) -> f64 {
         .map(f64::abs)
         .chain(threshold.map(|t| t * 1.5))
         .fold(1.0f64, f64::max)
+        .min(MAX_EXTENT / 1.1)
         * 1.1
 }
 
-/// One chart: `title` names the measurement, `label` each compared row, `threshold` (%) the
-/// band of practical equivalence when known.
+/// One chart: `title` names the compared pair, `label` each bar (its measurement), `threshold`
+/// (%) the band of practical equivalence when known.
 pub fn chart(
     title: &str,
     cs: &[&Comparison],
@@ -113,13 +119,19 @@ fn bar(svg: &mut Svg, x: &Scale, y: f64, c: &Comparison, name: &str) {
     ));
     svg.text((LABEL_W, y + 4.0), "tick end", "", &cut(name, 38));
     if let Some(ch) = change {
-        let (a, b) = (x.at(0.0), x.at(ch));
+        let (a, b) = (x.at(0.0), x.at(ch.clamp(x.lo, x.hi)));
         svg.rect(
             (a.min(b), y - 5.0),
             ((b - a).abs().max(1.0), 10.0),
             colour,
             0.45,
         );
+        // Cut at the edge: a mark just inside the end says the bar goes on.
+        if ch > x.hi {
+            svg.text((b - 8.0, y + 4.0), "value", "", CUT_MARK);
+        } else if ch < x.lo {
+            svg.text((b + 2.0, y + 4.0), "value", "", "‹");
+        }
     }
     if let (Some(l), Some(h)) = (c.ci_low_pct, c.ci_high_pct) {
         let (a, b) = (x.at(l.max(x.lo)), x.at(h.min(x.hi)));
@@ -176,6 +188,20 @@ mod tests {
         assert!(svg.contains(">-10.0% regression</text>"), "{svg}");
         assert!(svg.contains("±2% threshold"));
         assert!(svg.contains("95% interval [-12.0%, -8.0%]"));
+        assert!(!svg.contains(CUT_MARK));
+    }
+
+    #[test]
+    fn a_huge_change_is_cut_not_allowed_to_flatten_the_others() {
+        let cs = [
+            comparison(114_950.0, (100.0, 200_000.0), Verdict::Inconclusive),
+            comparison(-10.0, (-12.0, -8.0), Verdict::Regression),
+        ];
+        let refs: Vec<&Comparison> = cs.iter().collect();
+        let svg = chart("x", &refs, |c| c.measurement.clone(), None);
+        assert!(svg.contains(CUT_MARK), "{svg}");
+        assert!(svg.contains(">100%</text>"), "{svg}");
+        assert!(svg.contains(">+114,950.0% inconclusive</text>"), "{svg}");
     }
 
     #[test]

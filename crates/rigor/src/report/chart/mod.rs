@@ -22,6 +22,7 @@ use crate::result::{Comparison, RunResult};
 
 /// Sweep charts, spectra and timeline rows a page draws at most; more are named as left out.
 const MAX_SWEEPS: usize = 24;
+const MAX_PAIRS: usize = 24;
 const MAX_SPECTRA: usize = 24;
 const MAX_TIMELINE_ROWS: usize = 24;
 
@@ -38,7 +39,7 @@ pub fn run_section(result: &RunResult) -> String {
             if row.is_empty() {
                 format!("{} vs {}", c.candidate, c.baseline)
             } else {
-                format!("{row} · {} vs {}", c.candidate, c.baseline)
+                format!("{row}: {} vs {}", c.candidate, c.baseline)
             }
         },
     ));
@@ -51,7 +52,7 @@ pub fn run_section(result: &RunResult) -> String {
     format!("<section class=\"charts-section\">\n<h2>Charts</h2>\n{out}</section>\n")
 }
 
-/// The charts of `rigor compare`: one comparison chart per measurement.
+/// The charts of `rigor compare`: one comparison chart per compared row and candidate.
 pub fn compare_section(report: &CompareReport) -> String {
     let out = comparisons(
         &report.comparisons,
@@ -60,9 +61,9 @@ pub fn compare_section(report: &CompareReport) -> String {
         |c| {
             let row = c.row_key().label();
             if row.is_empty() {
-                c.candidate.clone()
+                format!("{} vs {}", c.candidate, c.baseline)
             } else {
-                format!("{row} · {}", c.candidate)
+                format!("{row}: {} vs {}", c.candidate, c.baseline)
             }
         },
     );
@@ -123,34 +124,56 @@ fn block(title: &str, charts: &[String], notes: &[String]) -> String {
     out
 }
 
+/// One chart per compared pair (a row's candidate against its baseline), a bar per
+/// measurement: the pair is what a reader asks about ("is the new runtime slower?"), and its
+/// measurements side by side answer it.
 fn comparisons(
     cs: &[Comparison],
     decl: &Declarations,
     threshold: Option<f64>,
-    label: impl Fn(&Comparison) -> String,
+    title: impl Fn(&Comparison) -> String,
 ) -> String {
-    let mut measurements: Vec<&str> = Vec::new();
+    let mut pairs: Vec<(String, Vec<&Comparison>)> = Vec::new();
     for c in cs {
-        if !measurements.contains(&c.measurement.as_str()) {
-            measurements.push(&c.measurement);
+        let t = title(c);
+        match pairs.iter_mut().find(|(k, _)| *k == t) {
+            Some((_, of)) => of.push(c),
+            None => pairs.push((t, vec![c])),
         }
     }
     let mut notes = Vec::new();
-    let charts: Vec<String> = measurements
+    let charts: Vec<String> = pairs
         .iter()
-        .map(|m| {
-            let of: Vec<&Comparison> = cs.iter().filter(|c| c.measurement == *m).collect();
-            let title = declarations::label(m, decl);
+        .take(MAX_PAIRS)
+        .map(|(t, of)| {
             if of.len() > bars::MAX_BARS {
                 notes.push(format!(
-                    "{title}: the first {} of {} comparisons are drawn; the tables have all.",
+                    "{t}: the first {} of {} measurements are drawn; the tables have all.",
                     bars::MAX_BARS,
                     of.len()
                 ));
             }
-            bars::chart(&title, &of, &label, threshold)
+            bars::chart(
+                t,
+                of,
+                |c| declarations::label(&c.measurement, decl),
+                threshold,
+            )
         })
         .collect();
+    if pairs.len() > MAX_PAIRS {
+        notes.push(format!(
+            "{MAX_PAIRS} of {} compared rows are drawn; the tables have all.",
+            pairs.len()
+        ));
+    }
+    if charts.iter().any(|c| c.contains(bars::CUT_MARK)) {
+        notes.push(format!(
+            "Changes beyond ±{}% are cut at the edge of the axis (marked ›); the figure beside \
+             the bar is the whole change.",
+            crate::report::format::number(bars::MAX_EXTENT)
+        ));
+    }
     block("Comparisons", &charts, &notes)
 }
 
