@@ -158,7 +158,11 @@ impl<'a> Runner<'a> {
     /// its first failure to start (it would fail the same way every time) unless --keep-going.
     fn after_failure(&mut self, row: usize, it: &Iteration, label: &str, result: &mut RunResult) {
         self.failed = true;
-        let start_failed = !it.measurements.contains_key(ids::APP_START_TIME);
+        // A command job has no readiness: it started when it got a process.
+        let start_failed = match self.plan.rows[row].plan.work {
+            crate::config::Work::Load(_) => !it.measurements.contains_key(ids::APP_START_TIME),
+            crate::config::Work::Command(_) => it.pid.is_none(),
+        };
         self.started[row] |= !start_failed;
         if !start_failed || self.started[row] || self.options.keep_going || interrupt::interrupted()
         {
