@@ -6,8 +6,14 @@ use super::axis::{self, labels, nines, nines_ticks, ticks};
 use super::frame::{Frame, Spec};
 use crate::result::{Iteration, Row};
 
+/// (percentile, ms) pairs, as the load report keeps them.
+pub type Spectrum = Vec<(f64, f64)>;
+
+/// One line of a spectrum chart: its legend name, its colour, its spectrum.
+pub type Line = (String, &'static str, Spectrum);
+
 /// The (percentile, ms) pairs of an iteration's load report (`latency.percentiles`).
-pub fn percentiles(it: &Iteration) -> Option<Vec<(f64, f64)>> {
+pub fn percentiles(it: &Iteration) -> Option<Spectrum> {
     let pairs = it
         .load
         .as_ref()?
@@ -22,8 +28,8 @@ pub fn percentiles(it: &Iteration) -> Option<Vec<(f64, f64)>> {
 }
 
 /// The iteration of `row` whose p99 is the median among the counted ones with a spectrum.
-pub fn median_iteration(row: &Row) -> Option<(&Iteration, Vec<(f64, f64)>)> {
-    let mut with: Vec<(&Iteration, Vec<(f64, f64)>, f64)> = row
+pub fn median_iteration(row: &Row) -> Option<(&Iteration, Spectrum)> {
+    let mut with: Vec<(&Iteration, Spectrum, f64)> = row
         .kept_iterations()
         .filter_map(|it| {
             let p = percentiles(it)?;
@@ -44,7 +50,7 @@ pub fn median_iteration(row: &Row) -> Option<(&Iteration, Vec<(f64, f64)>)> {
 }
 
 /// One spectrum chart: `lines` are (name, colour, spectrum); empty when none has one.
-pub fn chart(title: &str, lines: &[(String, &'static str, Vec<(f64, f64)>)]) -> Option<String> {
+pub fn chart(title: &str, lines: &[Line]) -> Option<String> {
     let points: Vec<Vec<(f64, Option<f64>)>> = lines
         .iter()
         .map(|(_, _, s)| {

@@ -20,8 +20,11 @@ struct Trace {
     counted: bool,
 }
 
+/// (seconds, value) points of one figure; `None` where it has no value.
+type Points = Vec<(f64, Option<f64>)>;
+
 /// The figures a series holds, as (title, y-axis label with unit, points in seconds).
-fn figures(s: &Series, decl: &Declarations) -> Vec<(String, String, Vec<(f64, Option<f64>)>)> {
+fn figures(s: &Series, decl: &Declarations) -> Vec<(String, String, Points)> {
     let secs = |t: &[f64]| t.iter().map(|ms| ms / 1000.0).collect::<Vec<f64>>();
     let zip = |t: &[f64], v: Vec<Option<f64>>| secs(t).into_iter().zip(v).collect::<Vec<_>>();
     let some = |v: &[f64]| v.iter().map(|x| Some(*x)).collect::<Vec<_>>();
@@ -39,21 +42,20 @@ fn figures(s: &Series, decl: &Declarations) -> Vec<(String, String, Vec<(f64, Op
         out.push((label.clone(), label, zip(&s.metrics_t_ms, values.clone())));
     }
     if let Some(l) = &s.load {
-        out.push((
-            "Load".into(),
-            "responses/s".into(),
-            zip(&l.t_ms, some(&l.rps)),
-        ));
+        // Each figure is the whole second's: drawn at its middle, not where it starts.
+        let mid: Vec<f64> = l.t_ms.iter().map(|t| t + 500.0).collect();
+        let at_mid = |v: Vec<Option<f64>>| zip(&mid, v);
+        out.push(("Load".into(), "responses/s".into(), at_mid(some(&l.rps))));
         out.push((
             "Latency p99".into(),
             "p99 latency (ms)".into(),
-            zip(&l.t_ms, l.latency_p99.clone()),
+            at_mid(l.latency_p99.clone()),
         ));
         if l.errors.iter().any(|e| *e > 0.0) {
             out.push((
                 "Load errors".into(),
                 "errors/s".into(),
-                zip(&l.t_ms, some(&l.errors)),
+                at_mid(some(&l.errors)),
             ));
         }
     }
