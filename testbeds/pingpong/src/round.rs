@@ -1,7 +1,7 @@
 //! One round: `clients` clients, each with its own echo thread, exchanging messages over
 //! channels until every client has had all its pings answered.
 
-use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -82,7 +82,7 @@ fn answer(ping: u64, work: u32) -> u64 {
 
 /// Answers every ping until the client hangs up, busy-waiting `delay_ns` on each.
 fn echo(pings: Receiver<u64>, pongs: Sender<u64>, work: u32, delay_ns: u64) {
-    for ping in pings {
+    while let Some(ping) = receive(&pings) {
         if delay_ns > 0 {
             let until = Instant::now() + Duration::from_nanos(delay_ns);
             while Instant::now() < until {
@@ -104,7 +104,7 @@ fn client(pings: Sender<u64>, pongs: Receiver<u64>, messages: u64, window: u64, 
         sent += 1;
     }
     while received < messages {
-        let pong = pongs.recv().expect("the echo hung up");
+        let pong = receive(&pongs).expect("the echo hung up");
         // The client checks one answer in 64: checking them all would double the work.
         if received % 64 == 0 {
             assert_eq!(
@@ -120,6 +120,23 @@ fn client(pings: Sender<u64>, pongs: Receiver<u64>, messages: u64, window: u64, 
         }
     }
 }
+
+/// The next message, `None` once the sender hung up. It yields the CPU a few times before
+/// sleeping: a message is usually on its way, and waking a sleeping thread per message would
+/// make the figures depend on where the scheduler put the two threads more than on the work.
+fn receive(from: &Receiver<u64>) -> Option<u64> {
+    for _ in 0..YIELDS {
+        match from.try_recv() {
+            Ok(v) => return Some(v),
+            Err(TryRecvError::Disconnected) => return None,
+            Err(TryRecvError::Empty) => thread::yield_now(),
+        }
+    }
+    from.recv().ok()
+}
+
+/// How often a receiver yields before it sleeps.
+const YIELDS: usize = 50;
 
 /// This process's thread count, from /proc (0 where there is none).
 fn threads() -> usize {

@@ -60,7 +60,7 @@ impl Blocks {
                 continue;
             };
             let end = find(rest, END);
-            if find(rest, START).is_some_and(|s| end.map_or(true, |e| s < e)) {
+            if find(rest, START).is_some_and(|s| !matches!(end, Some(e) if e < s)) {
                 return Err(format!(
                     "line {n} of the output starts a crank block ({START}) inside the one \
                      started at line {} that has not ended ({END})",

@@ -9,8 +9,7 @@ const QUOTE_CHARS: usize = 160;
 /// output cannot bury or garble the message.
 pub fn quote(line: &str) -> String {
     let mut out = String::from("`");
-    let mut shown = 0;
-    for c in line.chars() {
+    for (shown, c) in line.chars().enumerate() {
         if shown == QUOTE_CHARS {
             let rest = line.chars().count() - shown;
             out.push_str(&format!("…` ({rest} more characters)"));
@@ -21,7 +20,6 @@ pub fn quote(line: &str) -> String {
         } else {
             out.push(c);
         }
-        shown += 1;
     }
     out.push('`');
     out
