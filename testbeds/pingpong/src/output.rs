@@ -9,7 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 pub struct Output {
     format: Format,
     /// Rounds kept for the crank block, printed at the end.
-    rounds: Vec<(u64, Round)>,
+    rounds: Vec<(String, Round)>,
 }
 
 impl Output {
@@ -66,9 +66,7 @@ impl Output {
                 );
             }
             Format::Crank => {
-                let now = SystemTime::now()
-                    .duration_since(UNIX_EPOCH)
-                    .map_or(0, |d| d.as_secs());
+                let now = timestamp();
                 self.rounds.push((
                     now,
                     Round {
@@ -123,4 +121,28 @@ impl Output {
         println!("  ],\n  \"Measurements\": [\n{}\n  ]\n}}", m.join(",\n"));
         println!("#EndJobStatistics");
     }
+}
+
+/// Now as crank writes a measurement's `Timestamp`: ISO 8601 in UTC.
+fn timestamp() -> String {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }

@@ -31,11 +31,14 @@ pub struct Blocks {
     done: Vec<Block>,
 }
 
-/// One block's JSON text and the line its start marker is on.
+/// One block's JSON text, the line its start marker is on, and whether the text so far ends
+/// inside a JSON string (a marker there is part of a value, not the block's end).
 #[derive(Debug)]
 struct Block {
     line: usize,
     text: String,
+    in_string: bool,
+    escaped: bool,
 }
 
 impl Blocks {
@@ -47,6 +50,12 @@ impl Blocks {
     /// Takes line `n`: the parts between markers join the open block.
     pub fn line(&mut self, n: usize, line: &str) -> Result<(), String> {
         let mut rest = line;
+        if let Some(b) = self.open.as_mut() {
+            // A JSON string cannot hold a line break: a quote left open is the JSON's error,
+            // reported once the block ends, not a reason to miss its end.
+            b.in_string = false;
+            b.escaped = false;
+        }
         loop {
             let Some(block) = self.open.as_mut() else {
                 let Some(at) = find(rest, START) else {
@@ -55,20 +64,21 @@ impl Blocks {
                 self.open = Some(Block {
                     line: n,
                     text: String::new(),
+                    in_string: false,
+                    escaped: false,
                 });
                 rest = &rest[at + START.len()..];
                 continue;
             };
-            let end = find(rest, END);
-            if find(rest, START).is_some_and(|s| !matches!(end, Some(e) if e < s)) {
-                return Err(format!(
-                    "line {n} of the output starts a crank block ({START}) inside the one \
-                     started at line {} that has not ended ({END})",
-                    block.line
-                ));
-            }
-            match end {
-                Some(at) => {
+            match block.next_marker(rest) {
+                Some((_, false)) => {
+                    return Err(format!(
+                        "line {n} of the output starts a crank block ({START}) inside the one \
+                         started at line {} that has not ended ({END})",
+                        block.line
+                    ))
+                }
+                Some((at, true)) => {
                     block.text.push_str(&rest[..at]);
                     rest = &rest[at + END.len()..];
                     self.done.extend(self.open.take());
@@ -462,6 +472,40 @@ fn strip_comments(text: &str) -> String {
         }
     }
     out
+}
+
+impl Block {
+    /// The first marker in `rest` outside JSON strings, as (where, whether it is the end),
+    /// carrying the string state along (`"`, `\\` and `#` are ASCII, so bytes will do).
+    fn next_marker(&mut self, rest: &str) -> Option<(usize, bool)> {
+        let bytes = rest.as_bytes();
+        for (i, &c) in bytes.iter().enumerate() {
+            if self.in_string {
+                if self.escaped {
+                    self.escaped = false;
+                } else if c == b'\\' {
+                    self.escaped = true;
+                } else if c == b'"' {
+                    self.in_string = false;
+                }
+            } else if c == b'"' {
+                self.in_string = true;
+            } else if c == b'#' {
+                let at = |m: &str| {
+                    bytes
+                        .get(i..i + m.len())
+                        .is_some_and(|w| w.eq_ignore_ascii_case(m.as_bytes()))
+                };
+                if at(END) {
+                    return Some((i, true));
+                }
+                if at(START) {
+                    return Some((i, false));
+                }
+            }
+        }
+        None
+    }
 }
 
 /// Where `needle` (ASCII) starts in `hay`, ignoring ASCII case.

@@ -14,7 +14,7 @@ mod tests;
 mod text;
 
 use crate::config::ExtractRule;
-use crate::declarations::Declaration;
+use crate::declarations::{Better, Declaration};
 use indexmap::IndexMap;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -117,61 +117,74 @@ fn merge(found: Vec<(Origin, Reported)>) -> Result<Vec<Reported>, String> {
 }
 
 /// An id's declaration gathered from every place that said something, with where each field
-/// was said.
+/// was first said.
 #[derive(Default)]
 struct Declared {
     declaration: Declaration,
-    at: [Option<Origin>; 3],
+    unit_at: Option<Origin>,
+    direction_at: Option<Origin>,
+    label_at: Option<Origin>,
 }
 
 impl Declared {
     /// Adds what `origin` declared; a field said two different ways is an error.
     fn add(&mut self, id: &str, d: &Declaration, origin: &Origin) -> Result<(), String> {
         let mine = &mut self.declaration;
-        let fields: [(&str, Option<String>, &mut Option<String>); 2] = [
-            ("unit", d.unit.clone(), &mut mine.unit),
-            ("label", d.label.clone(), &mut mine.label),
-        ];
-        for ((key, new, old), at) in fields.into_iter().zip([0, 2]) {
-            settle(id, key, new, old, &mut self.at[at], origin)?;
-        }
-        let mut dir = mine.direction.map(|b| b.as_str().to_string());
+        let text = |s: &String| s.clone();
+        settle(
+            id,
+            "unit",
+            &d.unit,
+            &mut mine.unit,
+            &mut self.unit_at,
+            origin,
+            text,
+        )?;
+        settle(
+            id,
+            "label",
+            &d.label,
+            &mut mine.label,
+            &mut self.label_at,
+            origin,
+            text,
+        )?;
+        let dir = |b: &Better| b.as_str().to_string();
         settle(
             id,
             "direction",
-            d.direction.map(|b| b.as_str().to_string()),
-            &mut dir,
-            &mut self.at[1],
+            &d.direction,
+            &mut mine.direction,
+            &mut self.direction_at,
             origin,
-        )?;
-        mine.direction = mine.direction.or(d.direction);
-        Ok(())
+            dir,
+        )
     }
 }
 
 /// Records `new` for one field unless it contradicts what an earlier place said.
-fn settle(
+fn settle<T: PartialEq + Clone>(
     id: &str,
     key: &str,
-    new: Option<String>,
-    old: &mut Option<String>,
+    new: &Option<T>,
+    old: &mut Option<T>,
     at: &mut Option<Origin>,
     origin: &Origin,
+    show: impl Fn(&T) -> String,
 ) -> Result<(), String> {
-    let Some(new) = new else {
-        return Ok(());
-    };
-    match (old.as_ref(), at.as_ref()) {
-        (Some(was), Some(first)) if *was != new => Err(format!(
-            "{id} is declared with {key} `{was}` by {first} but `{new}` by {origin}; \
-             declare it one way"
+    match (new, old.as_ref(), at.as_ref()) {
+        (Some(new), Some(was), Some(first)) if was != new => Err(format!(
+            "{id} is declared with {key} `{}` by {first} but `{}` by {origin}; \
+             declare it one way",
+            show(was),
+            show(new)
         )),
-        (Some(_), _) => Ok(()),
-        (None, _) => {
-            *old = Some(new);
+        (Some(new), None, _) => {
+            *old = Some(new.clone());
             *at = Some(origin.clone());
             Ok(())
         }
+        _ => Ok(()),
     }
 }
 

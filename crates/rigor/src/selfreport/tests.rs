@@ -522,3 +522,30 @@ fn all_three_sources_in_one_output() {
     let inside = "#StartJobStatistics\n##rigor {\"name\":\"x\",\"value\":1}\n#EndJobStatistics";
     assert!(err(inside, &[]).contains("is not valid JSON"));
 }
+
+#[test]
+fn crank_markers_inside_json_strings_are_values() {
+    let out = "#StartJobStatistics {\"Metadata\":[{\"Name\":\"m\",\"Aggregate\":\"max\",\
+               \"LongDescription\":\"ends with #EndJobStatistics \\\" #StartJobStatistics {\"}],\
+               \"Measurements\":[{\"Name\":\"m\",\"Value\":2}]} #EndJobStatistics";
+    assert_eq!(by_id(&read(out, &[]).unwrap())["cmd.m"], 2.0);
+    // An unterminated string does not hide the end on the next line: the JSON is the error.
+    let e = err(
+        "#StartJobStatistics {\"Measurements\":[{\"Name\":\"m\n#EndJobStatistics",
+        &[],
+    );
+    assert!(
+        e.contains("at line 1 of the output is not valid JSON"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_ten_megabyte_crank_block_is_read() {
+    let note = "n".repeat(10 << 20);
+    let out = format!(
+        "#StartJobStatistics\n{{\"Metadata\":[{{\"Name\":\"m\",\"LongDescription\":\"{note}\"}}],\
+         \"Measurements\":[{{\"Name\":\"m\",\"Value\":1}}]}}\n#EndJobStatistics\n"
+    );
+    assert_eq!(by_id(&read(&out, &[]).unwrap())["cmd.m"], 1.0);
+}
