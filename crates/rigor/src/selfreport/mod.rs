@@ -37,6 +37,11 @@ pub struct Reported {
 /// and cells, so a runaway string is refused rather than shown.
 const MAX_TEXT: usize = 200;
 
+/// Most rows one run of a command may make: each becomes a row of the report, so a `row`
+/// capture that matched a timestamp or a counter is refused rather than made into a
+/// million-row report.
+const MAX_ROWS: usize = 1000;
+
 /// Reads every figure of `stdout`. A malformed protocol line or crank block, or a rule that
 /// never matched, is an error naming the line or the rule.
 pub fn read(stdout: &str, rules: &[ExtractRule]) -> Result<Vec<Reported>, String> {
@@ -106,6 +111,21 @@ fn merge(found: Vec<(Origin, Reported)>) -> Result<Vec<Reported>, String> {
                 figures.insert(key, (origin, r));
             }
         }
+    }
+    let rows: std::collections::BTreeSet<&BTreeMap<String, String>> = figures
+        .keys()
+        .map(|(_, row)| row)
+        .filter(|row| !row.is_empty())
+        .collect();
+    let last = figures.iter().rev().find(|((_, row), _)| !row.is_empty());
+    if let (true, Some((_, (at, r)))) = (rows.len() > MAX_ROWS, last) {
+        return Err(format!(
+            "the output makes {} rows of figures, more than {MAX_ROWS} (the last, {}{}, by \
+             {at}): is the row the right capture or field?",
+            rows.len(),
+            r.id,
+            row_text(&r.row)
+        ));
     }
     Ok(figures
         .into_values()

@@ -549,3 +549,21 @@ fn a_ten_megabyte_crank_block_is_read() {
     );
     assert_eq!(by_id(&read(&out, &[]).unwrap())["cmd.m"], 1.0);
 }
+
+#[test]
+fn a_thousand_rows_at_most() {
+    let lines = |n: usize| -> String { (0..n).map(|i| format!("t={i} v=1\n")).collect() };
+    let r = rule("v", r"t=(?P<t>\d+) v=(?P<value>\d+)", Some("t"));
+    assert_eq!(
+        read(&lines(1000), std::slice::from_ref(&r)).unwrap().len(),
+        1000
+    );
+    let e = err(&lines(1001), &[r]);
+    assert!(
+        e.contains(
+            "makes 1001 rows of figures, more than 1000 (the last, cmd.v (row t=1000), by \
+                    extract rule `v` (line 1001))"
+        ),
+        "{e}"
+    );
+}
