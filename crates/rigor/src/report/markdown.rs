@@ -9,6 +9,11 @@ pub fn render(result: &RunResult) -> String {
     render_document(&super::run_document(result))
 }
 
+/// The run report as markdown, as `view` asks (pivot, sparklines).
+pub fn render_with(result: &RunResult, view: &super::View) -> String {
+    render_document(&super::run_document_with(result, view))
+}
+
 /// Renders any report document (also `rigor compare`'s) as markdown.
 pub fn render_document(doc: &Document) -> String {
     let mut out = String::new();

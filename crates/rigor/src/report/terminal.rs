@@ -18,6 +18,11 @@ pub fn render(result: &RunResult, color: bool) -> String {
     render_document(&super::run_document(result), color)
 }
 
+/// The run report for a terminal, as `view` asks (pivot, sparklines, width).
+pub fn render_with(result: &RunResult, view: &super::View, color: bool) -> String {
+    render_document(&super::run_document_with(result, view), color)
+}
+
 /// Renders any report document (also `rigor compare`'s) for a terminal.
 pub fn render_document(doc: &Document, color: bool) -> String {
     let mut out = String::new();
