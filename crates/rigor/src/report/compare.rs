@@ -7,12 +7,14 @@ use crate::analysis::matching::CompareReport;
 use anyhow::Context;
 use std::path::PathBuf;
 
-/// The compare report as a document, shared by the terminal, `--markdown` and the step summary.
+/// The compare report without a pivot, as tests build it.
+#[cfg(test)]
 pub fn document(report: &CompareReport) -> Document {
     document_with(report, &[])
 }
 
-/// The compare report with `pivot` (its pivot tables, if any) after the comparison tables.
+/// The compare report as a document, shared by the terminal, `--markdown` and the step summary,
+/// with `pivot` (its pivot tables, if any) after the comparison tables.
 pub fn document_with(report: &CompareReport, pivot: &[Block]) -> Document {
     let mut blocks = vec![Block::Heading(1, "rigor compare".into())];
     let names: Vec<String> = report
@@ -45,9 +47,9 @@ pub fn document_with(report: &CompareReport, pivot: &[Block]) -> Document {
     Document { blocks }
 }
 
-/// Shows the comparison (and the `pivot` blocks) on the terminal and writes it where it was asked for: `json` (the
-/// report itself), `markdown`, and `$GITHUB_STEP_SUMMARY` when set. A file that cannot be
-/// written is an error; a step summary that cannot be appended to is only said.
+/// Shows the comparison and its `pivot` blocks on the terminal and writes it where it was asked
+/// for: `json` (the report itself), `markdown`, and `$GITHUB_STEP_SUMMARY` when set. A file
+/// that cannot be written is an error; a step summary that cannot be appended to is only said.
 pub fn publish(
     report: &CompareReport,
     pivot: &[Block],

@@ -4,7 +4,8 @@
 use super::{Block, Cell, Document, Style, Table};
 use crate::result::RunResult;
 
-/// The run report as markdown (`--markdown F`).
+/// The run report as markdown as nobody asked otherwise, as tests build it.
+#[cfg(test)]
 pub fn render(result: &RunResult) -> String {
     render_document(&super::run_document(result))
 }

@@ -32,6 +32,8 @@ pub mod warnings;
 
 pub use comparisons::comparison_blocks;
 pub use document::{Block, Cell, Document, Style, Table};
-pub use run::{run_document, run_document_with};
+#[cfg(test)]
+pub use run::run_document;
+pub use run::run_document_with;
 pub use view::View;
 pub use warnings::warning_text;

@@ -11,7 +11,9 @@ const CELL_LEGEND: &str =
     "cells: median ±CV% (mean, where it differs) of the kept iterations; excluded and failed \
      iterations are left out";
 
-/// The report of one `rigor run` as nobody asked otherwise ([`View::default`]).
+/// The report of one `rigor run` as nobody asked otherwise ([`View::default`]), as tests
+/// build it.
+#[cfg(test)]
 pub fn run_document(result: &RunResult) -> Document {
     run_document_with(result, &View::default())
 }

@@ -1,6 +1,6 @@
-//! Sparklines: a series drawn in one line of block characters (`▁▂▃▄▅▆▇█`), so a terminal or a
-//! Markdown table shows a trend (msgs/s rising with clients, CPU falling off mid-run) without a
-//! chart. Plain text: every renderer shows it as it is.
+//! Sparklines: a series drawn in one line of block characters (`▁▂▃▄▅▆▇█`), so a terminal or
+//! a Markdown table shows a trend (msgs/s rising with clients, CPU falling off mid-run) without
+//! a chart. Plain text: every renderer shows it as it is.
 
 /// The eight heights, lowest first.
 const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
@@ -48,7 +48,7 @@ pub fn scaled(values: &[Option<f64>], lo: f64, hi: f64) -> String {
 
 fn bar(v: f64, lo: f64, hi: f64) -> char {
     let span = hi - lo;
-    if !(span > 0.0) || !span.is_finite() {
+    if !span.is_finite() || span <= 0.0 {
         return FLAT;
     }
     let level = ((v - lo) / span * (BARS.len() - 1) as f64).round();

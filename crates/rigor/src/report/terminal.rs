@@ -13,7 +13,8 @@ pub fn use_color() -> bool {
         && !matches!(std::env::var_os("NO_COLOR"), Some(v) if !v.is_empty())
 }
 
-/// The run report for a terminal.
+/// The run report for a terminal as nobody asked otherwise, as tests build it.
+#[cfg(test)]
 pub fn render(result: &RunResult, color: bool) -> String {
     render_document(&super::run_document(result), color)
 }
