@@ -310,6 +310,23 @@ mod tests {
     }
 
     #[test]
+    fn pivot_flags_become_the_report_view() {
+        let o = RunOptions::from_args(&args(&["--pivot", " cmd.mps ", "--no-chart"])).unwrap();
+        assert_eq!(o.view.pivot.as_deref(), Some("cmd.mps"));
+        assert_eq!(o.view.pivot_by, None);
+        assert!(!o.view.charts);
+        let o = RunOptions::from_args(&args(&["--pivot-by", "clients"])).unwrap();
+        assert_eq!(o.view.pivot_by.as_deref(), Some("clients"));
+        assert!(o.view.charts);
+        let e = RunOptions::from_args(&args(&["--pivot", " "])).unwrap_err();
+        assert!(
+            e.text().starts_with("--pivot: an empty name"),
+            "{}",
+            e.text()
+        );
+    }
+
+    #[test]
     fn every_bad_flag_is_one_line_and_the_config_follows() {
         let failure = RunOptions::from_args(&args(&[
             "--exclude",

@@ -329,6 +329,18 @@ mod tests {
              │ 4       ┆ 4,000 ±1.0% ┆ 3,200 ±1.0% ┆  -20.0% no change │\n\
              └─────────┴─────────────┴─────────────┴───────────────────┘\n"
         );
+        // The HTML page shows the same table, the verdict in its class.
+        let html = crate::report::html::render_document(&doc(&view), "t");
+        assert!(
+            html.contains("<th>clients</th><th>base</th><th>slow</th><th>Δ</th>"),
+            "{html}"
+        );
+        assert!(
+            html.contains(
+                "<td class=\"num\"><span class=\"regression\">-20.0% regression</span></td>"
+            ),
+            "{html}"
+        );
         let coloured = terminal::render_document(&doc(&view), true);
         let line = coloured.lines().find(|l| l.contains("regression")).unwrap();
         assert!(line.contains("\x1b[38;5;9m"), "{line:?}");
