@@ -127,6 +127,40 @@ fn run_pivot_cells_are_the_rows_medians_and_compare_pivots_the_files() {
     assert!(t.contains("Requests/sec (1/s) by connections"), "{t}");
     assert!(t.contains("│ trend"), "{t}");
     assert!(!t.contains('\x1b'), "{t}");
+    // Each row's timeline is its median iteration's by the primary (load.rps), the lower middle
+    // one of an even count: the label says which.
+    let lines: Vec<&str> = t.lines().collect();
+    for c in ["2", "8"] {
+        for variant in ["base", "slow"] {
+            let label = format!("│ connections={c} {variant} ");
+            let at = lines
+                .iter()
+                .position(|l| l.starts_with(&label) && l.contains("CPU (%)"))
+                .unwrap_or_else(|| panic!("no timeline for {label}: {t}"));
+            let number: usize = lines[at + 1]
+                .trim_start_matches("│ iteration ")
+                .split_whitespace()
+                .next()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("{}", lines[at + 1]));
+            assert!(lines[at + 2].starts_with("│ median load.rps "), "{t}");
+            let r = row(&json, c, variant);
+            let mut values: Vec<f64> = r["iterations"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|it| it["measurements"]["load.rps"].as_f64().unwrap())
+                .collect();
+            values.sort_by(f64::total_cmp);
+            let lower_middle = values[(values.len() - 1) / 2];
+            let it = &r["iterations"][number - 1];
+            assert_eq!(
+                it["measurements"]["load.rps"].as_f64(),
+                Some(lower_middle),
+                "{t}"
+            );
+        }
+    }
     std::fs::copy(dir.join("result.json"), dir.join("a.json")).unwrap();
 
     // A second run: --no-chart leaves the table without its trend line; a --pivot no row has
