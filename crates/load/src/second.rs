@@ -155,7 +155,10 @@ mod tests {
         all.sort_unstable();
         let exact_p99 = all[(0.99 * all.len() as f64).ceil() as usize - 1];
         let p99 = s.percentile_us(99.0).unwrap();
-        assert!(p99 >= exact_p99 && p99 as f64 <= exact_p99 as f64 * 1.125, "{p99}");
+        assert!(
+            p99 >= exact_p99 && p99 as f64 <= exact_p99 as f64 * 1.125,
+            "{p99}"
+        );
         assert_eq!(s.percentile_us(100.0), Some(50_000));
         let mean = all.iter().sum::<u64>() as f64 / all.len() as f64;
         assert_eq!(s.mean_us(), Some(mean));

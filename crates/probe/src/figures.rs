@@ -114,8 +114,7 @@ pub struct PairCpu {
 impl PairCpu {
     /// CPU over the pair, 100 = one core; `None` when the pair is too short to say.
     pub fn rate_pct(&self) -> Option<f64> {
-        self.long_enough
-            .then(|| self.cpu_secs / self.secs * 100.0)
+        self.long_enough.then(|| self.cpu_secs / self.secs * 100.0)
     }
 }
 

@@ -13,7 +13,11 @@ pub fn record_app(it: &mut Iteration, samples: &Samples, spawned_at: Instant) {
     if samples.samples().is_empty() {
         return;
     }
-    fill(it.series.get_or_insert_with(Series::default), samples, spawned_at);
+    fill(
+        it.series.get_or_insert_with(Series::default),
+        samples,
+        spawned_at,
+    );
 }
 
 /// A command's window is its whole life: from spawn to exit.
@@ -29,7 +33,10 @@ fn fill(series: &mut Series, samples: &Samples, spawned_at: Instant) {
     let window = samples.window_range();
     let kept = kept_indices(all.len(), &window, MAX_POINTS);
     series.thinned_from = (kept.len() < all.len()).then_some(all.len());
-    series.t_ms = kept.iter().map(|&i| ms_since(spawned_at, all[i].at)).collect();
+    series.t_ms = kept
+        .iter()
+        .map(|&i| ms_since(spawned_at, all[i].at))
+        .collect();
     // CPU since the previous kept sample: after thinning it spans the points dropped between.
     series.cpu = kept
         .iter()
@@ -173,13 +180,22 @@ mod tests {
         assert_eq!(s.cpu.len(), s.t_ms.len());
         let said: Vec<f64> = s.cpu.iter().flatten().copied().collect();
         assert!(said.iter().all(|&c| c == 50.0), "{:?}", &s.cpu[..5]);
-        assert!(said.len() >= s.cpu.len() - 3, "{} of {}", said.len(), s.cpu.len());
+        assert!(
+            said.len() >= s.cpu.len() - 3,
+            "{} of {}",
+            said.len(),
+            s.cpu.len()
+        );
     }
 
     #[test]
     fn no_samples_no_series() {
         let mut it = Iteration::new(0, 0);
-        record_app(&mut it, &Samples::from_parts(vec![], vec![], 100, 1), Instant::now());
+        record_app(
+            &mut it,
+            &Samples::from_parts(vec![], vec![], 100, 1),
+            Instant::now(),
+        );
         assert_eq!(it.series, None);
     }
 }

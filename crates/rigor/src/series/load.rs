@@ -18,7 +18,10 @@ fn load_series(report: &LoadReport, spawned_at: Instant) -> Option<LoadSeries> {
     let opened = ms_since(spawned_at, report.window_opened_at?);
     let t = &report.timeline;
     Some(LoadSeries {
-        t_ms: t.iter().map(|s| tenth(opened + s.second as f64 * 1e3)).collect(),
+        t_ms: t
+            .iter()
+            .map(|s| tenth(opened + s.second as f64 * 1e3))
+            .collect(),
         rps: t.iter().map(|s| s.requests as f64).collect(),
         errors: t.iter().map(|s| s.errors as f64).collect(),
         latency_mean: t.iter().map(|s| s.latency_mean_ms).collect(),
