@@ -61,6 +61,10 @@ direction = "higher"
         "{json:#}"
     );
     assert!(iterations(&json)[0]["load"].is_object(), "{json:#}");
+    assert!(
+        iterations(&json)[0]["series"]["load"].is_object(),
+        "{json:#}"
+    );
     json
 }
 

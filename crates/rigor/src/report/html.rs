@@ -5,13 +5,26 @@
 use super::{Block, Cell, Document, Style, Table};
 use crate::result::RunResult;
 
-/// The run report as one self-contained HTML file: the tables, then the charts.
+/// The run report as one HTML file as nobody asked otherwise, as tests build it.
+#[cfg(test)]
 pub fn render(result: &RunResult) -> String {
+    render_with(result, &super::View::default())
+}
+
+/// The run report as one self-contained HTML file with the pivot `view` asks for, and its
+/// charts; sparklines are left to the terminal and Markdown (the page draws charts).
+pub fn render_with(result: &RunResult, view: &super::View) -> String {
     render_page(
-        &super::run_document(result),
+        &super::run_document_with(result, &view.without_charts()),
         &format!("rigor · {}", result.scenario),
         &super::chart::run_section(result),
     )
+}
+
+/// Renders any report document as a complete HTML page titled `title`, without charts.
+#[cfg(test)]
+pub fn render_document(doc: &Document, title: &str) -> String {
+    render_page(doc, title, "")
 }
 
 /// Renders a report document as a complete HTML page titled `title`, with `charts` (trusted

@@ -304,6 +304,17 @@ fn timelines(result: &RunResult, page: &Variants) -> String {
          each slice's lowest and highest value.</p>\n",
         thin::MAX_POINTS
     ));
+    let recorded_thinned = rows
+        .iter()
+        .flat_map(|r| r.iterations.iter())
+        .any(|i| i.series.as_ref().is_some_and(|s| s.thinned_from.is_some()));
+    if recorded_thinned {
+        out.push_str(
+            "<p class=\"note\">Some iterations took more samples than the result keeps: their \
+             timelines show the even selection the result holds (its `thinned_from` says how \
+             many there were).</p>\n",
+        );
+    }
     if capped {
         out.push_str(&format!(
             "<p class=\"note\">Rows with more than {} iterations show {} of them, evenly \

@@ -133,6 +133,7 @@ mod tests {
             min: m * 0.9,
             max: m * 1.1,
             n: 3,
+            cv: 0.05,
             change_pct: None,
             verdict: None,
         })

@@ -158,6 +158,7 @@ pub(super) mod tests {
             )]
             .into(),
             metrics_t_ms: t,
+            thinned_from: None,
             load: Some(LoadSeries {
                 t_ms: vec![1000.0, 2000.0],
                 rps: vec![1e5, 1.2e5],
