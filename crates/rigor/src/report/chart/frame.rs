@@ -6,7 +6,7 @@ use super::axis::Scale;
 use super::svg::Svg;
 
 /// Room around the plot area, px.
-const LEFT: f64 = 52.0;
+const LEFT: f64 = 62.0;
 const RIGHT: f64 = 26.0;
 const TOP: f64 = 24.0;
 const BOTTOM: f64 = 36.0;
