@@ -162,6 +162,32 @@ pub fn group<'a>(keys: impl IntoIterator<Item = &'a RowKey>) -> Vec<Group> {
 }
 
 impl RunPlan {
+    /// The measurement verdicts focus on unless `--primary` names one: `load.rps` when a row
+    /// is under load; for command jobs alone, the figure of their one extract rule, else how
+    /// long they ran (`app.elapsed`), the figure every command has.
+    pub fn default_primary(&self) -> String {
+        use crate::config::Work;
+        use crate::measurements::ids;
+        let mut rules: Vec<String> = Vec::new();
+        for r in &self.rows {
+            match &r.plan.work {
+                Work::Load(_) => return ids::LOAD_RPS.to_string(),
+                Work::Command(c) => {
+                    for rule in &c.extract {
+                        let id = format!("cmd.{}", rule.name);
+                        if !rules.contains(&id) {
+                            rules.push(id);
+                        }
+                    }
+                }
+            }
+        }
+        match rules.as_slice() {
+            [one] => one.clone(),
+            _ => ids::APP_ELAPSED.to_string(),
+        }
+    }
+
     /// A plan of these rows, grouped.
     pub fn new(
         scenarios: Vec<String>,

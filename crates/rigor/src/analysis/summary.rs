@@ -102,6 +102,9 @@ pub(crate) mod tests {
             machine: None,
             priority: None,
             caches_dropped: None,
+            series: None,
+            row_figures: Vec::new(),
+            declared: Default::default(),
         }
     }
 

@@ -22,12 +22,9 @@ pub struct RunArgs {
     #[arg(long = "exclude", value_name = "LOW:HIGH")]
     pub exclude: Option<String>,
     /// Measurement that orders iterations for --exclude.
-    #[arg(
-        long = "exclude-order",
-        value_name = "MEASUREMENT",
-        default_value = crate::measurements::ids::LOAD_RPS
-    )]
-    pub exclude_order: String,
+    /// Default: the primary measurement.
+    #[arg(long = "exclude-order", value_name = "MEASUREMENT")]
+    pub exclude_order: Option<String>,
     /// Override a variable (highest precedence), e.g. --var port=6000.
     #[arg(long = "var", value_name = "K=V")]
     pub vars: Vec<String>,
@@ -40,9 +37,10 @@ pub struct RunArgs {
     /// Keep adding iteration pairs until the primary measurement is conclusive or MAX per side.
     #[arg(long = "until-conclusive", value_name = "MAX")]
     pub until_conclusive: Option<usize>,
-    /// The measurement verdicts and --until-conclusive focus on.
-    #[arg(long = "primary", default_value = crate::measurements::ids::LOAD_RPS)]
-    pub primary: String,
+    /// The measurement verdicts and --until-conclusive focus on. Default: load.rps; for command
+    /// jobs, their one extract rule's figure, else app.elapsed.
+    #[arg(long = "primary", value_name = "MEASUREMENT")]
+    pub primary: Option<String>,
     /// Practical threshold below which a change is "no change".
     #[arg(long = "threshold", default_value = "2%", value_name = "PCT",
           value_parser = crate::options::compare::parse_threshold)]

@@ -62,21 +62,24 @@ fn matrix_and_variants_expand_in_declared_order() {
     assert_eq!(plan.rows.len(), 8);
     let r0 = &plan.rows[0];
     assert_eq!(r0.variant.as_deref(), Some("base"));
-    assert_eq!(r0.load.spec.connections, 16);
-    assert_eq!(r0.load.spec.threads, 1);
-    assert_eq!(r0.load.spec.pipeline, 16);
+    assert_eq!(r0.work.load().unwrap().spec.connections, 16);
+    assert_eq!(r0.work.load().unwrap().spec.threads, 1);
+    assert_eq!(r0.work.load().unwrap().spec.pipeline, 16);
     assert_eq!(r0.app.command, "target/release/hello-server --port 5000");
     assert_eq!(r0.app.dir, Path::new("/tmp/x"));
     assert_eq!(r0.app.cpus, Some(vec![0]));
-    assert_eq!(r0.load.spec.cpus, Some(vec![1]));
+    assert_eq!(r0.work.load().unwrap().spec.cpus, Some(vec![1]));
     let r1 = &plan.rows[1];
     assert_eq!(r1.variant.as_deref(), Some("slow"));
     assert_eq!(r1.app.command, "target/release/hello-server --port 6000");
     assert!(r1.app.env.contains(&("HELLO_DELAY_US".into(), "50".into())));
     assert!(r1.app.env.contains(&("RUST_LOG".into(), "off".into())));
-    assert_eq!(r1.load.spec.url, "http://127.0.0.1:6000/plaintext");
-    assert_eq!(plan.rows[2].load.spec.threads, 2);
-    assert_eq!(plan.rows[4].load.spec.connections, 64);
+    assert_eq!(
+        r1.work.load().unwrap().spec.url,
+        "http://127.0.0.1:6000/plaintext"
+    );
+    assert_eq!(plan.rows[2].work.load().unwrap().spec.threads, 2);
+    assert_eq!(plan.rows[4].work.load().unwrap().spec.connections, 64);
 }
 
 #[test]

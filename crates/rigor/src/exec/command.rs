@@ -4,6 +4,7 @@
 
 use super::app::AppProcess;
 use super::iteration::{make_cgroup, no_cgroup, IterationContext};
+use super::procs::{self, Proc};
 use crate::config::CommandWork;
 use crate::measurements::ids;
 use crate::result::{Iteration, RowFigure};
@@ -64,6 +65,10 @@ pub fn run(ctx: &IterationContext, it: &mut Iteration, work: &CommandWork) -> Re
     let waited = wait(&mut app, work.timeout, &status);
     let elapsed = app.spawned_at.elapsed();
     sampler.mark(Mark::WindowEnd);
+    let lingering = match waited {
+        Ok(_) => lingering(app.pid, cgroup.as_ref()),
+        Err(_) => Vec::new(),
+    };
     let stop = app.stop(job.stop_timeout, cgroup.as_ref());
     let samples = sampler.stop();
     crate::measurements::record_app(&samples.figures(), &mut it.measurements);
@@ -76,7 +81,7 @@ pub fn run(ctx: &IterationContext, it: &mut Iteration, work: &CommandWork) -> Re
     if let Some(ns) = cpu_ns {
         record_cpu(it, ns, elapsed, norm);
     }
-    stopped(it, &stop)?;
+    stopped(it, &lingering, &stop)?;
     let exit = waited.map_err(|e| format!("{e}\n{}", tails(&ctx.log, &stdout)))?;
     if !exit.success() {
         return Err(format!(
@@ -153,15 +158,41 @@ fn record_cpu(it: &mut Iteration, cpu_ns: u64, elapsed: Duration, cores: usize) 
     }
 }
 
-/// Processes that outlived the command are warned about (and were killed); survivors of
-/// SIGKILL fail the iteration.
-fn stopped(it: &mut Iteration, stop: &super::app::StopOutcome) -> Result<(), String> {
-    if !stop.left_behind.is_empty() {
+/// Processes of the command still running once it exited: its process group (a job it put in
+/// the background) and its cgroup.
+fn lingering(pgid: i32, cgroup: Option<&Cgroup>) -> Vec<Proc> {
+    let mut out: Vec<Proc> = procs::all()
+        .into_iter()
+        .filter(|p| p.pgrp == pgid && !p.zombie)
+        .collect();
+    for pid in cgroup.map(Cgroup::pids).unwrap_or_default() {
+        if !out.iter().any(|p| p.pid == pid) {
+            out.extend(procs::read(pid).filter(|p| !p.zombie));
+        }
+    }
+    out
+}
+
+/// Processes that outlived the command (still in its group or cgroup when it exited, or
+/// escaped from both) are warned about, and were killed; survivors of SIGKILL fail the
+/// iteration.
+fn stopped(
+    it: &mut Iteration,
+    lingering: &[Proc],
+    stop: &super::app::StopOutcome,
+) -> Result<(), String> {
+    let mut left: Vec<Proc> = lingering.to_vec();
+    for p in &stop.left_behind {
+        if !left.iter().any(|l| l.pid == p.pid) {
+            left.push(p.clone());
+        }
+    }
+    if !left.is_empty() {
         it.warnings.push(crate::result::Warning::of(
             crate::result::WarningKind::LeftBehind,
             format!(
                 "processes outlived the command and were killed: {}",
-                super::procs::names(&stop.left_behind)
+                procs::names(&left)
             ),
         ));
     }
@@ -175,13 +206,19 @@ fn stopped(it: &mut Iteration, stop: &super::app::StopOutcome) -> Result<(), Str
     }
 }
 
-/// The tails of the command's stdout and of its log (stderr).
+/// The tails of the command's stdout and of its log (stderr); one line when it said nothing.
 fn tails(log: &Path, stdout: &Path) -> String {
-    format!(
-        "{}\n{}",
-        super::logtail::tail(stdout, 10),
-        super::logtail::tail(log, 10)
-    )
+    let empty = |p: &Path| std::fs::metadata(p).map_or(true, |m| m.len() == 0);
+    match (empty(stdout), empty(log)) {
+        (true, true) => "    (the command printed nothing)".to_string(),
+        (false, true) => super::logtail::tail(stdout, 15),
+        (true, false) => super::logtail::tail(log, 15),
+        (false, false) => format!(
+            "{}\n{}",
+            super::logtail::tail(stdout, 10),
+            super::logtail::tail(log, 10)
+        ),
+    }
 }
 
 /// Reads the figures the command printed: those of the run go in the iteration, those of a

@@ -60,7 +60,8 @@ fn summarize_rows(result: &mut RunResult, options: &RunOptions) {
 /// The variants of each group compared, and what the comparisons could not say.
 fn compare_groups(result: &mut RunResult, options: &RunOptions, plan: &RunPlan) {
     let ids = comparison::default_measurements(&result.rows);
-    for g in &plan.groups {
+    let derived = super::row_figures::derived_groups(result, plan);
+    for g in plan.groups.iter().chain(&derived) {
         result
             .comparisons
             .extend(compare_group(result, g, options, &plan.variant_order, &ids));
@@ -121,18 +122,26 @@ fn compare_group(
 
 /// The groups whose variants are still inconclusive on the primary measurement.
 pub fn inconclusive_groups(result: &RunResult, options: &RunOptions, plan: &RunPlan) -> Vec<Group> {
+    let inconclusive = |g: &Group| {
+        compare_group(
+            result,
+            g,
+            options,
+            &plan.variant_order,
+            std::slice::from_ref(&options.primary),
+        )
+        .iter()
+        .any(|c| c.verdict == Verdict::Inconclusive)
+    };
+    // A command's own rows are re-run through the planned group that ran it.
+    let derived = super::row_figures::derived_groups(result, plan);
     plan.groups
         .iter()
         .filter(|g| {
-            compare_group(
-                result,
-                g,
-                options,
-                &plan.variant_order,
-                std::slice::from_ref(&options.primary),
-            )
-            .iter()
-            .any(|c| c.verdict == Verdict::Inconclusive)
+            inconclusive(g)
+                || derived
+                    .iter()
+                    .any(|d| super::row_figures::descends_from(d, g) && inconclusive(d))
         })
         .cloned()
         .collect()

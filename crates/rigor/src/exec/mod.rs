@@ -21,6 +21,7 @@ mod procs;
 mod progress;
 mod readings;
 mod reaper;
+mod row_figures;
 mod runner;
 mod same_artifact;
 mod schedule;
@@ -58,6 +59,7 @@ pub fn execute(options: &RunOptions) -> Result<Exit, Failure> {
         seed,
         mut result,
     } = prepare::prepare(options)?;
+    let options = &options.for_plan(&plan);
     outputs.remember(&result);
     interrupt::set_last_words(output::write_last_words);
     keep_results_on_panic();

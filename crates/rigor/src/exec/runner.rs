@@ -134,7 +134,7 @@ impl<'a> Runner<'a> {
             progress: self.progress,
             label: label.clone(),
         };
-        let it = executor.iteration(&ctx);
+        let mut it = executor.iteration(&ctx);
         self.sequence += 1;
         self.progress.advance();
         match &it.error {
@@ -150,6 +150,7 @@ impl<'a> Runner<'a> {
                 self.progress.note(&iteration_line(&label, &it));
             }
         }
+        super::row_figures::distribute(result, slot.row, &mut it);
         result.rows[slot.row].iterations.push(it);
     }
 
@@ -157,7 +158,11 @@ impl<'a> Runner<'a> {
     /// its first failure to start (it would fail the same way every time) unless --keep-going.
     fn after_failure(&mut self, row: usize, it: &Iteration, label: &str, result: &mut RunResult) {
         self.failed = true;
-        let start_failed = !it.measurements.contains_key(ids::APP_START_TIME);
+        // A command job has no readiness: it started when it got a process.
+        let start_failed = match self.plan.rows[row].plan.work {
+            crate::config::Work::Load(_) => !it.measurements.contains_key(ids::APP_START_TIME),
+            crate::config::Work::Command(_) => it.pid.is_none(),
+        };
         self.started[row] |= !start_failed;
         if !start_failed || self.started[row] || self.options.keep_going || interrupt::interrupted()
         {

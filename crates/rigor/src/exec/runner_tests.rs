@@ -6,7 +6,7 @@ use super::progress::Progress;
 use super::runner::Runner;
 use super::{builds, finish, prepare, schedule};
 use crate::cli::{Cli, Command};
-use crate::config::{AppJob, LoadJob, Ready, RowPlan};
+use crate::config::{AppJob, LoadJob, Ready, RowPlan, Work};
 use crate::exit::Exit;
 use crate::options::run::RunOptions;
 use crate::plan::{PlannedRow, RunPlan};
@@ -42,6 +42,7 @@ fn app(build: Option<&str>) -> AppJob {
         configuration: None,
         cpus: None,
         priority_high: false,
+        metrics: None,
     }
 }
 
@@ -72,7 +73,7 @@ fn plan(variants: &[&str], iterations: usize) -> RunPlan {
                 variables: Default::default(),
                 variant: variant.clone(),
                 app: app(build.as_deref()),
-                load: load(),
+                work: Work::Load(load()),
             };
             PlannedRow::new("s", row, iterations)
         })

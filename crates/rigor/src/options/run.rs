@@ -6,6 +6,7 @@ use crate::cli::run::RunArgs;
 use crate::config::{Problems, MAX_ITERATIONS};
 use crate::duration::parse_duration;
 use crate::failure::Failure;
+use crate::measurements::ids::LOAD_RPS;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -46,6 +47,9 @@ pub struct RunOptions {
     pub exclude: Option<(usize, usize)>,
     /// The measurement that orders iterations for `exclude`.
     pub exclude_order: String,
+    /// Which of `primary`, `exclude_order` and `gated` the user named; the others follow
+    /// what the plan runs ([`RunOptions::for_plan`]).
+    pub named: Named,
     /// Seed of the shuffled interleaving; `None` draws one (recorded in the result).
     pub seed: Option<u64>,
     /// Add rounds until the primary measurement is conclusive, up to this many per row.
@@ -67,7 +71,31 @@ pub struct RunOptions {
     pub keep_going: bool,
 }
 
+/// Measurement flags the user gave, as opposed to their defaults.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Named {
+    pub primary: bool,
+    pub exclude_order: bool,
+    pub gated: bool,
+}
+
 impl RunOptions {
+    /// These options with the measurement defaults of what `plan` runs: a command job has no
+    /// `load.rps`, so its primary is its own figure (see [`crate::plan::RunPlan::default_primary`]).
+    pub fn for_plan(&self, plan: &crate::plan::RunPlan) -> RunOptions {
+        let mut o = self.clone();
+        if !o.named.primary {
+            o.primary = plan.default_primary();
+        }
+        if !o.named.exclude_order {
+            o.exclude_order = o.primary.clone();
+        }
+        if !o.named.gated {
+            o.gated = vec![o.primary.clone()];
+        }
+        o
+    }
+
     /// Checks every flag. When a flag is bad, the config is still read and planned, and its
     /// problems are listed after the flags' (by line), so one run names every problem.
     pub fn from_args(args: &RunArgs) -> Result<RunOptions, Failure> {
@@ -105,9 +133,11 @@ pub fn refused(problems: &Problems) -> Failure {
 fn check(args: &RunArgs, selection: &Selection) -> Result<RunOptions, Problems> {
     let mut p = Problems::default();
     let sample_interval = sample_interval(&args.sample_interval, &mut p);
-    for id in std::iter::once(&args.primary)
+    for id in args
+        .primary
+        .iter()
         .chain(args.measurements.iter().flatten())
-        .chain(std::iter::once(&args.exclude_order))
+        .chain(args.exclude_order.iter())
     {
         p.take(crate::measurements::validate(id));
     }
@@ -143,18 +173,27 @@ fn check(args: &RunArgs, selection: &Selection) -> Result<RunOptions, Problems> 
     if !p.is_empty() {
         return Err(p);
     }
+    let primary = args.primary.clone().unwrap_or_else(|| LOAD_RPS.to_string());
     Ok(RunOptions {
         selection: selection.clone(),
         exclude,
-        exclude_order: args.exclude_order.clone(),
+        exclude_order: (args.exclude_order.as_ref())
+            .or(args.primary.as_ref())
+            .cloned()
+            .unwrap_or_else(|| LOAD_RPS.to_string()),
+        named: Named {
+            primary: args.primary.is_some(),
+            exclude_order: args.exclude_order.is_some(),
+            gated: args.measurements.is_some(),
+        },
         seed: args.seed,
         until_conclusive: args.until_conclusive,
-        primary: args.primary.clone(),
+        primary: primary.clone(),
         threshold: args.threshold,
         gated: args
             .measurements
             .clone()
-            .unwrap_or_else(|| vec![args.primary.clone()]),
+            .unwrap_or_else(|| vec![primary.clone()]),
         fail_on_regression: args.fail_on_regression,
         sample_interval,
         outputs: OutputPaths {

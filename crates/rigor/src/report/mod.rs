@@ -16,6 +16,7 @@ pub mod format;
 pub mod html;
 pub mod load_text;
 pub mod markdown;
+pub mod pivot;
 mod run;
 #[cfg(test)]
 pub(crate) mod sample;

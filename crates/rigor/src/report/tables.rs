@@ -14,13 +14,20 @@ pub fn blocks(rows: &[&Row], decl: &Declarations) -> Vec<Block> {
     let mut blocks = Vec::new();
     let mut iterations_shown = false;
     for (title, ids) in ids_by_table(rows) {
-        if ids.is_empty() {
+        // Only the rows with a figure here: a command's own rows (one per client count) carry
+        // its figures alone, the row that ran it the application's.
+        let rows: Vec<&Row> = rows
+            .iter()
+            .copied()
+            .filter(|r| ids.iter().any(|id| has(r, id)))
+            .collect();
+        if ids.is_empty() || rows.is_empty() {
             continue;
         }
         let mut lines: Vec<Vec<Cell>> = ids
             .iter()
             .map(|id| {
-                line(Cell::plain(declarations::label(id, decl)), rows, |r| {
+                line(Cell::plain(declarations::label(id, decl)), &rows, |r| {
                     measurement_cell(r, id)
                 })
             })
@@ -28,15 +35,13 @@ pub fn blocks(rows: &[&Row], decl: &Declarations) -> Vec<Block> {
         if title == "load" {
             lines.push(line(
                 Cell::plain("Requests outside window"),
-                rows,
+                &rows,
                 outside_window_cell,
             ));
         }
-        if !iterations_shown {
-            lines.push(iterations_line(rows));
-            iterations_shown = true;
-        }
-        blocks.push(Block::Table(table(title, rows, lines)));
+        lines.push(iterations_line(&rows));
+        iterations_shown = true;
+        blocks.push(Block::Table(table(title, &rows, lines)));
     }
     if !iterations_shown && !rows.is_empty() {
         blocks.push(Block::Table(table(
@@ -46,6 +51,14 @@ pub fn blocks(rows: &[&Row], decl: &Declarations) -> Vec<Block> {
         )));
     }
     blocks
+}
+
+/// Whether the row has a figure for `id` in a kept iteration or its summary.
+fn has(row: &Row, id: &str) -> bool {
+    row.summary.contains_key(id)
+        || row
+            .kept_iterations()
+            .any(|it| it.measurements.contains_key(id))
 }
 
 /// The ids the kept iterations (and stored summaries) carry, in catalogue order, split by the
