@@ -110,7 +110,6 @@ fn probe_response(
     }
 }
 
-
 /// One probe's URL and deadline, which every step's errors and timeouts refer to.
 struct Probe<'a> {
     url: &'a str,

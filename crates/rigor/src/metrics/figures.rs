@@ -61,12 +61,16 @@ pub fn window(scrapes: &[Scrape], start: usize, end: usize) -> Figures {
             .collect();
         let value = match flavor {
             Flavor::Gauge => inside.iter().copied().reduce(f64::max),
-            Flavor::Counter => {
-                counter_rate(stem, first.reading.get(stem), last.reading.get(stem), &inside, secs)
-                    .map_err(|p| out.problems.push(p))
-                    .ok()
-                    .flatten()
-            }
+            Flavor::Counter => counter_rate(
+                stem,
+                first.reading.get(stem),
+                last.reading.get(stem),
+                &inside,
+                secs,
+            )
+            .map_err(|p| out.problems.push(p))
+            .ok()
+            .flatten(),
         };
         if let Some(v) = value.filter(|v| v.is_finite()) {
             out.measurements.insert(id(stem, flavor), v);
@@ -100,7 +104,10 @@ fn counter_rate(
 
 /// Every scrape's values of the kept stems by id, aligned with the scrapes: a counter's rate
 /// since the previous scrape (`None` first, after a gap or a reset), a gauge as read.
-pub fn series(scrapes: &[Scrape], kept: &BTreeMap<String, Flavor>) -> BTreeMap<String, Vec<Option<f64>>> {
+pub fn series(
+    scrapes: &[Scrape],
+    kept: &BTreeMap<String, Flavor>,
+) -> BTreeMap<String, Vec<Option<f64>>> {
     let mut out = BTreeMap::new();
     for (stem, &flavor) in kept {
         let values = scrapes
@@ -177,14 +184,19 @@ mod tests {
         assert!(!f.measurements.contains_key("app.metric.req_total.rate"));
         assert_eq!(f.measurements["app.metric.ok_total.rate"], 2.0);
         assert_eq!(f.problems.len(), 1);
-        assert!(f.problems[0].contains("`req_total` dropped from 500 to 20"), "{:?}", f.problems);
+        assert!(
+            f.problems[0].contains("`req_total` dropped from 500 to 20"),
+            "{:?}",
+            f.problems
+        );
         assert_eq!(series(&s, &f.kept)["app.metric.req_total.rate"][1], None);
     }
 
     #[test]
     fn at_most_max_ids_are_kept() {
-        let many: Vec<(String, Flavor, f64)> =
-            (0..250).map(|i| (format!("g{i:03}"), G, i as f64)).collect();
+        let many: Vec<(String, Flavor, f64)> = (0..250)
+            .map(|i| (format!("g{i:03}"), G, i as f64))
+            .collect();
         let refs: Vec<(&str, Flavor, f64)> =
             many.iter().map(|(k, f, v)| (k.as_str(), *f, *v)).collect();
         let s = vec![scrape(0.0, &refs), scrape(1000.0, &refs)];

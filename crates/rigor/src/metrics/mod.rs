@@ -26,7 +26,12 @@ use std::time::{Duration, Instant};
 /// since `spawned_at`.
 pub fn start(app: &AppJob, interval: Duration, spawned_at: Instant) -> Option<Scraper> {
     let m = app.metrics.as_ref()?;
-    Some(Scraper::start(&m.url, selectors(&m.select), interval, spawned_at))
+    Some(Scraper::start(
+        &m.url,
+        selectors(&m.select),
+        interval,
+        spawned_at,
+    ))
 }
 
 /// Stops the scraper and records what it saw in the iteration.
@@ -78,7 +83,9 @@ fn record(log: scrape::Log, url: &str, select: &[Selector], it: &mut Iteration) 
     if log.scrapes.is_empty() {
         return;
     }
-    let kept = figures.map(|f| f.kept).unwrap_or_else(|| all_stems(&log.scrapes));
+    let kept = figures
+        .map(|f| f.kept)
+        .unwrap_or_else(|| all_stems(&log.scrapes));
     let series = it.series.get_or_insert_with(Default::default);
     series.metrics_t_ms = log.scrapes.iter().map(|s| s.t_ms).collect();
     series.metrics = figures::series(&log.scrapes, &kept);

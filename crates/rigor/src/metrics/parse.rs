@@ -133,11 +133,13 @@ fn sample_line(line: &str) -> Result<Sample, String> {
         Some(cur.name().ok_or("expected a metric name")?.to_string())
     };
     let mut labels = Vec::new();
+    let mut spaced = cur.spaces();
     if cur.eat('{') {
         cur.labels(&mut name, &mut labels)?;
+        spaced = cur.spaces();
     }
     let name = name.ok_or("a sample without a metric name")?;
-    if !cur.spaces() {
+    if !spaced {
         return Err("expected a space before the value".into());
     }
     let value = number(cur.word()).ok_or("the value is not a number")?;
@@ -162,7 +164,12 @@ fn number(text: &str) -> Option<f64> {
         "+Inf" | "Inf" => Some(f64::INFINITY),
         "-Inf" => Some(f64::NEG_INFINITY),
         "NaN" => Some(f64::NAN),
-        _ if text.bytes().any(|b| b.is_ascii_alphabetic() && b != b'e' && b != b'E') => None,
+        _ if text
+            .bytes()
+            .any(|b| b.is_ascii_alphabetic() && b != b'e' && b != b'E') =>
+        {
+            None
+        }
         _ => text.parse().ok(),
     }
 }
@@ -204,7 +211,9 @@ impl<'a> Cursor<'a> {
         let end = self
             .rest
             .char_indices()
-            .find(|&(i, c)| !(c.is_ascii_alphabetic() || c == '_' || c == ':' || (i > 0 && c.is_ascii_digit())))
+            .find(|&(i, c)| {
+                !(c.is_ascii_alphabetic() || c == '_' || c == ':' || (i > 0 && c.is_ascii_digit()))
+            })
             .map_or(self.rest.len(), |(i, _)| i);
         if end == 0 {
             return None;

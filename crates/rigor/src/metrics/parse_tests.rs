@@ -134,11 +134,17 @@ myapp_requests_total{method=\"POST\",endpoint=\"/\"} -0 1700000000000\r\n";
 #[test]
 fn dotnet_client_text() {
     let fs = parse(DOTNET).unwrap();
-    assert_eq!(family(&fs, "dotnet_collection_count_total").samples[1].value, 12.0);
+    assert_eq!(
+        family(&fs, "dotnet_collection_count_total").samples[1].value,
+        12.0
+    );
     let r = family(&fs, "myapp_requests_total");
     assert_eq!(r.samples[0].value, 5.0);
     assert_eq!(r.samples[0].labels[1], ("endpoint".into(), "/".into()));
-    assert_eq!(family(&fs, "process_working_set_bytes").samples[0].value, 60493824.0);
+    assert_eq!(
+        family(&fs, "process_working_set_bytes").samples[0].value,
+        60493824.0
+    );
 }
 
 #[test]

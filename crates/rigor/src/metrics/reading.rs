@@ -58,7 +58,10 @@ pub fn reduce(families: &[Family], select: &[Selector]) -> Reading {
                 }
                 continue;
             }
-            for sel in select.iter().filter(|s| s.name == sample || s.name == f.name) {
+            for sel in select
+                .iter()
+                .filter(|s| s.name == sample || s.name == f.name)
+            {
                 if let Some(v) = sum(&|labels| sel.matches(labels)) {
                     out.insert(sel.stem(&sample), (flavor, v));
                 }

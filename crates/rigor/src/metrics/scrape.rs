@@ -23,7 +23,8 @@ pub fn fetch(url: &str, select: &[Selector]) -> Result<reading::Reading, String>
     if !(200..300).contains(&r.status) {
         return Err(format!("{url} answered {}", r.status));
     }
-    let text = std::str::from_utf8(&r.body).map_err(|_| "the body is not UTF-8 text".to_string())?;
+    let text =
+        std::str::from_utf8(&r.body).map_err(|_| "the body is not UTF-8 text".to_string())?;
     let families = parse::parse(text).map_err(|e| format!("not Prometheus text: {e}"))?;
     Ok(reading::reduce(&families, select))
 }
@@ -130,7 +131,8 @@ impl Scraper {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
-        let mut raw = std::mem::take(&mut *self.shared.log.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut raw =
+            std::mem::take(&mut *self.shared.log.lock().unwrap_or_else(|e| e.into_inner()));
         raw.sort_by(|a, b| a.0.total_cmp(&b.0));
         let mut log = Log {
             attempts: raw.len() as u64,

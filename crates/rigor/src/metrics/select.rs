@@ -14,7 +14,8 @@ pub struct Selector {
 impl Selector {
     /// Reads one entry; an error says what is wrong with it.
     pub fn parse(text: &str) -> Result<Selector, String> {
-        let bad = |why: &str| format!("`{text}` is not `name` or `name{{label=\"value\",…}}`: {why}");
+        let bad =
+            |why: &str| format!("`{text}` is not `name` or `name{{label=\"value\",…}}`: {why}");
         let text_t = text.trim();
         let (name, rest) = match text_t.find('{') {
             Some(i) => (text_t[..i].trim(), Some(&text_t[i..])),
@@ -129,7 +130,10 @@ mod tests {
     #[test]
     fn names_and_label_sets() {
         let s = Selector::parse("http_requests_total").unwrap();
-        assert_eq!((s.name.as_str(), s.labels.len()), ("http_requests_total", 0));
+        assert_eq!(
+            (s.name.as_str(), s.labels.len()),
+            ("http_requests_total", 0)
+        );
         let s = Selector::parse(r#"x_total{path="/a \"b\"", code = "200",}"#).unwrap();
         assert_eq!(
             s.labels,
