@@ -337,6 +337,9 @@ fn load(
                     }
                     marked_start = true;
                 }
+                if let Some(m) = scraper.as_mut().filter(|_| marked_start) {
+                    m.tick(spec.duration);
+                }
                 if r.phase == Phase::Done && marked_start {
                     if let Some(m) = scraper.as_mut() {
                         m.window_end();
