@@ -43,17 +43,8 @@ pub fn reduce(families: &[Family], select: &[Selector]) -> Reading {
     let mut out = Reading::new();
     for f in families.iter().filter(|f| !creation_time(f, families)) {
         for (sample, flavor) in streams(f) {
-            let sum = |pick: &dyn Fn(&[(String, String)]) -> bool| {
-                let values: Vec<f64> = f
-                    .samples
-                    .iter()
-                    .filter(|s| s.name == sample && s.value.is_finite() && pick(&s.labels))
-                    .map(|s| s.value)
-                    .collect();
-                (!values.is_empty()).then(|| values.iter().sum::<f64>())
-            };
             if select.is_empty() {
-                if let Some(v) = sum(&|_| true) {
+                if let Some(v) = sum(f, &sample, |_| true) {
                     out.insert(sample.clone(), (flavor, v));
                 }
                 continue;
@@ -62,13 +53,24 @@ pub fn reduce(families: &[Family], select: &[Selector]) -> Reading {
                 .iter()
                 .filter(|s| s.name == sample || s.name == f.name)
             {
-                if let Some(v) = sum(&|labels| sel.matches(labels)) {
+                if let Some(v) = sum(f, &sample, |labels| sel.matches(labels)) {
                     out.insert(sel.stem(&sample), (flavor, v));
                 }
             }
         }
     }
     out
+}
+
+/// The sum of the finite values of `sample` over the series `pick` keeps; `None` when none.
+fn sum(f: &Family, sample: &str, pick: impl Fn(&[(String, String)]) -> bool) -> Option<f64> {
+    let values: Vec<f64> = f
+        .samples
+        .iter()
+        .filter(|s| s.name == sample && s.value.is_finite() && pick(&s.labels))
+        .map(|s| s.value)
+        .collect();
+    (!values.is_empty()).then(|| values.iter().sum())
 }
 
 /// Python's client writes a counter's creation time as a gauge family of its own

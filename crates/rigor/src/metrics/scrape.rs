@@ -54,12 +54,15 @@ pub struct Log {
     pub start_tried: bool,
 }
 
+/// One scrape as taken: when (ms), at which edge, what it gave.
+type Attempt = (f64, Option<Edge>, Result<reading::Reading, String>);
+
 /// State shared with the background thread.
 struct Shared {
     url: String,
     select: Vec<Selector>,
     origin: Instant,
-    log: Mutex<Vec<(f64, Option<Edge>, Result<reading::Reading, String>)>>,
+    log: Mutex<Vec<Attempt>>,
 }
 
 impl Shared {
