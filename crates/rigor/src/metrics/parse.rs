@@ -2,6 +2,8 @@
 //! their type, samples with labels and a value. Timestamps and exemplars are read past (a scrape
 //! is timed by rigor, not by the application); anything that is not the format is an error
 //! naming the line, so an HTML page or JSON at the metrics URL is said, not read as no metrics.
+//! As Prometheus's own parser, a second `# TYPE` for a family that already has samples is an
+//! error; label values may hold any character (escaped quotes, commas, braces, newlines).
 
 /// What a family's `# TYPE` line said; untyped when it had none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
