@@ -15,6 +15,7 @@ mod report;
 mod request;
 mod run;
 mod schedule;
+mod second;
 mod stats;
 mod url;
 mod worker;

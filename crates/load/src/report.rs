@@ -1,9 +1,11 @@
 //! The result of a run: what `rigor load` prints and `rigor run` stores, plus its measurement ids.
 
+use crate::second::Second;
 use crate::stats::ThreadStats;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::time::Instant;
 
 /// Latency summary in milliseconds, from a full-window HDR histogram.
 ///
@@ -126,12 +128,38 @@ pub struct OutsideWindow {
     pub bytes: u64,
 }
 
-/// One second of the measured window.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+/// One second of the measured window. Responses and errors count in the second they happened;
+/// the window's requests answered (or given up) after it closed count in its last second, so
+/// the seconds add up to the window's totals.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
 pub struct TimelineSecond {
     pub second: u32,
+    /// Responses completed in this second.
     pub requests: u64,
     pub errors: u64,
+    /// Mean latency of the window's requests answered or given up in this second (the
+    /// population of `latency`), ms; `None` when there were none.
+    pub latency_mean_ms: Option<f64>,
+    /// Their 99th percentile, ms: read from a log histogram with eighth-of-an-octave buckets, so
+    /// up to 12.5% above the exact value, never below it and never above `latency_max_ms`.
+    pub latency_p99_ms: Option<f64>,
+    /// Their exact maximum, ms.
+    pub latency_max_ms: Option<f64>,
+}
+
+impl TimelineSecond {
+    fn new(second: usize, s: &Second) -> TimelineSecond {
+        // µs recorded: ms with three decimals says all there is.
+        let ms = |us: f64| (us).round() / 1000.0;
+        TimelineSecond {
+            second: second as u32,
+            requests: s.responses,
+            errors: s.errors,
+            latency_mean_ms: s.latency.mean_us().map(ms),
+            latency_p99_ms: s.latency.percentile_us(99.0).map(|us| ms(us as f64)),
+            latency_max_ms: s.latency.max_us().map(|us| ms(us as f64)),
+        }
+    }
 }
 
 /// Open-model bookkeeping: was the offered rate delivered?
@@ -186,6 +214,10 @@ pub struct LoadReport {
     pub drain_cut: bool,
     pub outside_window: OutsideWindow,
     pub timeline: Vec<TimelineSecond>,
+    /// When the measured window opened (the start of `timeline`'s first second), so callers
+    /// can put the seconds on their own clock; `None` when no worker started.
+    #[serde(skip)]
+    pub window_opened_at: Option<Instant>,
     pub rate: Option<RateReport>,
     pub client_cpu_pct: f64,
     pub client_cpu_secs: f64,
@@ -222,6 +254,7 @@ pub(crate) struct ReportInput<'a> {
     pub rate: Option<f64>,
     pub cancelled: bool,
     pub cores: usize,
+    pub window_opened_at: Option<Instant>,
 }
 
 impl LoadReport {
@@ -250,11 +283,7 @@ impl LoadReport {
         let timeline = s.timeline[..seconds]
             .iter()
             .enumerate()
-            .map(|(i, &(requests, errors))| TimelineSecond {
-                second: i as u32,
-                requests,
-                errors,
-            })
+            .map(|(i, second)| TimelineSecond::new(i, second))
             .collect();
         let client_cpu_pct = if measured_secs > 0.0 && inp.cores > 0 {
             100.0 * s.cpu_secs / (measured_secs * inp.cores as f64)
@@ -295,6 +324,7 @@ impl LoadReport {
                 bytes: s.warmup_bytes + s.in_flight_bytes,
             },
             timeline,
+            window_opened_at: inp.window_opened_at,
             rate,
             client_cpu_pct,
             client_cpu_secs: s.cpu_secs,

@@ -32,7 +32,7 @@ pub fn run(spec: &LoadSpec, live: &Live, cancel: &AtomicBool) -> Result<LoadRepo
     };
     let shares = shares(spec, threads);
     live.set_phase(Phase::Starting);
-    let results = run_workers(&plan, &shares, live, cancel);
+    let (results, t0) = run_workers(&plan, &shares, live, cancel);
     live.set_phase(Phase::Done);
 
     let mut merged = ThreadStats::new(spec.rate.is_some(), plan.seconds);
@@ -63,6 +63,7 @@ pub fn run(spec: &LoadSpec, live: &Live, cancel: &AtomicBool) -> Result<LoadRepo
             rate: spec.rate,
             cancelled,
             cores: threads.min(allowed).max(1),
+            window_opened_at: t0.map(|t0| t0 + spec.warmup),
         },
         &merged,
     ))
@@ -91,13 +92,13 @@ fn shares(spec: &LoadSpec, threads: usize) -> Vec<Share> {
 }
 
 /// Runs one thread per share, all starting at one t0 (the last to arrive at the barrier sets
-/// it), and collects what each measured.
+/// it), and collects what each measured, with that t0.
 fn run_workers(
     plan: &Plan<'_>,
     shares: &[Share],
     live: &Live,
     cancel: &AtomicBool,
-) -> Vec<std::io::Result<ThreadStats>> {
+) -> (Vec<std::io::Result<ThreadStats>>, Option<Instant>) {
     let barrier = Barrier::new(shares.len());
     let t0 = OnceLock::new();
     let sync = || {
@@ -107,7 +108,7 @@ fn run_workers(
         barrier.wait();
         *t0.get().expect("t0 set by the leader")
     };
-    std::thread::scope(|scope| {
+    let results = std::thread::scope(|scope| {
         let handles: Vec<_> = shares
             .iter()
             .map(|share| {
@@ -125,5 +126,6 @@ fn run_workers(
                     .unwrap_or_else(|_| Err(std::io::Error::other("worker thread panicked")))
             })
             .collect()
-    })
+    });
+    (results, t0.get().copied())
 }

@@ -1,6 +1,7 @@
 //! Per-thread tallies: each worker owns one (no sharing on the hot path); merged at the end.
 
 use crate::report::{ErrorCounts, ParseFailure};
+use crate::second::Second;
 use hdrhistogram::Histogram;
 
 /// Highest latency recorded, in µs (an hour); longer values saturate.
@@ -24,9 +25,9 @@ pub struct ThreadStats {
     pub errors: ErrorCounts,
     /// Why responses failed to parse, counted by reason (at most [`MAX_PARSE_REASONS`]).
     pub parse_failures: Vec<ParseFailure>,
-    /// (responses, errors) per second of the window; grows as seconds pass, never past
-    /// `timeline_cap`, so a long duration costs nothing up front.
-    pub timeline: Vec<(u64, u64)>,
+    /// Responses, errors and latency per second of the window; grows as seconds pass, never
+    /// past `timeline_cap`, so a long duration costs nothing up front.
+    pub timeline: Vec<Second>,
     timeline_cap: usize,
     pub warmup_sent: u64,
     pub warmup_bytes: u64,
@@ -71,14 +72,20 @@ impl ThreadStats {
         }
     }
 
-    /// Adds responses and errors to second `sec` of the window (later seconds go to the last).
-    pub fn tick(&mut self, sec: usize, responses: u64, errors: u64) {
+    /// Second `sec` of the window (later seconds are the last: the window's requests answered
+    /// after it closed count in its last second).
+    #[inline]
+    pub fn second(&mut self, sec: usize) -> &mut Second {
         let sec = sec.min(self.timeline_cap - 1);
         if self.timeline.len() <= sec {
-            self.timeline.resize(sec + 1, (0, 0));
+            self.timeline.resize(sec + 1, Second::default());
         }
-        self.timeline[sec].0 += responses;
-        self.timeline[sec].1 += errors;
+        &mut self.timeline[sec]
+    }
+
+    /// Adds errors to second `sec` of the window.
+    pub fn tick_errors(&mut self, sec: usize, errors: u64) {
+        self.second(sec).errors += errors;
     }
 
     /// Counts one parse failure under `reason`, keeping `example` for the first of each reason.
@@ -122,8 +129,8 @@ impl ThreadStats {
                 None => {}
             }
         }
-        for (sec, &(req, err)) in o.timeline.iter().enumerate() {
-            self.tick(sec, req, err);
+        for (sec, second) in o.timeline.iter().enumerate() {
+            self.second(sec).merge(second);
         }
         self.warmup_sent += o.warmup_sent;
         self.warmup_bytes += o.warmup_bytes;
@@ -148,10 +155,13 @@ mod tests {
         // A window of a million hours costs nothing until its seconds are used.
         let mut s = ThreadStats::new(false, 3_600_000_000);
         assert!(s.timeline.capacity() < 1024);
-        s.tick(2, 1, 0);
-        assert_eq!(s.timeline, vec![(0, 0), (0, 0), (1, 0)]);
+        s.second(2).responses += 1;
+        let counts = |s: &ThreadStats| -> Vec<(u64, u64)> {
+            s.timeline.iter().map(|t| (t.responses, t.errors)).collect()
+        };
+        assert_eq!(counts(&s), vec![(0, 0), (0, 0), (1, 0)]);
         let mut short = ThreadStats::new(false, 2);
-        short.tick(99, 0, 1);
-        assert_eq!(short.timeline, vec![(0, 0), (0, 1)]);
+        short.tick_errors(99, 1);
+        assert_eq!(counts(&short), vec![(0, 0), (0, 1)]);
     }
 }

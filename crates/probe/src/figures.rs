@@ -80,41 +80,70 @@ impl Samples {
     }
 }
 
-/// (max, time-weighted mean) raw CPU of the tree, 100 = one core, over consecutive pairs.
-/// A pair whose samples both read the cgroup counter uses it (it sees every process that ran);
-/// otherwise the tree's per-process accounts (see [`tree_cpu_ns`]).
+/// (max, time-weighted mean) raw CPU of the tree, 100 = one core, over consecutive pairs
+/// (each measured by [`pair_cpu`]).
 pub(crate) fn cpu(samples: &[ProcSample], clock_ticks: u64) -> (Option<f64>, Option<f64>) {
     let mut max: Option<f64> = None;
     let mut total_secs = 0.0;
     let mut total_cpu_secs = 0.0;
     for pair in samples.windows(2) {
-        let (a, b) = (&pair[0], &pair[1]);
-        let dt = b.at.duration_since(a.at).as_secs_f64();
-        if dt <= 0.0 {
+        let Some(p) = pair_cpu(&pair[0], &pair[1], clock_ticks) else {
             continue;
-        }
-        let (ns, exact) = match (a.cgroup_cpu_ns, b.cgroup_cpu_ns) {
-            (Some(x), Some(y)) => (y.saturating_sub(x), true),
-            _ => (tree_cpu_ns(&a.cpu, a.boot_ticks, &b.cpu), false),
         };
-        let cpu_secs = ns as f64 / 1e9;
-        total_secs += dt;
-        total_cpu_secs += cpu_secs;
-        // A pair only a few ms apart (a mark right after a periodic sample) is too short for a
-        // maximum: the time a sample takes to read, or one tick of a tick-based account, would
-        // read as a spike. It still counts in the mean.
-        let shortest = if exact {
-            MIN_EXACT_PAIR_SECS
-        } else {
-            5.0 / clock_ticks as f64
-        };
-        if dt >= shortest {
-            let pct = cpu_secs / dt * 100.0;
+        total_secs += p.secs;
+        total_cpu_secs += p.cpu_secs;
+        if let Some(pct) = p.rate_pct() {
             max = Some(max.map_or(pct, |m: f64| m.max(pct)));
         }
     }
     let mean = (total_secs > 0.0).then(|| total_cpu_secs / total_secs * 100.0);
     (max.or(mean), mean)
+}
+
+/// The tree's CPU between two samples.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PairCpu {
+    /// Wall time between them, s.
+    pub secs: f64,
+    /// CPU the tree used in between, s.
+    pub cpu_secs: f64,
+    /// Whether the pair is long enough to be read as a rate (see [`pair_cpu`]).
+    pub long_enough: bool,
+}
+
+impl PairCpu {
+    /// CPU over the pair, 100 = one core; `None` when the pair is too short to say.
+    pub fn rate_pct(&self) -> Option<f64> {
+        self.long_enough.then(|| self.cpu_secs / self.secs * 100.0)
+    }
+}
+
+/// CPU the tree used from sample `a` to a later sample `b`: the cgroup counter when both read it
+/// (it sees every process that ran), otherwise the tree's per-process accounts (see
+/// [`tree_cpu_ns`]). `None` when `b` is not after `a`.
+///
+/// A pair only a few ms apart (a mark right after a periodic sample) is not `long_enough` for a
+/// rate: the time a sample takes to read, or one tick of a tick-based account, would read as a
+/// spike. Its CPU still counts in a mean over a longer span.
+pub fn pair_cpu(a: &ProcSample, b: &ProcSample, clock_ticks: u64) -> Option<PairCpu> {
+    let secs = b.at.checked_duration_since(a.at)?.as_secs_f64();
+    if secs <= 0.0 {
+        return None;
+    }
+    let (ns, exact) = match (a.cgroup_cpu_ns, b.cgroup_cpu_ns) {
+        (Some(x), Some(y)) => (y.saturating_sub(x), true),
+        _ => (tree_cpu_ns(&a.cpu, a.boot_ticks, &b.cpu), false),
+    };
+    let shortest = if exact {
+        MIN_EXACT_PAIR_SECS
+    } else {
+        5.0 / clock_ticks.max(1) as f64
+    };
+    Some(PairCpu {
+        secs,
+        cpu_secs: ns as f64 / 1e9,
+        long_enough: secs >= shortest,
+    })
 }
 
 /// Shortest pair that counts for the maximum with a nanosecond counter.
@@ -197,6 +226,11 @@ mod tests {
         assert_eq!(f.threads_end, Some(3.0));
         assert_eq!(f.threads_max, Some(4.0));
         assert_eq!(f.nonvoluntary_ctxt_switches, Some(10.0));
+        // Sample by sample by the same rule, on the same scale: the window's largest is app.cpu.
+        let per_pair: Vec<_> = (1..5).map(|i| samples.cpu_pct_between(i - 1, i)).collect();
+        assert_eq!(per_pair, [Some(50.0), Some(25.0), Some(75.0), Some(200.0)]);
+        assert_eq!(samples.window_range(), 1..4);
+        assert_eq!(samples.cpu_pct_between(0, 9), None);
     }
 
     #[test]

@@ -21,7 +21,7 @@ pub use cgroup::{cgroup_layout, Cgroup, CgroupJoiner};
 pub use cpu_counters::{cpu_counters, CpuCounters};
 pub use cpu_time::ProcCpu;
 pub use environment::{environment, Environment};
-pub use figures::AppFigures;
+pub use figures::{pair_cpu, AppFigures, PairCpu};
 pub use git::{git_info, GitInfo};
 pub use net_path::{local_addresses, net_path, NetPath};
 pub use page_cache::drop_page_cache;

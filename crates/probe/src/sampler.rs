@@ -165,6 +165,22 @@ impl Drop for Sampler {
 }
 
 impl Samples {
+    /// Samples taken elsewhere (a test's own readings, a replay): `clock_ticks` per second of
+    /// the tick-based accounts, `cpus` the count that "100%" CPU means.
+    pub fn from_parts(
+        samples: Vec<ProcSample>,
+        marks: Vec<MarkRecord>,
+        clock_ticks: u64,
+        cpus: usize,
+    ) -> Samples {
+        Samples {
+            samples,
+            marks,
+            clock_ticks,
+            cpus: cpus.max(1),
+        }
+    }
+
     /// Every kept sample, in time order (the discarded first one is not here).
     pub fn samples(&self) -> &[ProcSample] {
         &self.samples
@@ -174,14 +190,7 @@ impl Samples {
     /// at `WindowEnd` (or the last one if the end was never marked; the last one before it if
     /// the app was gone by then). Without a `WindowStart` mark, the whole run is the window.
     pub fn window(&self) -> &[ProcSample] {
-        let start = self.mark_record(Mark::WindowStart);
-        let end = self.mark_record(Mark::WindowEnd);
-        let n = self.samples.len();
-        let from = start.map_or(0, |m| m.index).min(n);
-        let to = end
-            .map_or(n, |m| (m.index + usize::from(m.sampled)).min(n))
-            .max(from);
-        &self.samples[from..to]
+        &self.samples[self.window_range()]
     }
 
     /// The marks announced, with when and at which sample index.
@@ -192,6 +201,28 @@ impl Samples {
     /// The CPU count used as "100%" for `cpu_*` figures.
     pub fn cpus_for_normalising(&self) -> usize {
         self.cpus
+    }
+
+    /// The tree's CPU from sample `from` to sample `to` (indices into [`Samples::samples`]) on
+    /// `app.cpu`'s scale (100 = all the CPUs it may use), by the same rule as the figures
+    /// ([`crate::pair_cpu`]); `None` when either is missing or the span is too short for a rate.
+    pub fn cpu_pct_between(&self, from: usize, to: usize) -> Option<f64> {
+        let (a, b) = (self.samples.get(from)?, self.samples.get(to)?);
+        let pct = crate::pair_cpu(a, b, self.clock_ticks)?.rate_pct()?;
+        Some(pct / self.cpus.max(1) as f64)
+    }
+
+    /// Where the measured window's samples are in [`Samples::samples`] (see
+    /// [`Samples::window`]).
+    pub fn window_range(&self) -> std::ops::Range<usize> {
+        let start = self.mark_record(Mark::WindowStart);
+        let end = self.mark_record(Mark::WindowEnd);
+        let n = self.samples.len();
+        let from = start.map_or(0, |m| m.index).min(n);
+        let to = end
+            .map_or(n, |m| (m.index + usize::from(m.sampled)).min(n))
+            .max(from);
+        from..to
     }
 
     fn mark_record(&self, mark: Mark) -> Option<&MarkRecord> {

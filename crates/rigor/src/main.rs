@@ -28,6 +28,7 @@ mod plan;
 mod report;
 mod result;
 mod selfreport;
+mod series;
 
 use clap::Parser;
 use cli::{Cli, Command};

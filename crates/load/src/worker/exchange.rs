@@ -139,17 +139,19 @@ impl Worker<'_> {
         if !self.plan.in_window(p.intended) {
             return;
         }
-        let sec = (now.saturating_sub(self.plan.warm_end) / 1_000_000_000) as usize;
+        let sec = self.second_of(now);
+        let latency_us = now.saturating_sub(p.intended) / 1000;
         let s = &mut self.s;
         s.requests += 1;
         s.bytes_read += bytes;
         s.status[usize::from(status).min(999)] += 1;
-        s.latency
-            .saturating_record((now.saturating_sub(p.intended)) / 1000);
+        s.latency.saturating_record(latency_us);
         if let Some(u) = s.uncorrected.as_mut() {
             u.saturating_record((now.saturating_sub(p.sent)) / 1000);
         }
-        s.tick(sec, 1, 0);
+        let second = s.second(sec);
+        second.responses += 1;
+        second.latency.record_n(latency_us, 1);
         self.live_completed += 1;
     }
 }

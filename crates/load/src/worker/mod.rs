@@ -165,8 +165,13 @@ impl Worker<'_> {
     }
 
     fn tick_error(&mut self, now: u64, n: u64) {
-        let sec = (now.saturating_sub(self.plan.warm_end) / 1_000_000_000) as usize;
-        self.s.tick(sec, 0, n);
+        self.s.tick_errors(self.second_of(now), n);
         self.live_errors += n;
+    }
+
+    /// The second of the window `now` falls in (the timeline puts later ones in its last).
+    #[inline]
+    fn second_of(&self, now: u64) -> usize {
+        (now.saturating_sub(self.plan.warm_end) / 1_000_000_000) as usize
     }
 }

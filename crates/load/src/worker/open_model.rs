@@ -82,6 +82,8 @@ impl Worker<'_> {
         self.s.errors.timeout += n;
         let waited_us = (self.plan.timeout_ns / 1000).clamp(1, self.s.latency.high());
         let _ = self.s.latency.record_n(waited_us, n);
+        let sec = self.second_of(now);
+        self.s.second(sec).latency.record_n(waited_us, n);
         self.tick_error(now, n);
     }
 }

@@ -24,6 +24,7 @@ impl Worker<'_> {
             return;
         }
         let mut n = 0;
+        let sec = self.second_of(now);
         // Taken and put back emptied, so the queue keeps its capacity for the new connection.
         let mut inflight = std::mem::take(&mut self.conns[idx].inflight);
         for p in inflight.drain(..) {
@@ -31,9 +32,9 @@ impl Worker<'_> {
                 continue;
             }
             n += 1;
-            self.s
-                .latency
-                .saturating_record(now.saturating_sub(p.intended) / 1000);
+            let waited_us = now.saturating_sub(p.intended) / 1000;
+            self.s.latency.saturating_record(waited_us);
+            self.s.second(sec).latency.record_n(waited_us, 1);
             if let Some(u) = self.s.uncorrected.as_mut() {
                 u.saturating_record(now.saturating_sub(p.sent) / 1000);
             }

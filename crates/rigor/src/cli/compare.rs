@@ -7,6 +7,7 @@ use crate::declarations::{self, Better};
 use crate::exit::Exit;
 use crate::failure::Failure;
 use crate::options::compare::{parse_threshold, CompareOptions};
+use crate::report::{pivot_blocks, pivot_merge};
 use std::path::PathBuf;
 
 /// Flags of `rigor compare` (a stable contract: scripts depend on their names).
@@ -39,6 +40,16 @@ pub struct CompareArgs {
     #[arg(long = "measure", value_delimiter = ',', value_name = "ID=higher|lower",
           value_parser = declarations::parse_flag)]
     pub measure: Vec<(String, Better)>,
+    /// Pivot table of this measurement: a line per swept matrix value, a column per file.
+    /// Default: the files' one self-reported figure, when they have exactly one.
+    #[arg(long = "pivot", value_name = "MEASUREMENT")]
+    pub pivot: Option<String>,
+    /// The variable whose values are the pivot's lines. Default: the one with the most values.
+    #[arg(long = "pivot-by", value_name = "VARIABLE")]
+    pub pivot_by: Option<String>,
+    /// No sparklines (the pivot's trend line) in the terminal and Markdown reports.
+    #[arg(long = "no-chart")]
+    pub no_chart: bool,
 }
 
 /// Runs `rigor compare`: 0, or 3 for a watched regression with `--fail-on-regression`. Bad
@@ -47,6 +58,12 @@ pub struct CompareArgs {
 pub fn execute(args: &CompareArgs) -> Result<Exit, Failure> {
     let options = CompareOptions::try_from(args)?;
     let inputs = saved::load_all(&options.files)?;
+    let names = saved::column_names(&inputs);
+    // A pivot nobody could show is a usage error before anything is compared.
+    let rows = pivot_merge::merged(&inputs, &names, &[]);
+    if let Some(e) = pivot_blocks::problem(&rows, &options.view) {
+        return Err(Failure::usage(e));
+    }
     let report = matching::compare_results(
         &inputs,
         &Request {
@@ -71,7 +88,14 @@ pub fn execute(args: &CompareArgs) -> Result<Exit, Failure> {
             return Err(Failure::usage(e));
         }
     }
-    crate::report::compare::publish(&report, options.json.as_ref(), options.markdown.as_ref())?;
+    let rows = pivot_merge::merged(&inputs, &names, &report.comparisons);
+    let pivot = pivot_blocks::blocks(&rows, &options.view);
+    crate::report::compare::publish(
+        &report,
+        &pivot,
+        options.json.as_ref(),
+        options.markdown.as_ref(),
+    )?;
     let rules = gate::Rules {
         fail_on_regression: options.fail_on_regression,
         watched: &options.watched,

@@ -248,7 +248,22 @@ impl Config {
                 }
                 Work::Load(load)
             }
-            None => Work::Command(self.resolve_command(src.app_name, src.app_job, &vars, p)),
+            None => {
+                let work = self.resolve_command(src.app_name, src.app_job, &vars, p);
+                for rule in &work.extract {
+                    if let Some(row) = rule.row.as_ref().filter(|r| s.matrix.contains_key(*r)) {
+                        p.add(self.error_at(
+                            &format!("jobs.{}.extract.{}", src.app_name, rule.name),
+                            Some("row"),
+                            &format!(
+                                "`{row}` is also a matrix variable of scenario `{scenario}`: \
+                                 name the reported row differently"
+                            ),
+                        ));
+                    }
+                }
+                Work::Command(work)
+            }
         };
         RowPlan {
             variables: combo.iter().cloned().collect::<BTreeMap<_, _>>(),

@@ -55,7 +55,7 @@ impl Config {
                     p.add(self.error_at(
                         table,
                         Some(key),
-                        "a scenario with `command` runs that job to completion: remove                          `application` and `load`, or remove `command`",
+                        "a scenario with `command` runs that job to completion: remove `application` and `load`, or remove `command`",
                     ));
                 }
             }
@@ -83,7 +83,7 @@ impl Config {
                 p.add(self.error_at(
                     &jt,
                     Some(key),
-                    "a command job runs to completion and reports its own figures:                      this key does not apply",
+                    "a command job runs to completion and reports its own figures: this key does not apply",
                 ));
             }
         }

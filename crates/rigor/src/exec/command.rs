@@ -65,6 +65,7 @@ pub fn run(ctx: &IterationContext, it: &mut Iteration, work: &CommandWork) -> Re
     let waited = wait(&mut app, work.timeout, &status);
     let elapsed = app.spawned_at.elapsed();
     sampler.mark(Mark::WindowEnd);
+    let spawned_at = app.spawned_at;
     let lingering = match waited {
         Ok(_) => lingering(app.pid, cgroup.as_ref()),
         Err(_) => Vec::new(),
@@ -72,6 +73,8 @@ pub fn run(ctx: &IterationContext, it: &mut Iteration, work: &CommandWork) -> Re
     let stop = app.stop(job.stop_timeout, cgroup.as_ref());
     let samples = sampler.stop();
     crate::measurements::record_app(&samples.figures(), &mut it.measurements);
+    crate::series::record_app(it, &samples, spawned_at);
+    crate::series::record_command_window(it, elapsed);
     it.measurements
         .insert(ids::APP_ELAPSED.into(), elapsed.as_secs_f64() * 1e3);
     let cpu_ns = cpu_used_ns(cgroup.as_ref(), children_before);

@@ -74,12 +74,17 @@ fn compare_groups(result: &mut RunResult, options: &RunOptions, plan: &RunPlan) 
         .warnings
         .extend(declarations::undeclared_warning(&undeclared));
     // The kept iterations of the smallest row, and what --exclude took from it.
-    let (kept, excluded) = result
+    // Rows without the primary at all (the row that ran a command whose figures went to rows
+    // of their own) say nothing about how many iterations it has.
+    let Some((kept, excluded)) = result
         .rows
         .iter()
         .map(|r| (r.values(&options.primary).len(), r.excluded_count()))
+        .filter(|(kept, excluded)| kept + excluded > 0)
         .min()
-        .unwrap_or((0, 0));
+    else {
+        return;
+    };
     let already_said = result
         .warnings
         .iter()

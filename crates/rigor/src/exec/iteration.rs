@@ -102,9 +102,11 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
     // load already ended it), so nothing the app does on shutdown is in the window.
     sampler.mark(Mark::WindowEnd);
     status("stopping");
+    let spawned_at = app.spawned_at;
     let stop = app.stop(app_job.stop_timeout, cgroup.as_ref());
     let samples = sampler.stop();
     crate::measurements::record_app(&samples.figures(), &mut it.measurements);
+    crate::series::record_app(it, &samples, spawned_at);
     if let Some(c) = cgroup {
         let _ = c.remove();
     }
@@ -391,6 +393,7 @@ fn load(
     it.outside_window.requests += report.outside_window.requests;
     it.outside_window.bytes += report.outside_window.bytes;
     crate::measurements::record_load(&report, &mut it.measurements);
+    crate::series::record_load(it, &report, app.spawned_at);
     guards::load_guards(&report, &mut it.warnings);
     it.load = serde_json::to_value(&report).ok();
     match cause() {

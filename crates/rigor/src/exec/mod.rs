@@ -54,12 +54,14 @@ pub fn execute(options: &RunOptions) -> Result<Exit, Failure> {
     reaper::become_subreaper();
     let prepare::Prepared {
         plan,
-        outputs,
+        mut outputs,
         run_dir,
         seed,
         mut result,
     } = prepare::prepare(options)?;
     let options = &options.for_plan(&plan);
+    // The primary of what the plan runs picks each timeline's median iteration.
+    outputs.view = options.view.in_file();
     outputs.remember(&result);
     interrupt::set_last_words(output::write_last_words);
     keep_results_on_panic();
@@ -89,7 +91,26 @@ pub fn execute(options: &RunOptions) -> Result<Exit, Failure> {
         failed = true;
     }
     report_run(&result, &outputs, &run_dir);
-    Ok(finish::exit_code(&result, options, failed))
+    let exit = finish::exit_code(&result, options, failed);
+    Ok(pivot_check(&result, &options.view, exit))
+}
+
+/// `--pivot` or `--pivot-by` naming what no row measured can only be known once the rows are
+/// in (a command's figures are named by its output): an error naming what exists, exit 2 unless
+/// the run already ended worse (a failure or a gated regression keeps its own code).
+fn pivot_check(result: &RunResult, view: &report::View, exit: Exit) -> Exit {
+    let problem = report::pivot_blocks::problem(result, view);
+    match problem {
+        Some(p) => {
+            console::err(&format!("error: {p}"));
+            if exit == Exit::Success {
+                Exit::Usage
+            } else {
+                exit
+            }
+        }
+        None => exit,
+    }
 }
 
 /// A panic of the run itself (never expected) still writes what was measured and kills the
@@ -107,8 +128,9 @@ fn keep_results_on_panic() {
 
 /// Prints the report, says where the files are, and feeds `$GITHUB_STEP_SUMMARY`.
 fn report_run(result: &RunResult, outputs: &Outputs, run_dir: &Path) {
-    console::out(&report::terminal::render(
+    console::out(&report::terminal::render_with(
         result,
+        &outputs.view.on_terminal(),
         report::terminal::use_color(),
     ));
     console::err(&format!(
@@ -123,7 +145,9 @@ fn report_run(result: &RunResult, outputs: &Outputs, run_dir: &Path) {
         ));
     }
     if !result.comparisons.is_empty() {
-        if let Some(problem) = report::step_summary::append(&report::markdown::render(result)) {
+        if let Some(problem) =
+            report::step_summary::append(&report::markdown::render_with(result, &outputs.view))
+        {
             console::err(&problem);
         }
     }

@@ -15,6 +15,8 @@ pub struct Outputs {
     pub csv: Option<PathBuf>,
     pub html: Option<PathBuf>,
     pub run_dir: PathBuf,
+    /// What the Markdown and HTML reports show beyond their tables (`--pivot`, `--no-chart`).
+    pub view: crate::report::View,
 }
 
 /// The formats, their flag and the file name used in the run folder.
@@ -45,12 +47,12 @@ impl Format {
         }
     }
 
-    fn render(self, result: &RunResult) -> Result<String, String> {
+    fn render(self, result: &RunResult, view: &crate::report::View) -> Result<String, String> {
         Ok(match self {
             Format::Json => serde_json::to_string_pretty(result).map_err(|e| e.to_string())?,
-            Format::Markdown => crate::report::markdown::render(result),
+            Format::Markdown => crate::report::markdown::render_with(result, view),
             Format::Csv => crate::report::csv::render(result),
-            Format::Html => crate::report::html::render(result),
+            Format::Html => crate::report::html::render_with(result, view),
         })
     }
 }
@@ -105,7 +107,7 @@ impl Outputs {
     pub fn write(&self, result: &RunResult) -> Result<(), String> {
         let mut problems = Vec::new();
         for (format, path) in self.targets() {
-            let text = format.render(result)?;
+            let text = format.render(result, &self.view)?;
             if let Err(e) = write_atomic(path, &text) {
                 let fallback = self.run_dir.join(format.fallback_name());
                 let saved = if fallback != path {
@@ -249,6 +251,7 @@ mod tests {
             csv: Some(dir.join("r.csv")),
             html: None,
             run_dir: dir.clone(),
+            view: crate::report::View::default(),
         };
         let err = outputs.check().unwrap_err();
         assert_eq!(

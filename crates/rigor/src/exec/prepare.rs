@@ -75,6 +75,7 @@ fn outputs(options: &RunOptions) -> Result<(Outputs, PathBuf), Failure> {
         csv: paths.csv.clone(),
         html: paths.html.clone(),
         run_dir: run_dir.clone(),
+        view: options.view.in_file(),
     };
     if let Err(e) = outputs.check() {
         let _ = std::fs::remove_dir(&run_dir);

@@ -13,7 +13,7 @@ pub mod select;
 
 pub use scrape::Scraper;
 
-use crate::config::AppJob;
+use crate::config::{AppJob, MetricsScrape};
 use crate::declarations::Declaration;
 use crate::result::{Iteration, Warning, WarningKind};
 use figures::{Figures, Scrape};
@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 /// Starts scraping the job's `metrics` URL, if it has one, every `interval`; times are ms
 /// since `spawned_at`.
 pub fn start(app: &AppJob, interval: Duration, spawned_at: Instant) -> Option<Scraper> {
-    let m = app.metrics.as_ref()?;
+    let m: &MetricsScrape = app.metrics.as_ref()?;
     Some(Scraper::start(
         &m.url,
         selectors(&m.select),
@@ -87,7 +87,11 @@ fn record(log: scrape::Log, url: &str, select: &[Selector], it: &mut Iteration) 
         .map(|f| f.kept)
         .unwrap_or_else(|| all_stems(&log.scrapes));
     let series = it.series.get_or_insert_with(Default::default);
-    series.metrics_t_ms = log.scrapes.iter().map(|s| s.t_ms).collect();
+    series.metrics_t_ms = log
+        .scrapes
+        .iter()
+        .map(|s| crate::series::tenth(s.t_ms))
+        .collect();
     series.metrics = figures::series(&log.scrapes, &kept);
 }
 

@@ -69,6 +69,8 @@ pub struct RunOptions {
     pub strict: bool,
     /// Run every iteration of a row even after its application failed to start.
     pub keep_going: bool,
+    /// `--pivot`, `--pivot-by`, `--no-chart`: what the reports show beyond their tables.
+    pub view: crate::report::View,
 }
 
 /// Measurement flags the user gave, as opposed to their defaults.
@@ -93,6 +95,7 @@ impl RunOptions {
         if !o.named.gated {
             o.gated = vec![o.primary.clone()];
         }
+        o.view.primary = Some(o.primary.clone());
         o
     }
 
@@ -160,6 +163,11 @@ fn check(args: &RunArgs, selection: &Selection) -> Result<RunOptions, Problems> 
         check_names(flag, names.map(Vec::as_slice), &mut p);
     }
     p.take(parse_vars(&args.vars));
+    for (flag, value) in [("--pivot", &args.pivot), ("--pivot-by", &args.pivot_by)] {
+        if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
+            p.add(format!("{flag}: an empty name"));
+        }
+    }
     let exclude = p
         .take(args.exclude.as_deref().map(parse_exclude).transpose())
         .flatten();
@@ -207,6 +215,13 @@ fn check(args: &RunArgs, selection: &Selection) -> Result<RunOptions, Problems> 
         drop_caches: args.drop_caches,
         strict: args.strict,
         keep_going: args.keep_going,
+        view: crate::report::View {
+            pivot: args.pivot.as_ref().map(|s| s.trim().to_string()),
+            pivot_by: args.pivot_by.as_ref().map(|s| s.trim().to_string()),
+            charts: !args.no_chart,
+            primary: Some(primary.clone()),
+            ..crate::report::View::default()
+        },
     })
 }
 
@@ -292,6 +307,23 @@ mod tests {
         assert_eq!(o.sample_interval, Duration::from_millis(50));
         assert_eq!(o.threshold, 5.0);
         assert_eq!(o.gated, vec!["load.rps".to_string()]);
+    }
+
+    #[test]
+    fn pivot_flags_become_the_report_view() {
+        let o = RunOptions::from_args(&args(&["--pivot", " cmd.mps ", "--no-chart"])).unwrap();
+        assert_eq!(o.view.pivot.as_deref(), Some("cmd.mps"));
+        assert_eq!(o.view.pivot_by, None);
+        assert!(!o.view.charts);
+        let o = RunOptions::from_args(&args(&["--pivot-by", "clients"])).unwrap();
+        assert_eq!(o.view.pivot_by.as_deref(), Some("clients"));
+        assert!(o.view.charts);
+        let e = RunOptions::from_args(&args(&["--pivot", " "])).unwrap_err();
+        assert!(
+            e.text().starts_with("--pivot: an empty name"),
+            "{}",
+            e.text()
+        );
     }
 
     #[test]

@@ -7,8 +7,15 @@ use crate::analysis::matching::CompareReport;
 use anyhow::Context;
 use std::path::PathBuf;
 
-/// The compare report as a document, shared by the terminal, `--markdown` and the step summary.
+/// The compare report without a pivot, as tests build it.
+#[cfg(test)]
 pub fn document(report: &CompareReport) -> Document {
+    document_with(report, &[])
+}
+
+/// The compare report as a document, shared by the terminal, `--markdown` and the step summary,
+/// with `pivot` (its pivot tables, if any) after the comparison tables.
+pub fn document_with(report: &CompareReport, pivot: &[Block]) -> Document {
     let mut blocks = vec![Block::Heading(1, "rigor compare".into())];
     let names: Vec<String> = report
         .files
@@ -35,19 +42,21 @@ pub fn document(report: &CompareReport) -> Document {
         &report.comparisons,
         &report.measurements,
     ));
+    blocks.extend_from_slice(pivot);
     blocks.extend(warnings::section(warnings::items(&report.warnings)));
     Document { blocks }
 }
 
-/// Shows the comparison on the terminal and writes it where it was asked for: `json` (the
-/// report itself), `markdown`, and `$GITHUB_STEP_SUMMARY` when set. A file that cannot be
-/// written is an error; a step summary that cannot be appended to is only said.
+/// Shows the comparison and its `pivot` blocks on the terminal and writes it where it was asked
+/// for: `json` (the report itself), `markdown`, and `$GITHUB_STEP_SUMMARY` when set. A file
+/// that cannot be written is an error; a step summary that cannot be appended to is only said.
 pub fn publish(
     report: &CompareReport,
+    pivot: &[Block],
     json: Option<&PathBuf>,
     markdown: Option<&PathBuf>,
 ) -> anyhow::Result<()> {
-    let doc = document(report);
+    let doc = document_with(report, pivot);
     crate::console::out(&super::terminal::render_document(
         &doc,
         super::terminal::use_color(),

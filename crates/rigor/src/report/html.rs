@@ -4,10 +4,17 @@
 use super::{Block, Cell, Document, Style, Table};
 use crate::result::RunResult;
 
-/// The run report as one self-contained HTML file.
+/// The run report as one HTML file as nobody asked otherwise, as tests build it.
+#[cfg(test)]
 pub fn render(result: &RunResult) -> String {
+    render_with(result, &super::View::default())
+}
+
+/// The run report as one HTML file with the pivot `view` asks for; sparklines are left to the
+/// terminal and Markdown (the page draws charts).
+pub fn render_with(result: &RunResult, view: &super::View) -> String {
     render_document(
-        &super::run_document(result),
+        &super::run_document_with(result, &view.without_charts()),
         &format!("rigor · {}", result.scenario),
     )
 }

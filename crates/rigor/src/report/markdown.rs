@@ -4,9 +4,15 @@
 use super::{Block, Cell, Document, Style, Table};
 use crate::result::RunResult;
 
-/// The run report as markdown (`--markdown F`).
+/// The run report as markdown as nobody asked otherwise, as tests build it.
+#[cfg(test)]
 pub fn render(result: &RunResult) -> String {
     render_document(&super::run_document(result))
+}
+
+/// The run report as markdown, as `view` asks (pivot, sparklines).
+pub fn render_with(result: &RunResult, view: &super::View) -> String {
+    render_document(&super::run_document_with(result, view))
 }
 
 /// Renders any report document (also `rigor compare`'s) as markdown.

@@ -17,15 +17,23 @@ pub mod html;
 pub mod load_text;
 pub mod markdown;
 pub mod pivot;
+pub mod pivot_blocks;
+pub mod pivot_merge;
 mod run;
 #[cfg(test)]
 pub(crate) mod sample;
+pub mod sparkline;
 pub mod step_summary;
 mod tables;
 pub mod terminal;
+mod timeline;
+mod view;
 pub mod warnings;
 
 pub use comparisons::comparison_blocks;
 pub use document::{Block, Cell, Document, Style, Table};
+#[cfg(test)]
 pub use run::run_document;
+pub use run::run_document_with;
+pub use view::View;
 pub use warnings::warning_text;

@@ -37,6 +37,8 @@ pub struct PivotCell {
     pub median: f64,
     pub min: f64,
     pub max: f64,
+    /// Coefficient of variation of the kept iterations (a fraction; NaN where the mean is 0).
+    pub cv: f64,
     pub n: usize,
     /// Change of the median against the first column, %; `None` in the first column.
     pub change_pct: Option<f64>,
@@ -130,6 +132,7 @@ pub fn build(result: &RunResult, id: &str, by: Option<&str>) -> Vec<Pivot> {
             median: s.median,
             min: s.min,
             max: s.max,
+            cv: s.cv,
             n: s.n,
             change_pct: None,
             verdict: None,

@@ -2,7 +2,8 @@
 //! answer its question, then per scenario its measurement tables and failed iterations,
 //! the comparison of its variants, the other warnings and the machine.
 
-use super::{comparisons, environment, failures, tables, warnings, Block, Document};
+use super::{comparisons, environment, failures, pivot_blocks, tables, timeline, warnings};
+use super::{Block, Document, View};
 use crate::result::{Row, RunResult};
 
 /// What a measurement cell holds, said once above the tables.
@@ -10,15 +11,23 @@ const CELL_LEGEND: &str =
     "cells: median ±CV% (mean, where it differs) of the kept iterations; excluded and failed \
      iterations are left out";
 
-/// The report of one `rigor run`: per scenario an application and a load table (a column per
-/// row, each cell `median ±CV%`), failed iterations, then comparisons, warnings and the
-/// environment.
+/// The report of one `rigor run` as nobody asked otherwise ([`View::default`]), as tests
+/// build it.
+#[cfg(test)]
 pub fn run_document(result: &RunResult) -> Document {
+    run_document_with(result, &View::default())
+}
+
+/// The report of one `rigor run`: per scenario an application and a load table (a column per
+/// row, each cell `median ±CV%`) with the rows' timelines, failed iterations, then the pivot,
+/// comparisons, warnings and the environment.
+pub fn run_document_with(result: &RunResult, view: &View) -> Document {
     let mut blocks = vec![Block::Heading(1, title(result)), Block::Text(intro(result))];
     // Said before any table: no figure below can change it.
     blocks.extend(warnings::up_front_block(&result.warnings));
     blocks.push(Block::Text(CELL_LEGEND.into()));
-    blocks.extend(scenario_blocks(result));
+    blocks.extend(scenario_blocks(result, view));
+    blocks.extend(pivot_blocks::blocks(result, view));
     if !result.comparisons.is_empty() {
         blocks.push(Block::Heading(2, "comparison".into()));
         blocks.extend(comparisons::comparison_blocks(
@@ -59,7 +68,7 @@ fn intro(result: &RunResult) -> String {
 }
 
 /// Each scenario's tables and failures, under a heading of its own when there are several.
-fn scenario_blocks(result: &RunResult) -> Vec<Block> {
+fn scenario_blocks(result: &RunResult, view: &View) -> Vec<Block> {
     let scenario_of = |r: &Row| r.key_in(&result.scenario).scenario;
     let mut scenarios: Vec<String> = Vec::new();
     for r in &result.rows {
@@ -79,6 +88,7 @@ fn scenario_blocks(result: &RunResult) -> Vec<Block> {
             blocks.push(Block::Heading(2, format!("scenario {scenario}")));
         }
         blocks.extend(tables::blocks(&rows, &result.measurements));
+        blocks.extend(timeline::blocks(&rows, view));
         blocks.extend(failures::blocks(&rows));
     }
     blocks

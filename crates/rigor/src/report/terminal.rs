@@ -13,9 +13,15 @@ pub fn use_color() -> bool {
         && !matches!(std::env::var_os("NO_COLOR"), Some(v) if !v.is_empty())
 }
 
-/// The run report for a terminal.
+/// The run report for a terminal as nobody asked otherwise, as tests build it.
+#[cfg(test)]
 pub fn render(result: &RunResult, color: bool) -> String {
     render_document(&super::run_document(result), color)
+}
+
+/// The run report for a terminal, as `view` asks (pivot, sparklines, width).
+pub fn render_with(result: &RunResult, view: &super::View, color: bool) -> String {
+    render_document(&super::run_document_with(result, view), color)
 }
 
 /// Renders any report document (also `rigor compare`'s) for a terminal.

@@ -1,0 +1,107 @@
+//! `rigor compare`'s pivot: the saved results' rows in one result whose variants are the files
+//! (a row's own variant becomes a variable), so the same pivot tables show a sweep run twice —
+//! before and after a change — with a column per file and the comparison's verdicts.
+
+use crate::analysis::saved::Saved;
+use crate::result::{Comparison, RunResult};
+
+/// The rows of every input, each tagged with its file's column name as its variant, and the
+/// comparisons keyed as those rows are (`scenario` is the rows' own, not a variable). Rows whose
+/// file kept no summary are summarised from their iterations.
+pub fn merged(inputs: &[Saved], names: &[String], comparisons: &[Comparison]) -> RunResult {
+    let mut result = inputs[0].1.clone();
+    result.rows.clear();
+    result.comparisons.clear();
+    for ((_, input), name) in inputs.iter().zip(names) {
+        for row in &input.rows {
+            let mut row = row.clone();
+            row.scenario = row.key_in(&input.scenario).scenario;
+            if let Some(v) = row.variant.take() {
+                row.variables.insert("variant".into(), v);
+            }
+            row.variant = Some(name.clone());
+            if row.summary.is_empty() {
+                crate::analysis::summary::summarize_row(&mut row);
+            }
+            result.rows.push(row);
+        }
+        for (id, d) in &input.measurements {
+            result
+                .measurements
+                .entry(id.clone())
+                .or_insert_with(|| d.clone());
+        }
+    }
+    result.comparisons = comparisons
+        .iter()
+        .map(|c| {
+            let mut c = c.clone();
+            c.row.remove("scenario");
+            c
+        })
+        .collect();
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::summary::{summarize_row, tests::row_with};
+    use crate::report::{pivot, View};
+    use crate::result::Verdict;
+    use std::collections::BTreeMap;
+
+    /// A saved result of a `clients` sweep with `cmd.mps` = clients × `f` × 1000.
+    fn saved(name: &str, f: f64) -> Saved {
+        let mut r = crate::report::sample::sample_result();
+        r.rows.clear();
+        r.comparisons.clear();
+        for clients in ["1", "2"] {
+            let v = clients.parse::<f64>().unwrap() * 1000.0 * f;
+            let mut row = row_with(&[("clients", clients)], None, "cmd.mps", &[v, v, v]);
+            summarize_row(&mut row);
+            r.rows.push(row);
+        }
+        (format!("{name}.json").into(), r)
+    }
+
+    #[test]
+    fn files_become_columns_and_verdicts_stay_with_their_rows() {
+        let inputs = vec![saved("a", 1.0), saved("b", 0.5)];
+        let names = vec!["a".to_string(), "b".to_string()];
+        let c = Comparison {
+            scenario: inputs[0].1.scenario.clone(),
+            row: BTreeMap::from([
+                ("clients".to_string(), "2".to_string()),
+                ("scenario".to_string(), inputs[0].1.scenario.clone()),
+            ]),
+            measurement: "cmd.mps".into(),
+            baseline: "a".into(),
+            candidate: "b".into(),
+            baseline_median: None,
+            candidate_median: None,
+            change_pct: None,
+            ci_low_pct: None,
+            ci_high_pct: None,
+            shift_pct: None,
+            p_value: None,
+            direction: None,
+            verdict: Verdict::Regression,
+            note: None,
+        };
+        let m = merged(&inputs, &names, &[c]);
+        assert_eq!(m.rows.len(), 4);
+        let tables = pivot::build(&m, "cmd.mps", None);
+        assert_eq!(tables.len(), 1);
+        let t = &tables[0];
+        assert_eq!(t.columns, vec![Some("a".into()), Some("b".into())]);
+        let two = t.rows[1].cells[1].as_ref().unwrap();
+        assert_eq!(two.median, 1000.0);
+        assert_eq!(two.verdict, Some(Verdict::Regression));
+        assert!((two.change_pct.unwrap() + 50.0).abs() < 1e-9);
+        assert_eq!(
+            crate::report::pivot_blocks::problem(&m, &View::default()),
+            None
+        );
+    }
+}

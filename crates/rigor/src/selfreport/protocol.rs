@@ -1,0 +1,142 @@
+//! rigor's line protocol: a line `##rigor {"name":"msgs_per_sec","value":801176,…}` is one
+//! figure, with what the program knows about it (unit, direction, label) and the row it belongs
+//! to (`"row":{"clients":"30"}`). Every field is checked, so a typo is an error, not a figure
+//! silently dropped or misread.
+
+use super::text::quote;
+use super::{check_label, check_row, Reported};
+use crate::config::valid_figure_name;
+use crate::declarations::{Better, Declaration};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// What starts a protocol line.
+pub const PREFIX: &str = "##rigor";
+
+/// The fields a protocol line may hold.
+const FIELDS: &str = "name, value, unit, direction, label, row";
+
+/// Whether `line` is meant as a protocol line: `##rigor` first (indentation allowed), then a
+/// space, a `{` or nothing. `##rigorous` is ordinary output.
+pub fn is_protocol(line: &str) -> bool {
+    line.trim_start()
+        .strip_prefix(PREFIX)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t', '{']))
+}
+
+/// The figure of protocol line `n`; an error names the line, says what is wrong and quotes it.
+pub fn parse(n: usize, line: &str) -> Result<Reported, String> {
+    let json = line.trim_start()[PREFIX.len()..].trim();
+    let fail = |why: String| {
+        format!(
+            "line {n} of the output is a malformed {PREFIX} line: {why}: {}",
+            quote(line)
+        )
+    };
+    if json.is_empty() {
+        return Err(fail(format!("no JSON object after {PREFIX}")));
+    }
+    let map = match serde_json::from_str::<Value>(json) {
+        Ok(Value::Object(map)) => map,
+        Ok(other) => {
+            return Err(fail(format!(
+                "expected one JSON object, found {}",
+                kind(&other)
+            )))
+        }
+        Err(e) => return Err(fail(format!("not one JSON object ({e})"))),
+    };
+    figure(&map).map_err(fail)
+}
+
+/// The figure an object describes.
+fn figure(map: &Map<String, Value>) -> Result<Reported, String> {
+    if let Some(k) = map
+        .keys()
+        .find(|k| !FIELDS.split(", ").any(|f| f == k.as_str()))
+    {
+        return Err(format!("unknown field `{k}` (the fields are {FIELDS})"));
+    }
+    let name = match map.get("name") {
+        Some(Value::String(s)) => s,
+        Some(other) => return Err(format!("`name` must be a string, not {}", kind(other))),
+        None => return Err("`name` is missing".into()),
+    };
+    valid_figure_name(name).map_err(|e| format!("`name`: {e}"))?;
+    let value = match map.get("value") {
+        Some(Value::Number(v)) => v
+            .as_f64()
+            .filter(|v| v.is_finite())
+            .ok_or_else(|| format!("`value` {v} is not a finite number"))?,
+        Some(other) => {
+            return Err(format!(
+                "`value` must be a JSON number, not {}",
+                kind(other)
+            ))
+        }
+        None => return Err("`value` is missing".into()),
+    };
+    let text = |key: &str| -> Result<Option<String>, String> {
+        match map.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => check_label(key, s).map(|()| Some(s.clone())),
+            Some(other) => Err(format!("`{key}` must be a string, not {}", kind(other))),
+        }
+    };
+    let direction = text("direction")?
+        .map(|d| Better::parse(&d).map_err(|e| format!("`direction`: {e}")))
+        .transpose()?;
+    let declaration = Declaration {
+        unit: text("unit")?,
+        direction,
+        label: text("label")?,
+    };
+    Ok(Reported {
+        id: format!("cmd.{name}"),
+        value,
+        row: row(map.get("row"))?,
+        declaration,
+    })
+}
+
+/// The `row` object: names to strings or numbers (a number is kept as written: `30`, `1.5`).
+fn row(v: Option<&Value>) -> Result<BTreeMap<String, String>, String> {
+    let map = match v {
+        None | Some(Value::Null) => return Ok(BTreeMap::new()),
+        Some(Value::Object(m)) => m,
+        Some(other) => {
+            return Err(format!(
+                "`row` must be an object such as {{\"clients\":\"30\"}}, not {}",
+                kind(other)
+            ))
+        }
+    };
+    let mut out = BTreeMap::new();
+    for (k, v) in map {
+        let text = match v {
+            Value::String(s) => s.clone(),
+            Value::Number(n) => n.to_string(),
+            other => {
+                return Err(format!(
+                    "`row.{k}` must be a string or a number, not {}",
+                    kind(other)
+                ))
+            }
+        };
+        out.insert(k.clone(), text);
+    }
+    check_row(&out)?;
+    Ok(out)
+}
+
+/// What a JSON value is, for an error: `the string "12"`, `null`, `an array`.
+pub fn kind(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => format!("the boolean {b}"),
+        Value::Number(n) => format!("the number {n}"),
+        Value::String(s) => format!("the string {}", quote(s)),
+        Value::Array(_) => "an array".into(),
+        Value::Object(_) => "an object".into(),
+    }
+}
