@@ -295,3 +295,56 @@ fn open_model_cancel_during_the_drain_gives_up_the_unsent_too() {
     assert_eq!(r.latency.count, 300);
     assert!(r.latency.p99_ms > 1000.0, "p99 {} ms", r.latency.p99_ms);
 }
+
+#[test]
+fn each_second_has_its_own_latency_above_the_servers_delay_with_the_freeze_in_its_second() {
+    let _serial = serial();
+    // Every answer takes at least 3 ms; the server also freezes 1.2–1.6 s after it starts (and
+    // next at 2.8 s, after the window). The window is 2.5 s: two full seconds and a half.
+    let srv = server(Config {
+        delay: Duration::from_millis(3),
+        stall: Some((Duration::from_millis(400), Duration::from_millis(1600))),
+        ..Default::default()
+    });
+    let s = LoadSpec {
+        connections: 8,
+        threads: 2,
+        duration: Duration::from_millis(2500),
+        ..spec(&srv, "/plaintext")
+    };
+    let r = go(&s);
+    assert_clean(&r);
+    let t = &r.timeline;
+    assert_eq!(t.len(), 3, "{t:?}");
+    // Every response of the window is in exactly one second.
+    assert_eq!(t.iter().map(|s| s.requests).sum::<u64>(), r.requests);
+    let ms = |x: Option<f64>| x.expect("a second with responses");
+    for (i, sec) in t.iter().enumerate() {
+        let (mean, p99, max) = (
+            ms(sec.latency_mean_ms),
+            ms(sec.latency_p99_ms),
+            ms(sec.latency_max_ms),
+        );
+        assert!(mean >= 3.0 && p99 >= 3.0, "second {i}: {sec:?}");
+        assert!(
+            p99 <= max && max <= r.latency.max_ms * 1.001,
+            "second {i}: {sec:?}"
+        );
+    }
+    // The requests in flight when the server froze were answered 400 ms later, in second 1.
+    assert!(ms(t[1].latency_max_ms) >= 350.0, "{t:?}");
+    assert!(ms(t[0].latency_max_ms) < 350.0, "{t:?}");
+    // Weighted by their requests, the seconds' exact means are the window's (its histogram is
+    // exact to 0.1%).
+    let weighted = t
+        .iter()
+        .map(|s| s.requests as f64 * ms(s.latency_mean_ms))
+        .sum::<f64>()
+        / r.requests as f64;
+    let mean = r.latency.mean_ms;
+    assert!(
+        (weighted - mean).abs() <= mean * 0.002,
+        "{weighted} vs {mean}"
+    );
+    assert_counts_match(&srv, &r);
+}

@@ -63,6 +63,10 @@ direction = "higher"
     );
     assert!(iterations(&json)[0]["load"].is_object(), "{json:#}");
     assert!(iterations(&json)[0]["metrics_scrapes"].is_u64(), "{json:#}");
+    assert!(
+        iterations(&json)[0]["series"]["load"].is_object(),
+        "{json:#}"
+    );
     json
 }
 
