@@ -26,7 +26,7 @@ pub use check::{
 };
 pub use cpu::{allowed_cpu_list, cpu_set};
 pub use error::LoadError;
-pub use probe::{probe_request, probe_request_finding, ProbeResponse, PROBE_BODY_KEPT};
+pub use probe::{fetch_body, probe_request, probe_request_finding, ProbeResponse, PROBE_BODY_KEPT};
 pub use report::{
     ErrorCounts, LatencyStats, LoadReport, OutsideWindow, RateReport, TimelineSecond,
 };

@@ -48,6 +48,32 @@ pub fn probe_request_finding(
     timeout: Duration,
     find: Option<&[u8]>,
 ) -> Result<ProbeResponse, LoadError> {
+    exchange(url, method, headers, body, timeout, BodySink::new(find))
+}
+
+/// A GET whose whole body is kept, for endpoints read rather than loaded (a metrics page):
+/// chunked or not, within `timeout`; a body larger than `max_body` bytes is an error, raised
+/// as soon as it is exceeded (nothing more is read).
+pub fn fetch_body(
+    url: &str,
+    timeout: Duration,
+    max_body: usize,
+) -> Result<ProbeResponse, LoadError> {
+    let mut sink = BodySink::new(None);
+    sink.keep = max_body;
+    sink.max = Some(max_body as u64);
+    exchange(url, "GET", &[], None, timeout, sink)
+}
+
+/// One request on a new connection, its response's body going to `sink`.
+fn exchange(
+    url: &str,
+    method: &str,
+    headers: &[(String, String)],
+    body: Option<&[u8]>,
+    timeout: Duration,
+    mut sink: BodySink<'_>,
+) -> Result<ProbeResponse, LoadError> {
     let target = url::parse(url)?;
     let req = request::serialize(&target, method, headers, body, true)?;
     let start = Instant::now();
@@ -62,17 +88,26 @@ pub fn probe_request_finding(
         .set_write_timeout(Some(probe.left()?))
         .map_err(|e| probe.io_err(e))?;
     stream.write_all(&req).map_err(|e| probe.io_err(e))?;
-    let mut sink = BodySink::new(find);
     let (status, bytes_read) = probe.read_response(&mut stream, method == "HEAD", &mut sink)?;
-    Ok(ProbeResponse {
+    Ok(probe_response(status, sink, start, req.len(), bytes_read))
+}
+
+fn probe_response(
+    status: u16,
+    sink: BodySink<'_>,
+    start: Instant,
+    sent: usize,
+    bytes_read: u64,
+) -> ProbeResponse {
+    ProbeResponse {
         status,
         body: sink.kept,
         body_len: sink.len,
         found: sink.find.map(|_| sink.found),
         latency: start.elapsed(),
-        bytes_sent: req.len() as u64,
+        bytes_sent: sent as u64,
         bytes_read,
-    })
+    }
 }
 
 /// One probe's URL and deadline, which every step's errors and timeouts refer to.
@@ -170,6 +205,9 @@ impl Probe<'_> {
                     .feed(&buf[off..n], &mut |b: &[u8]| sink.take(b))
                     .map_err(|e| protocol(e.to_string()))?;
                 off += used;
+                if let Some(max) = sink.max.filter(|&m| sink.len > m) {
+                    return Err(protocol(format!("the body is larger than {max} bytes")));
+                }
                 if let Some(r) = resp {
                     return Ok((r.status, bytes_read));
                 }
@@ -182,6 +220,10 @@ impl Probe<'_> {
 /// chunk boundaries (keeping only the needle's length of tail between chunks).
 struct BodySink<'a> {
     kept: Vec<u8>,
+    /// How much of the body is kept.
+    keep: usize,
+    /// A body longer than this is refused.
+    max: Option<u64>,
     len: u64,
     find: Option<&'a [u8]>,
     found: bool,
@@ -192,6 +234,8 @@ impl<'a> BodySink<'a> {
     fn new(find: Option<&'a [u8]>) -> Self {
         BodySink {
             kept: Vec::new(),
+            keep: PROBE_BODY_KEPT,
+            max: None,
             len: 0,
             find,
             found: find.is_some_and(|f| f.is_empty()),
@@ -201,7 +245,7 @@ impl<'a> BodySink<'a> {
 
     fn take(&mut self, b: &[u8]) {
         self.len += b.len() as u64;
-        let room = PROBE_BODY_KEPT.saturating_sub(self.kept.len());
+        let room = self.keep.saturating_sub(self.kept.len());
         self.kept.extend_from_slice(&b[..room.min(b.len())]);
         let Some(needle) = self.find.filter(|_| !self.found) else {
             return;

@@ -22,6 +22,7 @@ mod interrupt;
 mod live_rate;
 mod load_run;
 mod measurements;
+mod metrics;
 mod options;
 mod plan;
 mod report;

@@ -245,6 +245,11 @@ pub struct Iteration {
     /// The application's and the load's figures over time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series: Option<Series>,
+    /// With `metrics = URL`: how many times the page was requested (failed attempts included).
+    /// These requests reach the application but are in neither the load's figures nor
+    /// `outside_window`, which counts only what rigor sent to the load's own URL around it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics_scrapes: Option<u64>,
     /// Figures a command reported for rows of their own; the runner moves each into its row.
     #[serde(skip)]
     pub row_figures: Vec<RowFigure>,
@@ -300,6 +305,7 @@ impl Iteration {
             priority: None,
             caches_dropped: None,
             series: None,
+            metrics_scrapes: None,
             row_figures: Vec::new(),
             declared: Default::default(),
         }

@@ -35,7 +35,8 @@ fn errors(validator: &Validator, instance: &Value) -> Vec<String> {
 fn real_result() -> Value {
     let port = free_port();
     let dir = temp_dir("result-schema");
-    let toml = with_app(&config(port, "", "/plaintext", ""), "build = \"true\"")
+    let app = format!("build = \"true\"\nmetrics = \"http://127.0.0.1:{port}/metrics\"");
+    let toml = with_app(&config(port, "", "/plaintext", ""), &app)
         .replace("warmup = \"300ms\"", "warmup = \"100ms\"")
         .replace("duration = \"1s\"", "duration = \"300ms\"")
         + r#"
@@ -61,6 +62,7 @@ direction = "higher"
         "{json:#}"
     );
     assert!(iterations(&json)[0]["load"].is_object(), "{json:#}");
+    assert!(iterations(&json)[0]["metrics_scrapes"].is_u64(), "{json:#}");
     assert!(
         iterations(&json)[0]["series"]["load"].is_object(),
         "{json:#}"

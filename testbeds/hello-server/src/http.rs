@@ -12,6 +12,8 @@ pub(crate) enum Route {
     Json,
     Health,
     Stats,
+    /// `/metrics`: the counters in the Prometheus text format.
+    Metrics,
     Continue,
     BigHeader,
     NotFound,
@@ -24,7 +26,7 @@ pub(crate) enum Route {
 
 impl Route {
     /// Number of routes with a fixed path (counted by index in the stats).
-    pub(crate) const FIXED: usize = 7;
+    pub(crate) const FIXED: usize = 8;
 
     pub(crate) fn from_path(path: &str) -> Route {
         let path = path.split_once('?').map_or(path, |(p, _)| p);
@@ -33,6 +35,7 @@ impl Route {
             "/json" => Route::Json,
             "/health" => Route::Health,
             "/stats" => Route::Stats,
+            "/metrics" => Route::Metrics,
             "/continue" => Route::Continue,
             "/bigheader" => Route::BigHeader,
             _ => match path
@@ -45,9 +48,10 @@ impl Route {
         }
     }
 
-    /// Probes (`/health`, `/stats`) are not part of the load, so they do not count as requests.
+    /// Probes (`/health`, `/stats`, `/metrics`) are not part of the load, so they do not count
+    /// as requests.
     pub(crate) fn counts_as_request(self) -> bool {
-        !matches!(self, Route::Health | Route::Stats)
+        !matches!(self, Route::Health | Route::Stats | Route::Metrics)
     }
 
     /// Slot in the fixed-path counters; `None` for `/status/{code}` (counted per code) and for
@@ -61,6 +65,7 @@ impl Route {
             Route::Continue => 4,
             Route::BigHeader => 5,
             Route::NotFound => 6,
+            Route::Metrics => 7,
             Route::Status(_) | Route::BadRequest | Route::TooLarge => return None,
         })
     }
@@ -74,6 +79,7 @@ impl Route {
             "/continue",
             "/bigheader",
             "other",
+            "/metrics",
         ][index]
     }
 }

@@ -7,6 +7,7 @@ pub mod cli;
 mod config;
 mod http;
 pub mod knobs;
+mod metrics;
 mod response;
 mod shared;
 mod stats;

@@ -18,7 +18,7 @@ pub(crate) enum Connection {
 
 impl Connection {
     #[inline]
-    fn header(self) -> &'static [u8] {
+    pub(crate) fn header(self) -> &'static [u8] {
         match self {
             Connection::Default => b"",
             Connection::Close => b"Connection: close\r\n",

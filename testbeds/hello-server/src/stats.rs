@@ -22,6 +22,10 @@ pub struct StatsSnapshot {
     pub connections: u64,
     /// Bytes read from clients since start.
     pub bytes_received: u64,
+    /// Bytes of answers queued for clients since start (every answer, probes included).
+    pub bytes_sent: u64,
+    /// Connections open now (accepted, not yet closed).
+    pub open_connections: u64,
 }
 
 const CODES: usize = 1000;
@@ -32,6 +36,8 @@ pub(crate) struct WorkerStats {
     requests: AtomicU64,
     connections: AtomicU64,
     bytes_received: AtomicU64,
+    bytes_sent: AtomicU64,
+    closed: AtomicU64,
     routes: [AtomicU64; Route::FIXED],
     status_paths: Box<[AtomicU64]>,
     status: Box<[AtomicU64]>,
@@ -53,6 +59,8 @@ impl WorkerStats {
             requests: AtomicU64::new(0),
             connections: AtomicU64::new(0),
             bytes_received: AtomicU64::new(0),
+            bytes_sent: AtomicU64::new(0),
+            closed: AtomicU64::new(0),
             routes: std::array::from_fn(|_| AtomicU64::new(0)),
             status_paths: zeros(CODES),
             status: zeros(CODES),
@@ -65,6 +73,14 @@ impl WorkerStats {
 
     pub(crate) fn received(&self, bytes: usize) {
         bump(&self.bytes_received, bytes as u64);
+    }
+
+    pub(crate) fn sent(&self, bytes: usize) {
+        bump(&self.bytes_sent, bytes as u64);
+    }
+
+    pub(crate) fn closed(&self) {
+        bump(&self.closed, 1);
     }
 
     /// Records one answer; `status` is `None` for answers that are not HTTP (garbage).
@@ -89,7 +105,10 @@ pub(crate) fn snapshot<'a>(workers: impl IntoIterator<Item = &'a WorkerStats>) -
     let mut routes = [0u64; Route::FIXED];
     let mut status_paths = vec![0u64; CODES];
     let mut status = vec![0u64; CODES];
+    let mut closed = 0u64;
     for w in workers {
+        snap.bytes_sent += w.bytes_sent.load(Relaxed);
+        closed += w.closed.load(Relaxed);
         snap.requests += w.requests.load(Relaxed);
         snap.connections += w.connections.load(Relaxed);
         snap.bytes_received += w.bytes_received.load(Relaxed);
@@ -103,6 +122,8 @@ pub(crate) fn snapshot<'a>(workers: impl IntoIterator<Item = &'a WorkerStats>) -
             *sum += c.load(Relaxed);
         }
     }
+    // Read after the accepts they close, so never more closes than accepts.
+    snap.open_connections = snap.connections.saturating_sub(closed);
     for (i, &n) in routes.iter().enumerate() {
         if n > 0 {
             snap.by_path.insert(Route::fixed_name(i).to_string(), n);

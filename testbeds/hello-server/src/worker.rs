@@ -13,6 +13,7 @@ use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
 
 use crate::http::{self, Head, Parsed, Route};
+use crate::metrics;
 use crate::response::{put_json, put_status, Connection, CONTINUE, GARBAGE};
 use crate::shared::Shared;
 use crate::stats::WorkerStats;
@@ -143,6 +144,7 @@ fn answer(
     connection: Connection,
 ) -> bool {
     let r = &shared.responses;
+    let before = out.len();
     let status = match route {
         Route::Plaintext | Route::Json => {
             if shared.config.garbage {
@@ -168,6 +170,10 @@ fn answer(
             let body = serde_json::to_vec(&shared.snapshot()).unwrap_or_default();
             Some(put_json(out, &body, head_only, connection))
         }
+        Route::Metrics => {
+            let page = metrics::render(&shared.snapshot(), shared.hold.held_bytes());
+            Some(metrics::put(out, &page, head_only, connection))
+        }
         Route::Continue => Some(r.continued.put(out, head_only, connection)),
         Route::BigHeader => Some(r.big_header.put(out, head_only, connection)),
         Route::NotFound => Some(r.not_found.put(out, head_only, connection)),
@@ -176,6 +182,7 @@ fn answer(
         Route::TooLarge => Some(r.too_large.put(out, false, Connection::Close)),
     };
     stats.answered(route, status);
+    stats.sent(out.len() - before);
     match shared.config.exit_after_requests {
         Some(n) if route.counts_as_request() => {
             shared.answered.fetch_add(1, Ordering::Relaxed) + 1 == n
@@ -315,6 +322,7 @@ impl Worker {
     fn drive_or_close(&mut self, slot: usize, short_read_ends: bool) {
         if self.conns.get(slot).is_some_and(Option::is_some) && !self.drive(slot, short_read_ends) {
             self.conns[slot] = None;
+            self.shared.stats[self.id].closed();
             self.free.push(slot);
         }
     }

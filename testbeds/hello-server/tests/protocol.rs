@@ -336,3 +336,45 @@ fn http10_keep_alive_is_acknowledged() {
     }
     assert_eq!(server.stats().connections, 1);
 }
+
+#[test]
+fn metrics_page_counts_what_was_answered() {
+    let server = start(config());
+    let mut a = Client::connect(server.addr());
+    // Answered before the page is asked for, so its worker has surely counted it open.
+    let mut b = Client::connect(server.addr());
+    let mut sent = 0usize;
+    for i in 0..37 {
+        let r = if i == 0 {
+            b.get("/plaintext")
+        } else {
+            a.get("/plaintext")
+        };
+        let head: usize = r.headers.iter().map(|(k, v)| k.len() + v.len() + 4).sum();
+        sent += "HTTP/1.1 200 OK\r\n".len() + head + 2 + r.body.len();
+    }
+    let mut c = Client::connect(server.addr());
+    let page = c.get("/metrics");
+    assert_eq!(page.status, 200);
+    assert!(page
+        .header("content-type")
+        .unwrap()
+        .starts_with("text/plain; version=0.0.4"));
+    let text = page.text();
+    let value = |line: &str| -> u64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(line)?.strip_prefix(' ')?.parse().ok())
+            .unwrap_or_else(|| panic!("no `{line}` in\n{text}"))
+    };
+    assert_eq!(value("hello_requests_total{path=\"/plaintext\"}"), 37);
+    assert_eq!(value("hello_responses_total{code=\"200\"}"), 37);
+    assert_eq!(value("hello_bytes_sent_total"), sent as u64);
+    assert_eq!(value("hello_connections_total"), 3);
+    assert_eq!(value("hello_open_connections"), 3);
+    assert_eq!(value("hello_held_bytes"), 0);
+    // The page itself is counted once answered, and is not a request of the load.
+    c.get("/metrics");
+    let stats = server.stats();
+    assert_eq!(stats.by_path["/metrics"], 2);
+    assert_eq!(stats.requests, 37);
+}

@@ -103,6 +103,7 @@ pub(crate) mod tests {
             priority: None,
             caches_dropped: None,
             series: None,
+            metrics_scrapes: None,
             row_figures: Vec::new(),
             declared: Default::default(),
         }

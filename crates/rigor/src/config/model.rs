@@ -54,7 +54,7 @@ pub struct MetricsScrape {
 #[derive(Debug, Clone)]
 pub enum Work {
     /// An application job measured under the built-in engine's load.
-    Load(LoadJob),
+    Load(Box<LoadJob>),
     /// A command job: runs to completion and reports its own figures on stdout.
     Command(CommandWork),
 }

@@ -246,7 +246,7 @@ impl Config {
                 if app.ready == Ready::Tcp(String::new()) {
                     app.ready = Ready::Tcp(load.addr.to_string());
                 }
-                Work::Load(load)
+                Work::Load(Box::new(load))
             }
             None => {
                 let work = self.resolve_command(src.app_name, src.app_job, &vars, p);

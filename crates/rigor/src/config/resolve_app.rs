@@ -155,11 +155,16 @@ impl Config {
         if let Err(e) = rigor_load::resolve_url(&url) {
             p.add(self.error_at(table, Some("metrics"), &e.to_string()));
         }
-        let select = job
+        let select: Vec<String> = job
             .metrics_select
             .iter()
             .filter_map(|s| p.take(self.expand(vars, table, "metrics_select", s)))
             .collect();
+        for entry in &select {
+            if let Err(e) = crate::metrics::select::Selector::parse(entry) {
+                p.add(self.error_at(table, Some("metrics_select"), &e));
+            }
+        }
         Some(MetricsScrape { url, select })
     }
 

@@ -250,7 +250,12 @@ fn drive(
     ));
     status("first request");
     first_request(load_job, it, app)?;
-    load(load_job, it, app, sampler, status)
+    let mut scraper = crate::metrics::start(&ctx.row.app, ctx.sample_interval, app.spawned_at);
+    let result = load(load_job, it, app, sampler, scraper.as_mut(), status);
+    if let Some(s) = scraper {
+        crate::metrics::finish(s, &ctx.row.app, it);
+    }
+    result
 }
 
 /// The row's own URL, once: first-request latency and the optional validation.
@@ -311,6 +316,7 @@ fn load(
     it: &mut Iteration,
     app: &mut AppProcess,
     sampler: &Sampler,
+    mut scraper: Option<&mut crate::metrics::Scraper>,
     status: &dyn Fn(&str),
 ) -> Result<(), String> {
     let spec = &load_job.spec;
@@ -328,9 +334,18 @@ fn load(
             |r| {
                 if r.phase == Phase::Measuring && !marked_start {
                     sampler.mark(Mark::WindowStart);
+                    if let Some(m) = scraper.as_mut() {
+                        m.window_start();
+                    }
                     marked_start = true;
                 }
+                if let Some(m) = scraper.as_mut().filter(|_| marked_start) {
+                    m.tick(spec.duration);
+                }
                 if r.phase == Phase::Done && marked_start {
+                    if let Some(m) = scraper.as_mut() {
+                        m.window_end();
+                    }
                     sampler.mark(Mark::WindowEnd);
                     marked_start = false;
                 }
@@ -352,6 +367,9 @@ fn load(
             },
         );
         if marked_start {
+            if let Some(m) = scraper.as_mut() {
+                m.window_end();
+            }
             sampler.mark(Mark::WindowEnd);
         }
         (handle.join(), crashed)

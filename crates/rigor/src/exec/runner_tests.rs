@@ -73,7 +73,7 @@ fn plan(variants: &[&str], iterations: usize) -> RunPlan {
                 variables: Default::default(),
                 variant: variant.clone(),
                 app: app(build.as_deref()),
-                work: Work::Load(load()),
+                work: Work::Load(Box::new(load())),
             };
             PlannedRow::new("s", row, iterations)
         })

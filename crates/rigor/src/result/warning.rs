@@ -52,6 +52,7 @@ coded_enum! {
         LeftBehind = "left_behind",
         Leftovers = "leftovers",
         LoadErrors = "load_errors",
+        Metrics = "metrics",
         NoCgroup = "no_cgroup",
         NoResponses = "no_responses",
         NoisyRow = "noisy_row",
@@ -142,6 +143,13 @@ impl WarningKind {
             LoadErrors => {
                 "The load engine counted socket errors (connect, read, write, timeout, parse, \
                  or requests lost with a closed connection)."
+            }
+            Metrics => {
+                "The application's `metrics` URL could not be read at an edge of the measured \
+                 window (refused, slower than 2 s, not 2xx, larger than 16 MiB, not Prometheus \
+                 text), a counter was reset during the window, a `metrics_select` entry matched \
+                 nothing, or the page exports more than 200 figures: some `app.metric.*` figures \
+                 are missing."
             }
             NoCgroup => {
                 "rigor could not give the application a cgroup of its own: `app.cgroup.*` are \
@@ -245,6 +253,10 @@ impl WarningKind {
             }
             Leftovers => "they competed for the machine until now; nothing to do unless it happens again",
             LoadErrors => "read the application's log for this iteration; errors are counted, never dropped",
+            Metrics => {
+                "check that the URL answers Prometheus text quickly while the application runs \
+                 (`curl` it), and name the families wanted in `metrics_select`"
+            }
             NoCgroup => "run as root on a machine with cgroup v2 or v1 memory to get app.cgroup.*",
             NoResponses => "check that the application answers the load URL at all",
             NoisyRow => {

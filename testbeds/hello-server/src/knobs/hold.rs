@@ -51,6 +51,11 @@ impl Hold {
         *self.held.lock().unwrap_or_else(|e| e.into_inner()) = memory;
     }
 
+    /// Bytes held now, for `/metrics`.
+    pub(crate) fn held_bytes(&self) -> u64 {
+        self.held.lock().unwrap_or_else(|e| e.into_inner()).len() as u64
+    }
+
     #[cfg(test)]
     fn held(&self) -> usize {
         self.held.lock().unwrap().len()
