@@ -121,3 +121,25 @@ fn ctrl_c_stops_the_command_and_keeps_the_finished_iterations() {
         .as_str()
         .is_some_and(|e| e.contains("interrupted"))));
 }
+
+#[test]
+fn a_reported_row_named_like_a_matrix_variable_fails_instead_of_pooling_rows() {
+    let dir = temp_dir("command-row-clash");
+    let token = marks::token("clash");
+    let line = r###"echo "##rigor {\"name\":\"x\",\"value\":{{n}}0,\"direction\":\"higher\",\"row\":{\"n\":\"5\"}}""###;
+    let toml = command_config(line, &token, "", 1).replace(
+        "iterations = 1\n",
+        "iterations = 1\nmatrix = { n = [1, 2] }\n",
+    );
+    let (out, json) = run_exit(&dir, &toml, &[], 1);
+    let rows = json.unwrap()["rows"].as_array().unwrap().clone();
+    assert_eq!(rows.len(), 2, "no row made of two rows' figures: {out}");
+    let error = rows[0]["iterations"][0]["error"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        error.contains("`n` is already this row's variable (n=1)"),
+        "{error}"
+    );
+}

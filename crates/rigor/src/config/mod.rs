@@ -158,6 +158,15 @@ impl Config {
                 self.path.display()
             ));
         }
+        for (name, job) in &self.raw.jobs {
+            if let Some(role) = job.role.as_deref().filter(|r| *r != "command") {
+                p.add(self.error_at(
+                    &format!("jobs.{name}"),
+                    Some("role"),
+                    &format!("`{role}` is not a role: the only one is \"command\""),
+                ));
+            }
+        }
         for (name, s) in &self.raw.scenarios {
             let table = format!("scenarios.{name}");
             let roles: Vec<(&str, &Option<String>, &str)> = match self.command_job_of(s) {

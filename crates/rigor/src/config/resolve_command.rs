@@ -67,13 +67,6 @@ impl Config {
             return;
         };
         let jt = format!("jobs.{name}");
-        if let Some(role) = job.role.as_deref().filter(|r| *r != "command") {
-            p.add(self.error_at(
-                &jt,
-                Some("role"),
-                &format!("`{role}` is not a role: the only one is \"command\""),
-            ));
-        }
         for (key, set) in [
             ("ready", job.ready.is_some()),
             ("url", job.url.is_some()),

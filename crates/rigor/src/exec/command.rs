@@ -60,8 +60,8 @@ pub fn run(ctx: &IterationContext, it: &mut Iteration, work: &CommandWork) -> Re
         .map(Vec::len)
         .unwrap_or_else(rigor_probe::online_cpus);
     let sampler = Sampler::start_with(app.pid, cgroup.clone(), ctx.sample_interval, norm);
-    // The command's whole life is its measured window.
-    sampler.mark(Mark::WindowStart);
+    // The command's whole life is its measured window: no start mark, whose sample would be
+    // taken at once, while the shell may still be turning into the command.
     let waited = wait(&mut app, work.timeout, &status);
     let elapsed = app.spawned_at.elapsed();
     sampler.mark(Mark::WindowEnd);
@@ -92,7 +92,7 @@ pub fn run(ctx: &IterationContext, it: &mut Iteration, work: &CommandWork) -> Re
             tails(&ctx.log, &stdout)
         ));
     }
-    figures(it, &stdout, work)
+    figures(it, &stdout, work, &ctx.row.variables)
 }
 
 /// Where a command's stdout goes: beside its log.
@@ -191,12 +191,14 @@ fn stopped(
         }
     }
     if !left.is_empty() {
-        it.warnings.push(crate::result::Warning::of(
+        it.warnings.push(crate::result::Warning::new(
             crate::result::WarningKind::LeftBehind,
             format!(
                 "processes outlived the command and were killed: {}",
                 procs::names(&left)
             ),
+            "a command job is measured until it exits: wait for its children before exiting \
+             (a background job or a daemon is not part of its figures)",
         ));
     }
     if stop.survivors.is_empty() {
@@ -225,12 +227,28 @@ fn tails(log: &Path, stdout: &Path) -> String {
 }
 
 /// Reads the figures the command printed: those of the run go in the iteration, those of a
-/// row of their own are handed to the runner.
-fn figures(it: &mut Iteration, stdout: &Path, work: &CommandWork) -> Result<(), String> {
+/// row of their own are handed to the runner. A row named like one of the row's own variables
+/// would pool figures of different rows, so it is refused.
+fn figures(
+    it: &mut Iteration,
+    stdout: &Path,
+    work: &CommandWork,
+    variables: &std::collections::BTreeMap<String, String>,
+) -> Result<(), String> {
     let text = read_bounded(stdout)?;
     let reported = crate::selfreport::read(&text, &work.extract)
         .map_err(|e| format!("{e} (in {})", stdout.display()))?;
     for r in reported {
+        if let Some(k) = r.row.keys().find(|k| variables.contains_key(*k)) {
+            return Err(format!(
+                "{}: the output puts it in the row `{k}={}`, but `{k}` is already this row's \
+                 variable ({k}={}): name the reported row differently (in {})",
+                r.id,
+                r.row[k],
+                variables[k],
+                stdout.display()
+            ));
+        }
         if !r.declaration.is_empty() {
             it.declared
                 .entry(r.id.clone())
@@ -249,9 +267,19 @@ fn figures(it: &mut Iteration, stdout: &Path, work: &CommandWork) -> Result<(), 
     Ok(())
 }
 
-/// The command's stdout as text (lossy UTF-8), at most [`MAX_STDOUT_BYTES`].
+/// The command's stdout as text (lossy UTF-8). Output beyond [`MAX_STDOUT_BYTES`] is refused
+/// rather than cut: a figure printed after the cut would be lost or misread.
 fn read_bounded(path: &Path) -> Result<String, String> {
     use std::io::Read;
+    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    if size > MAX_STDOUT_BYTES {
+        return Err(format!(
+            "the command printed {:.0} MiB on stdout, more than the {} MiB rigor reads for \
+             figures: print less (or print the figures to a file and `cat` it last)",
+            size as f64 / 1048576.0,
+            MAX_STDOUT_BYTES / 1048576
+        ));
+    }
     let mut bytes = Vec::new();
     std::fs::File::open(path)
         .and_then(|f| f.take(MAX_STDOUT_BYTES).read_to_end(&mut bytes))

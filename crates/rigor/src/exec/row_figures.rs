@@ -2,16 +2,17 @@
 //! count into a row of its own (`clients=30`), beside the row that ran it, so the table it
 //! prints becomes a sweep that is summarised and compared across variants like a matrix.
 
+use crate::declarations::Declaration;
 use crate::plan::{Group, RunPlan};
-use crate::result::{Iteration, Row, RowFigure, RunResult};
+use crate::result::{Iteration, Row, RowFigure, RunResult, Warning, WarningKind};
 use std::collections::BTreeMap;
 
 /// Moves an iteration's per-row figures into their rows (made on first sight, after the
 /// planned rows) and adds what its output declared where the run's declarations are silent.
 /// Each figure's iteration keeps the index, sequence and exclusion of the one that ran.
 pub fn distribute(result: &mut RunResult, row: usize, it: &mut Iteration) {
-    for (id, d) in std::mem::take(&mut it.declared) {
-        result.measurements.entry(id).or_insert(d);
+    for (id, said) in std::mem::take(&mut it.declared) {
+        declare(result, id, said);
     }
     let figures = std::mem::take(&mut it.row_figures);
     if figures.is_empty() {
@@ -61,6 +62,37 @@ pub fn distribute(result: &mut RunResult, row: usize, it: &mut Iteration) {
         own.measurements = measurements;
         result.rows[at].iterations.push(own);
     }
+}
+
+/// Adds what a command's output said about `id` to the run's declarations. The config's own
+/// declaration wins field by field (its unit, direction, label), the output fills what it left
+/// out, and a direction the two disagree on is a warning naming both, said once.
+fn declare(result: &mut RunResult, id: String, said: Declaration) {
+    let Some(known) = result.measurements.get_mut(&id) else {
+        result.measurements.insert(id, said);
+        return;
+    };
+    if let (Some(k), Some(s)) = (known.direction, said.direction) {
+        let already = result
+            .warnings
+            .iter()
+            .any(|w| w.kind == WarningKind::ConflictingDeclarations && w.message.contains(&id));
+        if k != s && !already {
+            result.warnings.push(Warning::new(
+                WarningKind::ConflictingDeclarations,
+                format!(
+                    "{id}: the program's output says {} is better, rigor.toml says {}; \
+                     rigor.toml's direction is used for the verdicts",
+                    s.as_str(),
+                    k.as_str()
+                ),
+                "make the `[measurements]` table and the program agree",
+            ));
+        }
+    }
+    known.unit = known.unit.take().or(said.unit);
+    known.direction = known.direction.or(said.direction);
+    known.label = known.label.take().or(said.label);
 }
 
 /// The groups of the rows commands made (every row past the planned ones), keyed like the
@@ -117,6 +149,7 @@ mod tests {
         result.scenario = "pp".into();
         result.rows = vec![row];
         result.measurements.clear();
+        result.warnings.clear();
         result
     }
 

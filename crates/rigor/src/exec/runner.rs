@@ -198,21 +198,39 @@ impl<'a> Runner<'a> {
     }
 }
 
-/// One line per finished iteration, so progress survives in a non-terminal log.
+/// One line per finished iteration, so progress survives in a non-terminal log: its load and
+/// application figures, or for a command how long it ran and what it reported.
 fn iteration_line(label: &str, it: &Iteration) -> String {
     let m = |id: &str| it.measurements.get(id).copied();
-    let mut s = format!("{label} iteration {}:", it.number());
+    let mut parts: Vec<String> = Vec::new();
     if let Some(v) = m(ids::LOAD_RPS) {
-        s.push_str(&format!(" {} rps", report::format::number(v)));
+        parts.push(format!("{} rps", report::format::number(v)));
     }
     if let Some(v) = m(ids::LOAD_LATENCY_P99) {
-        s.push_str(&format!(", p99 {v:.2} ms"));
+        parts.push(format!("p99 {v:.2} ms"));
+    }
+    if let Some(v) = m(ids::APP_ELAPSED) {
+        parts.push(format!("ran {v:.0} ms"));
     }
     if let Some(v) = m(ids::APP_RSS) {
-        s.push_str(&format!(", rss {v:.1} MiB"));
+        parts.push(format!("rss {v:.1} MiB"));
     }
     if let Some(v) = m(ids::APP_CPU) {
-        s.push_str(&format!(", cpu {v:.0}%"));
+        parts.push(format!("cpu {v:.0}%"));
+    }
+    let own = it
+        .measurements
+        .keys()
+        .filter(|id| id.starts_with("cmd."))
+        .count();
+    let rows = it.row_figures.len();
+    if own + rows > 0 {
+        parts.push(format!("{} figure(s) reported", own + rows));
+    }
+    let mut s = format!("{label} iteration {}: {}", it.number(), parts.join(", "));
+    if parts.is_empty() {
+        s.pop();
+        s.pop();
     }
     for w in &it.warnings {
         s.push_str(&format!("\n  warning: {}", report::warning_text(w)));

@@ -199,11 +199,18 @@ pub fn order(ids: impl IntoIterator<Item = String>) -> Vec<String> {
 
 /// Checks an id given on the command line, naming the known ones when it is wrong.
 pub fn validate(id: &str) -> Result<(), String> {
-    if info(id).is_some() {
+    // Figures a command reports and runtime metrics are named by the program, not the
+    // catalogue: they are known only once it ran.
+    let open = ["cmd.", "app.metric."].iter().any(|p| {
+        id.strip_prefix(p)
+            .is_some_and(|rest| !rest.trim().is_empty())
+    });
+    if info(id).is_some() || open {
         Ok(())
     } else {
         Err(format!(
-            "unknown measurement `{id}`; known: {}",
+            "unknown measurement `{id}` (a command's own figures are cmd.NAME, runtime metrics \
+             app.metric.NAME); known: {}",
             CATALOGUE
                 .iter()
                 .map(|m| m.id)

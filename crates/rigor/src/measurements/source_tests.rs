@@ -14,6 +14,8 @@ const NOT_IDS: &[&str] = &[
     // knows, and the flag fuzzer feeds `app.nope` to every flag.
     "load.rpz",
     "app.nope",
+    // The prefix of runtime-metric ids, which programs name.
+    "app.metric.",
 ];
 
 /// The `.rs` files below `dir`.
@@ -105,4 +107,18 @@ fn each_catalogue_id_is_listed_once_and_named_by_its_constant() {
         assert!(info(id).is_some(), "{id}");
     }
     assert_eq!(info(ids::LOAD_RPS).map(|m| m.unit), Some("1/s"));
+}
+
+#[test]
+fn flags_accept_a_commands_own_figures_and_runtime_metrics() {
+    // Built, so the scan for id literals above does not take them for catalogue ids.
+    let metric = format!("app.metric.{}", "hello_requests_total.rate");
+    for id in ["cmd.msgs_per_sec", metric.as_str(), "load.rps"] {
+        assert!(super::validate(id).is_ok(), "{id}");
+    }
+    let typo = format!("load.{}", "rsp");
+    for id in ["cmd.", "app.metric. ", typo.as_str(), "msgs_per_sec"] {
+        let e = super::validate(id).unwrap_err();
+        assert!(e.contains("cmd.NAME"), "{e}");
+    }
 }

@@ -48,6 +48,8 @@ pub fn read(stdout: &str, rules: &[ExtractRule]) -> Result<Vec<Reported>, String
     let mut found: Vec<(Origin, Reported)> = Vec::new();
     let mut blocks = crank::Blocks::default();
     let mut matches = extract::Matches::new(rules);
+    // A byte-order mark (some runtimes write one first) is not part of the first line.
+    let stdout = stdout.strip_prefix('\u{feff}').unwrap_or(stdout);
     for (i, line) in stdout.lines().enumerate() {
         let n = i + 1;
         matches.line(n, line)?;

@@ -567,3 +567,9 @@ fn a_thousand_rows_at_most() {
         "{e}"
     );
 }
+
+#[test]
+fn a_byte_order_mark_before_the_first_line_is_not_part_of_it() {
+    let r = one("\u{feff}##rigor {\"name\":\"x\",\"value\":7}\n");
+    assert_eq!((r.id.as_str(), r.value), ("cmd.x", 7.0));
+}
