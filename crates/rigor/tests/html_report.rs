@@ -145,7 +145,7 @@ fn a_two_variant_run_renders_its_charts_in_a_headless_browser() {
     );
 
     let Some(bin) = browser() else {
-        skip("no chromium or chromium-browser on the PATH (Debian: apt-get install chromium)");
+        skip("needs chromium (neither chromium nor chromium-browser is on the PATH; Debian: apt-get install chromium)");
         return;
     };
     let shot = dir.join("report.png");
