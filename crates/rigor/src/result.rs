@@ -363,6 +363,37 @@ impl Comparison {
     pub fn row_key(&self) -> RowKey {
         RowKey::of_map(&self.scenario, &self.row)
     }
+
+    /// A comparison that carries only its verdict, for tests of what reports do with one.
+    #[cfg(test)]
+    pub fn verdict_only(
+        row: &[(&str, &str)],
+        measurement: &str,
+        baseline: &str,
+        candidate: &str,
+        verdict: Verdict,
+    ) -> Comparison {
+        Comparison {
+            scenario: String::new(),
+            row: row
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            measurement: measurement.into(),
+            baseline: baseline.into(),
+            candidate: candidate.into(),
+            baseline_median: None,
+            candidate_median: None,
+            change_pct: None,
+            ci_low_pct: None,
+            ci_high_pct: None,
+            shift_pct: None,
+            p_value: None,
+            direction: None,
+            verdict,
+            note: None,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -63,12 +63,9 @@ fn shell_line(command: &str) -> String {
 impl AppProcess {
     /// Spawns the application with its env, folder, CPU set, cgroup and a combined log. A
     /// cgroup it could not join is said in `cgroup_error`; the application runs all the same.
-    pub fn spawn(job: &AppJob, log: &Path, cgroup: Option<&Cgroup>) -> Result<AppProcess, String> {
-        Self::spawn_split(job, log, None, cgroup)
-    }
-
-    /// Like [`AppProcess::spawn`], with stdout in its own file when `stdout` is given.
-    pub fn spawn_split(
+    /// Its stdout goes to a file of its own when `stdout` is given (a command's figures are
+    /// read from it).
+    pub fn spawn(
         job: &AppJob,
         log: &Path,
         stdout: Option<&Path>,

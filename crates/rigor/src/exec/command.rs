@@ -3,7 +3,7 @@
 //! reported about itself read from its stdout.
 
 use super::app::AppProcess;
-use super::iteration::{make_cgroup, no_cgroup, IterationContext};
+use super::iteration::{launch, IterationContext};
 use super::procs::{self, Proc};
 use crate::config::CommandWork;
 use crate::measurements::ids;
@@ -23,42 +23,11 @@ pub fn run(ctx: &IterationContext, it: &mut Iteration, work: &CommandWork) -> Re
     if ctx.drop_caches {
         super::readings::drop_caches(it);
     }
-    let cgroup = make_cgroup(ctx.sequence, it);
-    let status = |phase: &str| {
-        ctx.progress.status(format!(
-            "{} · iteration {} · {phase}",
-            ctx.label,
-            ctx.index + 1
-        ))
-    };
+    let status = |phase: &str| ctx.status(phase);
     status("running");
     let stdout = stdout_path(&ctx.log);
     let children_before = children_cpu_ns();
-    let mut app = match AppProcess::spawn_split(job, &ctx.log, Some(&stdout), cgroup.as_ref()) {
-        Ok(app) => app,
-        Err(e) => {
-            if let Some(c) = cgroup {
-                let _ = c.remove();
-            }
-            return Err(e);
-        }
-    };
-    it.pid = Some(app.pid);
-    if let Some(why) = app.cgroup_error.take() {
-        it.warnings.push(no_cgroup(&format!(
-            "the command could not join its cgroup: {why}"
-        )));
-    }
-    if job.priority_high {
-        let (outcome, warning) = super::priority::raise(app.pid, "the command");
-        it.priority = Some(outcome);
-        it.warnings.extend(warning);
-    }
-    let norm = job
-        .cpus
-        .as_ref()
-        .map(Vec::len)
-        .unwrap_or_else(rigor_probe::online_cpus);
+    let (mut app, cgroup, norm) = launch(ctx, it, Some(&stdout), "the command")?;
     let sampler = Sampler::start_with(app.pid, cgroup.clone(), ctx.sample_interval, norm);
     // The command's whole life is its measured window: no start mark, whose sample would be
     // taken at once, while the shell may still be turning into the command.

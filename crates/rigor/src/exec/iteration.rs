@@ -33,6 +33,17 @@ pub struct IterationContext<'a> {
     pub label: String,
 }
 
+impl IterationContext<'_> {
+    /// Shows `phase` of this iteration on the progress line.
+    pub fn status(&self, phase: &str) {
+        self.progress.status(format!(
+            "{} · iteration {} · {phase}",
+            self.label,
+            self.index + 1
+        ))
+    }
+}
+
 /// Runs one iteration; faults end it with `error` set, never with a panic.
 pub fn run_iteration(ctx: &IterationContext) -> Iteration {
     let mut it = Iteration::new(ctx.index, ctx.sequence);
@@ -62,40 +73,9 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
     if ctx.drop_caches {
         super::readings::drop_caches(it);
     }
-    let cgroup = make_cgroup(ctx.sequence, it);
-    let status = |phase: &str| {
-        ctx.progress.status(format!(
-            "{} · iteration {} · {phase}",
-            ctx.label,
-            ctx.index + 1
-        ))
-    };
+    let status = |phase: &str| ctx.status(phase);
     status("starting");
-    let mut app = match start(ctx, cgroup.as_ref()) {
-        Ok(app) => app,
-        Err(e) => {
-            if let Some(c) = cgroup {
-                let _ = c.remove();
-            }
-            return Err(e);
-        }
-    };
-    it.pid = Some(app.pid);
-    if let Some(why) = app.cgroup_error.take() {
-        it.warnings.push(no_cgroup(&format!(
-            "the application could not join its cgroup: {why}"
-        )));
-    }
-    if app_job.priority_high {
-        let (outcome, warning) = super::priority::raise(app.pid, "the application");
-        it.priority = Some(outcome);
-        it.warnings.extend(warning);
-    }
-    let norm = app_job
-        .cpus
-        .as_ref()
-        .map(Vec::len)
-        .unwrap_or_else(rigor_probe::online_cpus);
+    let (mut app, cgroup, norm) = launch(ctx, it, None, "the application")?;
     let sampler = Sampler::start_with(app.pid, cgroup.clone(), ctx.sample_interval, norm);
     let result = drive(ctx, load_job, it, &mut app, &sampler, &status);
     // The window's last reading is taken before the app is told to stop (a no-op when the
@@ -143,7 +123,7 @@ fn port_is_free(ready: &Ready) -> Result<(), String> {
 }
 
 /// A fresh cgroup for this iteration's application, or a warning saying why there is none.
-pub(super) fn make_cgroup(sequence: usize, it: &mut Iteration) -> Option<Cgroup> {
+fn make_cgroup(sequence: usize, it: &mut Iteration) -> Option<Cgroup> {
     match Cgroup::create(&format!("rigor-{}-{sequence}", std::process::id())) {
         Ok(c) => Some(c),
         Err(why) => {
@@ -155,13 +135,47 @@ pub(super) fn make_cgroup(sequence: usize, it: &mut Iteration) -> Option<Cgroup>
 }
 
 /// The warning for an application measured without its own cgroup.
-pub(super) fn no_cgroup(message: &str) -> Warning {
+fn no_cgroup(message: &str) -> Warning {
     Warning::of(WarningKind::NoCgroup, message)
 }
 
-/// Exactly what this row's build produced (verified before), started fresh; or no start.
-fn start(ctx: &IterationContext, cgroup: Option<&Cgroup>) -> Result<AppProcess, String> {
-    AppProcess::spawn(&ctx.row.app, &ctx.log, cgroup)
+/// Exactly what this row's build produced (verified before), started fresh in a cgroup of its
+/// own (stdout in its own file when given), its PID, cgroup and priority recorded; `who` names
+/// it in warnings. Returns the process, its cgroup and the CPU count "100%" means for it.
+pub(super) fn launch(
+    ctx: &IterationContext,
+    it: &mut Iteration,
+    stdout: Option<&std::path::Path>,
+    who: &str,
+) -> Result<(AppProcess, Option<Cgroup>, usize), String> {
+    let job = &ctx.row.app;
+    let cgroup = make_cgroup(ctx.sequence, it);
+    let mut app = match AppProcess::spawn(job, &ctx.log, stdout, cgroup.as_ref()) {
+        Ok(app) => app,
+        Err(e) => {
+            if let Some(c) = cgroup {
+                let _ = c.remove();
+            }
+            return Err(e);
+        }
+    };
+    it.pid = Some(app.pid);
+    if let Some(why) = app.cgroup_error.take() {
+        it.warnings.push(no_cgroup(&format!(
+            "{who} could not join its cgroup: {why}"
+        )));
+    }
+    if job.priority_high {
+        let (outcome, warning) = super::priority::raise(app.pid, who);
+        it.priority = Some(outcome);
+        it.warnings.extend(warning);
+    }
+    let norm = job
+        .cpus
+        .as_ref()
+        .map(Vec::len)
+        .unwrap_or_else(rigor_probe::online_cpus);
+    Ok((app, cgroup, norm))
 }
 
 /// What the stop said about the application, turned into warnings and errors: killed after

@@ -230,26 +230,13 @@ mod tests {
                 }
             }
         }
-        result.comparisons.push(Comparison {
-            scenario: String::new(),
-            row: BTreeMap::from([
-                ("gc".to_string(), "server".to_string()),
-                ("clients".to_string(), "5".to_string()),
-            ]),
-            measurement: "cmd.mps".into(),
-            baseline: "base".into(),
-            candidate: "slow".into(),
-            baseline_median: None,
-            candidate_median: None,
-            change_pct: None,
-            ci_low_pct: None,
-            ci_high_pct: None,
-            shift_pct: None,
-            p_value: None,
-            direction: None,
-            verdict: Verdict::Regression,
-            note: None,
-        });
+        result.comparisons.push(Comparison::verdict_only(
+            &[("gc", "server"), ("clients", "5")],
+            "cmd.mps",
+            "base",
+            "slow",
+            Verdict::Regression,
+        ));
         result
     }
 

@@ -233,7 +233,6 @@ mod tests {
     use crate::analysis::summary::{summarize_row, tests::row_with};
     use crate::report::{markdown, terminal, Document};
     use crate::result::{Comparison, Verdict};
-    use std::collections::BTreeMap;
 
     /// clients 1, 2, 4 × variants base and slow; `cmd.mps` = clients × 1000 (× 0.8 for slow),
     /// three iterations each at ×0.99, ×1, ×1.01; slow at 2 clients judged a regression.
@@ -254,23 +253,13 @@ mod tests {
                 result.rows.push(row);
             }
         }
-        let mut c = Comparison {
-            scenario: String::new(),
-            row: BTreeMap::from([("clients".to_string(), "2".to_string())]),
-            measurement: "cmd.mps".into(),
-            baseline: "base".into(),
-            candidate: "slow".into(),
-            baseline_median: None,
-            candidate_median: None,
-            change_pct: None,
-            ci_low_pct: None,
-            ci_high_pct: None,
-            shift_pct: None,
-            p_value: None,
-            direction: None,
-            verdict: Verdict::Regression,
-            note: None,
-        };
+        let mut c = Comparison::verdict_only(
+            &[("clients", "2")],
+            "cmd.mps",
+            "base",
+            "slow",
+            Verdict::Regression,
+        );
         result.comparisons.push(c.clone());
         c.row.insert("clients".into(), "4".into());
         c.verdict = Verdict::NoChange;

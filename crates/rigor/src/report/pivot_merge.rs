@@ -49,7 +49,6 @@ mod tests {
     use crate::analysis::summary::{summarize_row, tests::row_with};
     use crate::report::{pivot, View};
     use crate::result::Verdict;
-    use std::collections::BTreeMap;
 
     /// A saved result of a `clients` sweep with `cmd.mps` = clients × `f` × 1000.
     fn saved(name: &str, f: f64) -> Saved {
@@ -69,26 +68,15 @@ mod tests {
     fn files_become_columns_and_verdicts_stay_with_their_rows() {
         let inputs = vec![saved("a", 1.0), saved("b", 0.5)];
         let names = vec!["a".to_string(), "b".to_string()];
-        let c = Comparison {
-            scenario: inputs[0].1.scenario.clone(),
-            row: BTreeMap::from([
-                ("clients".to_string(), "2".to_string()),
-                ("scenario".to_string(), inputs[0].1.scenario.clone()),
-            ]),
-            measurement: "cmd.mps".into(),
-            baseline: "a".into(),
-            candidate: "b".into(),
-            baseline_median: None,
-            candidate_median: None,
-            change_pct: None,
-            ci_low_pct: None,
-            ci_high_pct: None,
-            shift_pct: None,
-            p_value: None,
-            direction: None,
-            verdict: Verdict::Regression,
-            note: None,
-        };
+        let scenario = inputs[0].1.scenario.clone();
+        let mut c = Comparison::verdict_only(
+            &[("clients", "2"), ("scenario", &scenario)],
+            "cmd.mps",
+            "a",
+            "b",
+            Verdict::Regression,
+        );
+        c.scenario = scenario;
         let m = merged(&inputs, &names, &[c]);
         assert_eq!(m.rows.len(), 4);
         let tables = pivot::build(&m, "cmd.mps", None);
