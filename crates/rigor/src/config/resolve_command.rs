@@ -115,7 +115,13 @@ impl Config {
         vars: &Vars,
         p: &mut Problems,
     ) -> Option<ExtractRule> {
-        let table = format!("jobs.{job}.extract.{rule}");
+        // A name with dots or spaces is written quoted: `[jobs.j.extract."a b"]`.
+        let quoted = format!("jobs.{job}.extract.\"{rule}\"");
+        let table = if self.locator().table(&quoted).is_some() {
+            quoted
+        } else {
+            format!("jobs.{job}.extract.{rule}")
+        };
         let at = |key: Option<&str>, m: &str| self.error_at(&table, key, m);
         let mut ok = true;
         if let Err(e) = valid_figure_name(rule) {
