@@ -8,6 +8,10 @@ pub fn number(v: f64) -> String {
         return v.to_string();
     }
     let a = v.abs();
+    // Past a quadrillion (or below a trillionth) digits stop being readable: 1.23e308.
+    if a >= 1e15 || (a > 0.0 && a < 1e-12) {
+        return format!("{v:.3e}");
+    }
     let decimals = if v.fract() == 0.0 || a >= 1000.0 {
         0
     } else if a >= 100.0 {
@@ -132,6 +136,9 @@ mod tests {
         assert_eq!(number(-0.0), "0");
         assert_eq!(number(999.0), "999");
         assert_eq!(number(100.0), "100");
+        assert_eq!(number(1e308), "1.000e308");
+        assert_eq!(number(-2.5e-13), "-2.500e-13");
+        assert_eq!(number(999_999_999_999_999.0), "999,999,999,999,999");
     }
 
     #[test]
