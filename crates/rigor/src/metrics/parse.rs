@@ -227,26 +227,12 @@ impl<'a> Cursor<'a> {
 
     /// A double-quoted string with `\\`, `\"` and `\n` escapes, unescaped.
     fn quoted(&mut self) -> Result<String, String> {
-        if !self.eat('"') {
+        if !self.rest.starts_with('"') {
             return Err("expected a quoted label value".into());
         }
-        let mut out = String::new();
-        let mut chars = self.rest.char_indices();
-        while let Some((i, c)) = chars.next() {
-            match c {
-                '"' => {
-                    self.rest = &self.rest[i + 1..];
-                    return Ok(out);
-                }
-                '\\' => match chars.next() {
-                    Some((_, 'n')) => out.push('\n'),
-                    Some((_, e)) => out.push(e),
-                    None => break,
-                },
-                c => out.push(c),
-            }
-        }
-        Err("a label value's closing quote is missing".into())
+        let (value, rest) = super::select::quoted(self.rest)?;
+        self.rest = rest;
+        Ok(value)
     }
 
     /// The label set after `{`, through `}`; a quoted string alone is the metric's name (the

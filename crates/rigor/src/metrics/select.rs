@@ -95,8 +95,9 @@ fn label_set(text: &str) -> Result<Vec<(String, String)>, String> {
     Ok(out)
 }
 
-/// A quoted value with `\\`, `\"`, `\n` escapes; the value and what follows it.
-fn quoted(text: &str) -> Result<(String, &str), String> {
+/// A quoted value with `\\`, `\"`, `\n` escapes; the value and what follows it. The one
+/// reader of label values, for pages and for `metrics_select` alike.
+pub(super) fn quoted(text: &str) -> Result<(String, &str), String> {
     let body = text
         .strip_prefix('"')
         .ok_or("a label value must be in double quotes")?;
