@@ -141,7 +141,9 @@ fn a_slowed_variant_is_a_regression_at_every_client_count() {
         "[scenarios.pp.variants.base]",
         "[scenarios.pp]\ncommand = \"pingpong\"\n[scenarios.pp.variants.base]",
     );
-    let (t, json) = run_exit(&dir, &toml, &["-i", "7"], 0);
+    // The one extract rule's figure is the primary, so the gate watches it: exit 3.
+    let (t, json) = run_exit(&dir, &toml, &["-i", "7", "--fail-on-regression"], 3);
+    assert!(t.contains("regression in cmd.msgs_per_sec"), "{t}");
     let json = json.expect("a result");
     let comparisons = json["comparisons"].as_array().unwrap();
     for c in ["1", "2", "4"] {

@@ -51,8 +51,49 @@ fn check_plan(plan: &RunPlan, options: &RunOptions) -> Result<(), Failure> {
     if let Some(e) = plan.exclusions_leave_nothing(options.exclude, until_conclusive) {
         return Err(Failure::usage(e));
     }
+    check_gated(plan, options)?;
     // Two builds whose outputs rigor could not tell apart.
     super::builds::check_plan(&plan.rows).map_err(Failure::usage)
+}
+
+/// `--fail-on-regression` on an id this run can never judge would pass whatever happened: an
+/// id needs a direction, from the catalogue, a `[measurements]` table, an extract rule, or (for
+/// `cmd.*`) a command job of the run that may declare it in its output.
+fn check_gated(plan: &RunPlan, options: &RunOptions) -> Result<(), Failure> {
+    use crate::config::Work;
+    if !options.fail_on_regression {
+        return Ok(());
+    }
+    let commands: Vec<&crate::config::CommandWork> = plan
+        .rows
+        .iter()
+        .filter_map(|r| match &r.plan.work {
+            Work::Command(c) => Some(c),
+            Work::Load(_) => None,
+        })
+        .collect();
+    for id in &options.gated {
+        let judged = crate::measurements::info(id).is_some()
+            || plan
+                .declarations
+                .get(id)
+                .is_some_and(|d| d.direction.is_some())
+            || commands.iter().any(|c| {
+                c.extract
+                    .iter()
+                    .any(|e| id.strip_prefix("cmd.") == Some(e.name.as_str()))
+            })
+            || (!commands.is_empty() && id.starts_with("cmd."));
+        if !judged {
+            return Err(Failure::usage(format!(
+                "unknown measurement `{id}` for --fail-on-regression: no job of this run \
+                 reports it with a direction, so it could never be a regression; declare it \
+                 in rigor.toml (`[measurements.\"{id}\"]` with `direction = \"higher\"` or \
+                 \"lower\"), or watch another id"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The run folder (made now) and every result file's path, proven writable.
