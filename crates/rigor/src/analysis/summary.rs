@@ -84,29 +84,14 @@ pub(crate) mod tests {
     /// An iteration with the given measurements, for hand-built results in tests. `index` is
     /// 0-based, as `rigor run` writes it.
     pub(crate) fn iteration(index: usize, values: &[(&str, f64)]) -> Iteration {
-        Iteration {
-            index,
-            sequence: index,
-            excluded: false,
-            error: None,
-            pid: Some(1001 + index as i32),
-            log: None,
-            measurements: values.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
-            warnings: vec![],
-            outside_window: OutsideWindow {
-                requests: 2,
-                bytes: 180,
-            },
-            load: None,
-            network: None,
-            machine: None,
-            priority: None,
-            caches_dropped: None,
-            series: None,
-            metrics_scrapes: None,
-            row_figures: Vec::new(),
-            declared: Default::default(),
-        }
+        let mut it = Iteration::new(index, index);
+        it.pid = Some(1001 + index as i32);
+        it.measurements = values.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        it.outside_window = OutsideWindow {
+            requests: 2,
+            bytes: 180,
+        };
+        it
     }
 
     /// A row whose iterations carry one value each of `id`.

@@ -44,16 +44,8 @@ pub struct CompareArgs {
     #[arg(long = "measure", value_delimiter = ',', value_name = "ID=higher|lower",
           value_parser = declarations::parse_flag)]
     pub measure: Vec<(String, Better)>,
-    /// Pivot table of this measurement: a line per swept matrix value, a column per file.
-    /// Default: the files' one self-reported figure, when they have exactly one.
-    #[arg(long = "pivot", value_name = "MEASUREMENT")]
-    pub pivot: Option<String>,
-    /// The variable whose values are the pivot's lines. Default: the one with the most values.
-    #[arg(long = "pivot-by", value_name = "VARIABLE")]
-    pub pivot_by: Option<String>,
-    /// No sparklines (the pivot's trend line) in the terminal and Markdown reports.
-    #[arg(long = "no-chart")]
-    pub no_chart: bool,
+    #[command(flatten)]
+    pub view: super::view::ViewArgs,
 }
 
 /// Runs `rigor compare`: 0, or 3 for a watched regression with `--fail-on-regression`. Bad

@@ -5,6 +5,7 @@ pub mod compare;
 pub mod help;
 pub mod load;
 pub mod run;
+pub mod view;
 
 use clap::{Parser, Subcommand};
 

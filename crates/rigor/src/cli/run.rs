@@ -83,14 +83,6 @@ pub struct RunArgs {
     /// row stops after the first failure to start, which would repeat every time).
     #[arg(long = "keep-going")]
     pub keep_going: bool,
-    /// Pivot table of this measurement: a line per swept matrix value, a column per variant.
-    /// Default: a command job's one self-reported figure.
-    #[arg(long = "pivot", value_name = "MEASUREMENT")]
-    pub pivot: Option<String>,
-    /// The variable whose values are the pivot's lines. Default: the one with the most values.
-    #[arg(long = "pivot-by", value_name = "VARIABLE")]
-    pub pivot_by: Option<String>,
-    /// No sparklines (sweep trends, timelines) in the terminal and Markdown reports.
-    #[arg(long = "no-chart")]
-    pub no_chart: bool,
+    #[command(flatten)]
+    pub view: super::view::ViewArgs,
 }

@@ -56,11 +56,7 @@ impl TryFrom<&CompareArgs> for CompareOptions {
     /// Checks what clap could not: `--measure` naming one id both ways (a usage error).
     fn try_from(args: &CompareArgs) -> Result<Self, Failure> {
         declarations::flag_conflicts(&args.measure).map_err(Failure::usage)?;
-        for (flag, value) in [("--pivot", &args.pivot), ("--pivot-by", &args.pivot_by)] {
-            if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
-                return Err(Failure::usage(format!("{flag}: an empty name")));
-            }
-        }
+        let view = args.view.view().map_err(Failure::usage)?;
         let measurements: Vec<String> = args
             .measurements
             .iter()
@@ -84,12 +80,7 @@ impl TryFrom<&CompareArgs> for CompareOptions {
             json: args.json.clone(),
             markdown: args.markdown.clone(),
             html: args.html.clone(),
-            view: crate::report::View {
-                pivot: args.pivot.as_ref().map(|s| s.trim().to_string()),
-                pivot_by: args.pivot_by.as_ref().map(|s| s.trim().to_string()),
-                charts: !args.no_chart,
-                ..crate::report::View::default()
-            },
+            view,
         })
     }
 }
@@ -117,9 +108,7 @@ mod tests {
             measurements: measurements.iter().map(|s| s.to_string()).collect(),
             fail_on_regression: true,
             measure: measure.iter().map(|(id, b)| (id.to_string(), *b)).collect(),
-            pivot: None,
-            pivot_by: None,
-            no_chart: false,
+            view: Default::default(),
         }
     }
 

@@ -163,11 +163,7 @@ fn check(args: &RunArgs, selection: &Selection) -> Result<RunOptions, Problems> 
         check_names(flag, names.map(Vec::as_slice), &mut p);
     }
     p.take(parse_vars(&args.vars));
-    for (flag, value) in [("--pivot", &args.pivot), ("--pivot-by", &args.pivot_by)] {
-        if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
-            p.add(format!("{flag}: an empty name"));
-        }
-    }
+    let view = p.take(args.view.view());
     let exclude = p
         .take(args.exclude.as_deref().map(parse_exclude).transpose())
         .flatten();
@@ -216,11 +212,8 @@ fn check(args: &RunArgs, selection: &Selection) -> Result<RunOptions, Problems> 
         strict: args.strict,
         keep_going: args.keep_going,
         view: crate::report::View {
-            pivot: args.pivot.as_ref().map(|s| s.trim().to_string()),
-            pivot_by: args.pivot_by.as_ref().map(|s| s.trim().to_string()),
-            charts: !args.no_chart,
             primary: Some(primary.clone()),
-            ..crate::report::View::default()
+            ..view.unwrap_or_default()
         },
     })
 }
