@@ -357,10 +357,11 @@ fn load(
                     m.tick(spec.duration);
                 }
                 if r.phase == Phase::Done && marked_start {
+                    // The sampler's edge first: a slow metrics page must not widen the window.
+                    sampler.mark(Mark::WindowEnd);
                     if let Some(m) = scraper.as_mut() {
                         m.window_end();
                     }
-                    sampler.mark(Mark::WindowEnd);
                     marked_start = false;
                 }
                 if crashed.is_none() {
