@@ -61,9 +61,12 @@ pub fn sample_tree(root: i32, cgroup: Option<&Cgroup>) -> Option<ProcSample> {
             }
         }
     }
-    let at = Instant::now();
     let clock_ticks = clock_ticks_per_second().max(1);
     let tick_ns = 1_000_000_000 / clock_ticks;
+    // The CPU counters are read in one tight pass right after the timestamp, before the slower
+    // memory reads: the time between them is what a CPU rate is divided by, so any delay
+    // between the clock and the counters shows as a rate above what the CPUs could give.
+    let at = Instant::now();
     let mut sample = ProcSample {
         at,
         boot_ticks: boot_ticks_now(clock_ticks),
@@ -79,6 +82,7 @@ pub fn sample_tree(root: i32, cgroup: Option<&Cgroup>) -> Option<ProcSample> {
         cgroup_cache: None,
         cgroup_anon: None,
     };
+    let mut live = Vec::with_capacity(pids.len());
     for pid in pids {
         let Some(stat) = Stat::read(pid) else {
             if pid == root {
@@ -93,12 +97,14 @@ pub fn sample_tree(root: i32, cgroup: Option<&Cgroup>) -> Option<ProcSample> {
         // A zombie has released its memory and threads; only its final CPU counts.
         sample.cpu.insert(pid, proc_cpu(pid, &stat, tick_ns));
         sample.pids += 1;
-        if stat.state == 'Z' {
-            continue;
+        if stat.state != 'Z' {
+            live.push((pid, stat.num_threads()));
         }
+    }
+    for (pid, stat_threads) in live {
         if let Some(status) = read(format!("/proc/{pid}/status")) {
             sample.rss_bytes += status_value(&status, "VmRSS").unwrap_or(0);
-            sample.threads += status_value(&status, "Threads").unwrap_or(stat.num_threads());
+            sample.threads += status_value(&status, "Threads").unwrap_or(stat_threads);
         }
         sample.nonvoluntary_ctxt_switches += nonvoluntary_switches(pid);
         match memory_rollup(pid) {

@@ -154,9 +154,11 @@ fn pinned_app_normalises_to_its_cpus() {
     );
     assert_eq!(f.cpu_max_pct, f.cores_max_pct);
     // One thread on one CPU cannot use more than 100%: the per-thread nanosecond runtime
-    // leaves no clock tick (5% of a 200 ms interval) of error in the maximum.
+    // leaves no clock tick (5% of a 200 ms interval) of error in the maximum. What is left is
+    // the sampler being preempted between its clock and the counters on a busy machine: 3%
+    // allows 6 ms of that per 200 ms interval, still short of one tick.
     let max = f.cores_max_pct.unwrap();
-    assert!(max <= 101.0, "max cores {max}");
+    assert!(max <= 103.0, "max cores {max}");
 }
 
 #[test]
