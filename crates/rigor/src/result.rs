@@ -2,12 +2,14 @@
 //! Field names are a contract scripts rely on; add fields, never rename them.
 
 mod coded;
+mod exclusion;
 mod series;
 mod status;
 mod warning;
 #[cfg(test)]
 mod warning_docs;
 
+pub use exclusion::Exclusion;
 pub use series::{LoadSeries, RowFigure, Series};
 pub use status::{RunStatus, Verdict};
 pub use warning::{Warning, WarningKind};
@@ -183,7 +185,7 @@ impl Row {
     pub fn kept_iterations(&self) -> impl Iterator<Item = &Iteration> {
         self.iterations
             .iter()
-            .filter(|it| !it.excluded && it.error.is_none())
+            .filter(|it| !it.excluded.is_excluded() && it.error.is_none())
     }
 
     /// How many iterations count: neither excluded nor failed.
@@ -195,7 +197,7 @@ impl Row {
     pub fn excluded_count(&self) -> usize {
         self.iterations
             .iter()
-            .filter(|it| it.excluded && it.error.is_none())
+            .filter(|it| it.excluded.is_excluded() && it.error.is_none())
             .count()
     }
 
@@ -215,7 +217,8 @@ pub struct Iteration {
     /// Position in the run's execution order (shows the interleaving; `--seed` replays it).
     #[serde(default)]
     pub sequence: usize,
-    pub excluded: bool,
+    /// `false` when it counts, else why not (`order`, `interference`).
+    pub excluded: Exclusion,
     /// Why the iteration failed; failed iterations carry what was measured before the fault.
     #[serde(default)]
     pub error: Option<String>,
@@ -292,7 +295,7 @@ impl Iteration {
         Iteration {
             index,
             sequence,
-            excluded: false,
+            excluded: Exclusion::Kept,
             error: None,
             pid: None,
             log: None,

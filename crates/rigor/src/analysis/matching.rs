@@ -390,7 +390,7 @@ pub(crate) mod tests {
         let mk = |center: f64| {
             let mut r = result(None, &noisy(center, 6), "6.8");
             for it in r.rows[0].iterations.iter_mut().take(3) {
-                it.excluded = true;
+                it.excluded = crate::result::Exclusion::Order;
             }
             r
         };

@@ -1,7 +1,7 @@
 //! Turning a row's iterations into its summary: crank's `--exclude LOW:HIGH --exclude-order ID`
 //! trimming, then n/median/mean/stdev/CV/min/max per measurement over what is left.
 
-use crate::result::{Row, Warning, WarningKind};
+use crate::result::{Exclusion, Row, Warning, WarningKind};
 
 /// Marks the `low` lowest and `high` highest successful iterations of `row`, ranked by measurement
 /// `by`, as excluded (crank's `--exclude LOW:HIGH --exclude-order ID`), so one cold start or one
@@ -13,7 +13,9 @@ use crate::result::{Row, Warning, WarningKind};
 /// would remain, nothing is excluded and a warning explains why: a summary of nothing helps no one.
 pub fn apply_exclusions(row: &mut Row, low: usize, high: usize, by: &str) -> Option<Warning> {
     for it in row.iterations.iter_mut() {
-        it.excluded = false;
+        if it.excluded == Exclusion::Order {
+            it.excluded = Exclusion::Kept;
+        }
     }
     if low == 0 && high == 0 {
         return None;
@@ -22,7 +24,8 @@ pub fn apply_exclusions(row: &mut Row, low: usize, high: usize, by: &str) -> Opt
         .iterations
         .iter()
         .enumerate()
-        .filter(|(_, it)| it.error.is_none())
+        // An iteration already left out for interference is not ranked again.
+        .filter(|(_, it)| it.error.is_none() && !it.excluded.is_excluded())
         .filter_map(|(pos, it)| {
             it.measurements
                 .get(by)
@@ -52,7 +55,7 @@ pub fn apply_exclusions(row: &mut Row, low: usize, high: usize, by: &str) -> Opt
     let n = ranked.len();
     for (rank, (pos, _)) in ranked.iter().enumerate() {
         if rank < low || rank >= n - high {
-            row.iterations[*pos].excluded = true;
+            row.iterations[*pos].excluded = Exclusion::Order;
         }
     }
     None
@@ -123,7 +126,7 @@ pub(crate) mod tests {
     fn excluded(row: &Row) -> Vec<usize> {
         row.iterations
             .iter()
-            .filter(|it| it.excluded)
+            .filter(|it| it.excluded.is_excluded())
             .map(|it| it.number())
             .collect()
     }
@@ -151,7 +154,7 @@ pub(crate) mod tests {
     fn failed_iterations_are_not_ranked_and_marks_reset() {
         let mut row = row_with(&[], None, "load.rps", &[1.0, 50.0, 60.0, 70.0]);
         row.iterations[0].error = Some("crashed".into());
-        row.iterations[3].excluded = true; // stale mark from an earlier call
+        row.iterations[3].excluded = Exclusion::Order; // stale mark from an earlier call
         assert!(apply_exclusions(&mut row, 1, 0, "load.rps").is_none());
         assert_eq!(excluded(&row), vec![2]);
     }
@@ -180,7 +183,7 @@ pub(crate) mod tests {
         row.iterations[1]
             .measurements
             .insert("app.rss".into(), 63.0);
-        row.iterations[1].excluded = true;
+        row.iterations[1].excluded = Exclusion::Order;
         row.iterations[2].error = Some("timeout".into());
         row.iterations[2]
             .measurements

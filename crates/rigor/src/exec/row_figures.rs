@@ -56,7 +56,7 @@ pub fn distribute(result: &mut RunResult, row: usize, it: &mut Iteration) {
             }
         };
         let mut own = Iteration::new(it.index, it.sequence);
-        own.excluded = it.excluded;
+        own.excluded = it.excluded.clone();
         own.pid = it.pid;
         own.log = it.log.clone();
         own.measurements = measurements;

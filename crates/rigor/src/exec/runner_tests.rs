@@ -306,7 +306,11 @@ fn exclude_drops_the_lowest_and_highest_by_the_order_measurement() {
     let mut exec = MockExecutor::new(move |_, index| measured(&[("load.rps", values[index])]));
     let d = drive(&plan, &options(&["-i", "5", "--exclude", "1:1"]), &mut exec);
     let row = &d.result.rows[0];
-    let excluded: Vec<bool> = row.iterations.iter().map(|i| i.excluded).collect();
+    let excluded: Vec<bool> = row
+        .iterations
+        .iter()
+        .map(|i| i.excluded.is_excluded())
+        .collect();
     assert_eq!(excluded, [true, true, false, false, false]);
     let s = &row.summary["load.rps"];
     assert_eq!((s.n, s.median), (3, 30.0));

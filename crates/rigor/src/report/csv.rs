@@ -104,7 +104,7 @@ impl<'a> Columns<'a> {
 fn iteration_fields(it: &Iteration, kinds: &[&str]) -> [String; 7] {
     [
         it.number().to_string(),
-        it.excluded.to_string(),
+        it.excluded.code().unwrap_or("false").to_string(),
         it.error.clone().unwrap_or_default(),
         it.pid.map(|p| p.to_string()).unwrap_or_default(),
         it.outside_window.requests.to_string(),

@@ -222,7 +222,7 @@ mod tests {
         let mut r = sample_result();
         r.rows.truncate(1);
         let mut row = row_with(&[], None, "load.rps", &[100.0, 101.0, 130.0, 500.0]);
-        row.iterations[3].excluded = true;
+        row.iterations[3].excluded = crate::result::Exclusion::Order;
         summarize_row(&mut row);
         r.rows[0] = row;
         let doc = run_document(&r);
@@ -237,7 +237,7 @@ mod tests {
     #[test]
     fn excluded_iterations_are_counted() {
         let mut r = sample_result();
-        r.rows[0].iterations[0].excluded = true;
+        r.rows[0].iterations[0].excluded = crate::result::Exclusion::Order;
         let doc = run_document(&r);
         let app = doc.tables()[0];
         let its = app

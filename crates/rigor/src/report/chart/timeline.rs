@@ -87,7 +87,7 @@ pub fn row_charts(row: &Row, decl: &Declarations, colour: &'static str) -> Vec<S
             let trace = Trace {
                 points: thin::thin(&points, thin::MAX_POINTS),
                 window: s.window.map(|[a, b]| [a / 1000.0, b / 1000.0]),
-                counted: !it.excluded && it.error.is_none(),
+                counted: !it.excluded.is_excluded() && it.error.is_none(),
             };
             match by_figure.iter_mut().find(|(t, _, _)| *t == title) {
                 Some((_, _, traces)) => traces.push(trace),
@@ -175,7 +175,7 @@ pub(super) mod tests {
         for it in &mut row.iterations {
             it.series = Some(series(30));
         }
-        row.iterations[1].excluded = true;
+        row.iterations[1].excluded = crate::result::Exclusion::Order;
         let charts = row_charts(&row, &Declarations::default(), palette::series(0));
         // CPU, RSS, threads, the metric, load, p99 (no errors: not drawn).
         assert_eq!(charts.len(), 6, "{charts:#?}");
