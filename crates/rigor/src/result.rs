@@ -275,12 +275,28 @@ pub struct NetworkPath {
 }
 
 /// Machine counters across one iteration: CPU stolen by a hypervisor, thermal throttling.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct MachineDuring {
     pub steal_pct: f64,
     pub busy_pct: f64,
     #[serde(default)]
     pub throttle_events: Option<u64>,
+    /// CPU used by processes other than the application and rigor, in % of the machine's CPU
+    /// time over the iteration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub foreign_pct: Option<f64>,
+    /// Share of the iteration some task waited for a CPU (PSI `cpu some`), in %.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_pressure_pct: Option<f64>,
+    /// Mean number of runnable tasks over the iteration (rigor's and the application's included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_queue: Option<f64>,
+    /// Mean CPU clock over the iteration, in MHz, where the kernel exposes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub freq_mhz: Option<f64>,
+    /// One figure for how much the rest of the machine interfered: steal + foreign CPU, in %.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interference_pct: Option<f64>,
 }
 
 impl Iteration {

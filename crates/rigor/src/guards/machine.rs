@@ -85,6 +85,7 @@ pub fn machine_guards(
         steal_pct: steal,
         busy_pct: after.busy_pct_since(before),
         throttle_events: after.throttled_since(before),
+        ..Default::default()
     }
 }
 
