@@ -10,7 +10,9 @@ mod mann_whitney;
 mod median_ci;
 mod normal;
 mod outliers;
+mod paired;
 mod settle;
+mod signed_rank;
 mod summary;
 mod tied_exact;
 mod verdict;
@@ -18,12 +20,15 @@ mod verdict;
 #[cfg(test)]
 mod honesty_tests;
 #[cfg(test)]
+mod paired_tests;
+#[cfg(test)]
 mod test_support;
 
 pub use hodges_lehmann::{compare, Change};
 pub use mann_whitney::mann_whitney_p;
 pub use median_ci::median_ci;
 pub use outliers::outliers;
+pub use paired::{can_ever_be_significant_paired, compare_paired};
 pub use settle::iterations_to_settle;
 pub use summary::{summarize, Summary};
 pub use verdict::{can_ever_be_significant, verdict, Direction, Verdict};
