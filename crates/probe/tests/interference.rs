@@ -132,7 +132,11 @@ fn measure(app: i32, hog: Option<i32>) -> (f64, f64, f64) {
             let p = i.cpu_pressure_pct.expect("PSI is there");
             assert!((0.0..=100.0).contains(&p), "{p}");
         }
-        (i.foreign_pct.expect("the app's tree is readable"), hog_pct, rest)
+        (
+            i.foreign_pct.expect("the app's tree is readable"),
+            hog_pct,
+            rest,
+        )
     })
 }
 

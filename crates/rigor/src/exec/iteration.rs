@@ -77,7 +77,15 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
     status("starting");
     let (mut app, cgroup, norm) = launch(ctx, it, None, "the application")?;
     let sampler = Sampler::start_with(app.pid, cgroup.clone(), ctx.sample_interval, norm);
-    let result = drive(ctx, load_job, it, &mut app, &sampler, cgroup.as_ref(), &status);
+    let result = drive(
+        ctx,
+        load_job,
+        it,
+        &mut app,
+        &sampler,
+        cgroup.as_ref(),
+        &status,
+    );
     // The window's last reading is taken before the app is told to stop (a no-op when the
     // load already ended it), so nothing the app does on shutdown is in the window.
     sampler.mark(Mark::WindowEnd);
@@ -267,7 +275,15 @@ fn drive(
     first_request(load_job, it, app)?;
     let mut scraper = crate::metrics::start(&ctx.row.app, ctx.sample_interval, app.spawned_at);
     let app_cpu = super::readings::AppCpu::of(app.pid, cgroup);
-    let result = load(load_job, it, app, sampler, app_cpu, scraper.as_mut(), status);
+    let result = load(
+        load_job,
+        it,
+        app,
+        sampler,
+        app_cpu,
+        scraper.as_mut(),
+        status,
+    );
     if let Some(s) = scraper {
         crate::metrics::finish(s, &ctx.row.app, it);
     }

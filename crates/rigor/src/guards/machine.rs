@@ -121,9 +121,7 @@ fn interference_guards(i: &Interference, warnings: &mut Vec<Warning>) {
     };
     warnings.push(Warning::of(
         WarningKind::ForeignCpu,
-        format!(
-            "other processes used {foreign:.1}% of the machine's CPU during this iteration"
-        ),
+        format!("other processes used {foreign:.1}% of the machine's CPU during this iteration"),
     ));
     if let Some(p) = i.cpu_pressure_pct.filter(|p| *p > PRESSURE_WARN_PCT) {
         warnings.push(Warning::of(
