@@ -142,8 +142,10 @@ fn measure(app: i32, hog: Option<i32>) -> (f64, f64, f64) {
 
 /// Foreign CPU matches the reference within `tol` (% of the machine): never below it (the
 /// reference can only miss CPU); above it only on a span where something short-lived ran, so
-/// a few spans are tried.
-fn matches_reference(app: i32, hog: Option<i32>, tol: f64) {
+/// a few spans are tried. With a hog, a span counts only where the hog got a share the figure
+/// could not hide in the tolerance; `false` when every matching span starved it (the machine
+/// was saturated by other work).
+fn matches_reference(app: i32, hog: Option<i32>, tol: f64) -> bool {
     let mut seen = Vec::new();
     for _ in 0..4 {
         let (foreign, hog_pct, rest) = measure(app, hog);
@@ -152,15 +154,18 @@ fn matches_reference(app: i32, hog: Option<i32>, tol: f64) {
             foreign >= reference - tol,
             "foreign {foreign:.1}% below the hog's {hog_pct:.1}% + the rest's {rest:.1}%"
         );
-        if hog.is_some() {
-            assert!(hog_pct > 15.0, "the hog got {hog_pct:.1}% of the machine");
+        let starved = hog.is_some() && hog_pct < 2.0 * tol;
+        if foreign <= reference + tol && !starved {
+            return true;
         }
-        if foreign <= reference + tol {
-            return;
-        }
-        seen.push((foreign, reference));
+        seen.push((foreign, reference, starved));
     }
-    panic!("foreign CPU above the reference on every span (foreign, reference): {seen:?}");
+    if seen.iter().all(|s| s.2 && s.0 <= s.1 + tol) {
+        return false;
+    }
+    panic!(
+        "foreign CPU above the reference on every span (foreign, reference, hog starved): {seen:?}"
+    );
 }
 
 #[test]
@@ -171,7 +176,9 @@ fn foreign_cpu_is_the_hog_not_the_app_nor_rigor() {
     // rest of the machine is.
     matches_reference(app.pid(), None, 4.0);
     let hog = sh("while :; do :; done");
-    matches_reference(app.pid(), Some(hog.pid()), 4.0);
+    if !matches_reference(app.pid(), Some(hog.pid()), 4.0) {
+        testkit::skip("other work saturated the machine: the hog never got 8% of it");
+    }
 }
 
 #[test]
