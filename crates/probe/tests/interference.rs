@@ -142,9 +142,9 @@ fn measure(app: i32, hog: Option<i32>) -> (f64, f64, f64) {
 
 /// Foreign CPU matches the reference within `tol` (% of the machine): never below it (the
 /// reference can only miss CPU); above it only on a span where something short-lived ran, so
-/// a few spans are tried. With a hog, a span counts only where the hog got a share the figure
-/// could not hide in the tolerance; `false` when every matching span starved it (the machine
-/// was saturated by other work).
+/// a few spans are tried. With a hog, a span counts only where the hog got a share the
+/// tolerance could not hide. `false` when every span that did not count was saturated by
+/// other work (over half the machine, or the hog starved): then neither holds for sure.
 fn matches_reference(app: i32, hog: Option<i32>, tol: f64) -> bool {
     let mut seen = Vec::new();
     for _ in 0..4 {
@@ -158,13 +158,13 @@ fn matches_reference(app: i32, hog: Option<i32>, tol: f64) -> bool {
         if foreign <= reference + tol && !starved {
             return true;
         }
-        seen.push((foreign, reference, starved));
+        seen.push((foreign, reference, starved || rest > 50.0));
     }
-    if seen.iter().all(|s| s.2 && s.0 <= s.1 + tol) {
+    if seen.iter().all(|s| s.2) {
         return false;
     }
     panic!(
-        "foreign CPU above the reference on every span (foreign, reference, hog starved): {seen:?}"
+        "foreign CPU above the reference on every span (foreign, reference, saturated): {seen:?}"
     );
 }
 
@@ -174,10 +174,14 @@ fn foreign_cpu_is_the_hog_not_the_app_nor_rigor() {
     let app = sh("while :; do :; done");
     // Without a hog, the busy app and this process's busy thread are not foreign: only the
     // rest of the machine is.
-    matches_reference(app.pid(), None, 4.0);
+    let saturated = "other work saturated the machine: the reference misses its short-lived \
+                     processes, or the hog never got 8% of it";
+    if !matches_reference(app.pid(), None, 4.0) {
+        return testkit::skip(saturated);
+    }
     let hog = sh("while :; do :; done");
     if !matches_reference(app.pid(), Some(hog.pid()), 4.0) {
-        testkit::skip("other work saturated the machine: the hog never got 8% of it");
+        testkit::skip(saturated);
     }
 }
 
