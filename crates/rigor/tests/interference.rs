@@ -191,10 +191,6 @@ fn a_hog_beside_the_load_is_foreign_and_named() {
             with.hog_pct
         );
     }
-    if with.hog_pct < 10.0 {
-        // Its share is then within what other work on this shared machine moves.
-        testkit::skip("other work starved the hog below 10% of the machine");
-    }
 
     let without = measure(&temp_dir("interference-quiet"), &toml, &["-i", "2"], None);
     let quiet = within_reference(&without, span);
@@ -206,6 +202,11 @@ fn a_hog_beside_the_load_is_foreign_and_named() {
         for it in iterations(&without.json) {
             assert!(kinds(&it["warnings"]).iter().all(|k| k != "foreign_cpu"));
         }
+    }
+    if with.hog_pct < 10.0 {
+        // Its share is then within what other work on this shared machine moves: the hog's
+        // lower bound above held, but proved little.
+        testkit::skip("other work starved the hog below 10% of the machine");
     }
 }
 
