@@ -155,9 +155,9 @@ fn cpuinfo_mhz(text: &str) -> Option<f64> {
 /// What else the machine did over a span.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Interference {
-    /// CPU (user + nice + system) used by processes other than the application and rigor, in %
-    /// of the machine's total CPU time over the span, clamped at 0; `None` when the
-    /// application's CPU could not be read or the span was too short to hold a tick.
+    /// CPU (user + nice + system + irq + softirq) used by processes other than the application
+    /// and rigor, in % of the machine's total CPU time over the span, clamped at 0; `None` when
+    /// the application's CPU could not be read or the span was too short to hold a tick.
     pub foreign_pct: Option<f64>,
     /// Share of the span some task waited for a CPU (PSI `cpu some`), in %; `None` without PSI.
     pub cpu_pressure_pct: Option<f64>,
@@ -185,10 +185,16 @@ pub fn interference(
     }
 }
 
-/// Busy ticks (user + nice + system) less the application's and rigor's CPU, in % of the
-/// total ticks; `ticks_per_s` converts ticks to ns.
+/// Busy ticks less the application's and rigor's CPU, in % of the total ticks; `ticks_per_s`
+/// converts ticks to ns.
+///
+/// Busy is user + nice + system + irq + softirq: a task's CPU (its cgroup counter, rusage,
+/// /proc/PID/stat) includes the interrupts and softirqs served while it was current, which
+/// /proc/stat puts in its irq and softirq columns. Without them a loopback HTTP load, whose
+/// packets are processed in softirq context, would be subtracted from time never counted as
+/// busy, hiding other processes' CPU. Interrupt time no task is charged for counts as foreign.
 fn foreign_pct(before: &MachineReading, after: &MachineReading, ticks_per_s: u64) -> Option<f64> {
-    let busy = |c: &CpuCounters| c.user + c.nice + c.system;
+    let busy = |c: &CpuCounters| c.user + c.nice + c.system + c.irq + c.softirq;
     let (a, b) = (&before.counters, &after.counters);
     let total_ticks = b.total.saturating_sub(a.total);
     if total_ticks == 0 || ticks_per_s == 0 {

@@ -66,7 +66,8 @@ fn proc_cpu_secs(pid: i32) -> f64 {
     (f[11] + f[12]) as f64 / ticks_per_sec()
 }
 
-/// The machine's busy CPU (user + nice + system of /proc/stat), seconds.
+/// The machine's busy CPU (user + nice + system + irq + softirq of /proc/stat: processes are
+/// charged for the interrupts served while they ran), seconds.
 fn machine_busy_secs() -> f64 {
     let stat = std::fs::read_to_string("/proc/stat").unwrap();
     let line = stat.lines().find(|l| l.starts_with("cpu ")).unwrap();
@@ -75,7 +76,7 @@ fn machine_busy_secs() -> f64 {
         .skip(1)
         .map(|x| x.parse().unwrap())
         .collect();
-    (v[0] + v[1] + v[2]) as f64 / ticks_per_sec()
+    (v[0] + v[1] + v[2] + v[5] + v[6]) as f64 / ticks_per_sec()
 }
 
 /// CPU of this process's reaped children (rigor and all it reaped), seconds.
