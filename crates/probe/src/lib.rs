@@ -8,6 +8,7 @@ mod cpu_time;
 mod environment;
 mod figures;
 mod git;
+mod interference;
 mod net_path;
 mod page_cache;
 pub mod priority;
@@ -23,6 +24,9 @@ pub use cpu_time::ProcCpu;
 pub use environment::{environment, Environment};
 pub use figures::{pair_cpu, AppFigures, PairCpu};
 pub use git::{git_info, GitInfo};
+pub use interference::{
+    interference, machine_reading, tree_cpu_ns, Interference, MachineReading, SpanSamples,
+};
 pub use net_path::{local_addresses, net_path, NetPath};
 pub use page_cache::drop_page_cache;
 pub use priority::{nice, set_priority_high, HIGH_PRIORITY_NICE};

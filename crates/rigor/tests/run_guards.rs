@@ -11,6 +11,7 @@ use std::time::Duration;
 const MACHINE_STATE: &[&str] = &[
     "busy_machine",
     "cpu_pressure",
+    "foreign_cpu",
     "governor",
     "steal",
     "noisy_row",

@@ -5,6 +5,7 @@
 use super::app::AppProcess;
 use super::iteration::{launch, IterationContext};
 use super::procs::{self, Proc};
+use super::readings::{AppCpu, MachineWatch};
 use crate::config::CommandWork;
 use crate::measurements::ids;
 use crate::result::{Iteration, RowFigure};
@@ -29,11 +30,18 @@ pub fn run(ctx: &IterationContext, it: &mut Iteration, work: &CommandWork) -> Re
     let children_before = children_cpu_ns();
     let (mut app, cgroup, norm) = launch(ctx, it, Some(&stdout), "the command")?;
     let sampler = Sampler::start_with(app.pid, cgroup.clone(), ctx.sample_interval, norm);
+    // An exited command's tree is gone: without its cgroup, its CPU is what rigor reaped.
+    let app_cpu = match AppCpu::of(app.pid, cgroup.as_ref()) {
+        AppCpu::Tree(_) => AppCpu::ReapedChildren,
+        in_cgroup => in_cgroup,
+    };
+    let mut machine = MachineWatch::start(app_cpu);
     // The command's whole life is its measured window: no start mark, whose sample would be
     // taken at once, while the shell may still be turning into the command.
-    let waited = wait(&mut app, work.timeout, &status);
+    let waited = wait(&mut app, work.timeout, &mut machine, &status);
     let elapsed = app.spawned_at.elapsed();
     sampler.mark(Mark::WindowEnd);
+    it.machine = Some(machine.finish(app_cpu, &mut it.warnings));
     let spawned_at = app.spawned_at;
     let lingering = match waited {
         Ok(_) => lingering(app.pid, cgroup.as_ref()),
@@ -74,6 +82,7 @@ pub fn stdout_path(log: &Path) -> PathBuf {
 fn wait(
     app: &mut AppProcess,
     timeout: Duration,
+    machine: &mut MachineWatch,
     status: &dyn Fn(&str),
 ) -> Result<std::process::ExitStatus, String> {
     let started = Instant::now();
@@ -92,6 +101,7 @@ fn wait(
                 timeout.as_secs_f64()
             ));
         }
+        machine.tick();
         if ran.as_secs() > said {
             said = ran.as_secs();
             status(&format!("running {said}s"));
@@ -102,7 +112,7 @@ fn wait(
 
 /// CPU time of rigor's waited-for children, ns: the command and every descendant it waited
 /// for are counted once reaped.
-fn children_cpu_ns() -> Option<u64> {
+pub(super) fn children_cpu_ns() -> Option<u64> {
     let u = getrusage(UsageWho::RUSAGE_CHILDREN).ok()?;
     let ns =
         |t: nix::sys::time::TimeVal| t.tv_sec() as u64 * 1_000_000_000 + t.tv_usec() as u64 * 1000;

@@ -77,7 +77,15 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
     status("starting");
     let (mut app, cgroup, norm) = launch(ctx, it, None, "the application")?;
     let sampler = Sampler::start_with(app.pid, cgroup.clone(), ctx.sample_interval, norm);
-    let result = drive(ctx, load_job, it, &mut app, &sampler, &status);
+    let result = drive(
+        ctx,
+        load_job,
+        it,
+        &mut app,
+        &sampler,
+        cgroup.as_ref(),
+        &status,
+    );
     // The window's last reading is taken before the app is told to stop (a no-op when the
     // load already ended it), so nothing the app does on shutdown is in the window.
     sampler.mark(Mark::WindowEnd);
@@ -251,6 +259,7 @@ fn drive(
     it: &mut Iteration,
     app: &mut AppProcess,
     sampler: &Sampler,
+    cgroup: Option<&Cgroup>,
     status: &dyn Fn(&str),
 ) -> Result<(), String> {
     status("waiting until ready");
@@ -265,7 +274,16 @@ fn drive(
     status("first request");
     first_request(load_job, it, app)?;
     let mut scraper = crate::metrics::start(&ctx.row.app, ctx.sample_interval, app.spawned_at);
-    let result = load(load_job, it, app, sampler, scraper.as_mut(), status);
+    let app_cpu = super::readings::AppCpu::of(app.pid, cgroup);
+    let result = load(
+        load_job,
+        it,
+        app,
+        sampler,
+        app_cpu,
+        scraper.as_mut(),
+        status,
+    );
     if let Some(s) = scraper {
         crate::metrics::finish(s, &ctx.row.app, it);
     }
@@ -330,12 +348,13 @@ fn load(
     it: &mut Iteration,
     app: &mut AppProcess,
     sampler: &Sampler,
+    app_cpu: super::readings::AppCpu,
     mut scraper: Option<&mut crate::metrics::Scraper>,
     status: &dyn Fn(&str),
 ) -> Result<(), String> {
     let spec = &load_job.spec;
     let live = Live::default();
-    let before = rigor_probe::cpu_counters();
+    let mut machine = super::readings::MachineWatch::start(app_cpu);
     let stop = AtomicBool::new(false);
     let (report, crashed) = std::thread::scope(|s| {
         let handle = s.spawn(|| rigor_load::run(spec, &live, &stop));
@@ -346,6 +365,7 @@ fn load(
             Duration::from_millis(20),
             || handle.is_finished(),
             |r| {
+                machine.tick();
                 if r.phase == Phase::Measuring && !marked_start {
                     sampler.mark(Mark::WindowStart);
                     if let Some(m) = scraper.as_mut() {
@@ -389,8 +409,7 @@ fn load(
         }
         (handle.join(), crashed)
     });
-    let after = rigor_probe::cpu_counters();
-    it.machine = Some(guards::machine_guards(&before, &after, &mut it.warnings));
+    it.machine = Some(machine.finish(app_cpu, &mut it.warnings));
     // A crash or Ctrl-C stops the engine too; the cause is said, not the engine's stop.
     let cause = || match crashed {
         Some(st) => Some(format!(

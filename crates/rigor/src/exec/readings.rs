@@ -1,11 +1,13 @@
-//! Readings around an iteration's start: the page cache dropped before the app starts, and the
-//! app's memory watched across a readiness probe that asks for another URL than the load.
+//! Readings around an iteration: the page cache dropped before the app starts, the app's
+//! memory watched across a readiness probe that asks for another URL than the load, and what
+//! the rest of the machine did while the iteration was measured.
 
 use super::app::AppProcess;
 use super::iteration::IterationContext;
 use crate::config::Ready;
 use crate::guards;
-use crate::result::{Iteration, Warning, WarningKind};
+use crate::result::{Iteration, MachineDuring, Warning, WarningKind};
+use rigor_probe::{Cgroup, MachineReading, SpanSamples};
 use std::time::Duration;
 
 /// Waits until the app is ready. An HTTP probe on another URL than the load's is watched: the
@@ -56,5 +58,72 @@ pub fn drop_caches(it: &mut Iteration) {
                 format!("--drop-caches: the page cache was not dropped: {why}"),
             ));
         }
+    }
+}
+
+/// Where an iteration's application CPU is read, so the machine's busy time can be split into
+/// the application's, rigor's and everything else's.
+#[derive(Clone, Copy)]
+pub enum AppCpu<'a> {
+    /// Its cgroup's counter: every process that ever ran in it.
+    Cgroup(&'a Cgroup),
+    /// Its live process tree (and the children its members reaped).
+    Tree(i32),
+    /// What rigor's reaped children used: a command that exits inside the span.
+    ReapedChildren,
+}
+
+impl AppCpu<'_> {
+    /// The cgroup when the application really is in it (it may have failed to join), else the
+    /// tree rooted at `pid`.
+    pub fn of(pid: i32, cgroup: Option<&Cgroup>) -> AppCpu<'_> {
+        match cgroup {
+            Some(c) if c.pids().contains(&pid) => AppCpu::Cgroup(c),
+            _ => AppCpu::Tree(pid),
+        }
+    }
+
+    fn ns(&self) -> Option<u64> {
+        match self {
+            AppCpu::Cgroup(c) => c.cpu_usage_ns(),
+            AppCpu::Tree(pid) => rigor_probe::tree_cpu_ns(*pid),
+            AppCpu::ReapedChildren => super::command::children_cpu_ns(),
+        }
+    }
+}
+
+/// The machine watched over an iteration's measured span: counters at its edges, the run
+/// queue and clock sampled every [`MachineWatch::EVERY`] in between (and at both edges).
+pub struct MachineWatch {
+    before: MachineReading,
+    samples: SpanSamples,
+}
+
+impl MachineWatch {
+    /// How often the run queue and the clock are sampled: often enough for a mean over a
+    /// seconds-long span, rarely enough that the reads cost rigor next to nothing.
+    pub const EVERY: Duration = Duration::from_millis(100);
+
+    /// Starts the span now.
+    pub fn start(app: AppCpu) -> MachineWatch {
+        let mut samples = SpanSamples::every(Self::EVERY);
+        samples.sample_now();
+        MachineWatch {
+            before: rigor_probe::machine_reading(app.ns()),
+            samples,
+        }
+    }
+
+    /// Samples the run queue and the clock if the last sample is old enough; called from the
+    /// loops that wait for the span to end.
+    pub fn tick(&mut self) {
+        self.samples.sample();
+    }
+
+    /// Ends the span now: the readings, with their warnings added to `warnings`.
+    pub fn finish(mut self, app: AppCpu, warnings: &mut Vec<Warning>) -> MachineDuring {
+        let after = rigor_probe::machine_reading(app.ns());
+        self.samples.sample_now();
+        guards::machine_guards(&self.before, &after, &self.samples, warnings)
     }
 }

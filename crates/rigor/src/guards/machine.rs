@@ -1,7 +1,7 @@
 //! A noisy machine: busy before the run, CPU stolen by a hypervisor, or throttled during it.
 
 use crate::result::{Warning, WarningKind};
-use rigor_probe::{CpuCounters, Environment};
+use rigor_probe::{Environment, Interference, MachineReading, SpanSamples};
 
 /// How busy the machine is right now: CPU use over a short look (the load average lags by a
 /// minute, so a build that just finished would read as "busy" for a while after).
@@ -60,20 +60,34 @@ pub fn noisy_machine_before_run(env: &Environment, busy_now_pct: f64) -> Vec<War
     out
 }
 
-/// Warnings about what the machine did during one iteration, and the readings themselves.
+/// Foreign CPU above this share of the machine is named: other work took a core's worth of
+/// time slices from the application or the load (5% is a tenth of a core on 2 cores).
+pub const FOREIGN_WARN_PCT: f64 = 5.0;
+
+/// CPU pressure above this share of the iteration, with foreign CPU above
+/// [`FOREIGN_WARN_PCT`], is named: tasks waited for a CPU while something else held one. The
+/// application and the load compete for the CPUs by themselves, so pressure alone is no
+/// interference (on 2 cores a quiet run reads 20–60%).
+pub const PRESSURE_WARN_PCT: f64 = 50.0;
+
+/// Warnings about what the machine did during one iteration (between `before` and `after`,
+/// with the run queue and clock `samples` taken in between), and the readings themselves.
 pub fn machine_guards(
-    before: &CpuCounters,
-    after: &CpuCounters,
+    before: &MachineReading,
+    after: &MachineReading,
+    samples: &SpanSamples,
     warnings: &mut Vec<Warning>,
 ) -> crate::result::MachineDuring {
-    let steal = after.steal_pct_since(before);
+    let (b, a) = (&before.counters, &after.counters);
+    let steal = a.steal_pct_since(b);
+    let i = rigor_probe::interference(before, after, samples);
     if steal > 2.0 {
         warnings.push(Warning::of(
             WarningKind::Steal,
             format!("the hypervisor stole {steal:.1}% of the CPU during this iteration"),
         ));
     }
-    if let Some(n) = after.throttled_since(before) {
+    if let Some(n) = a.throttled_since(b) {
         if n > 0 {
             warnings.push(Warning::of(
                 WarningKind::Throttled,
@@ -81,11 +95,42 @@ pub fn machine_guards(
             ));
         }
     }
+    interference_guards(&i, warnings);
     crate::result::MachineDuring {
         steal_pct: steal,
-        busy_pct: after.busy_pct_since(before),
-        throttle_events: after.throttled_since(before),
-        ..Default::default()
+        busy_pct: a.busy_pct_since(b),
+        throttle_events: a.throttled_since(b),
+        foreign_pct: i.foreign_pct,
+        cpu_pressure_pct: i.cpu_pressure_pct,
+        run_queue: i.run_queue,
+        freq_mhz: i.freq_mhz,
+        interference_pct: Some(interference_pct(steal, i.foreign_pct)),
+    }
+}
+
+/// Steal plus foreign CPU, both in % of the machine's CPU time. Without a foreign figure (the
+/// application's CPU was unreadable) it is steal alone: a lower bound, never a guess.
+pub fn interference_pct(steal_pct: f64, foreign_pct: Option<f64>) -> f64 {
+    steal_pct + foreign_pct.unwrap_or(0.0)
+}
+
+/// Foreign CPU and CPU pressure during the iteration, named with their figures.
+fn interference_guards(i: &Interference, warnings: &mut Vec<Warning>) {
+    let Some(foreign) = i.foreign_pct.filter(|f| *f > FOREIGN_WARN_PCT) else {
+        return;
+    };
+    warnings.push(Warning::of(
+        WarningKind::ForeignCpu,
+        format!("other processes used {foreign:.1}% of the machine's CPU during this iteration"),
+    ));
+    if let Some(p) = i.cpu_pressure_pct.filter(|p| *p > PRESSURE_WARN_PCT) {
+        warnings.push(Warning::of(
+            WarningKind::CpuPressure,
+            format!(
+                "tasks waited for a CPU {p:.0}% of this iteration (CPU pressure, some) while \
+                 other processes ran"
+            ),
+        ));
     }
 }
 
@@ -108,6 +153,7 @@ pub fn noisy_row(primary: &str, summary: Option<&crate::result::Summary>) -> Opt
 mod tests {
     use super::*;
     use crate::result::Summary;
+    use rigor_probe::CpuCounters;
 
     fn summary(n: usize, cv: f64) -> Summary {
         Summary {
@@ -155,6 +201,14 @@ mod tests {
         assert!(kinds(3.0).is_empty(), "{:?}", kinds(3.0));
     }
 
+    fn reading(c: CpuCounters, app_ns: u64) -> MachineReading {
+        MachineReading {
+            counters: c,
+            app_cpu_ns: Some(app_ns),
+            ..Default::default()
+        }
+    }
+
     #[test]
     fn steal_and_throttle_read_from_counter_deltas() {
         let before = CpuCounters {
@@ -169,12 +223,65 @@ mod tests {
             throttle_count: Some(7),
             ..Default::default()
         };
+        let none = SpanSamples::default();
         let mut w = Vec::new();
-        let _ = machine_guards(&before, &after, &mut w);
+        let m = machine_guards(&reading(before, 0), &reading(after, 0), &none, &mut w);
         let kinds: Vec<&str> = w.iter().map(|w| w.kind.as_str()).collect();
         assert_eq!(kinds, vec!["steal", "throttled"]);
+        assert_eq!(m.foreign_pct, Some(0.0));
+        assert_eq!(m.interference_pct, Some(5.0));
         let mut w = Vec::new();
-        let _ = machine_guards(&before, &before, &mut w);
+        let _ = machine_guards(&reading(before, 0), &reading(before, 0), &none, &mut w);
         assert!(w.is_empty());
+    }
+
+    #[test]
+    fn foreign_cpu_is_named_with_its_figure_and_added_to_steal() {
+        // 1000 ticks of machine, 300 busy, the app used 0.5 s (50 ticks): 250 ticks foreign.
+        let before = CpuCounters::default();
+        let after = CpuCounters {
+            user: 300,
+            idle: 650,
+            steal: 50,
+            total: 1000,
+            ..Default::default()
+        };
+        let tick_ns = 1_000_000_000 / rigor_probe::clock_ticks_per_second();
+        let mut w = Vec::new();
+        let m = machine_guards(
+            &reading(before, 0),
+            &reading(after, 50 * tick_ns),
+            &SpanSamples::default(),
+            &mut w,
+        );
+        let foreign = m.foreign_pct.unwrap();
+        assert!((foreign - 25.0).abs() < 1e-6, "{foreign}");
+        assert!((m.interference_pct.unwrap() - 30.0).abs() < 1e-6);
+        let kinds: Vec<&str> = w.iter().map(|w| w.kind.as_str()).collect();
+        assert_eq!(kinds, vec!["steal", "foreign_cpu"]);
+        assert_eq!(
+            w[1].message,
+            "other processes used 25.0% of the machine's CPU during this iteration"
+        );
+        // Below the threshold, or unknown: no warning; unknown foreign leaves steal alone.
+        let quiet = Interference {
+            foreign_pct: Some(FOREIGN_WARN_PCT),
+            cpu_pressure_pct: Some(90.0),
+            ..Default::default()
+        };
+        let mut w = Vec::new();
+        interference_guards(&quiet, &mut w);
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(interference_pct(3.0, None), 3.0);
+        // Pressure is named only with foreign work running.
+        let busy = Interference {
+            foreign_pct: Some(12.0),
+            cpu_pressure_pct: Some(80.0),
+            ..Default::default()
+        };
+        interference_guards(&busy, &mut w);
+        let kinds: Vec<&str> = w.iter().map(|w| w.kind.as_str()).collect();
+        assert_eq!(kinds, vec!["foreign_cpu", "cpu_pressure"]);
+        assert!(w[1].message.contains("80%"), "{}", w[1].message);
     }
 }

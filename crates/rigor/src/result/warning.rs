@@ -45,6 +45,7 @@ coded_enum! {
         DebugBuild = "debug_build",
         DropCaches = "drop_caches",
         ExclusionsSkipped = "exclusions_skipped",
+        ForeignCpu = "foreign_cpu",
         Governor = "governor",
         IdenticalArtifacts = "identical_artifacts",
         IgnoredSigterm = "ignored_sigterm",
@@ -102,8 +103,9 @@ impl WarningKind {
                  so it gets no verdict."
             }
             CpuPressure => {
-                "CPU pressure (PSI, some, 10 s average) was above 10% before the run: tasks were \
-                 waiting for CPU."
+                "CPU pressure (PSI, some, 10 s average) was above 10% before the run, or above \
+                 50% of an iteration while other processes used the CPU: tasks were waiting \
+                 for CPU."
             }
             DebugBuild => {
                 "An artifact looks like a debug build, or a cargo profile or RUSTFLAGS compiles \
@@ -116,6 +118,10 @@ impl WarningKind {
             ExclusionsSkipped => {
                 "--exclude needs more iterations with the measurement than the row has, so \
                  nothing was excluded from it."
+            }
+            ForeignCpu => {
+                "Processes other than the application and rigor used more than 5% of the \
+                 machine's CPU during an iteration: the figures carry their interference."
             }
             Governor => {
                 "The CPU frequency governor is not `performance`: clock speed may drift \
@@ -240,6 +246,10 @@ impl WarningKind {
                  out --drop-caches and read app.cgroup.* with the page-cache warnings in mind"
             }
             ExclusionsSkipped => "run more iterations or exclude fewer",
+            ForeignCpu => {
+                "stop other work on the machine (builds, browsers, other benchmarks) and run \
+                 again; a contaminated iteration varies with what else ran"
+            }
             Governor => "set the governor to performance (cpupower frequency-set -g performance)",
             IdenticalArtifacts => {
                 "check that each build really produces its own program (a build that skips work when \
