@@ -36,7 +36,8 @@ fn summarize_and_compare(result: &mut RunResult, options: &RunOptions, plan: &Ru
 fn summarize_rows(result: &mut RunResult, options: &RunOptions) {
     let primary = &options.primary;
     for row in &mut result.rows {
-        row.iterations.sort_by_key(|i| i.index);
+        // A slot's excluded iteration stays before its replacement (they share the index).
+        row.iterations.sort_by_key(|i| (i.index, i.sequence));
         if let Some((low, high)) = options.exclude {
             if let Some(w) = summarize::apply_exclusions(row, low, high, &options.exclude_order) {
                 row.warnings.push(w);
