@@ -1,5 +1,5 @@
 //! A real neighbour during one iteration: the test itself spins CPU-bound threads (a process
-//! outside the application's tree and cgroup, and not rigor) while the testbed's 4th iteration
+//! outside the application's tree and cgroup, and not rigor) while the testbed's 2nd iteration
 //! runs, and checks that rigor excluded that iteration for interference, re-ran its slot and
 //! said so in the report.
 
@@ -47,6 +47,9 @@ fn hog(threads: usize, stop: &Arc<AtomicBool>) -> Vec<std::thread::JoinHandle<()
         .map(|_| {
             let stop = stop.clone();
             std::thread::spawn(move || {
+                // As root the hog outranks the application, as a greedy neighbour would; the
+                // call fails harmlessly otherwise.
+                unsafe { libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as _, -10) };
                 let mut x: u64 = 1;
                 while !stop.load(Ordering::Relaxed) {
                     for _ in 0..10_000 {
@@ -65,12 +68,14 @@ struct Hogged {
     share_pct: f64,
 }
 
-/// Waits for the 4th iteration's log, hogs the CPUs until the next iteration's log appears
-/// (its re-run or the 5th), then waits for rigor to finish.
-fn hog_the_fourth_iteration(dir: &Path, child: &mut std::process::Child) -> Option<Hogged> {
+/// Waits for the 2nd iteration's log, hogs the CPUs until the next iteration's log appears
+/// (its re-run or the 3rd). The 2nd, because the baseline is then one or two iterations, and
+/// the rule before three is plain: above 15% and 15 points above them; later, this shared
+/// machine's own spread can hide the hog.
+fn hog_the_second_iteration(dir: &Path, child: &mut std::process::Child) -> Option<Hogged> {
     let out = dir.join("out");
     let deadline = Instant::now() + Duration::from_secs(120);
-    while find(&out, "row1-iter4.log").is_none() {
+    while find(&out, "row1-iter2.log").is_none() {
         if child.try_wait().unwrap().is_some() || Instant::now() > deadline {
             return None;
         }
@@ -79,7 +84,7 @@ fn hog_the_fourth_iteration(dir: &Path, child: &mut std::process::Child) -> Opti
     let stop = Arc::new(AtomicBool::new(false));
     let (cpu0, t0) = (own_cpu_seconds(), Instant::now());
     let handles = hog(2 * cores(), &stop);
-    while find(&out, "row1-iter4-rerun1.log").is_none() && find(&out, "row1-iter5.log").is_none() {
+    while find(&out, "row1-iter2-rerun1.log").is_none() && find(&out, "row1-iter3.log").is_none() {
         if child.try_wait().unwrap().is_some() || Instant::now() > deadline {
             break;
         }
@@ -96,6 +101,38 @@ fn hog_the_fourth_iteration(dir: &Path, child: &mut std::process::Child) -> Opti
     })
 }
 
+/// `index sequence excluded interference%` per iteration, for failure messages.
+fn table(its: &[Value]) -> String {
+    its.iter()
+        .map(|it| {
+            format!(
+                "{} {} {} {:.1}\n",
+                it["index"], it["sequence"], it["excluded"], it["machine"]["interference_pct"]
+            )
+        })
+        .collect()
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    (v[(n - 1) / 2] + v[n / 2]) / 2.0
+}
+
+/// docs/noise.md's rule: whether `x` is far above the run's `earlier` figures.
+fn far_above(x: f64, earlier: &[f64]) -> bool {
+    if earlier.is_empty() {
+        return x > 15.0;
+    }
+    let base = median(earlier);
+    if earlier.len() < 3 {
+        return x > 15.0 && x > base + 15.0;
+    }
+    let deviations: Vec<f64> = earlier.iter().map(|v| (v - base).abs()).collect();
+    x > base + f64::max(5.0, 3.0 * 1.4826 * median(&deviations))
+}
+
 fn excluded(it: &Value) -> &Value {
     &it["excluded"]
 }
@@ -104,20 +141,20 @@ fn excluded(it: &Value) -> &Value {
 fn an_iteration_a_neighbour_hogged_is_excluded_and_re_run_in_its_slot() {
     let dir = temp_dir("noisy-rerun");
     let port = free_port();
-    std::fs::write(dir.join("rigor.toml"), config(port, "", "/", "")).unwrap();
+    std::fs::write(dir.join("rigor.toml"), config(port, "", "/json", "")).unwrap();
     let mut child = rigor_command(
         &dir,
-        &[RUN, &["-i", "5", "--markdown", "report.md"]].concat(),
+        &[RUN, &["-i", "6", "--markdown", "report.md"]].concat(),
     )
     .stdout(std::process::Stdio::piped())
     .stderr(std::process::Stdio::piped())
     .spawn()
     .expect("start rigor");
-    let hogged = hog_the_fourth_iteration(&dir, &mut child);
+    let hogged = hog_the_second_iteration(&dir, &mut child);
     let out = child.wait_with_output().unwrap();
     let t = text(&out);
     assert_eq!(out.status.code(), Some(0), "{t}");
-    let hogged = hogged.unwrap_or_else(|| panic!("the 4th iteration never started:\n{t}"));
+    let hogged = hogged.unwrap_or_else(|| panic!("the 2nd iteration never started:\n{t}"));
     let json = result(&dir);
     let its = iterations(&json);
     if its
@@ -128,10 +165,30 @@ fn an_iteration_a_neighbour_hogged_is_excluded_and_re_run_in_its_slot() {
         return;
     }
     // The hogged slot: its first attempt excluded for interference, its last one kept, both
-    // with index 3, in the order they ran.
-    let slot: Vec<&Value> = its.iter().filter(|it| it["index"] == 3).collect();
-    assert!(slot.len() >= 2, "no re-run of iteration 4:\n{t}");
+    // with index 1, in the order they ran.
+    let slot: Vec<&Value> = its.iter().filter(|it| it["index"] == 1).collect();
     let first = slot[0];
+    let figure = |it: &Value| it["machine"]["interference_pct"].as_f64();
+    let earlier: Vec<f64> = its
+        .iter()
+        .filter(|it| it["sequence"].as_u64() < first["sequence"].as_u64())
+        .filter_map(figure)
+        .collect();
+    let hogged_figure = figure(first).expect("the hogged iteration's interference");
+    if !far_above(hogged_figure, &earlier) {
+        // Then rigor rightly kept it: the machine's own noise was as large as the hog.
+        assert_eq!(excluded(first), false, "{}", table(its));
+        skip(&format!(
+            "the machine's own interference ({earlier:?}) hid the hog's ({hogged_figure:.1}%)"
+        ));
+        return;
+    }
+    assert!(
+        slot.len() >= 2,
+        "no re-run of iteration 2 (hog {:.1}%):\n{}\n{t}",
+        hogged.share_pct,
+        table(its)
+    );
     assert_eq!(excluded(first), "interference", "{first}\n{t}");
     assert_eq!(excluded(slot[slot.len() - 1]), false, "{t}");
     let sequences: Vec<u64> = slot
@@ -155,8 +212,8 @@ fn an_iteration_a_neighbour_hogged_is_excluded_and_re_run_in_its_slot() {
         message.contains(&format!("other processes {foreign:.1}%")),
         "{message}"
     );
-    // Every slot ends with a kept iteration (the budget, 3, covers what this machine adds).
-    for index in 0..5 {
+    // Every slot ends with a kept iteration (the last try is kept once the budget, 3, is spent).
+    for index in 0..6 {
         let last = its.iter().rev().find(|it| it["index"] == index).unwrap();
         assert_eq!(excluded(last), false, "iteration {}:\n{t}", index + 1);
     }
@@ -164,7 +221,7 @@ fn an_iteration_a_neighbour_hogged_is_excluded_and_re_run_in_its_slot() {
         .iter()
         .filter(|it| excluded(it) == "interference")
         .count();
-    assert_eq!(its.len(), 5 + replaced);
+    assert_eq!(its.len(), 6 + replaced);
     // The report counts them.
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
     let said = format!(

@@ -7,7 +7,8 @@
 //! that median by more than `max(5 points, 3 × 1.4826 × MAD)` — three robust standard
 //! deviations, but never less than 5 points so a very steady run does not re-run an iteration
 //! for a blip. Before three iterations have measured it, the spread is unknown, so only an
-//! iteration above an absolute 15% (and 5 points above whatever baseline there is) counts.
+//! iteration above an absolute 15%, and 15 points above whatever baseline there is, counts (a
+//! machine whose load is still rising must not spend the re-runs on the first slot).
 
 use crate::result::{Iteration, MachineDuring};
 
@@ -19,6 +20,8 @@ pub const SPREAD_FACTOR: f64 = 3.0;
 pub const MIN_HISTORY: usize = 3;
 /// Interference that is contamination even before the run has a baseline, in %.
 pub const ABSOLUTE_PCT: f64 = 15.0;
+/// Points above a baseline of fewer than [`MIN_HISTORY`] iterations, whose spread is unknown.
+pub const EARLY_EXCESS_POINTS: f64 = 15.0;
 
 /// A contaminated iteration's figure against the run's baseline, to name both in a warning.
 #[derive(Debug, Clone, PartialEq)]
@@ -88,7 +91,7 @@ pub fn exceeds(x: f64, history: &[f64]) -> bool {
         return x > ABSOLUTE_PCT;
     };
     if history.len() < MIN_HISTORY {
-        return x > ABSOLUTE_PCT && x > base + MIN_EXCESS_POINTS;
+        return x > ABSOLUTE_PCT && x > base + EARLY_EXCESS_POINTS;
     }
     let deviations: Vec<f64> = history.iter().map(|v| (v - base).abs()).collect();
     let mad = median(&deviations).unwrap_or(0.0);
@@ -155,9 +158,12 @@ mod tests {
         assert!(!exceeds(14.9, &[]));
         assert!(exceeds(15.1, &[]));
         assert!(!exceeds(12.0, &[1.0, 1.0]));
-        assert!(exceeds(16.0, &[1.0, 1.0]));
-        // A machine that always has 20% steal is not contaminated from its second iteration.
+        assert!(exceeds(16.5, &[1.0, 1.0]));
+        // A machine that always has 20% steal is not contaminated from its second iteration,
+        // nor one whose load is still rising.
         assert!(!exceeds(21.0, &[20.0]));
+        assert!(!exceeds(49.5, &[38.3]));
+        assert!(exceeds(53.5, &[38.3]));
         let first = judge(&with(Some(16.0), 16.0, None), &[]).unwrap();
         assert_eq!(
             first.describe(),
