@@ -144,7 +144,17 @@ fn an_iteration_a_neighbour_hogged_is_excluded_and_re_run_in_its_slot() {
     std::fs::write(dir.join("rigor.toml"), config(port, "", "/json", "")).unwrap();
     let mut child = rigor_command(
         &dir,
-        &[RUN, &["-i", "6", "--markdown", "report.md"]].concat(),
+        &[
+            "run",
+            "--json",
+            "result.json",
+            "--out-dir",
+            "out",
+            "-i",
+            "6",
+            "--markdown",
+            "report.md",
+        ],
     )
     .stdout(std::process::Stdio::piped())
     .stderr(std::process::Stdio::piped())
