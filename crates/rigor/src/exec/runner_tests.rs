@@ -630,6 +630,15 @@ fn the_baseline_is_the_runs_own_across_rows_and_early_iterations_need_15_percent
     let mut exec = MockExecutor::new(by_call(&[20.0, 20.5, 19.5, 21.0, 20.0, 20.0, 22.0]));
     let d = drive(&variants, &options(&["-i", "3"]), &mut exec);
     assert_eq!(exec.ran.len(), 7);
+    // Three kept per side can never be significant, and the replaced iteration is not one
+    // --exclude left out.
+    let too_few = &d.result.warnings[0];
+    assert_eq!(too_few.kind, WarningKind::TooFewIterations);
+    assert!(
+        too_few.message.starts_with("3 iteration(s) per variant"),
+        "{}",
+        too_few.message
+    );
     let first =
         contaminated_messages(&d.result.rows[usize::from(variant(&exec.ran[0].key) == "b")]);
     assert_eq!(
