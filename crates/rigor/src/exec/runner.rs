@@ -95,8 +95,7 @@ impl<'a> Runner<'a> {
                 if interrupt::interrupted() {
                     break;
                 }
-                self.run_slot(slot, executor, result);
-                save(result);
+                self.run_slot(slot, executor, result, save);
             }
             match self.next_round(result, done_rounds, &mut rng) {
                 Some(more) => slots = more,
@@ -120,8 +119,15 @@ impl<'a> Runner<'a> {
     }
 
     /// One slot: the iteration run (unless its row was given up or never built) and recorded,
-    /// then run again in the same slot as long as it came out contaminated and may be re-run.
-    fn run_slot(&mut self, slot: Slot, executor: &mut dyn Executor, result: &mut RunResult) {
+    /// then run again in the same slot as long as it came out contaminated and may be re-run;
+    /// the result is saved after each.
+    fn run_slot(
+        &mut self,
+        slot: Slot,
+        executor: &mut dyn Executor,
+        result: &mut RunResult,
+        save: &mut dyn FnMut(&RunResult),
+    ) {
         if self.given_up[slot.row] {
             self.progress.advance();
             return;
@@ -133,6 +139,7 @@ impl<'a> Runner<'a> {
             let mut it = self.attempt(slot, attempt, built, executor);
             let rerun = self.judge(&mut it, result);
             self.record(slot.row, it, result);
+            save(result);
             if !rerun {
                 break;
             }

@@ -507,7 +507,8 @@ fn a_contaminated_iteration_is_excluded_and_re_run_in_its_slot() {
     let s = &row.summary["load.rps"];
     assert_eq!((s.n, s.min, s.max), (5, 1000.0, 1005.0));
     assert!(!row.values("load.rps").contains(&1002.0));
-    assert_eq!((d.saves, d.progress), (5, (6, Some(6))));
+    // Saved after every iteration, the excluded one included.
+    assert_eq!((d.saves, d.progress), (6, (6, Some(6))));
     // The JSON keeps the excluded iteration with its reason.
     let json = serde_json::to_value(&d.result).unwrap();
     let excluded: Vec<&serde_json::Value> = json["rows"][0]["iterations"]
