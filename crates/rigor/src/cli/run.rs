@@ -83,6 +83,10 @@ pub struct RunArgs {
     /// row stops after the first failure to start, which would repeat every time).
     #[arg(long = "keep-going")]
     pub keep_going: bool,
+    /// Keep iterations the rest of the machine interfered with far beyond the run's baseline
+    /// (warned about only); by default they are excluded and re-run in the same slot.
+    #[arg(long = "keep-noisy")]
+    pub keep_noisy: bool,
     #[command(flatten)]
     pub view: super::view::ViewArgs,
 }

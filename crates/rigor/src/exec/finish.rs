@@ -36,7 +36,8 @@ fn summarize_and_compare(result: &mut RunResult, options: &RunOptions, plan: &Ru
 fn summarize_rows(result: &mut RunResult, options: &RunOptions) {
     let primary = &options.primary;
     for row in &mut result.rows {
-        row.iterations.sort_by_key(|i| i.index);
+        // A slot's excluded iteration stays before its replacement (they share the index).
+        row.iterations.sort_by_key(|i| (i.index, i.sequence));
         if let Some((low, high)) = options.exclude {
             if let Some(w) = summarize::apply_exclusions(row, low, high, &options.exclude_order) {
                 row.warnings.push(w);
@@ -79,7 +80,7 @@ fn compare_groups(result: &mut RunResult, options: &RunOptions, plan: &RunPlan) 
     let Some((kept, excluded)) = result
         .rows
         .iter()
-        .map(|r| (r.values(&options.primary).len(), r.excluded_count()))
+        .map(|r| (r.values(&options.primary).len(), excluded_by_order(r)))
         .filter(|(kept, excluded)| kept + excluded > 0)
         .min()
     else {
@@ -94,6 +95,15 @@ fn compare_groups(result: &mut RunResult, options: &RunOptions, plan: &RunPlan) 
             .warnings
             .extend(sufficiency::never_enough(kept + excluded, excluded));
     }
+}
+
+/// How many of a row's iterations `--exclude` left out: an iteration excluded for interference
+/// was replaced, so it is not one the user's `-i` planned.
+fn excluded_by_order(row: &Row) -> usize {
+    row.iterations
+        .iter()
+        .filter(|it| it.excluded == crate::result::Exclusion::Order && it.error.is_none())
+        .count()
 }
 
 /// The comparisons of one group's variants on `ids`, on the iterations `--exclude` keeps (so

@@ -12,12 +12,13 @@ use std::path::Path;
 /// The iteration a test scripts for a row's iteration `index`.
 pub type Script = Box<dyn FnMut(&RowKey, usize) -> Iteration>;
 
-/// One iteration the mock ran: its row, index and position in the run's order.
+/// One iteration the mock ran: its row, index, position in the run's order and log file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ran {
     pub key: RowKey,
     pub index: usize,
     pub sequence: usize,
+    pub log: std::path::PathBuf,
 }
 
 /// Runs nothing: returns scripted iterations and fails the builds it is told to fail.
@@ -74,6 +75,7 @@ impl Executor for MockExecutor {
             key: ctx.key.clone(),
             index: ctx.index,
             sequence: ctx.sequence,
+            log: ctx.log.clone(),
         });
         it
     }

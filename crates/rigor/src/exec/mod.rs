@@ -9,6 +9,7 @@ mod artifact;
 mod build;
 mod builds;
 mod command;
+mod contamination;
 mod environment;
 mod executor;
 mod finish;

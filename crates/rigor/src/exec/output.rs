@@ -186,7 +186,8 @@ fn finish_saved(saved: Option<&mut Saved>, status: RunStatus) {
     s.result.status = status;
     s.result.finished_at = Some(crate::clock::now_rfc3339());
     for row in &mut s.result.rows {
-        row.iterations.sort_by_key(|i| i.index);
+        // A slot's excluded iteration stays before its replacement (they share the index).
+        row.iterations.sort_by_key(|i| (i.index, i.sequence));
         crate::analysis::summary::summarize_row(row);
     }
     let msg = match s.outputs.write(&s.result) {

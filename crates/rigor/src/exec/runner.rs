@@ -1,9 +1,13 @@
 //! The schedule loop: every iteration of every row in schedule order (variants interleaved),
 //! `--until-conclusive` rounds while the primary measurement is inconclusive, a row given up
 //! after its application first failed to start (unless `--keep-going`), every failure noted,
-//! and the result saved after each iteration. The work itself is the [`Executor`]'s.
+//! and the result saved after each iteration. An iteration the rest of the machine interfered
+//! with far beyond the run's baseline is excluded and re-run in its slot, within a budget of
+//! half as many again as the iterations scheduled. The work itself is the [`Executor`]'s.
 
+use super::build::Built;
 use super::builds::Builds;
+use super::contamination;
 use super::executor::Executor;
 use super::iteration::IterationContext;
 use super::progress::Progress;
@@ -11,7 +15,7 @@ use super::schedule::{self, Slot};
 use crate::measurements::ids;
 use crate::options::run::RunOptions;
 use crate::plan::RunPlan;
-use crate::result::{Iteration, RunResult, Warning, WarningKind};
+use crate::result::{Exclusion, Iteration, RunResult, Warning, WarningKind};
 use crate::{interrupt, report};
 use rand::rngs::StdRng;
 use std::path::Path;
@@ -31,6 +35,11 @@ pub struct Runner<'a> {
     /// Rows stopped after their application failed to start.
     given_up: Vec<bool>,
     failed: bool,
+    /// Slots scheduled so far (`--until-conclusive` rounds included): the re-run budget is
+    /// half of them, rounded up.
+    scheduled: usize,
+    /// Contaminated iterations re-run so far.
+    reruns: usize,
 }
 
 impl<'a> Runner<'a> {
@@ -52,6 +61,8 @@ impl<'a> Runner<'a> {
             started: vec![false; plan.rows.len()],
             given_up: vec![false; plan.rows.len()],
             failed: false,
+            scheduled: 0,
+            reruns: 0,
         }
     }
 
@@ -79,12 +90,12 @@ impl<'a> Runner<'a> {
             .collect();
         let mut done_rounds = rounds;
         loop {
+            self.scheduled += slots.len();
             for slot in slots {
                 if interrupt::interrupted() {
                     break;
                 }
-                self.run_slot(slot, executor, result);
-                save(result);
+                self.run_slot(slot, executor, result, save);
             }
             match self.next_round(result, done_rounds, &mut rng) {
                 Some(more) => slots = more,
@@ -107,17 +118,49 @@ impl<'a> Runner<'a> {
         }
     }
 
-    /// One slot: the iteration run (unless its row was given up or never built) and recorded.
-    fn run_slot(&mut self, slot: Slot, executor: &mut dyn Executor, result: &mut RunResult) {
+    /// One slot: the iteration run (unless its row was given up or never built) and recorded,
+    /// then run again in the same slot as long as it came out contaminated and may be re-run;
+    /// the result is saved after each.
+    fn run_slot(
+        &mut self,
+        slot: Slot,
+        executor: &mut dyn Executor,
+        result: &mut RunResult,
+        save: &mut dyn FnMut(&RunResult),
+    ) {
         if self.given_up[slot.row] {
             self.progress.advance();
             return;
         }
-        let p = &self.plan.rows[slot.row];
-        let Some(Ok(built)) = self.builds.get(&p.build_key) else {
+        let Some(Ok(built)) = self.builds.get(&self.plan.rows[slot.row].build_key) else {
             return;
         };
-        let label = self.plan.row_label(slot.row);
+        for attempt in 0.. {
+            let mut it = self.attempt(slot, attempt, built, executor);
+            let rerun = self.judge(&mut it, result);
+            self.record(slot.row, it, result);
+            save(result);
+            if !rerun {
+                break;
+            }
+            self.progress.grow(1);
+        }
+    }
+
+    /// Runs the slot's iteration once; `attempt` 0 is the scheduled one, each re-run the next
+    /// (its log named `-rerunN`, so no log overwrites another).
+    fn attempt(
+        &mut self,
+        slot: Slot,
+        attempt: usize,
+        built: &Built,
+        executor: &mut dyn Executor,
+    ) -> Iteration {
+        let p = &self.plan.rows[slot.row];
+        let rerun = match attempt {
+            0 => String::new(),
+            n => format!("-rerun{n}"),
+        };
         let ctx = IterationContext {
             key: &p.key,
             row: &p.plan,
@@ -125,33 +168,73 @@ impl<'a> Runner<'a> {
             index: slot.iteration,
             sequence: self.sequence,
             log: self.run_dir.join(format!(
-                "row{}-iter{}.log",
+                "row{}-iter{}{rerun}.log",
                 slot.row + 1,
                 slot.iteration + 1
             )),
             sample_interval: self.options.sample_interval,
             drop_caches: self.options.drop_caches,
             progress: self.progress,
-            label: label.clone(),
+            label: self.plan.row_label(slot.row),
         };
-        let mut it = executor.iteration(&ctx);
+        let it = executor.iteration(&ctx);
         self.sequence += 1;
         self.progress.advance();
+        it
+    }
+
+    /// Whether `it` is contaminated against the run so far and is to be re-run: then it is
+    /// excluded; either way a contaminated iteration gets a warning saying what became of it.
+    fn judge(&mut self, it: &mut Iteration, result: &RunResult) -> bool {
+        let history = contamination::history(result.rows.iter().flat_map(|r| r.iterations.iter()));
+        let Some(c) = contamination::judge(it, &history) else {
+            return false;
+        };
+        let budget = self.scheduled.div_ceil(2);
+        let (rerun, outcome) = if self.options.keep_noisy {
+            (false, "kept (--keep-noisy)".to_string())
+        } else if interrupt::interrupted() {
+            (
+                false,
+                "kept: the run was interrupted before a re-run".into(),
+            )
+        } else if self.reruns >= budget {
+            (
+                false,
+                format!("kept: the run's re-run budget ({budget}) is spent"),
+            )
+        } else {
+            (true, "excluded and re-run".into())
+        };
+        if rerun {
+            self.reruns += 1;
+            it.excluded = Exclusion::Interference;
+        }
+        it.warnings.push(Warning::of(
+            WarningKind::Contaminated,
+            format!("{}: {outcome}", c.describe()),
+        ));
+        rerun
+    }
+
+    /// Notes a finished attempt (its failure or its figures) and puts it in its row.
+    fn record(&mut self, row: usize, mut it: Iteration, result: &mut RunResult) {
+        let label = self.plan.row_label(row);
         match &it.error {
             Some(e) => {
                 self.progress.note(&format!(
                     "error: {label} iteration {} failed: {e}",
-                    slot.iteration + 1
+                    it.number()
                 ));
-                self.after_failure(slot.row, &it, &label, result);
+                self.after_failure(row, &it, &label, result);
             }
             None => {
-                self.started[slot.row] = true;
+                self.started[row] = true;
                 self.progress.note(&iteration_line(&label, &it));
             }
         }
-        super::row_figures::distribute(result, slot.row, &mut it);
-        result.rows[slot.row].iterations.push(it);
+        super::row_figures::distribute(result, row, &mut it);
+        result.rows[row].iterations.push(it);
     }
 
     /// A failed iteration fails the run; a row whose application never started stops after

@@ -10,7 +10,9 @@ use crate::config::{AppJob, LoadJob, Ready, RowPlan, Work};
 use crate::exit::Exit;
 use crate::options::run::RunOptions;
 use crate::plan::{PlannedRow, RunPlan};
-use crate::result::{Comparison, RowKey, RunResult};
+use crate::result::{
+    Comparison, Exclusion, Iteration, MachineDuring, RowKey, RunResult, WarningKind,
+};
 use clap::Parser;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -423,4 +425,255 @@ fn exit_codes_follow_failures_regressions_and_strict_warnings() {
         (d.exit, d.result.status.as_str()),
         (Exit::Strict, "complete")
     );
+}
+
+/// `it` with the machine's interference at `pct` (1% of it from other processes, the rest steal).
+fn interfered(mut it: Iteration, pct: f64) -> Iteration {
+    it.machine = Some(MachineDuring {
+        steal_pct: pct - 1.0,
+        busy_pct: 50.0,
+        foreign_pct: Some(1.0),
+        interference_pct: Some(pct),
+        ..Default::default()
+    });
+    it
+}
+
+/// A script whose `n`th call (from 0, re-runs included) measured the interference `pcts[n]`
+/// (2% past their end) and an RPS that tells the calls apart (1000 + n).
+fn by_call(pcts: &'static [f64]) -> impl FnMut(&RowKey, usize) -> Iteration {
+    let mut calls = 0;
+    move |_, _| {
+        let n = calls;
+        calls += 1;
+        let pct = pcts.get(n).copied().unwrap_or(2.0);
+        interfered(measured(&[("load.rps", 1000.0 + n as f64)]), pct)
+    }
+}
+
+fn log_name(r: &super::mock::Ran) -> String {
+    r.log.file_name().unwrap().to_string_lossy().into_owned()
+}
+
+fn contaminated_messages(row: &crate::result::Row) -> Vec<(usize, String)> {
+    row.iterations
+        .iter()
+        .flat_map(|it| {
+            it.warnings
+                .iter()
+                .filter(|w| w.kind == WarningKind::Contaminated)
+                .map(|w| (it.number(), w.message.clone()))
+        })
+        .collect()
+}
+
+#[test]
+fn a_contaminated_iteration_is_excluded_and_re_run_in_its_slot() {
+    let plan = plan(&[], 5);
+    // The third call (iteration 3) had 20.4% steal + 1% other processes.
+    let mut exec = MockExecutor::new(by_call(&[2.0, 2.0, 21.4]));
+    let d = drive(&plan, &options(&["-i", "5"]), &mut exec);
+    let indices: Vec<usize> = exec.ran.iter().map(|r| r.index).collect();
+    assert_eq!(indices, [0, 1, 2, 2, 3, 4]);
+    let logs: Vec<String> = exec.ran.iter().map(log_name).collect();
+    assert_eq!(logs[2..4], ["row1-iter3.log", "row1-iter3-rerun1.log"]);
+    let row = &d.result.rows[0];
+    let slots: Vec<(usize, usize, Exclusion)> = row
+        .iterations
+        .iter()
+        .map(|i| (i.index, i.sequence, i.excluded.clone()))
+        .collect();
+    assert_eq!(
+        slots,
+        [
+            (0, 0, Exclusion::Kept),
+            (1, 1, Exclusion::Kept),
+            (2, 2, Exclusion::Interference),
+            (2, 3, Exclusion::Kept),
+            (3, 4, Exclusion::Kept),
+            (4, 5, Exclusion::Kept),
+        ]
+    );
+    assert_eq!(
+        contaminated_messages(row),
+        [(
+            3,
+            "interference 21.4% (steal 20.4% + other processes 1.0%) vs the run's 2.0%: \
+             excluded and re-run"
+                .to_string()
+        )]
+    );
+    // The summary stands on the five kept iterations: the contaminated call (1002) is out.
+    let s = &row.summary["load.rps"];
+    assert_eq!((s.n, s.min, s.max), (5, 1000.0, 1005.0));
+    assert!(!row.values("load.rps").contains(&1002.0));
+    // Saved after every iteration, the excluded one included.
+    assert_eq!((d.saves, d.progress), (6, (6, Some(6))));
+    // The JSON keeps the excluded iteration with its reason.
+    let json = serde_json::to_value(&d.result).unwrap();
+    let excluded: Vec<&serde_json::Value> = json["rows"][0]["iterations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| &i["excluded"])
+        .collect();
+    assert_eq!(excluded[2], "interference");
+    assert_eq!(excluded[3], false);
+    // The report says it, once for the run.
+    let doc = crate::report::run_document(&d.result);
+    assert!(
+        doc.texts()
+            .iter()
+            .any(|t| t.starts_with("replaced: 1 iteration (s: 1)")),
+        "{:?}",
+        doc.texts()
+    );
+    assert_eq!(d.exit, Exit::Success);
+}
+
+#[test]
+fn a_re_run_keeps_the_variants_rounds_paired() {
+    let plan = plan(&["a", "b"], 4);
+    // Call 5 is the second of round 2: its re-run comes right after it, before round 3.
+    let mut exec = MockExecutor::new(by_call(&[2.0, 2.0, 2.0, 2.0, 2.0, 30.0]));
+    let d = drive(&plan, &options(&["-i", "4"]), &mut exec);
+    let rounds: Vec<usize> = exec.ran.iter().map(|r| r.index).collect();
+    assert_eq!(rounds, [0, 0, 1, 1, 2, 2, 2, 3, 3]);
+    assert_eq!(exec.ran[5].key, exec.ran[6].key);
+    for row in &d.result.rows {
+        let kept: Vec<usize> = row.kept_iterations().map(|i| i.index).collect();
+        assert_eq!(kept, [0, 1, 2, 3], "{:?}", row.variant);
+    }
+}
+
+#[test]
+fn re_runs_stop_when_the_budget_is_spent_and_a_replacement_can_be_contaminated_again() {
+    let plan = plan(&[], 4);
+    // Budget: ceil(4 / 2) = 2 re-runs. Iteration 4 and both its replacements are contaminated.
+    let mut exec = MockExecutor::new(by_call(&[2.0, 2.0, 2.0, 30.0, 31.0, 32.0]));
+    let d = drive(&plan, &options(&["-i", "4"]), &mut exec);
+    let logs: Vec<String> = exec.ran.iter().map(log_name).collect();
+    assert_eq!(
+        logs[3..],
+        [
+            "row1-iter4.log",
+            "row1-iter4-rerun1.log",
+            "row1-iter4-rerun2.log"
+        ]
+    );
+    let row = &d.result.rows[0];
+    let last: Vec<(usize, Exclusion)> = row.iterations[3..]
+        .iter()
+        .map(|i| (i.index, i.excluded.clone()))
+        .collect();
+    assert_eq!(
+        last,
+        [
+            (3, Exclusion::Interference),
+            (3, Exclusion::Interference),
+            (3, Exclusion::Kept)
+        ]
+    );
+    let messages: Vec<String> = contaminated_messages(row)
+        .into_iter()
+        .map(|(_, m)| m)
+        .collect();
+    assert_eq!(
+        messages[2],
+        "interference 32.0% (steal 31.0% + other processes 1.0%) vs the run's 2.0%: kept: the \
+         run's re-run budget (2) is spent"
+    );
+    assert!(messages[..2]
+        .iter()
+        .all(|m| m.ends_with("excluded and re-run")));
+    assert_eq!(row.kept(), 4);
+    assert_eq!(d.progress, (6, Some(6)));
+    let doc = crate::report::run_document(&d.result);
+    let line = doc
+        .texts()
+        .into_iter()
+        .find(|t| t.starts_with("replaced: "))
+        .expect("a replaced line");
+    assert!(
+        line.contains("replaced: 2 iterations (s: 2)")
+            && line.contains(
+                "kept despite interference far above the run's baseline: 1 iteration (s: 1)"
+            ),
+        "{line}"
+    );
+}
+
+#[test]
+fn keep_noisy_only_warns() {
+    let plan = plan(&[], 4);
+    let mut exec = MockExecutor::new(by_call(&[2.0, 2.0, 2.0, 30.0]));
+    let d = drive(&plan, &options(&["-i", "4", "--keep-noisy"]), &mut exec);
+    assert_eq!(exec.ran.len(), 4);
+    let row = &d.result.rows[0];
+    assert!(row.iterations.iter().all(|i| !i.excluded.is_excluded()));
+    assert_eq!(
+        contaminated_messages(row),
+        [(
+            4,
+            "interference 30.0% (steal 29.0% + other processes 1.0%) vs the run's 2.0%: kept \
+             (--keep-noisy)"
+                .to_string()
+        )]
+    );
+    assert_eq!(row.summary["load.rps"].n, 4);
+}
+
+#[test]
+fn the_baseline_is_the_runs_own_across_rows_and_early_iterations_need_15_percent() {
+    // A machine that always has about 20% steal: only the first iteration, judged before
+    // there was any baseline, is re-run; after that 20% is this run's normal.
+    let variants = plan(&["a", "b"], 3);
+    let mut exec = MockExecutor::new(by_call(&[20.0, 20.5, 19.5, 21.0, 20.0, 20.0, 22.0]));
+    let d = drive(&variants, &options(&["-i", "3"]), &mut exec);
+    assert_eq!(exec.ran.len(), 7);
+    // Three kept per side can never be significant, and the replaced iteration is not one
+    // --exclude left out.
+    let too_few = &d.result.warnings[0];
+    assert_eq!(too_few.kind, WarningKind::TooFewIterations);
+    assert!(
+        too_few.message.starts_with("3 iteration(s) per variant"),
+        "{}",
+        too_few.message
+    );
+    let first =
+        contaminated_messages(&d.result.rows[usize::from(variant(&exec.ran[0].key) == "b")]);
+    assert_eq!(
+        first,
+        [(
+            1,
+            "interference 20.0% (steal 19.0% + other processes 1.0%) above 15% before the run \
+             had a baseline: excluded and re-run"
+                .to_string()
+        )]
+    );
+    // 12% early on is not enough, and neither is any figure without a baseline's spread yet.
+    let mut quiet = MockExecutor::new(by_call(&[12.0, 2.0, 2.0]));
+    let d = drive(&plan(&[], 3), &options(&["-i", "3"]), &mut quiet);
+    assert_eq!(quiet.ran.len(), 3);
+    assert!(contaminated_messages(&d.result.rows[0]).is_empty());
+    // An iteration without a machine figure is never judged, nor counted in the baseline.
+    let mut calls = 0;
+    let mut blind = MockExecutor::new(move |_, _| {
+        calls += 1;
+        let it = measured(&[("load.rps", 1000.0)]);
+        match calls {
+            1..=3 => it,
+            _ => interfered(it, 40.0),
+        }
+    });
+    let d = drive(&plan(&[], 5), &options(&["-i", "5"]), &mut blind);
+    // The 4th is the first with a figure (40%, above 15%: re-run); the re-run's 40% then has
+    // a baseline of one figure (40%), so it and the 5th are this run's normal.
+    assert_eq!(blind.ran.len(), 6);
+    let excluded: Vec<bool> = d.result.rows[0]
+        .iterations
+        .iter()
+        .map(|i| i.excluded.is_excluded())
+        .collect();
+    assert_eq!(excluded, [false, false, false, true, false, false]);
 }

@@ -69,6 +69,8 @@ pub struct RunOptions {
     pub strict: bool,
     /// Run every iteration of a row even after its application failed to start.
     pub keep_going: bool,
+    /// Keep contaminated iterations (warned about) instead of excluding and re-running them.
+    pub keep_noisy: bool,
     /// `--pivot`, `--pivot-by`, `--no-chart`: what the reports show beyond their tables.
     pub view: crate::report::View,
 }
@@ -211,6 +213,7 @@ fn check(args: &RunArgs, selection: &Selection) -> Result<RunOptions, Problems> 
         drop_caches: args.drop_caches,
         strict: args.strict,
         keep_going: args.keep_going,
+        keep_noisy: args.keep_noisy,
         view: crate::report::View {
             primary: Some(primary.clone()),
             ..view.unwrap_or_default()

@@ -20,6 +20,7 @@ pub mod markdown;
 pub mod pivot;
 pub mod pivot_blocks;
 pub mod pivot_merge;
+mod replaced;
 mod run;
 #[cfg(test)]
 pub(crate) mod sample;

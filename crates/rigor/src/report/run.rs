@@ -2,7 +2,9 @@
 //! answer its question, then per scenario its measurement tables and failed iterations,
 //! the comparison of its variants, the other warnings and the machine.
 
-use super::{comparisons, environment, failures, pivot_blocks, tables, timeline, warnings};
+use super::{
+    comparisons, environment, failures, pivot_blocks, replaced, tables, timeline, warnings,
+};
 use super::{Block, Document, View};
 use crate::result::{Row, RunResult};
 
@@ -25,6 +27,7 @@ pub fn run_document_with(result: &RunResult, view: &View) -> Document {
     let mut blocks = vec![Block::Heading(1, title(result)), Block::Text(intro(result))];
     // Said before any table: no figure below can change it.
     blocks.extend(warnings::up_front_block(&result.warnings));
+    blocks.extend(replaced::blocks(result));
     blocks.push(Block::Text(CELL_LEGEND.into()));
     blocks.extend(scenario_blocks(result, view));
     blocks.extend(pivot_blocks::blocks(result, view));

@@ -41,6 +41,7 @@ coded_enum! {
         Cancelled = "cancelled",
         ClientSaturated = "client_saturated",
         ConflictingDeclarations = "conflicting_declarations",
+        Contaminated = "contaminated",
         CpuPressure = "cpu_pressure",
         DebugBuild = "debug_build",
         DropCaches = "drop_caches",
@@ -101,6 +102,13 @@ impl WarningKind {
             ConflictingDeclarations => {
                 "`rigor compare`: the saved results declare a measurement's direction differently, \
                  so it gets no verdict."
+            }
+            Contaminated => {
+                "The rest of the machine (hypervisor steal plus other processes' CPU) interfered \
+                 with an iteration far more than with the run's other iterations: by default it \
+                 is excluded (`excluded: \"interference\"`) and re-run in the same slot, within \
+                 a budget of half the planned iterations; the message says whether it was \
+                 re-run or kept."
             }
             CpuPressure => {
                 "CPU pressure (PSI, some, 10 s average) was above 10% before the run, or above \
@@ -239,6 +247,10 @@ impl WarningKind {
                  or run it on another machine"
             }
             ConflictingDeclarations => "settle it with --measure ID=higher or --measure ID=lower",
+            Contaminated => {
+                "quiet the machine (stop other work, use a dedicated host or instance type); \
+                 --keep-noisy keeps such iterations instead of re-running them"
+            }
             CpuPressure => "stop other work on the machine and run again",
             DebugBuild => "benchmark release builds only: debug builds are slower, and unevenly so",
             DropCaches => {

@@ -13,8 +13,17 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 /// `rigor run` arguments that keep the result (`result.json`) and the logs (`out/`) in the
-/// test's folder; tests add `-i N` and their own flags.
-pub const RUN: &[&str] = &["run", "--json", "result.json", "--out-dir", "out"];
+/// test's folder; tests add `-i N` and their own flags. `--keep-noisy`: on a machine shared
+/// with other work an iteration may be contaminated, and a re-run would change the number of
+/// iterations a test counts (noisy_rerun.rs tests the re-runs without it).
+pub const RUN: &[&str] = &[
+    "run",
+    "--json",
+    "result.json",
+    "--out-dir",
+    "out",
+    "--keep-noisy",
+];
 
 /// The workspace root.
 pub fn workspace() -> PathBuf {
