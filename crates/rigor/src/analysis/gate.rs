@@ -155,6 +155,9 @@ mod tests {
             direction: Some("higher".into()),
             verdict: verdict.parse().unwrap(),
             note: (verdict == "inconclusive").then(|| "run more iterations".into()),
+            method: None,
+            pairs: None,
+            confidence: None,
         }
     }
 

@@ -174,7 +174,14 @@ fn compare_pair(
         }
     }
     let ids = crate::measurements::order(ids);
-    let mut out = comparison::compare_rows(brow, crow, &ids, request.threshold_pct, decl);
+    let mut out = comparison::compare_rows(
+        brow,
+        crow,
+        &ids,
+        request.threshold_pct,
+        decl,
+        comparison::Design::UNPAIRED,
+    );
     for c in &mut out {
         c.scenario = key.scenario.clone();
         c.baseline = sides.base_name.to_string();
@@ -253,6 +260,8 @@ pub(crate) mod tests {
             rows: vec![row],
             comparisons: vec![],
             measurements: Default::default(),
+            sequential: None,
+            noise_floor: Vec::new(),
         }
     }
 
