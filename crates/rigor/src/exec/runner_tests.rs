@@ -199,14 +199,22 @@ fn until_conclusive_adds_rounds_until_a_verdict() {
         &options(&["-i", "2", "--until-conclusive", "20"]),
         &mut exec,
     );
-    // Fully separated samples are first significant with 4 per side (p = 2/70).
+    // Every look tests at its own nominal confidence (the looks at 2, 3, … rounds of at most
+    // 20), not a fresh 95%: 4 per side (p = 2/70) no longer settles it, and the first look
+    // whose level fully separated samples reach is the one at 6 rounds.
+    let looks: Vec<usize> = (2..=6).collect();
+    let level = crate::analysis::paired_stats::look_confidence(&looks, 20, 0.95);
+    assert!(rigor_stats::can_ever_be_significant(6, 6, level));
+    let before = crate::analysis::paired_stats::look_confidence(&looks[..4], 20, 0.95);
+    assert!(!rigor_stats::can_ever_be_significant(5, 5, before));
     for row in &d.result.rows {
-        assert_eq!(row.iterations.len(), 4, "{:?}", row.variant);
+        assert_eq!(row.iterations.len(), 6, "{:?}", row.variant);
     }
-    assert_eq!(exec.variant_order().len(), 8);
+    assert_eq!(exec.variant_order().len(), 12);
     let rounds: Vec<usize> = exec.ran.iter().map(|r| r.index).collect();
-    assert_eq!(rounds, [0, 0, 1, 1, 2, 2, 3, 3]);
-    assert_eq!(d.progress, (8, Some(8)));
+    assert_eq!(rounds, [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5]);
+    assert_eq!(d.progress, (12, Some(12)));
+    assert_eq!(d.result.sequential.as_ref().unwrap().looks, looks);
     let rps = rps_comparison(&d.result);
     assert_eq!(rps.verdict, "regression");
     assert_eq!(d.exit, Exit::Success);
@@ -214,8 +222,8 @@ fn until_conclusive_adds_rounds_until_a_verdict() {
 
 #[test]
 fn until_conclusive_decides_on_the_iterations_exclude_keeps() {
-    // With --exclude 1:1 each row needs 6 iterations to keep the 4 that can be significant;
-    // deciding on all iterations would stop at 4 and end inconclusive on the 2 kept.
+    // With --exclude 1:1 each row needs 8 iterations to keep the 6 the look at 8 rounds can
+    // call significant; deciding on all iterations would stop at 6 and end inconclusive.
     let plan = plan(&["a", "b"], 2);
     let mut exec = MockExecutor::new(b_is_slower);
     let d = drive(
@@ -224,10 +232,10 @@ fn until_conclusive_decides_on_the_iterations_exclude_keeps() {
         &mut exec,
     );
     for row in &d.result.rows {
-        assert_eq!(row.iterations.len(), 6, "{:?}", row.variant);
-        assert_eq!(row.kept(), 4, "{:?}", row.variant);
+        assert_eq!(row.iterations.len(), 8, "{:?}", row.variant);
+        assert_eq!(row.kept(), 6, "{:?}", row.variant);
     }
-    assert_eq!(exec.ran.len(), 12);
+    assert_eq!(exec.ran.len(), 16);
     assert_eq!(rps_comparison(&d.result).verdict, "regression");
 }
 
