@@ -5,12 +5,18 @@
 //! The methods are distribution-free on purpose: benchmark samples are small, skewed
 //! and full of outliers, and a normal-theory interval would promise more than it has.
 
+mod cuped;
 mod hodges_lehmann;
 mod mann_whitney;
 mod median_ci;
 mod normal;
 mod outliers;
+mod paired;
+mod power;
+mod sequential;
 mod settle;
+mod signed_rank;
+mod spread;
 mod summary;
 mod tied_exact;
 mod verdict;
@@ -18,12 +24,19 @@ mod verdict;
 #[cfg(test)]
 mod honesty_tests;
 #[cfg(test)]
+mod paired_tests;
+#[cfg(test)]
 mod test_support;
 
+pub use cuped::{adjust, Adjustment};
 pub use hodges_lehmann::{compare, Change};
 pub use mann_whitney::mann_whitney_p;
 pub use median_ci::median_ci;
 pub use outliers::outliers;
+pub use paired::{can_ever_be_significant_paired, compare_paired};
+pub use power::{detectable_change_pct, pairs_needed};
+pub use sequential::look_confidence;
 pub use settle::iterations_to_settle;
+pub use spread::{log_ratio_spread, log_spread};
 pub use summary::{summarize, Summary};
 pub use verdict::{can_ever_be_significant, verdict, Direction, Verdict};

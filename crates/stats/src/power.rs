@@ -1,0 +1,175 @@
+//! The noise floor: the smallest change a run of this size can see on this machine. Said up
+//! front, it turns "inconclusive" from a shrug into a plan ("this needs 24 pairs").
+//!
+//! The paired interval excludes zero (upwards) exactly when T+ = #{Walsh averages > 0} ≥
+//! N + 1 − k, with k the signed-rank critical value and N = n(n+1)/2. For log ratios
+//! N(δ, σ²) the mean and variance of T+ have closed forms in four probabilities (Lehmann):
+//! p1 = P(r > 0), p2 = P(r_i + r_j > 0), p3 = P(r_i + r_j > 0, r_i + r_l > 0) and
+//! p4 = P(r_i > 0, r_i + r_j > 0). The power is the normal approximation of T+ crossing that
+//! threshold, with a continuity correction; the exact critical value keeps small n honest.
+
+use crate::normal::normal_sf;
+use crate::signed_rank::critical_k;
+
+/// Most pairs [`pairs_needed`] will suggest.
+const MAX_PAIRS: usize = 10_000;
+
+/// Smallest true change (in %, positive) that the paired signed-rank interval at `confidence`
+/// excludes zero for with probability `power`, at `pairs` pairs, when the log ratios spread
+/// by `spread_log` (as [`crate::log_ratio_spread`] measures it). A change the other way is
+/// as visible in log terms: −x% for the same figure in ln(1 + x/100). Infinite when `pairs`
+/// can never reach `confidence`; 0 with no spread at all; NaN for a confidence or power
+/// outside (0, 1) or a negative or NaN spread.
+pub fn detectable_change_pct(spread_log: f64, pairs: usize, confidence: f64, power: f64) -> f64 {
+    let valid = |p: f64| p > 0.0 && p < 1.0;
+    if !valid(confidence) || !valid(power) || spread_log.is_nan() || spread_log < 0.0 {
+        return f64::NAN;
+    }
+    let Some(k) = critical_k(pairs, confidence) else {
+        return f64::INFINITY;
+    };
+    if spread_log == 0.0 {
+        return 0.0;
+    }
+    // Standardised shift with the requested power, by bisection (power rises with the shift).
+    let (mut lo, mut hi) = (0.0, 1.0);
+    while detection_probability(hi, pairs, k) < power && hi < 1e3 {
+        hi *= 2.0;
+    }
+    for _ in 0..50 {
+        let mid = 0.5 * (lo + hi);
+        if detection_probability(mid, pairs, k) < power {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    (hi * spread_log).exp_m1() * 100.0
+}
+
+/// Fewest pairs for which [`detectable_change_pct`] ≤ `change_pct` (taken as a size, either
+/// direction); `None` when more than 10 000 would be needed or an argument is invalid. The
+/// floor falls with n apart from small steps where the critical value jumps, so the answer is
+/// found by bisection and then stepped down past any such step.
+pub fn pairs_needed(
+    spread_log: f64,
+    change_pct: f64,
+    confidence: f64,
+    power: f64,
+) -> Option<usize> {
+    let wanted = change_pct.abs();
+    if wanted.is_nan() {
+        return None;
+    }
+    let sees = |n: usize| detectable_change_pct(spread_log, n, confidence, power) <= wanted;
+    if !sees(MAX_PAIRS) {
+        return None;
+    }
+    let (mut lo, mut hi) = (1, MAX_PAIRS); // !sees(lo) (one pair never concludes), sees(hi)
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if sees(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    while hi > 2 && sees(hi - 1) {
+        hi -= 1;
+    }
+    Some(hi)
+}
+
+/// P(the interval at critical value k excludes zero upwards) at n pairs when the log ratios
+/// are N(mu, 1).
+fn detection_probability(mu: f64, n: usize, k: usize) -> f64 {
+    let nf = n as f64;
+    let walsh = nf * (nf + 1.0) / 2.0;
+    let threshold = walsh + 1.0 - k as f64;
+    let (mean, var) = t_plus_moments(mu, nf);
+    if var <= 0.0 {
+        return if mean >= threshold { 1.0 } else { 0.0 };
+    }
+    normal_sf((threshold - 0.5 - mean) / var.sqrt())
+}
+
+/// Mean and variance of T+ = Σ_i 1(r_i > 0) + Σ_{i<j} 1(r_i + r_j > 0) for n independent
+/// N(mu, 1) log ratios.
+fn t_plus_moments(mu: f64, n: f64) -> (f64, f64) {
+    let p1 = normal_sf(-mu);
+    let p2 = normal_sf(-std::f64::consts::SQRT_2 * mu);
+    // Conditioning on the shared r_i = x: P(r_j > −x) = Φ(x + mu).
+    let p3 = integrate_normal(mu, |x| normal_sf(-(x + mu)).powi(2), f64::NEG_INFINITY);
+    let p4 = integrate_normal(mu, |x| normal_sf(-(x + mu)), 0.0);
+    let pairs = n * (n - 1.0) / 2.0;
+    let mean = n * p1 + pairs * p2;
+    let var = n * p1 * (1.0 - p1)
+        + pairs * p2 * (1.0 - p2)
+        + n * (n - 1.0) * (n - 2.0) * (p3 - p2 * p2)
+        + 2.0 * n * (n - 1.0) * (p4 - p1 * p2);
+    (mean, var.max(0.0))
+}
+
+/// ∫ φ(x − mu) g(x) dx over x > `from`, by Simpson's rule over mu ± 10.
+fn integrate_normal(mu: f64, g: impl Fn(f64) -> f64, from: f64) -> f64 {
+    let (a, b) = ((mu - 10.0).max(from), mu + 10.0);
+    if b <= a {
+        return 0.0;
+    }
+    let intervals = 400;
+    let h = (b - a) / intervals as f64;
+    let f = |x: f64| (-0.5 * (x - mu).powi(2)).exp() / (2.0 * std::f64::consts::PI).sqrt() * g(x);
+    let mut sum = f(a) + f(b);
+    for i in 1..intervals {
+        let w = if i % 2 == 1 { 4.0 } else { 2.0 };
+        sum += w * f(a + i as f64 * h);
+    }
+    sum * h / 3.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::normal::normal_isf as z;
+
+    #[test]
+    fn moments_under_the_null_are_the_classic_ones() {
+        // With no shift: mean n(n+1)/4 and variance n(n+1)(2n+1)/24.
+        for n in [1.0, 2.0, 6.0, 10.0, 30.0] {
+            let (m, v) = t_plus_moments(0.0, n);
+            assert!((m - n * (n + 1.0) / 4.0).abs() < 1e-9, "{n}: {m}");
+            let want = n * (n + 1.0) * (2.0 * n + 1.0) / 24.0;
+            assert!((v - want).abs() < 1e-7 * want, "{n}: {v} vs {want}");
+        }
+    }
+
+    #[test]
+    fn edges() {
+        assert_eq!(detectable_change_pct(0.02, 5, 0.95, 0.8), f64::INFINITY);
+        assert_eq!(detectable_change_pct(0.0, 10, 0.95, 0.8), 0.0);
+        assert!(detectable_change_pct(0.02, 10, 1.0, 0.8).is_nan());
+        assert!(detectable_change_pct(-0.02, 10, 0.95, 0.8).is_nan());
+        // Falls as n grows, about as 1/√n for large n.
+        let a = detectable_change_pct(0.02, 100, 0.95, 0.8);
+        let b = detectable_change_pct(0.02, 400, 0.95, 0.8);
+        assert!(a > b && (a / b - 2.0).abs() < 0.1, "{a} {b}");
+        // Large n: the normal-theory figure with the signed-rank's efficiency 3/π,
+        // (z_{.975} + z_{.8})·σ·√(π/3)/√n.
+        let n = 2000.0;
+        let want = ((z(0.025) + z(0.2)) * 0.02 * (std::f64::consts::PI / 3.0).sqrt()
+            / f64::sqrt(n))
+        .exp_m1()
+            * 100.0;
+        let got = detectable_change_pct(0.02, 2000, 0.95, 0.8);
+        assert!((got / want - 1.0).abs() < 0.01, "{got} vs {want}");
+    }
+
+    #[test]
+    fn pairs_needed_is_the_first_n_that_sees_it() {
+        let n = pairs_needed(0.02, 2.0, 0.95, 0.8).unwrap();
+        assert!(detectable_change_pct(0.02, n, 0.95, 0.8) <= 2.0);
+        assert!(detectable_change_pct(0.02, n - 1, 0.95, 0.8) > 2.0);
+        assert!(pairs_needed(0.5, 0.1, 0.95, 0.8).is_none());
+        assert_eq!(pairs_needed(0.0, 1.0, 0.95, 0.8), Some(6));
+    }
+}
