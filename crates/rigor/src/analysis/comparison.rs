@@ -3,7 +3,7 @@
 //!
 //! Used by `rigor run` (variants of one row, interleaved) and `rigor compare` (saved results).
 
-use super::{pairing, paired_stats, sequential, sufficiency, CONFIDENCE};
+use super::{pairing, sequential, sufficiency, CONFIDENCE, POWER};
 use crate::declarations::{self, Declarations};
 use crate::measurements;
 use crate::result::{Comparison, Method, Row, RowKey, Sequential, Verdict};
@@ -91,7 +91,8 @@ pub fn compare_rows(
                 return Some(unpaired(baseline, candidate, id, &sides, &judging));
             }
             let pairs = pairing::pair(baseline, candidate, id);
-            if paired_stats::can_ever_be_significant_paired(pairs.baseline.len(), design.confidence) {
+            if rigor_stats::can_ever_be_significant_paired(pairs.baseline.len(), design.confidence)
+            {
                 return Some(paired(baseline, candidate, id, &pairs, &judging));
             }
             let mut cmp = unpaired(baseline, candidate, id, &sides, &judging);
@@ -160,7 +161,7 @@ fn paired(
     cmp.method = Some(Method::Paired);
     cmp.pairs = Some(pairs.baseline.len());
     cmp.confidence = Some(judging.confidence);
-    let change = paired_stats::compare_paired(&sides.b, &sides.c, judging.confidence);
+    let change = rigor_stats::compare_paired(&sides.b, &sides.c, judging.confidence);
     fill_statistics(&mut cmp, change.as_ref(), &sides);
     judge(&mut cmp, change, &sides, judging);
     if pairs.dropped > 0 {
@@ -316,12 +317,11 @@ fn rounds_to_settle(
         .iter()
         .map(|edge| (estimate - edge).abs())
         .fold(f64::INFINITY, f64::min);
-    let spread = paired_stats::log_ratio_spread(b, c)?;
+    let spread = rigor_stats::log_ratio_spread(b, c)?;
     if spread == 0.0 {
         return Some(b.len());
     }
-    paired_stats::pairs_needed(spread, gap, confidence, paired_stats::POWER)
-        .map(|n| n.max(b.len()))
+    rigor_stats::pairs_needed(spread, gap, confidence, POWER).map(|n| n.max(b.len()))
 }
 
 /// Why a comparison whose medians and Hodges–Lehmann interval disagree has no verdict.
@@ -329,7 +329,10 @@ fn disagreement_note(ch: &rigor_stats::Change, cmp: &Comparison) -> String {
     use crate::report::format::signed_pct;
     let level = crate::report::confidence_label(cmp.confidence.unwrap_or(CONFIDENCE));
     let (moved, typical) = if cmp.method == Some(Method::Paired) {
-        ("the median within-round change is", "typical within-round change")
+        (
+            "the median within-round change is",
+            "typical within-round change",
+        )
     } else {
         ("the medians moved", "typical pairwise change")
     };
@@ -441,7 +444,14 @@ mod tests {
     fn clear_rps_drop_is_a_regression() {
         let base = row_with(&[], Some("base"), "load.rps", &spread(100_000.0, 10));
         let cand = row_with(&[], Some("slow"), "load.rps", &spread(90_000.0, 10));
-        let c = compare_rows(&base, &cand, &["load.rps".into()], 2.0, &none(), Design::UNPAIRED);
+        let c = compare_rows(
+            &base,
+            &cand,
+            &["load.rps".into()],
+            2.0,
+            &none(),
+            Design::UNPAIRED,
+        );
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].verdict, "regression");
         assert_eq!(c[0].baseline, "base");
@@ -471,7 +481,14 @@ mod tests {
     fn two_iterations_are_inconclusive_with_advice() {
         let base = row_with(&[], None, "load.rps", &[100.0, 101.0]);
         let cand = row_with(&[], None, "load.rps", &[50.0, 51.0]);
-        let c = &compare_rows(&base, &cand, &["load.rps".into()], 2.0, &none(), Design::UNPAIRED)[0];
+        let c = &compare_rows(
+            &base,
+            &cand,
+            &["load.rps".into()],
+            2.0,
+            &none(),
+            Design::UNPAIRED,
+        )[0];
         assert_eq!(c.verdict, "inconclusive");
         let note = c.note.as_deref().unwrap();
         assert!(
@@ -508,7 +525,14 @@ mod tests {
     fn zero_errors_on_both_sides_is_no_change() {
         let base = row_with(&[], None, "load.bad_responses", &[0.0; 10]);
         let cand = row_with(&[], None, "load.bad_responses", &[0.0; 10]);
-        let c = &compare_rows(&base, &cand, &["load.bad_responses".into()], 2.0, &none(), Design::UNPAIRED)[0];
+        let c = &compare_rows(
+            &base,
+            &cand,
+            &["load.bad_responses".into()],
+            2.0,
+            &none(),
+            Design::UNPAIRED,
+        )[0];
         assert_eq!(c.verdict, "no change");
     }
 
@@ -574,7 +598,14 @@ mod tests {
             "load.latency.p99",
             &[26.00, 26.20, 33.90, 34.00, 34.20],
         );
-        let c = &compare_rows(&base, &cand, &["load.latency.p99".into()], 2.0, &none(), Design::UNPAIRED)[0];
+        let c = &compare_rows(
+            &base,
+            &cand,
+            &["load.latency.p99".into()],
+            2.0,
+            &none(),
+            Design::UNPAIRED,
+        )[0];
         assert_eq!(
             (c.baseline_median, c.candidate_median),
             (Some(26.93), Some(33.9))
@@ -604,7 +635,14 @@ mod tests {
         for r in [&mut base, &mut cand] {
             assert!(crate::analysis::summary::apply_exclusions(r, 2, 1, "load.rps").is_none());
         }
-        let c = &compare_rows(&base, &cand, &["load.rps".into()], 2.0, &none(), Design::UNPAIRED)[0];
+        let c = &compare_rows(
+            &base,
+            &cand,
+            &["load.rps".into()],
+            2.0,
+            &none(),
+            Design::UNPAIRED,
+        )[0];
         assert_eq!(c.verdict, "inconclusive");
         let note = c.note.as_deref().unwrap();
         assert!(

@@ -4,7 +4,7 @@
 //! is that of within-round ratios (what the paired test sees); a single row has no pairs, so
 //! its floor is that of two independent samples with its iterations' spread.
 
-use super::{pairing, paired_stats, CONFIDENCE};
+use super::{pairing, CONFIDENCE, POWER};
 use crate::report::format::number;
 use crate::result::{Method, NoiseFloor, Row};
 
@@ -19,26 +19,30 @@ pub fn floor(rows: &[&Row], id: &str, threshold_pct: f64, n: Option<usize>) -> O
     let (method, have, spread, effective) = match rows.get(1) {
         Some(second) => {
             let p = pairing::pair(first, second, id);
-            let s = paired_stats::log_ratio_spread(&p.baseline, &p.candidate)?;
+            let s = rigor_stats::log_ratio_spread(&p.baseline, &p.candidate)?;
             (Method::Paired, p.baseline.len(), s, s)
         }
         None => {
             let values = first.values(id);
-            let s = paired_stats::log_spread(&values)?;
+            let s = rigor_stats::log_spread(&values)?;
             // Two independent samples of this spread differ by √2 of it.
-            (Method::Unpaired, values.len(), s, s * std::f64::consts::SQRT_2)
+            (
+                Method::Unpaired,
+                values.len(),
+                s,
+                s * std::f64::consts::SQRT_2,
+            )
         }
     };
     if have < MIN_ROUNDS {
         return None;
     }
     let n = n.unwrap_or(have).max(1);
-    let detectable_pct =
-        paired_stats::detectable_change_pct(effective, n, CONFIDENCE, paired_stats::POWER);
+    let detectable_pct = rigor_stats::detectable_change_pct(effective, n, CONFIDENCE, POWER);
     let t = threshold_pct.abs();
     let verdict_pct = ((1.0 + t / 100.0) * (1.0 + detectable_pct / 100.0) - 1.0) * 100.0;
     let pairs_for_threshold = (t > 0.0)
-        .then(|| paired_stats::pairs_needed(effective, t, CONFIDENCE, paired_stats::POWER))
+        .then(|| rigor_stats::pairs_needed(effective, t, CONFIDENCE, POWER))
         .flatten();
     Some(NoiseFloor {
         scenario: first.scenario.clone(),
@@ -102,8 +106,8 @@ mod tests {
         assert_eq!(f.method, Method::Paired);
         assert_eq!(f.pairs, 10);
         // The same from the statistics directly, on the log ratios.
-        let s = paired_stats::log_ratio_spread(&b, &c).unwrap();
-        let want = paired_stats::detectable_change_pct(s, 10, 0.95, 0.8);
+        let s = rigor_stats::log_ratio_spread(&b, &c).unwrap();
+        let want = rigor_stats::detectable_change_pct(s, 10, 0.95, 0.8);
         assert!((f.detectable_pct - want).abs() < 1e-12);
         assert!(f.detectable_pct < 2.0, "{}", f.detectable_pct);
         // The unpaired floor of the drifting baseline alone is far higher.
@@ -115,7 +119,10 @@ mod tests {
             line.starts_with("noise floor: with n=10 pairs this machine tells a change ≥ "),
             "{line}"
         );
-        assert!(line.contains("in load.rps from no change (4 times in 5)"), "{line}");
+        assert!(
+            line.contains("in load.rps from no change (4 times in 5)"),
+            "{line}"
+        );
         assert!(sentence(&u, 2.0).contains("unpaired"));
     }
 

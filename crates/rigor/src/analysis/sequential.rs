@@ -3,7 +3,7 @@
 //! of a group-sequential rule, and the final verdicts use the confidence of the group's last
 //! look, so a saved result re-analyses to the same verdicts.
 
-use super::{paired_stats, CONFIDENCE};
+use super::CONFIDENCE;
 use crate::result::{Row, Sequential};
 
 /// Rounds a group has run: one past the highest iteration index of any of its rows (failed and
@@ -38,7 +38,7 @@ pub fn confidence(sequential: Option<&Sequential>, rounds: usize) -> f64 {
     if mine.is_empty() {
         return CONFIDENCE;
     }
-    paired_stats::look_confidence(&mine, seq.max, CONFIDENCE)
+    rigor_stats::look_confidence(&mine, seq.max, CONFIDENCE)
 }
 
 #[cfg(test)]
@@ -59,10 +59,10 @@ mod tests {
         let seq = looks(10, 13, Some(20)).unwrap();
         let early = confidence(Some(&seq), 10);
         let late = confidence(Some(&seq), 13);
-        assert_eq!(early, paired_stats::look_confidence(&[10], 20, 0.95));
+        assert_eq!(early, rigor_stats::look_confidence(&[10], 20, 0.95));
         assert_eq!(
             late,
-            paired_stats::look_confidence(&[10, 11, 12, 13], 20, 0.95)
+            rigor_stats::look_confidence(&[10, 11, 12, 13], 20, 0.95)
         );
         assert!(early > 0.95 && late > 0.95);
         assert_eq!(confidence(None, 13), CONFIDENCE);

@@ -1,7 +1,9 @@
 //! After the last iteration: exclusions, summaries, row warnings, comparisons, the run's status,
 //! and the exit code.
 
-use crate::analysis::{comparison, gate, noise_floor, sequential, sufficiency, summary as summarize};
+use crate::analysis::{
+    comparison, gate, noise_floor, sequential, sufficiency, summary as summarize,
+};
 use crate::exit::Exit;
 use crate::measurements::ids;
 use crate::options::run::RunOptions;
@@ -39,7 +41,11 @@ fn summarize_and_compare(result: &mut RunResult, options: &RunOptions, plan: &Ru
 fn looks(result: &RunResult, options: &RunOptions, plan: &RunPlan) -> Option<Sequential> {
     let planned = plan.rows.iter().map(|r| r.iterations).max().unwrap_or(0);
     let all: Vec<&Row> = result.rows.iter().collect();
-    sequential::looks(planned, sequential::rounds_done(&all), options.until_conclusive)
+    sequential::looks(
+        planned,
+        sequential::rounds_done(&all),
+        options.until_conclusive,
+    )
 }
 
 /// The rows of `group` in comparison order: the baseline variant first (declared order without

@@ -84,7 +84,13 @@ impl<'a> Runner<'a> {
                     break;
                 }
                 self.run_slot(slot, executor, result);
-                super::finish::say_noise_floor(slot, result, self.options, self.plan, self.progress);
+                super::finish::say_noise_floor(
+                    slot,
+                    result,
+                    self.options,
+                    self.plan,
+                    self.progress,
+                );
                 save(result);
             }
             match self.next_round(result, done_rounds, &mut rng) {

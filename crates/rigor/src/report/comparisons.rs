@@ -34,7 +34,12 @@ fn headers(method: Option<Method>, confidence: Option<f64>) -> [String; 4] {
         Some(c) => format!("{} CI", confidence_label(c)),
         None => PER_CANDIDATE[1].to_string(),
     };
-    [delta.into(), ci, PER_CANDIDATE[2].into(), PER_CANDIDATE[3].into()]
+    [
+        delta.into(),
+        ci,
+        PER_CANDIDATE[2].into(),
+        PER_CANDIDATE[3].into(),
+    ]
 }
 
 /// A confidence as people read it: `95%`, or `99.6%` for a look's nominal level.
