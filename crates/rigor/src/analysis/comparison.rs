@@ -735,4 +735,85 @@ mod tests {
             vec!["app.rss", "load.rps", "my.figure"]
         );
     }
+
+    fn paired_design() -> Design {
+        Design {
+            paired: true,
+            confidence: 0.95,
+        }
+    }
+
+    #[test]
+    fn rounds_are_compared_as_pairs_when_enough_are_kept() {
+        // Rounds drift ±15% together; the candidate is 3% slower in every round (±0.3%).
+        let drift = [1.0, 1.15, 0.85, 1.1, 0.9, 1.05, 0.95, 1.12];
+        let b: Vec<f64> = drift.iter().map(|d| 1000.0 * d).collect();
+        let c: Vec<f64> = b
+            .iter()
+            .enumerate()
+            .map(|(i, v)| v * (0.97 + 0.003 * ((i % 3) as f64 - 1.0)))
+            .collect();
+        let base = row_with(&[], Some("a"), "load.rps", &b);
+        let cand = row_with(&[], Some("b"), "load.rps", &c);
+        let ids = vec!["load.rps".to_string()];
+        let p = &compare_rows(&base, &cand, &ids, 2.0, &none(), paired_design())[0];
+        assert_eq!(p.method, Some(Method::Paired));
+        assert_eq!(p.pairs, Some(8));
+        assert_eq!(p.confidence, Some(0.95));
+        assert_eq!(p.verdict, "regression");
+        let want = rigor_stats::compare_paired(&b, &c, 0.95).unwrap();
+        assert_eq!(p.change_pct, Some(want.median_change_pct));
+        assert_eq!(p.ci_low_pct, Some(want.ci_low_pct));
+        assert_eq!(p.p_value, Some(want.p_value));
+        // The drift swamps the same samples compared unpaired.
+        let u = &compare_rows(&base, &cand, &ids, 2.0, &none(), Design::UNPAIRED)[0];
+        assert_eq!(u.method, Some(Method::Unpaired));
+        assert_eq!(u.pairs, None);
+        assert_eq!(u.verdict, "inconclusive");
+    }
+
+    #[test]
+    fn too_few_pairs_fall_back_to_unpaired_with_a_note() {
+        let mut base = row_with(&[], Some("a"), "load.rps", &spread(100.0, 7));
+        let mut cand = row_with(&[], Some("b"), "load.rps", &spread(80.0, 7));
+        // Two rounds lost on one side each: 5 pairs can never reach 95% (2/32).
+        base.iterations[1].excluded = crate::result::Exclusion::Interference;
+        cand.iterations[4].error = Some("crashed".into());
+        let c = &compare_rows(
+            &base,
+            &cand,
+            &["load.rps".into()],
+            2.0,
+            &none(),
+            paired_design(),
+        )[0];
+        assert_eq!(c.method, Some(Method::Unpaired));
+        assert_eq!(c.verdict, "regression");
+        let note = c.note.as_deref().unwrap();
+        assert!(
+            note.starts_with("5 round(s) paired, too few for the paired test: compared unpaired"),
+            "{note}"
+        );
+    }
+
+    #[test]
+    fn dropped_rounds_are_said() {
+        let base = row_with(&[], Some("a"), "load.rps", &spread(100.0, 9));
+        let mut cand = row_with(&[], Some("b"), "load.rps", &spread(80.0, 9));
+        cand.iterations[0].excluded = crate::result::Exclusion::Interference;
+        let c = &compare_rows(
+            &base,
+            &cand,
+            &["load.rps".into()],
+            2.0,
+            &none(),
+            paired_design(),
+        )[0];
+        assert_eq!((c.method, c.pairs), (Some(Method::Paired), Some(8)));
+        assert_eq!(c.verdict, "regression");
+        assert_eq!(
+            c.note.as_deref(),
+            Some("1 round(s) left unpaired (excluded, failed or unmeasured on one side) and left out")
+        );
+    }
 }

@@ -52,8 +52,11 @@ pub struct Request<'a> {
 /// from different files and scenarios stay distinguishable. Directions come from the files'
 /// declarations and `--measure`; ids with none get no verdict. No matched row at all is an error.
 pub fn compare_results(inputs: &[Saved], request: &Request) -> anyhow::Result<CompareReport> {
-    if inputs.len() < 2 {
-        bail!("rigor compare needs at least two result files");
+    if inputs.len() == 1 {
+        return super::reanalysis::reanalyse(inputs, request);
+    }
+    if inputs.is_empty() {
+        bail!("rigor compare needs a result file");
     }
     let names = saved::column_names(inputs);
     let mut warnings = vec![caveats::not_interleaved(inputs, &names)];

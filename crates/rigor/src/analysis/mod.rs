@@ -9,6 +9,7 @@ pub mod matching;
 pub mod merge;
 pub mod noise_floor;
 pub mod pairing;
+pub mod reanalysis;
 pub mod saved;
 pub mod sequential;
 pub mod sufficiency;
