@@ -88,6 +88,8 @@ pub struct NoiseFloor {
     pub spread_pct: f64,
     /// The smallest change told from no change 4 times in 5 at this n.
     pub detectable_pct: f64,
+    /// `--threshold` of the run, in %.
+    pub threshold_pct: f64,
     /// The smallest change that earns a verdict beyond `--threshold` 4 times in 5 at this n.
     pub verdict_pct: f64,
     /// Pairs (or iterations per side) needed to tell a change of the threshold; null when the

@@ -52,6 +52,7 @@ pub fn floor(rows: &[&Row], id: &str, threshold_pct: f64, n: Option<usize>) -> O
         pairs: n,
         spread_pct: spread.exp_m1() * 100.0,
         detectable_pct,
+        threshold_pct: t,
         verdict_pct,
         pairs_for_threshold,
     })
@@ -59,7 +60,8 @@ pub fn floor(rows: &[&Row], id: &str, threshold_pct: f64, n: Option<usize>) -> O
 
 /// The floor as one sentence: what this machine tells apart at this n, what a verdict needs at
 /// the threshold, and the n that would tell a change the size of the threshold.
-pub fn sentence(f: &NoiseFloor, threshold_pct: f64) -> String {
+pub fn sentence(f: &NoiseFloor) -> String {
+    let threshold_pct = f.threshold_pct;
     let (unit, how) = match f.method {
         Method::Paired => ("pairs", String::new()),
         Method::Unpaired => (
@@ -114,7 +116,7 @@ mod tests {
         let u = floor(&[&rb], "load.rps", 2.0, None).unwrap();
         assert_eq!(u.method, Method::Unpaired);
         assert!(u.detectable_pct > 5.0 * f.detectable_pct, "{u:?}");
-        let line = sentence(&f, 2.0);
+        let line = sentence(&f);
         assert!(
             line.starts_with("noise floor: with n=10 pairs this machine tells a change ≥ "),
             "{line}"
@@ -123,7 +125,7 @@ mod tests {
             line.contains("in load.rps from no change (4 times in 5)"),
             "{line}"
         );
-        assert!(sentence(&u, 2.0).contains("unpaired"));
+        assert!(sentence(&u).contains("unpaired"));
     }
 
     #[test]
@@ -134,7 +136,7 @@ mod tests {
         let at12 = floor(&[&rb, &rc], "load.rps", 2.0, Some(12)).unwrap();
         assert_eq!(at12.pairs, 12);
         assert!(at12.detectable_pct < at3.detectable_pct);
-        let line = sentence(&at12, 2.0);
+        let line = sentence(&at12);
         let k = at12.pairs_for_threshold.unwrap();
         assert!(
             line.ends_with(&format!("; {k} pairs would tell 2%")) || k <= 12,

@@ -128,10 +128,7 @@ fn noise_floor_note(
     } else {
         format!("{label}: ")
     };
-    Some(format!(
-        "{who}{}",
-        noise_floor::sentence(&f, options.threshold)
-    ))
+    Some(format!("{who}{}", noise_floor::sentence(&f)))
 }
 
 /// Each row: its iterations in order, exclusions, summary and the row's own warnings.

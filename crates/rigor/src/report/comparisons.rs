@@ -232,6 +232,28 @@ fn notes(members: &[&Comparison], name_candidate: bool, decl: &Declarations) -> 
         .collect()
 }
 
+/// The noise floor of each group, one line each under its own heading: the smallest change the
+/// run could tell from no change at the n it ended with, and what the threshold needs.
+pub fn noise_floor_blocks(floors: &[crate::result::NoiseFloor]) -> Vec<Block> {
+    if floors.is_empty() {
+        return Vec::new();
+    }
+    let lines = floors
+        .iter()
+        .map(|f| {
+            let key = crate::result::RowKey::of_map(&f.scenario, &f.row).detail();
+            let sentence = crate::analysis::noise_floor::sentence(f);
+            let text = if key.is_empty() {
+                sentence
+            } else {
+                format!("{key}: {sentence}")
+            };
+            Cell::plain(text)
+        })
+        .collect();
+    vec![Block::Heading(2, "noise floor".into()), Block::List(lines)]
+}
+
 fn opt(v: Option<f64>, f: fn(f64) -> String) -> String {
     v.map(f).unwrap_or_else(|| "—".into())
 }
