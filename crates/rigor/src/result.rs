@@ -430,6 +430,26 @@ pub struct Comparison {
     /// of `--until-conclusive`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confidence: Option<f64>,
+    /// A paired comparison adjusted for the rounds' measured interference, shown beside the
+    /// verdict (which stays on the unadjusted figures); absent when interference was not
+    /// measured in every paired round or did not vary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adjusted: Option<Adjusted>,
+}
+
+/// The within-round change after removing the part of the log ratios that the candidate's
+/// minus the baseline's interference explains (CUPED-style regression adjustment).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Adjusted {
+    /// Change of the log ratio per percentage point of interference difference.
+    pub theta: f64,
+    /// Hodges–Lehmann estimate of the adjusted within-round change, in %.
+    pub change_pct: f64,
+    /// Its signed-rank interval at the comparison's confidence, in %; null when unbounded.
+    pub ci_low_pct: Option<f64>,
+    pub ci_high_pct: Option<f64>,
+    /// Share of the log ratios' variance the adjustment removed, 0 to 1.
+    pub variance_reduction: f64,
 }
 
 /// How a comparison's two samples were compared.
@@ -480,6 +500,7 @@ impl Comparison {
             method: None,
             pairs: None,
             confidence: None,
+            adjusted: None,
         }
     }
 }

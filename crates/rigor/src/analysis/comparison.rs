@@ -164,6 +164,7 @@ fn paired(
     let change = rigor_stats::compare_paired(&sides.b, &sides.c, judging.confidence);
     fill_statistics(&mut cmp, change.as_ref(), &sides);
     judge(&mut cmp, change, &sides, judging);
+    cmp.adjusted = adjusted(pairs, judging.confidence);
     if pairs.dropped > 0 {
         let why = format!(
             "{} round(s) left unpaired (excluded, failed or unmeasured on one side) and left out",
@@ -218,6 +219,7 @@ fn unjudged(
         method: None,
         pairs: None,
         confidence: None,
+        adjusted: None,
     }
 }
 
@@ -322,6 +324,33 @@ fn rounds_to_settle(
         return Some(b.len());
     }
     rigor_stats::pairs_needed(spread, gap, confidence, POWER).map(|n| n.max(b.len()))
+}
+
+/// The paired change adjusted for the rounds' interference difference: the log ratios less
+/// θ·(x − mean x), compared again as ratios of 1. `None` unless every paired round measured
+/// interference on both sides and it varied.
+fn adjusted(pairs: &pairing::Pairs, confidence: f64) -> Option<crate::result::Adjusted> {
+    let x: Vec<f64> = pairs.interference.iter().copied().collect::<Option<_>>()?;
+    let d: Vec<f64> = pairs
+        .baseline
+        .iter()
+        .zip(&pairs.candidate)
+        .map(|(b, c)| (c / b).ln())
+        .collect();
+    if d.iter().any(|v| !v.is_finite()) {
+        return None;
+    }
+    let adj = rigor_stats::adjust(&d, &x)?;
+    let ones = vec![1.0; adj.adjusted.len()];
+    let ratios: Vec<f64> = adj.adjusted.iter().map(|v| v.exp()).collect();
+    let ch = rigor_stats::compare_paired(&ones, &ratios, confidence)?;
+    Some(crate::result::Adjusted {
+        theta: adj.theta,
+        change_pct: ch.change_pct,
+        ci_low_pct: Some(ch.ci_low_pct).filter(|v| v.is_finite()),
+        ci_high_pct: Some(ch.ci_high_pct).filter(|v| v.is_finite()),
+        variance_reduction: adj.variance_reduction,
+    })
 }
 
 /// Why a comparison whose medians and Hodges–Lehmann interval disagree has no verdict.
@@ -815,5 +844,42 @@ mod tests {
             c.note.as_deref(),
             Some("1 round(s) left unpaired (excluded, failed or unmeasured on one side) and left out")
         );
+    }
+
+    #[test]
+    fn interference_that_explains_the_ratios_is_adjusted_for_and_shown() {
+        // The candidate is 3% slower; rounds where its interference exceeded the baseline's
+        // lost 1% more per point.
+        let x = [0.0, 4.0, -2.0, 1.0, 6.0, -3.0, 2.0, 0.5];
+        let b = row_with(&[], Some("a"), "load.rps", &[1000.0; 8]);
+        let noise = [0.002, -0.001, 0.0, 0.001, -0.002, 0.0015, -0.0005, 0.0];
+        let c_values: Vec<f64> = x
+            .iter()
+            .zip(noise)
+            .map(|(x, n)| 1000.0 * (0.97f64.ln() - 0.01 * x + n).exp())
+            .collect();
+        let mut c = row_with(&[], Some("b"), "load.rps", &c_values);
+        let mut b = b;
+        for (i, xi) in x.iter().enumerate() {
+            let m = |v: f64| crate::result::MachineDuring {
+                interference_pct: Some(v),
+                ..Default::default()
+            };
+            b.iterations[i].machine = Some(m(10.0));
+            c.iterations[i].machine = Some(m(10.0 + xi));
+        }
+        let cmp = &compare_rows(&b, &c, &["load.rps".into()], 2.0, &none(), paired_design())[0];
+        let a = cmp.adjusted.as_ref().expect("adjusted");
+        assert!((a.theta + 0.01).abs() < 0.001, "{a:?}");
+        assert!(a.variance_reduction > 0.9, "{a:?}");
+        assert!((a.change_pct - (0.97f64.ln() - 0.01 * 1.0625).exp_m1() * 100.0).abs() < 0.3);
+        let width = |l: Option<f64>, h: Option<f64>| h.unwrap() - l.unwrap();
+        assert!(width(a.ci_low_pct, a.ci_high_pct) < width(cmp.ci_low_pct, cmp.ci_high_pct));
+        // Without interference readings there is nothing to adjust.
+        for it in c.iterations.iter_mut() {
+            it.machine = None;
+        }
+        let plain = &compare_rows(&b, &c, &["load.rps".into()], 2.0, &none(), paired_design())[0];
+        assert!(plain.adjusted.is_none());
     }
 }

@@ -158,6 +158,7 @@ mod tests {
             method: None,
             pairs: None,
             confidence: None,
+            adjusted: None,
         }
     }
 

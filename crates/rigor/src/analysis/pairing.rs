@@ -13,6 +13,9 @@ pub struct Pairs {
     pub baseline: Vec<f64>,
     /// The candidate's value of the same rounds, aligned with `baseline`.
     pub candidate: Vec<f64>,
+    /// Per paired round, the candidate's minus the baseline's interference (% of the machine's
+    /// CPU), where both sides measured it: the covariate of an adjusted comparison.
+    pub interference: Vec<Option<f64>>,
     /// Rounds one side ran that could not be paired: excluded, failed or missing the
     /// measurement on either side, or never run by the other.
     pub dropped: usize,
@@ -21,9 +24,12 @@ pub struct Pairs {
 /// Pairs the kept iterations of `baseline` and `candidate` by iteration index on measurement
 /// `id`. Several kept iterations with one index (a re-run slot) use the last one recorded.
 pub fn pair(baseline: &Row, candidate: &Row, id: &str) -> Pairs {
-    let by_round = |row: &Row| -> BTreeMap<usize, f64> {
+    let by_round = |row: &Row| -> BTreeMap<usize, (f64, Option<f64>)> {
         row.kept_iterations()
-            .filter_map(|it| Some((it.index, *it.measurements.get(id)?)))
+            .filter_map(|it| {
+                let interference = it.machine.as_ref().and_then(|m| m.interference_pct);
+                Some((it.index, (*it.measurements.get(id)?, interference)))
+            })
             .collect()
     };
     let rounds = |row: &Row| -> std::collections::BTreeSet<usize> {
@@ -35,13 +41,15 @@ pub fn pair(baseline: &Row, candidate: &Row, id: &str) -> Pairs {
     let mut pairs = Pairs {
         baseline: Vec::new(),
         candidate: Vec::new(),
+        interference: Vec::new(),
         dropped: 0,
     };
     for r in all {
         match (b.get(&r), c.get(&r)) {
-            (Some(x), Some(y)) => {
+            (Some((x, xi)), Some((y, yi))) => {
                 pairs.baseline.push(*x);
                 pairs.candidate.push(*y);
+                pairs.interference.push(yi.zip(*xi).map(|(c, b)| c - b));
             }
             _ => pairs.dropped += 1,
         }

@@ -94,6 +94,13 @@ pub fn comparison_blocks(cmps: &[Comparison], decl: &Declarations) -> Vec<Block>
         if !notes.is_empty() {
             blocks.push(Block::List(notes));
         }
+        let adjusted: Vec<Cell> = members
+            .iter()
+            .filter_map(|c| adjusted_line(c, candidates.len() > 1, decl))
+            .collect();
+        if !adjusted.is_empty() {
+            blocks.push(Block::List(adjusted));
+        }
     }
     blocks
 }
@@ -254,6 +261,29 @@ pub fn noise_floor_blocks(floors: &[crate::result::NoiseFloor]) -> Vec<Block> {
     vec![Block::Heading(2, "noise floor".into()), Block::List(lines)]
 }
 
+/// One line for a comparison adjusted for interference: the adjusted change and interval, how
+/// much variance went with it, and that the verdict stands on the unadjusted figures.
+fn adjusted_line(c: &Comparison, name_candidate: bool, decl: &Declarations) -> Option<Cell> {
+    let a = c.adjusted.as_ref()?;
+    let who = if name_candidate {
+        format!("{} · ", c.candidate)
+    } else {
+        String::new()
+    };
+    let ci = match (a.ci_low_pct, a.ci_high_pct) {
+        (Some(l), Some(h)) => format!(" {}", format::ci(l, h)),
+        _ => String::new(),
+    };
+    Some(Cell::plain(format!(
+        "{who}{} adjusted for interference (θ {:.4} per point): {}{ci}, {:.0}% of the \
+         variance removed; the verdict stands on the unadjusted figures",
+        declarations::label(&c.measurement, decl),
+        a.theta,
+        format::signed_pct(a.change_pct),
+        a.variance_reduction * 100.0
+    )))
+}
+
 fn opt(v: Option<f64>, f: fn(f64) -> String) -> String {
     v.map(f).unwrap_or_else(|| "—".into())
 }
@@ -290,6 +320,7 @@ mod tests {
             method: None,
             pairs: None,
             confidence: None,
+            adjusted: None,
         }
     }
 

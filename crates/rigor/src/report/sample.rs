@@ -82,6 +82,7 @@ pub fn sample_result() -> RunResult {
             method: None,
             pairs: None,
             confidence: None,
+            adjusted: None,
         }],
     }
 }
