@@ -24,6 +24,8 @@ mod verdict;
 #[cfg(test)]
 mod honesty_tests;
 #[cfg(test)]
+mod paired_honesty_tests;
+#[cfg(test)]
 mod paired_tests;
 #[cfg(test)]
 mod test_support;
