@@ -437,8 +437,8 @@ pub struct Comparison {
     pub adjusted: Option<Adjusted>,
 }
 
-/// The within-round change after removing the part of the log ratios that the candidate's
-/// minus the baseline's interference explains (CUPED-style regression adjustment).
+/// The within-round change at equal interference on both sides: the part of the log ratios
+/// that the candidate's minus the baseline's interference explains removed (CUPED-style).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Adjusted {
     /// Change of the log ratio per percentage point of interference difference.
@@ -448,7 +448,8 @@ pub struct Adjusted {
     /// Its signed-rank interval at the comparison's confidence, in %; null when unbounded.
     pub ci_low_pct: Option<f64>,
     pub ci_high_pct: Option<f64>,
-    /// Share of the log ratios' variance the adjustment removed, 0 to 1.
+    /// Share of the log ratios' variance the adjustment removed (out of sample): negative when
+    /// interference explains nothing and the adjustment only adds noise.
     pub variance_reduction: f64,
 }
 
