@@ -51,6 +51,50 @@ pub struct RunResult {
     /// ids the way the run did.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub measurements: crate::declarations::Declarations,
+    /// With `--until-conclusive`: the rounds done at each look and the most allowed, so the
+    /// comparisons (and a re-analysis of the saved result) judge at the last look's confidence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequential: Option<Sequential>,
+    /// The smallest change each compared group could tell from no change, on the primary
+    /// measurement, said up front and kept with the result.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub noise_floor: Vec<NoiseFloor>,
+}
+
+/// The looks of a `--until-conclusive` run: each look tests at a nominal confidence above the
+/// overall one, so repeated looks keep the false-alarm rate of a single test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sequential {
+    /// Rounds done at each look, ascending (the planned rounds, then one more per added round).
+    pub looks: Vec<usize>,
+    /// `--until-conclusive MAX`: the rounds the run may grow to.
+    pub max: usize,
+}
+
+/// The noise floor of one compared group on one measurement: the smallest change its pairs (or,
+/// without variants, its iterations) tell from no change 4 times in 5 at 95% confidence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NoiseFloor {
+    pub scenario: String,
+    /// The matrix values of the group.
+    pub row: BTreeMap<String, String>,
+    pub measurement: String,
+    /// `paired` (spread of within-round ratios of the first two variants) or `unpaired` (spread
+    /// of one row's iterations, as two independent samples of that spread would compare).
+    pub method: Method,
+    /// Pairs (paired) or kept iterations per side (unpaired) the floor is quoted for.
+    pub pairs: usize,
+    /// Robust spread of the log ratios (or log values), as a % change.
+    pub spread_pct: f64,
+    /// The smallest change told from no change 4 times in 5 at this n.
+    pub detectable_pct: f64,
+    /// `--threshold` of the run, in %.
+    pub threshold_pct: f64,
+    /// The smallest change that earns a verdict beyond `--threshold` 4 times in 5 at this n.
+    pub verdict_pct: f64,
+    /// Pairs (or iterations per side) needed to tell a change of the threshold; null when the
+    /// spread is unknown or the threshold is 0.
+    pub pairs_for_threshold: Option<usize>,
 }
 
 /// How one application job was built for one variant (built once, not per iteration).
@@ -374,6 +418,49 @@ pub struct Comparison {
     /// Why the verdict is what it is (too few iterations, how many more would settle it…).
     #[serde(default)]
     pub note: Option<String>,
+    /// `paired` (variants of one run compared round by round: `change_pct` is then the median
+    /// within-round change, the interval and p the Wilcoxon signed-rank ones) or `unpaired`
+    /// (two independent samples, Mann–Whitney); absent in results older than the field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<Method>,
+    /// How many rounds were paired (paired comparisons only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairs: Option<usize>,
+    /// Confidence of the interval and the verdict (0.95, or the nominal level of the last look
+    /// of `--until-conclusive`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f64>,
+    /// A paired comparison adjusted for the rounds' measured interference, shown beside the
+    /// verdict (which stays on the unadjusted figures); absent when interference was not
+    /// measured in every paired round or did not vary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adjusted: Option<Adjusted>,
+}
+
+/// The within-round change at equal interference on both sides: the part of the log ratios
+/// that the candidate's minus the baseline's interference explains removed (CUPED-style).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Adjusted {
+    /// Change of the log ratio per percentage point of interference difference.
+    pub theta: f64,
+    /// Hodges–Lehmann estimate of the adjusted within-round change, in %.
+    pub change_pct: f64,
+    /// Its signed-rank interval at the comparison's confidence, in %; null when unbounded.
+    pub ci_low_pct: Option<f64>,
+    pub ci_high_pct: Option<f64>,
+    /// Share of the log ratios' variance the adjustment removed (out of sample): negative when
+    /// interference explains nothing and the adjustment only adds noise.
+    pub variance_reduction: f64,
+}
+
+/// How a comparison's two samples were compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    /// Round by round: within-round ratios of one run's interleaved variants.
+    Paired,
+    /// Two independent samples.
+    Unpaired,
 }
 
 impl Comparison {
@@ -411,6 +498,10 @@ impl Comparison {
             direction: None,
             verdict,
             note: None,
+            method: None,
+            pairs: None,
+            confidence: None,
+            adjusted: None,
         }
     }
 }

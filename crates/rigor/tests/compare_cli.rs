@@ -192,11 +192,19 @@ fn missing_file_is_a_clear_error() {
 }
 
 #[test]
-fn one_file_is_a_usage_error() {
+fn one_file_without_variants_has_nothing_to_re_analyse() {
+    // One file re-analyses the run's own variants; a run without them fails and says why.
     let one = result_json(100_000.0, 3, "6.8.0");
     let (_dir, a, _, _) = two_results("one", &one, &one);
     let o = rigor(&[&a], &[]);
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(o.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("the run has 0 variant(s), so there is nothing to compare within it"),
+        "{stderr}"
+    );
+    // No file at all is still a usage error.
+    assert_eq!(rigor(&[], &[]).status.code(), Some(2));
 }
 
 /// A `rigor.run.v1` result with one row whose iterations carry `values[i]` of each id, plus

@@ -108,5 +108,10 @@ fn until_conclusive_adds_rounds_until_the_verdict_is_settled() {
     let json = json.unwrap();
     let n = json["rows"][0]["iterations"].as_array().unwrap().len();
     assert!((4..=8).contains(&n), "iterations per side: {n}");
-    assert_eq!(verdict(&json, "load.rps"), "regression");
+    assert_eq!(
+        verdict(&json, "load.rps"),
+        "regression",
+        "{}",
+        json["comparisons"]
+    );
 }

@@ -3,10 +3,10 @@
 //!
 //! Used by `rigor run` (variants of one row, interleaved) and `rigor compare` (saved results).
 
-use super::{sufficiency, CONFIDENCE};
+use super::{pairing, sequential, sufficiency, CONFIDENCE, POWER};
 use crate::declarations::{self, Declarations};
 use crate::measurements;
-use crate::result::{Comparison, Row, RowKey, Verdict};
+use crate::result::{Comparison, Method, Row, RowKey, Sequential, Verdict};
 
 /// The measurements worth a verdict by default: every id that some included, successful iteration
 /// reported, in catalogue order (unknown ids, e.g. a command job's own figures, last), without the
@@ -21,6 +21,25 @@ pub fn default_measurements(rows: &[Row]) -> Vec<String> {
     measurements::order(ids)
 }
 
+/// How the rows of a comparison may be compared, and at what confidence.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Design {
+    /// Whether the rows are variants of one run whose iteration `index` r ran in the same
+    /// interleaved round r, so rounds can be compared as pairs.
+    pub paired: bool,
+    /// Confidence of intervals and verdicts: [`CONFIDENCE`], or the nominal level of the last
+    /// look of a `--until-conclusive` run.
+    pub confidence: f64,
+}
+
+impl Design {
+    /// Two independent samples at the usual confidence (`rigor compare` of separate runs).
+    pub const UNPAIRED: Design = Design {
+        paired: false,
+        confidence: CONFIDENCE,
+    };
+}
+
 /// Compares one candidate row with its baseline on each of `measurements`.
 ///
 /// Measurements that neither side reported are skipped; one missing side gives an `inconclusive`
@@ -30,10 +49,15 @@ pub fn default_measurements(rows: &[Row]) -> Vec<String> {
 /// iterations `--exclude` will drop again). An id with no known direction ([`declarations`]) gets
 /// no verdict either, and a note saying how to declare it.
 ///
-/// `change_pct` is the change of the two medians printed beside it; the interval is the
+/// Unpaired, `change_pct` is the change of the two medians printed beside it; the interval is the
 /// Hodges–Lehmann one. When the medians' change falls outside that interval the samples are not
 /// one shifted distribution: the interval is withheld and the verdict is `inconclusive`, so the
 /// figures shown side by side never contradict each other.
+///
+/// With a paired `design` the rounds both rows kept are compared as pairs ([`pairing`]):
+/// `change_pct` is the median within-round change, the interval and p are the signed-rank ones
+/// of the within-round ratios. Too few pairs for the signed-rank test to ever be significant
+/// falls back to the unpaired comparison, with a note saying so.
 ///
 /// `baseline`/`candidate` names are the rows' variants (`baseline`/`candidate` without one), `row`
 /// their matrix variables and `scenario` the baseline's scenario; callers such as
@@ -44,8 +68,14 @@ pub fn compare_rows(
     measurements: &[String],
     threshold_pct: f64,
     decl: &Declarations,
+    design: Design,
 ) -> Vec<Comparison> {
     let excluded = baseline.excluded_count().max(candidate.excluded_count());
+    let judging = Judging {
+        threshold_pct,
+        decl,
+        confidence: design.confidence,
+    };
     measurements
         .iter()
         .filter_map(|id| {
@@ -57,22 +87,95 @@ pub fn compare_rows(
             if sides.b.is_empty() && sides.c.is_empty() {
                 return None;
             }
-            let mut cmp = unjudged(baseline, candidate, id, &sides, decl);
-            if sides.b.is_empty() || sides.c.is_empty() {
-                let side = if sides.b.is_empty() {
-                    "baseline"
-                } else {
-                    "candidate"
-                };
-                cmp.note = Some(format!("{id} was not measured in the {side}"));
-                return Some(cmp);
+            if !design.paired {
+                return Some(unpaired(baseline, candidate, id, &sides, &judging));
             }
-            let change = rigor_stats::compare(&sides.b, &sides.c, CONFIDENCE);
-            fill_statistics(&mut cmp, change.as_ref(), &sides);
-            judge(&mut cmp, change, &sides, threshold_pct, decl);
+            let pairs = pairing::pair(baseline, candidate, id);
+            if rigor_stats::can_ever_be_significant_paired(pairs.baseline.len(), design.confidence)
+            {
+                return Some(paired(baseline, candidate, id, &pairs, &judging));
+            }
+            let mut cmp = unpaired(baseline, candidate, id, &sides, &judging);
+            if !sides.b.is_empty() && !sides.c.is_empty() {
+                let why = format!(
+                    "{} round(s) paired, too few for the paired test: compared unpaired",
+                    pairs.baseline.len()
+                );
+                cmp.note = Some(match cmp.note.take() {
+                    Some(n) => format!("{why}; {n}"),
+                    None => why,
+                });
+            }
             Some(cmp)
         })
         .collect()
+}
+
+/// What every verdict of one comparison is judged against.
+struct Judging<'a> {
+    threshold_pct: f64,
+    decl: &'a Declarations,
+    confidence: f64,
+}
+
+/// Two independent samples: Hodges–Lehmann shift of the ratio, Mann–Whitney p.
+fn unpaired(
+    baseline: &Row,
+    candidate: &Row,
+    id: &str,
+    sides: &Sides,
+    judging: &Judging,
+) -> Comparison {
+    let mut cmp = unjudged(baseline, candidate, id, sides, judging.decl);
+    cmp.method = Some(Method::Unpaired);
+    cmp.confidence = Some(judging.confidence);
+    if sides.b.is_empty() || sides.c.is_empty() {
+        let side = if sides.b.is_empty() {
+            "baseline"
+        } else {
+            "candidate"
+        };
+        cmp.note = Some(format!("{id} was not measured in the {side}"));
+        return cmp;
+    }
+    let change = rigor_stats::compare(&sides.b, &sides.c, judging.confidence);
+    fill_statistics(&mut cmp, change.as_ref(), sides);
+    judge(&mut cmp, change, sides, judging);
+    cmp
+}
+
+/// Round by round: the signed-rank comparison of the within-round ratios of `pairs`.
+fn paired(
+    baseline: &Row,
+    candidate: &Row,
+    id: &str,
+    pairs: &pairing::Pairs,
+    judging: &Judging,
+) -> Comparison {
+    let sides = Sides {
+        b: pairs.baseline.clone(),
+        c: pairs.candidate.clone(),
+        excluded: pairs.dropped,
+    };
+    let mut cmp = unjudged(baseline, candidate, id, &sides, judging.decl);
+    cmp.method = Some(Method::Paired);
+    cmp.pairs = Some(pairs.baseline.len());
+    cmp.confidence = Some(judging.confidence);
+    let change = rigor_stats::compare_paired(&sides.b, &sides.c, judging.confidence);
+    fill_statistics(&mut cmp, change.as_ref(), &sides);
+    judge(&mut cmp, change, &sides, judging);
+    cmp.adjusted = adjusted(pairs, judging.confidence);
+    if pairs.dropped > 0 {
+        let why = format!(
+            "{} round(s) left unpaired (excluded, failed or unmeasured on one side) and left out",
+            pairs.dropped
+        );
+        cmp.note = Some(match cmp.note.take() {
+            Some(n) => format!("{n}; {why}"),
+            None => why,
+        });
+    }
+    cmp
 }
 
 /// One measurement's kept values on each side, and the most iterations `--exclude` dropped from
@@ -113,6 +216,10 @@ fn unjudged(
         direction: declarations::direction_str(id, decl),
         verdict: Verdict::Inconclusive,
         note: None,
+        method: None,
+        pairs: None,
+        confidence: None,
+        adjusted: None,
     }
 }
 
@@ -135,7 +242,7 @@ fn fill_statistics(cmp: &mut Comparison, change: Option<&rigor_stats::Change>, s
             cmp.ci_high_pct = Some(ch.ci_high_pct).filter(|v| v.is_finite());
         }
         cmp.p_value = Some(ch.p_value).filter(|v| v.is_finite());
-    } else {
+    } else if cmp.method != Some(Method::Paired) {
         // No relative change exists (a zero baseline median), but the rank test still does.
         cmp.p_value = rigor_stats::mann_whitney_p(&sides.b, &sides.c).filter(|v| v.is_finite());
     }
@@ -147,19 +254,26 @@ fn judge(
     cmp: &mut Comparison,
     change: Option<rigor_stats::Change>,
     sides: &Sides,
-    threshold_pct: f64,
-    decl: &Declarations,
+    judging: &Judging,
 ) {
     let id = &cmp.measurement;
     let (b, c) = (&sides.b, &sides.c);
-    let Some(direction) = declarations::direction(id, decl) else {
+    let threshold_pct = judging.threshold_pct;
+    let Some(direction) = declarations::direction(id, judging.decl) else {
         cmp.note = Some(format!(
             "no verdict: whether higher or lower is better for {id} is not declared"
         ));
         return;
     };
-    let settle = || rigor_stats::iterations_to_settle(b, c, threshold_pct, CONFIDENCE);
-    if !sufficiency::can_reach(b.len(), c.len()) {
+    let is_paired = cmp.method == Some(Method::Paired);
+    let settle = || {
+        if is_paired {
+            rounds_to_settle(b, c, change.as_ref(), threshold_pct, judging.confidence)
+        } else {
+            rigor_stats::iterations_to_settle(b, c, threshold_pct, judging.confidence)
+        }
+    };
+    if !is_paired && !sufficiency::can_reach(b.len(), c.len()) {
         cmp.note = Some(sufficiency::too_few_note(
             b.len(),
             c.len(),
@@ -168,12 +282,12 @@ fn judge(
         ));
         return;
     }
-    let Some(ch) = change else {
+    let Some(ch) = change.clone() else {
         cmp.note = Some(identical_or_undefined(b, c, cmp));
         return;
     };
     if !ch.agrees() {
-        cmp.note = Some(disagreement_note(&ch));
+        cmp.note = Some(disagreement_note(&ch, cmp));
         return;
     }
     let v = rigor_stats::verdict(&ch, direction, threshold_pct);
@@ -189,11 +303,70 @@ fn judge(
     }
 }
 
+/// Rounds a paired comparison would likely need to settle: enough pairs, at the spread of the
+/// within-round log ratios, to tell the current estimate from the nearest threshold edge 4 times
+/// in 5. `None` when the estimate sits on an edge or the spread is unknown.
+fn rounds_to_settle(
+    b: &[f64],
+    c: &[f64],
+    change: Option<&rigor_stats::Change>,
+    threshold_pct: f64,
+    confidence: f64,
+) -> Option<usize> {
+    let estimate = change?.change_pct;
+    let t = threshold_pct.abs();
+    let gap = [t, -t]
+        .iter()
+        .map(|edge| (estimate - edge).abs())
+        .fold(f64::INFINITY, f64::min);
+    let spread = rigor_stats::log_ratio_spread(b, c)?;
+    if spread == 0.0 {
+        return Some(b.len());
+    }
+    rigor_stats::pairs_needed(spread, gap, confidence, POWER).map(|n| n.max(b.len()))
+}
+
+/// The paired change adjusted for the rounds' interference difference x: the log ratios less
+/// θ·x (the change at equal interference on both sides), compared again as ratios of 1. `None` unless every paired round measured
+/// interference on both sides and it varied.
+fn adjusted(pairs: &pairing::Pairs, confidence: f64) -> Option<crate::result::Adjusted> {
+    let x: Vec<f64> = pairs.interference.iter().copied().collect::<Option<_>>()?;
+    let d: Vec<f64> = pairs
+        .baseline
+        .iter()
+        .zip(&pairs.candidate)
+        .map(|(b, c)| (c / b).ln())
+        .collect();
+    if d.iter().any(|v| !v.is_finite()) {
+        return None;
+    }
+    let adj = rigor_stats::adjust(&d, &x)?;
+    let ones = vec![1.0; adj.adjusted.len()];
+    let ratios: Vec<f64> = adj.adjusted.iter().map(|v| v.exp()).collect();
+    let ch = rigor_stats::compare_paired(&ones, &ratios, confidence)?;
+    Some(crate::result::Adjusted {
+        theta: adj.theta,
+        change_pct: ch.change_pct,
+        ci_low_pct: Some(ch.ci_low_pct).filter(|v| v.is_finite()),
+        ci_high_pct: Some(ch.ci_high_pct).filter(|v| v.is_finite()),
+        variance_reduction: adj.variance_reduction,
+    })
+}
+
 /// Why a comparison whose medians and Hodges–Lehmann interval disagree has no verdict.
-fn disagreement_note(ch: &rigor_stats::Change) -> String {
+fn disagreement_note(ch: &rigor_stats::Change, cmp: &Comparison) -> String {
     use crate::report::format::signed_pct;
+    let level = crate::report::confidence_label(cmp.confidence.unwrap_or(CONFIDENCE));
+    let (moved, typical) = if cmp.method == Some(Method::Paired) {
+        (
+            "the median within-round change is",
+            "typical within-round change",
+        )
+    } else {
+        ("the medians moved", "typical pairwise change")
+    };
     format!(
-        "the medians moved {} but the typical pairwise change is {} (95% interval {} to {}): \
+        "{moved} {} but the {typical} is {} ({level} interval {} to {}): \
          the iterations do not move as one (two modes? drift?), so there is no verdict; \
          look at the iterations",
         signed_pct(ch.median_change_pct),
@@ -221,18 +394,42 @@ fn identical_or_undefined(b: &[f64], c: &[f64], cmp: &mut Comparison) -> String 
 /// later one a candidate (scenarios may declare different variants). Groups keep the order rows
 /// first appear in, and every entry carries its scenario. An empty `measurements` means
 /// [`default_measurements`] of `rows`.
+///
+/// `paired` compares each group's rounds as pairs; `sequential` (the looks of
+/// `--until-conclusive`) sets each group's confidence to that of its own last look.
 pub fn compare_variants(
     rows: &[Row],
     variants_in_order: &[String],
     measurements: &[String],
     threshold_pct: f64,
     decl: &Declarations,
+    paired: bool,
+    sequential: Option<&Sequential>,
 ) -> Vec<Comparison> {
     let ids: Vec<String> = if measurements.is_empty() {
         default_measurements(rows)
     } else {
         measurements.to_vec()
     };
+    let mut out = Vec::new();
+    for present in variant_groups(rows, variants_in_order) {
+        let Some((base, candidates)) = present.split_first() else {
+            continue;
+        };
+        let design = Design {
+            paired,
+            confidence: sequential::confidence(sequential, sequential::rounds_done(&present)),
+        };
+        for cand in candidates {
+            out.extend(compare_rows(base, cand, &ids, threshold_pct, decl, design));
+        }
+    }
+    out
+}
+
+/// The rows of each group (same scenario and matrix values) in `variants_in_order`, baseline
+/// first; groups in the order their rows first appear.
+pub fn variant_groups<'a>(rows: &'a [Row], variants_in_order: &[String]) -> Vec<Vec<&'a Row>> {
     let mut groups: Vec<RowKey> = Vec::new();
     for r in rows {
         let key = r.key_in(&r.scenario).group();
@@ -245,20 +442,15 @@ pub fn compare_variants(
             r.variant.as_deref() == Some(variant) && &r.key_in(&r.scenario).group() == key
         })
     };
-    let mut out = Vec::new();
-    for key in &groups {
-        let present: Vec<&Row> = variants_in_order
-            .iter()
-            .filter_map(|v| find(key, v))
-            .collect();
-        let Some((base, candidates)) = present.split_first() else {
-            continue;
-        };
-        for cand in candidates {
-            out.extend(compare_rows(base, cand, &ids, threshold_pct, decl));
-        }
-    }
-    out
+    groups
+        .iter()
+        .map(|key| {
+            variants_in_order
+                .iter()
+                .filter_map(|v| find(key, v))
+                .collect()
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -281,7 +473,14 @@ mod tests {
     fn clear_rps_drop_is_a_regression() {
         let base = row_with(&[], Some("base"), "load.rps", &spread(100_000.0, 10));
         let cand = row_with(&[], Some("slow"), "load.rps", &spread(90_000.0, 10));
-        let c = compare_rows(&base, &cand, &["load.rps".into()], 2.0, &none());
+        let c = compare_rows(
+            &base,
+            &cand,
+            &["load.rps".into()],
+            2.0,
+            &none(),
+            Design::UNPAIRED,
+        );
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].verdict, "regression");
         assert_eq!(c[0].baseline, "base");
@@ -298,11 +497,11 @@ mod tests {
         let same = row_with(&[], Some("c"), "load.latency.p99", &spread(10.0, 10));
         let ids = vec!["load.latency.p99".to_string()];
         assert_eq!(
-            compare_rows(&base, &cand, &ids, 2.0, &none())[0].verdict,
+            compare_rows(&base, &cand, &ids, 2.0, &none(), Design::UNPAIRED)[0].verdict,
             "improvement"
         );
         assert_eq!(
-            compare_rows(&base, &same, &ids, 2.0, &none())[0].verdict,
+            compare_rows(&base, &same, &ids, 2.0, &none(), Design::UNPAIRED)[0].verdict,
             "no change"
         );
     }
@@ -311,7 +510,14 @@ mod tests {
     fn two_iterations_are_inconclusive_with_advice() {
         let base = row_with(&[], None, "load.rps", &[100.0, 101.0]);
         let cand = row_with(&[], None, "load.rps", &[50.0, 51.0]);
-        let c = &compare_rows(&base, &cand, &["load.rps".into()], 2.0, &none())[0];
+        let c = &compare_rows(
+            &base,
+            &cand,
+            &["load.rps".into()],
+            2.0,
+            &none(),
+            Design::UNPAIRED,
+        )[0];
         assert_eq!(c.verdict, "inconclusive");
         let note = c.note.as_deref().unwrap();
         assert!(
@@ -333,6 +539,7 @@ mod tests {
             &["load.rps".into(), "app.cpu".into()],
             2.0,
             &none(),
+            Design::UNPAIRED,
         );
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].verdict, "inconclusive");
@@ -347,7 +554,14 @@ mod tests {
     fn zero_errors_on_both_sides_is_no_change() {
         let base = row_with(&[], None, "load.bad_responses", &[0.0; 10]);
         let cand = row_with(&[], None, "load.bad_responses", &[0.0; 10]);
-        let c = &compare_rows(&base, &cand, &["load.bad_responses".into()], 2.0, &none())[0];
+        let c = &compare_rows(
+            &base,
+            &cand,
+            &["load.bad_responses".into()],
+            2.0,
+            &none(),
+            Design::UNPAIRED,
+        )[0];
         assert_eq!(c.verdict, "no change");
     }
 
@@ -365,7 +579,7 @@ mod tests {
             }
         }
         let order = vec!["base".to_string(), "slow".to_string(), "fast".to_string()];
-        let c = compare_variants(&rows, &order, &[], 2.0, &none());
+        let c = compare_variants(&rows, &order, &[], 2.0, &none(), false, None);
         let summary: Vec<(String, String, String, String)> = c
             .iter()
             .map(|c| {
@@ -413,7 +627,14 @@ mod tests {
             "load.latency.p99",
             &[26.00, 26.20, 33.90, 34.00, 34.20],
         );
-        let c = &compare_rows(&base, &cand, &["load.latency.p99".into()], 2.0, &none())[0];
+        let c = &compare_rows(
+            &base,
+            &cand,
+            &["load.latency.p99".into()],
+            2.0,
+            &none(),
+            Design::UNPAIRED,
+        )[0];
         assert_eq!(
             (c.baseline_median, c.candidate_median),
             (Some(26.93), Some(33.9))
@@ -443,7 +664,14 @@ mod tests {
         for r in [&mut base, &mut cand] {
             assert!(crate::analysis::summary::apply_exclusions(r, 2, 1, "load.rps").is_none());
         }
-        let c = &compare_rows(&base, &cand, &["load.rps".into()], 2.0, &none())[0];
+        let c = &compare_rows(
+            &base,
+            &cand,
+            &["load.rps".into()],
+            2.0,
+            &none(),
+            Design::UNPAIRED,
+        )[0];
         assert_eq!(c.verdict, "inconclusive");
         let note = c.note.as_deref().unwrap();
         assert!(
@@ -473,7 +701,7 @@ mod tests {
             rows.push(r);
         }
         let order: Vec<String> = ["base", "fast", "old", "new"].map(String::from).to_vec();
-        let c = compare_variants(&rows, &order, &[], 2.0, &none());
+        let c = compare_variants(&rows, &order, &[], 2.0, &none(), false, None);
         let got: Vec<(&str, &str, &str, &str, &str)> = c
             .iter()
             .map(|c| {
@@ -501,7 +729,7 @@ mod tests {
         let base = row_with(&[], Some("a"), "cmd.msgs_per_sec", &spread(800_000.0, 10));
         let cand = row_with(&[], Some("b"), "cmd.msgs_per_sec", &spread(720_000.0, 10));
         let ids = vec!["cmd.msgs_per_sec".to_string()];
-        let c = &compare_rows(&base, &cand, &ids, 2.0, &none())[0];
+        let c = &compare_rows(&base, &cand, &ids, 2.0, &none(), Design::UNPAIRED)[0];
         assert_eq!(c.verdict, "inconclusive");
         assert_eq!(c.direction, None);
         assert!(
@@ -518,7 +746,7 @@ mod tests {
                 ..Default::default()
             },
         );
-        let c = &compare_rows(&base, &cand, &ids, 2.0, &decl)[0];
+        let c = &compare_rows(&base, &cand, &ids, 2.0, &decl, Design::UNPAIRED)[0];
         assert_eq!(c.verdict, "regression");
         assert_eq!(c.direction.as_deref(), Some("higher"));
     }
@@ -535,5 +763,124 @@ mod tests {
             default_measurements(&[row]),
             vec!["app.rss", "load.rps", "my.figure"]
         );
+    }
+
+    fn paired_design() -> Design {
+        Design {
+            paired: true,
+            confidence: 0.95,
+        }
+    }
+
+    #[test]
+    fn rounds_are_compared_as_pairs_when_enough_are_kept() {
+        // Rounds drift ±15% together; the candidate is 3% slower in every round (±0.3%).
+        let drift = [1.0, 1.15, 0.85, 1.1, 0.9, 1.05, 0.95, 1.12];
+        let b: Vec<f64> = drift.iter().map(|d| 1000.0 * d).collect();
+        let c: Vec<f64> = b
+            .iter()
+            .enumerate()
+            .map(|(i, v)| v * (0.97 + 0.003 * ((i % 3) as f64 - 1.0)))
+            .collect();
+        let base = row_with(&[], Some("a"), "load.rps", &b);
+        let cand = row_with(&[], Some("b"), "load.rps", &c);
+        let ids = vec!["load.rps".to_string()];
+        let p = &compare_rows(&base, &cand, &ids, 2.0, &none(), paired_design())[0];
+        assert_eq!(p.method, Some(Method::Paired));
+        assert_eq!(p.pairs, Some(8));
+        assert_eq!(p.confidence, Some(0.95));
+        assert_eq!(p.verdict, "regression");
+        let want = rigor_stats::compare_paired(&b, &c, 0.95).unwrap();
+        assert_eq!(p.change_pct, Some(want.median_change_pct));
+        assert_eq!(p.ci_low_pct, Some(want.ci_low_pct));
+        assert_eq!(p.p_value, Some(want.p_value));
+        // The drift swamps the same samples compared unpaired.
+        let u = &compare_rows(&base, &cand, &ids, 2.0, &none(), Design::UNPAIRED)[0];
+        assert_eq!(u.method, Some(Method::Unpaired));
+        assert_eq!(u.pairs, None);
+        assert_eq!(u.verdict, "inconclusive");
+    }
+
+    #[test]
+    fn too_few_pairs_fall_back_to_unpaired_with_a_note() {
+        let mut base = row_with(&[], Some("a"), "load.rps", &spread(100.0, 7));
+        let mut cand = row_with(&[], Some("b"), "load.rps", &spread(80.0, 7));
+        // Two rounds lost on one side each: 5 pairs can never reach 95% (2/32).
+        base.iterations[1].excluded = crate::result::Exclusion::Interference;
+        cand.iterations[4].error = Some("crashed".into());
+        let c = &compare_rows(
+            &base,
+            &cand,
+            &["load.rps".into()],
+            2.0,
+            &none(),
+            paired_design(),
+        )[0];
+        assert_eq!(c.method, Some(Method::Unpaired));
+        assert_eq!(c.verdict, "regression");
+        let note = c.note.as_deref().unwrap();
+        assert!(
+            note.starts_with("5 round(s) paired, too few for the paired test: compared unpaired"),
+            "{note}"
+        );
+    }
+
+    #[test]
+    fn dropped_rounds_are_said() {
+        let base = row_with(&[], Some("a"), "load.rps", &spread(100.0, 9));
+        let mut cand = row_with(&[], Some("b"), "load.rps", &spread(80.0, 9));
+        cand.iterations[0].excluded = crate::result::Exclusion::Interference;
+        let c = &compare_rows(
+            &base,
+            &cand,
+            &["load.rps".into()],
+            2.0,
+            &none(),
+            paired_design(),
+        )[0];
+        assert_eq!((c.method, c.pairs), (Some(Method::Paired), Some(8)));
+        assert_eq!(c.verdict, "regression");
+        assert_eq!(
+            c.note.as_deref(),
+            Some("1 round(s) left unpaired (excluded, failed or unmeasured on one side) and left out")
+        );
+    }
+
+    #[test]
+    fn interference_that_explains_the_ratios_is_adjusted_for_and_shown() {
+        // The candidate is 3% slower; rounds where its interference exceeded the baseline's
+        // lost 1% more per point.
+        let x = [0.0, 4.0, -2.0, 1.0, 6.0, -3.0, 2.0, 0.5];
+        let b = row_with(&[], Some("a"), "load.rps", &[1000.0; 8]);
+        let noise = [0.002, -0.001, 0.0, 0.001, -0.002, 0.0015, -0.0005, 0.0];
+        let c_values: Vec<f64> = x
+            .iter()
+            .zip(noise)
+            .map(|(x, n)| 1000.0 * (0.97f64.ln() - 0.01 * x + n).exp())
+            .collect();
+        let mut c = row_with(&[], Some("b"), "load.rps", &c_values);
+        let mut b = b;
+        for (i, xi) in x.iter().enumerate() {
+            let m = |v: f64| crate::result::MachineDuring {
+                interference_pct: Some(v),
+                ..Default::default()
+            };
+            b.iterations[i].machine = Some(m(10.0));
+            c.iterations[i].machine = Some(m(10.0 + xi));
+        }
+        let cmp = &compare_rows(&b, &c, &["load.rps".into()], 2.0, &none(), paired_design())[0];
+        let a = cmp.adjusted.as_ref().expect("adjusted");
+        assert!((a.theta + 0.01).abs() < 0.001, "{a:?}");
+        assert!(a.variance_reduction > 0.9, "{a:?}");
+        // The change at equal interference on both sides: the 3% the candidate really lost.
+        assert!((a.change_pct + 3.0).abs() < 0.3, "{a:?}");
+        let width = |l: Option<f64>, h: Option<f64>| h.unwrap() - l.unwrap();
+        assert!(width(a.ci_low_pct, a.ci_high_pct) < width(cmp.ci_low_pct, cmp.ci_high_pct));
+        // Without interference readings there is nothing to adjust.
+        for it in c.iterations.iter_mut() {
+            it.machine = None;
+        }
+        let plain = &compare_rows(&b, &c, &["load.rps".into()], 2.0, &none(), paired_design())[0];
+        assert!(plain.adjusted.is_none());
     }
 }

@@ -155,6 +155,10 @@ mod tests {
             direction: Some("higher".into()),
             verdict: verdict.parse().unwrap(),
             note: (verdict == "inconclusive").then(|| "run more iterations".into()),
+            method: None,
+            pairs: None,
+            confidence: None,
+            adjusted: None,
         }
     }
 

@@ -52,8 +52,11 @@ pub struct Request<'a> {
 /// from different files and scenarios stay distinguishable. Directions come from the files'
 /// declarations and `--measure`; ids with none get no verdict. No matched row at all is an error.
 pub fn compare_results(inputs: &[Saved], request: &Request) -> anyhow::Result<CompareReport> {
-    if inputs.len() < 2 {
-        bail!("rigor compare needs at least two result files");
+    if inputs.len() == 1 {
+        return super::reanalysis::reanalyse(inputs, request);
+    }
+    if inputs.is_empty() {
+        bail!("rigor compare needs a result file");
     }
     let names = saved::column_names(inputs);
     let mut warnings = vec![caveats::not_interleaved(inputs, &names)];
@@ -174,7 +177,14 @@ fn compare_pair(
         }
     }
     let ids = crate::measurements::order(ids);
-    let mut out = comparison::compare_rows(brow, crow, &ids, request.threshold_pct, decl);
+    let mut out = comparison::compare_rows(
+        brow,
+        crow,
+        &ids,
+        request.threshold_pct,
+        decl,
+        comparison::Design::UNPAIRED,
+    );
     for c in &mut out {
         c.scenario = key.scenario.clone();
         c.baseline = sides.base_name.to_string();
@@ -253,6 +263,8 @@ pub(crate) mod tests {
             rows: vec![row],
             comparisons: vec![],
             measurements: Default::default(),
+            sequential: None,
+            noise_floor: Vec::new(),
         }
     }
 

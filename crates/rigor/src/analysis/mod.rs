@@ -7,7 +7,11 @@ pub mod comparison;
 pub mod gate;
 pub mod matching;
 pub mod merge;
+pub mod noise_floor;
+pub mod pairing;
+pub mod reanalysis;
 pub mod saved;
+pub mod sequential;
 pub mod sufficiency;
 pub mod summary;
 
@@ -15,3 +19,7 @@ mod caveats;
 
 /// Confidence of every interval and verdict rigor reports.
 pub const CONFIDENCE: f64 = 0.95;
+
+/// Power the noise floor and the rounds-to-settle advice are quoted at: a change that size is
+/// told from no change 4 times in 5.
+pub const POWER: f64 = 0.8;

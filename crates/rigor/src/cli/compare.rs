@@ -14,8 +14,9 @@ use std::path::PathBuf;
 #[derive(clap::Args, Debug, Clone)]
 pub struct CompareArgs {
     /// Result files written by `rigor run --json`; the first is the baseline, each other a
-    /// candidate column.
-    #[arg(required = true, num_args = 2.., value_name = "RESULT.json")]
+    /// candidate column. One file alone: its own variants compared again, round by round, as
+    /// `rigor run` compared them (with this threshold and the run's recorded looks).
+    #[arg(required = true, num_args = 1.., value_name = "RESULT.json")]
     pub files: Vec<PathBuf>,
     /// Practical threshold: changes whose whole 95% interval stays within ±this are "no change"
     /// (`2` or `2%`).
@@ -136,7 +137,8 @@ mod tests {
         assert!(!cli.args.fail_on_regression);
         let cli = Cli::try_parse_from(["x", "a.json", "b.json"]).unwrap();
         assert_eq!(cli.args.threshold, 2.0);
-        assert!(Cli::try_parse_from(["x", "a.json"]).is_err());
+        assert!(Cli::try_parse_from(["x", "a.json"]).is_ok());
+        assert!(Cli::try_parse_from(["x"]).is_err());
     }
 
     #[test]

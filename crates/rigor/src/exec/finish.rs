@@ -1,12 +1,14 @@
 //! After the last iteration: exclusions, summaries, row warnings, comparisons, the run's status,
 //! and the exit code.
 
-use crate::analysis::{comparison, gate, sufficiency, summary as summarize};
+use crate::analysis::{
+    comparison, gate, noise_floor, sequential, sufficiency, summary as summarize,
+};
 use crate::exit::Exit;
 use crate::measurements::ids;
 use crate::options::run::RunOptions;
 use crate::plan::{Group, RunPlan};
-use crate::result::{Row, RunResult, RunStatus, Verdict, WarningKind};
+use crate::result::{Row, RunResult, RunStatus, Sequential, Verdict, WarningKind};
 use crate::{declarations, guards, interrupt};
 
 /// Completes a run whose iterations are over: summaries, comparisons, status and end time.
@@ -26,10 +28,107 @@ pub fn conclude(result: &mut RunResult, options: &RunOptions, plan: &RunPlan, fa
 /// Fills summaries, row warnings and comparisons of a finished run.
 fn summarize_and_compare(result: &mut RunResult, options: &RunOptions, plan: &RunPlan) {
     summarize_rows(result, options);
+    result.sequential = looks(result, options, plan);
+    result.noise_floor = final_noise_floor(result, options, plan);
     if plan.variant_order.len() < 2 {
         return;
     }
     compare_groups(result, options, plan);
+}
+
+/// The looks `--until-conclusive` has taken so far: at the planned rounds, then after every
+/// added round.
+fn looks(result: &RunResult, options: &RunOptions, plan: &RunPlan) -> Option<Sequential> {
+    let planned = plan.rows.iter().map(|r| r.iterations).max().unwrap_or(0);
+    let all: Vec<&Row> = result.rows.iter().collect();
+    sequential::looks(
+        planned,
+        sequential::rounds_done(&all),
+        options.until_conclusive,
+    )
+}
+
+/// The rows of `group` in comparison order: the baseline variant first (declared order without
+/// variants).
+fn group_rows<'a>(result: &'a RunResult, group: &Group, plan: &RunPlan) -> Vec<&'a Row> {
+    let mut rows: Vec<&Row> = group.rows.iter().map(|i| &result.rows[*i]).collect();
+    let position = |r: &&Row| {
+        r.variant
+            .as_ref()
+            .and_then(|v| plan.variant_order.iter().position(|o| o == v))
+    };
+    rows.sort_by_key(position);
+    rows
+}
+
+/// The noise floor of every group on the primary measurement, at the pairs it ended with.
+fn final_noise_floor(
+    result: &RunResult,
+    options: &RunOptions,
+    plan: &RunPlan,
+) -> Vec<crate::result::NoiseFloor> {
+    plan.groups
+        .iter()
+        .filter_map(|g| {
+            let rows = group_rows(result, g, plan);
+            noise_floor::floor(&rows, &options.primary, options.threshold, None)
+        })
+        .collect()
+}
+
+/// Said once per group as soon as its third round is done: the noise floor at the planned
+/// iterations, so a run that cannot see the change it hunts says so before it is over.
+pub fn say_noise_floor(
+    slot: super::schedule::Slot,
+    result: &RunResult,
+    options: &RunOptions,
+    plan: &RunPlan,
+    progress: &super::progress::Progress,
+) {
+    let Some(group) = plan.groups.iter().find(|g| g.rows.contains(&slot.row)) else {
+        return;
+    };
+    let Some(text) = noise_floor_note(result, group, slot.iteration, options, plan) else {
+        return;
+    };
+    progress.note(&text);
+}
+
+/// The noise floor note of `group` when round `index` just completed its third round on every
+/// row (exactly once: a re-run of that round adds a second iteration and says nothing).
+fn noise_floor_note(
+    result: &RunResult,
+    group: &Group,
+    index: usize,
+    options: &RunOptions,
+    plan: &RunPlan,
+) -> Option<String> {
+    let third = noise_floor::MIN_ROUNDS - 1;
+    if index != third {
+        return None;
+    }
+    let rows = group_rows(result, group, plan);
+    let in_round = rows
+        .iter()
+        .map(|r| r.iterations.iter().filter(|it| it.index == third).count())
+        .collect::<Vec<_>>();
+    if in_round.iter().any(|n| *n != 1) {
+        return None;
+    }
+    let planned = group
+        .rows
+        .iter()
+        .map(|i| plan.rows[*i].iterations)
+        .min()
+        .unwrap_or(0);
+    let f = noise_floor::floor(&rows, &options.primary, options.threshold, Some(planned))?;
+    let label = group.key.label();
+    let who = if label.is_empty() {
+        String::new()
+    } else {
+        format!("{label}: ")
+    };
+    Some(format!("{who}{}", noise_floor::sentence(&f)))
 }
 
 /// Each row: its iterations in order, exclusions, summary and the row's own warnings.
@@ -62,10 +161,16 @@ fn summarize_rows(result: &mut RunResult, options: &RunOptions) {
 fn compare_groups(result: &mut RunResult, options: &RunOptions, plan: &RunPlan) {
     let ids = comparison::default_measurements(&result.rows);
     let derived = super::row_figures::derived_groups(result, plan);
+    let seq = result.sequential.clone();
     for g in plan.groups.iter().chain(&derived) {
-        result
-            .comparisons
-            .extend(compare_group(result, g, options, &plan.variant_order, &ids));
+        result.comparisons.extend(compare_group(
+            result,
+            g,
+            options,
+            &plan.variant_order,
+            &ids,
+            seq.as_ref(),
+        ));
     }
     let undeclared = declarations::undeclared(
         result.comparisons.iter().map(|c| &c.measurement),
@@ -107,13 +212,15 @@ fn excluded_by_order(row: &Row) -> usize {
 }
 
 /// The comparisons of one group's variants on `ids`, on the iterations `--exclude` keeps (so
-/// `--until-conclusive` decides on the same data as the final verdict).
+/// `--until-conclusive` decides on the same data as the final verdict), round by round, at the
+/// confidence of the group's last look when `sequential` holds the looks of the run.
 fn compare_group(
     result: &RunResult,
     group: &Group,
     options: &RunOptions,
     variant_order: &[String],
     ids: &[String],
+    sequential: Option<&Sequential>,
 ) -> Vec<crate::result::Comparison> {
     let rows: Vec<Row> = group
         .rows
@@ -132,11 +239,15 @@ fn compare_group(
         ids,
         options.threshold,
         &result.measurements,
+        true,
+        sequential,
     )
 }
 
-/// The groups whose variants are still inconclusive on the primary measurement.
+/// The groups whose variants are still inconclusive on the primary measurement, each judged at
+/// the nominal confidence of this look (not a fresh 95%: see [`sequential`]).
 pub fn inconclusive_groups(result: &RunResult, options: &RunOptions, plan: &RunPlan) -> Vec<Group> {
+    let seq = looks(result, options, plan);
     let inconclusive = |g: &Group| {
         compare_group(
             result,
@@ -144,6 +255,7 @@ pub fn inconclusive_groups(result: &RunResult, options: &RunOptions, plan: &RunP
             options,
             &plan.variant_order,
             std::slice::from_ref(&options.primary),
+            seq.as_ref(),
         )
         .iter()
         .any(|c| c.verdict == Verdict::Inconclusive)

@@ -164,6 +164,8 @@ pub fn skeleton(
             .collect(),
         comparisons: Vec::new(),
         measurements: plan.declarations.clone(),
+        sequential: None,
+        noise_floor: Vec::new(),
     }
 }
 

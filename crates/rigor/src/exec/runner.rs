@@ -96,6 +96,13 @@ impl<'a> Runner<'a> {
                     break;
                 }
                 self.run_slot(slot, executor, result, save);
+                super::finish::say_noise_floor(
+                    slot,
+                    result,
+                    self.options,
+                    self.plan,
+                    self.progress,
+                );
             }
             match self.next_round(result, done_rounds, &mut rng) {
                 Some(more) => slots = more,

@@ -142,6 +142,12 @@ fn same_wide_spread(_: &RowKey, index: usize) -> crate::result::Iteration {
     measured(&[("load.rps", spread[index % spread.len()])])
 }
 
+/// No difference to find, round by round either: b's value in a round is another round's.
+fn b_wanders(key: &RowKey, index: usize) -> crate::result::Iteration {
+    let shift = usize::from(variant(key) == "b") * 2;
+    same_wide_spread(key, index + shift)
+}
+
 #[test]
 fn variants_run_interleaved_in_the_seeded_order_of_the_schedule() {
     let plan = plan(&["a", "b"], 3);
@@ -201,14 +207,29 @@ fn until_conclusive_adds_rounds_until_a_verdict() {
         &options(&["-i", "2", "--until-conclusive", "20"]),
         &mut exec,
     );
-    // Fully separated samples are first significant with 4 per side (p = 2/70).
+    // Every look tests at its own nominal confidence (the looks at 2, 3, … rounds of at most
+    // 20), not a fresh 95%: 4 per side (p = 2/70 unpaired) no longer settles it. Fully
+    // separated rounds settle at the first look whose level the test in use (paired from the
+    // pairs it needs, unpaired below) can reach at all.
+    let reachable = |r: usize| {
+        let looks: Vec<usize> = (2..=r).collect();
+        let level = rigor_stats::look_confidence(&looks, 20, 0.95);
+        rigor_stats::can_ever_be_significant_paired(r, level)
+            || rigor_stats::can_ever_be_significant(r, r, level)
+    };
+    let stop = (2..=20).find(|&r| reachable(r)).unwrap();
+    assert!(stop > 4, "{stop}");
+    let looks: Vec<usize> = (2..=stop).collect();
     for row in &d.result.rows {
-        assert_eq!(row.iterations.len(), 4, "{:?}", row.variant);
+        assert_eq!(row.iterations.len(), stop, "{:?}", row.variant);
     }
-    assert_eq!(exec.variant_order().len(), 8);
+    assert_eq!(exec.variant_order().len(), 2 * stop);
     let rounds: Vec<usize> = exec.ran.iter().map(|r| r.index).collect();
-    assert_eq!(rounds, [0, 0, 1, 1, 2, 2, 3, 3]);
-    assert_eq!(d.progress, (8, Some(8)));
+    let want: Vec<usize> = (0..stop).flat_map(|r| [r, r]).collect();
+    assert_eq!(rounds, want);
+    let slots = 2 * stop as u64;
+    assert_eq!(d.progress, (slots, Some(slots)));
+    assert_eq!(d.result.sequential.as_ref().unwrap().looks, looks);
     let rps = rps_comparison(&d.result);
     assert_eq!(rps.verdict, "regression");
     assert_eq!(d.exit, Exit::Success);
@@ -216,8 +237,16 @@ fn until_conclusive_adds_rounds_until_a_verdict() {
 
 #[test]
 fn until_conclusive_decides_on_the_iterations_exclude_keeps() {
-    // With --exclude 1:1 each row needs 6 iterations to keep the 4 that can be significant;
-    // deciding on all iterations would stop at 4 and end inconclusive on the 2 kept.
+    // With --exclude 1:1 the looks decide on the kept iterations (two fewer per row than the
+    // rounds run); deciding on all iterations would stop two rounds early, inconclusive.
+    let reachable = |r: usize| {
+        let looks: Vec<usize> = (2..=r).collect();
+        let level = rigor_stats::look_confidence(&looks, 20, 0.95);
+        let kept = r - 2;
+        rigor_stats::can_ever_be_significant_paired(kept, level)
+            || rigor_stats::can_ever_be_significant(kept, kept, level)
+    };
+    let stop = (3..=20).find(|&r| reachable(r)).unwrap();
     let plan = plan(&["a", "b"], 2);
     let mut exec = MockExecutor::new(b_is_slower);
     let d = drive(
@@ -226,17 +255,18 @@ fn until_conclusive_decides_on_the_iterations_exclude_keeps() {
         &mut exec,
     );
     for row in &d.result.rows {
-        assert_eq!(row.iterations.len(), 6, "{:?}", row.variant);
-        assert_eq!(row.kept(), 4, "{:?}", row.variant);
+        assert_eq!(row.iterations.len(), stop, "{:?}", row.variant);
+        assert_eq!(row.kept(), stop - 2, "{:?}", row.variant);
     }
-    assert_eq!(exec.ran.len(), 12);
+    assert_eq!(exec.ran.len(), 2 * stop);
     assert_eq!(rps_comparison(&d.result).verdict, "regression");
 }
 
 #[test]
 fn until_conclusive_stops_at_its_maximum() {
     let plan = plan(&["a", "b"], 2);
-    let mut exec = MockExecutor::new(same_wide_spread);
+    // Rounds of one shared value would be paired as "no change": b wanders within each round.
+    let mut exec = MockExecutor::new(b_wanders);
     let d = drive(
         &plan,
         &options(&["-i", "2", "--until-conclusive", "6"]),

@@ -5,15 +5,67 @@
 
 use super::{format, Block, Cell, Style, Table};
 use crate::declarations::{self, Declarations};
-use crate::result::{Comparison, Verdict};
+use crate::result::{Comparison, Method, Verdict};
 
-/// What the comparison columns are, said once under the comparison heading.
+/// What the columns of an unpaired comparison are (two independent samples).
 const LEGEND: &str = "Δ median: candidate median vs baseline median · 95% CI: \
      Hodges–Lehmann interval of the ratio (the typical pairwise change) · p: Mann–Whitney \
      (exact for small samples) · no verdict where the interval misses the medians' change";
 
-/// The cells each candidate adds to a line, after its median.
+/// What the columns of a paired comparison are (variants of one run, round by round).
+const LEGEND_PAIRED: &str = "Δ round: median of the within-round changes (each candidate \
+     iteration against the baseline's of the same interleaved round) · CI: Hodges–Lehmann \
+     interval of the within-round ratio · p: Wilcoxon signed-rank · no verdict where the \
+     interval misses Δ round";
+
+/// The cells each candidate adds to a line, after its median; the CI's label carries its
+/// confidence ([`headers`]).
 const PER_CANDIDATE: [&str; 4] = ["Δ median", "95% CI", "p", "verdict"];
+
+/// The headers of a candidate's columns for comparisons done with `method` at `confidence`:
+/// the change is the medians' one unpaired, the within-round one paired, and the interval is
+/// labelled with its own confidence (a look of `--until-conclusive` is not 95%).
+fn headers(method: Option<Method>, confidence: Option<f64>) -> [String; 4] {
+    let delta = match method {
+        Some(Method::Paired) => "Δ round",
+        _ => PER_CANDIDATE[0],
+    };
+    let ci = match confidence {
+        Some(c) => format!("{} CI", confidence_label(c)),
+        None => PER_CANDIDATE[1].to_string(),
+    };
+    [
+        delta.into(),
+        ci,
+        PER_CANDIDATE[2].into(),
+        PER_CANDIDATE[3].into(),
+    ]
+}
+
+/// A confidence as people read it: `95%`, or `99.6%` for a look's nominal level.
+pub fn confidence_label(confidence: f64) -> String {
+    let pct = confidence * 100.0;
+    if (pct - pct.round()).abs() < 1e-9 {
+        format!("{pct:.0}%")
+    } else {
+        let s = format!("{pct:.2}");
+        format!("{}%", s.trim_end_matches('0').trim_end_matches('.'))
+    }
+}
+
+/// The legend lines the tables need: the unpaired one, the paired one, or both.
+fn legends(cmps: &[Comparison]) -> Vec<Block> {
+    let paired = cmps.iter().any(|c| c.method == Some(Method::Paired));
+    let unpaired = cmps.iter().any(|c| c.method != Some(Method::Paired));
+    let mut out = Vec::new();
+    if unpaired {
+        out.push(Block::Text(LEGEND.into()));
+    }
+    if paired {
+        out.push(Block::Text(LEGEND_PAIRED.into()));
+    }
+    out
+}
 
 /// Comparison tables, one per scenario and matrix row in order of appearance, each headed by
 /// the row (its scenario too when several scenarios were compared, or when the comparison names
@@ -24,7 +76,7 @@ pub fn comparison_blocks(cmps: &[Comparison], decl: &Declarations) -> Vec<Block>
     let several_scenarios = groups
         .iter()
         .any(|g| g[0].scenario != groups[0][0].scenario);
-    let mut blocks = vec![Block::Text(LEGEND.into())];
+    let mut blocks = legends(cmps);
     for members in groups {
         let first = members[0];
         let key = first.row_key();
@@ -41,6 +93,13 @@ pub fn comparison_blocks(cmps: &[Comparison], decl: &Declarations) -> Vec<Block>
         let notes = notes(&members, candidates.len() > 1, decl);
         if !notes.is_empty() {
             blocks.push(Block::List(notes));
+        }
+        let adjusted: Vec<Cell> = members
+            .iter()
+            .filter_map(|c| adjusted_line(c, candidates.len() > 1, decl))
+            .collect();
+        if !adjusted.is_empty() {
+            blocks.push(Block::List(adjusted));
         }
     }
     blocks
@@ -79,7 +138,14 @@ fn table(members: &[&Comparison], candidates: &[&str], decl: &Declarations) -> T
     let mut header = vec!["measurement".to_string(), members[0].baseline.clone()];
     for cand in candidates {
         header.push(cand.to_string());
-        header.extend(PER_CANDIDATE.iter().map(|h| h.to_string()));
+        let first = members.iter().find(|c| c.candidate == *cand);
+        let method = first.and_then(|c| c.method);
+        let paired_alike = members
+            .iter()
+            .filter(|c| c.candidate == *cand)
+            .all(|c| c.method == method);
+        let method = if paired_alike { method } else { None };
+        header.extend(headers(method, first.and_then(|c| c.confidence)));
     }
     let rows = distinct(members, |c| c.measurement.as_str())
         .into_iter()
@@ -173,6 +239,51 @@ fn notes(members: &[&Comparison], name_candidate: bool, decl: &Declarations) -> 
         .collect()
 }
 
+/// The noise floor of each group, one line each under its own heading: the smallest change the
+/// run could tell from no change at the n it ended with, and what the threshold needs.
+pub fn noise_floor_blocks(floors: &[crate::result::NoiseFloor]) -> Vec<Block> {
+    if floors.is_empty() {
+        return Vec::new();
+    }
+    let lines = floors
+        .iter()
+        .map(|f| {
+            let key = crate::result::RowKey::of_map(&f.scenario, &f.row).detail();
+            let sentence = crate::analysis::noise_floor::sentence(f);
+            let text = if key.is_empty() {
+                sentence
+            } else {
+                format!("{key}: {sentence}")
+            };
+            Cell::plain(text)
+        })
+        .collect();
+    vec![Block::Heading(2, "noise floor".into()), Block::List(lines)]
+}
+
+/// One line for a comparison adjusted for interference: the adjusted change and interval, how
+/// much variance went with it, and that the verdict stands on the unadjusted figures.
+fn adjusted_line(c: &Comparison, name_candidate: bool, decl: &Declarations) -> Option<Cell> {
+    let a = c.adjusted.as_ref()?;
+    let who = if name_candidate {
+        format!("{} · ", c.candidate)
+    } else {
+        String::new()
+    };
+    let ci = match (a.ci_low_pct, a.ci_high_pct) {
+        (Some(l), Some(h)) => format!(" {}", format::ci(l, h)),
+        _ => String::new(),
+    };
+    Some(Cell::plain(format!(
+        "{who}{} adjusted for interference (θ {:.4} per point): {}{ci}, {:.0}% of the \
+         variance removed; the verdict stands on the unadjusted figures",
+        declarations::label(&c.measurement, decl),
+        a.theta,
+        format::signed_pct(a.change_pct),
+        a.variance_reduction * 100.0
+    )))
+}
+
 fn opt(v: Option<f64>, f: fn(f64) -> String) -> String {
     v.map(f).unwrap_or_else(|| "—".into())
 }
@@ -206,6 +317,10 @@ mod tests {
             note: Some(
                 "n=2 vs 2 can never reach 95% confidence: run more iterations (-i 5)".into(),
             ),
+            method: None,
+            pairs: None,
+            confidence: None,
+            adjusted: None,
         }
     }
 

@@ -38,6 +38,7 @@ pub fn run_document_with(result: &RunResult, view: &View) -> Document {
             &result.measurements,
         ));
     }
+    blocks.extend(comparisons::noise_floor_blocks(&result.noise_floor));
     blocks.extend(warnings::section(warnings::run_items(result)));
     if let Some(env) = environment::table(&result.environment, &result.rigor_version) {
         blocks.push(Block::Table(env));

@@ -61,6 +61,8 @@ pub fn sample_result() -> RunResult {
         builds: vec![],
         rows,
         measurements: Default::default(),
+        sequential: None,
+        noise_floor: Vec::new(),
         comparisons: vec![Comparison {
             scenario: "plaintext".into(),
             shift_pct: Some(-10.8),
@@ -77,6 +79,10 @@ pub fn sample_result() -> RunResult {
             p_value: Some(0.0002),
             verdict: Verdict::Regression,
             note: None,
+            method: None,
+            pairs: None,
+            confidence: None,
+            adjusted: None,
         }],
     }
 }
