@@ -191,12 +191,25 @@ fn quick_run_table_matches_the_kept_results() {
             .filter(|&t| counts(effect, &rps_verdict(&trial(t).join("run.json"))))
             .count();
         let naive_says = (1..=2)
-            .filter(|&t| counts(effect, &rps_verdict(&trial(t).join("n5-naive-compare.json"))))
+            .filter(|&t| {
+                counts(
+                    effect,
+                    &rps_verdict(&trial(t).join("n5-naive-compare.json")),
+                )
+            })
             .count();
-        assert_eq!((rigor_hits, naive_hits), (rigor_says, naive_says), "{row:?}");
+        assert_eq!(
+            (rigor_hits, naive_hits),
+            (rigor_says, naive_says),
+            "{row:?}"
+        );
         // The measured true change, recomputed from the runs.
         let (change, rounds) = true_change(&out_dir, effect, 2);
-        assert_eq!(row[1], format!("{change:+.2}% ({rounds} rounds)"), "{row:?}");
+        assert_eq!(
+            row[1],
+            format!("{change:+.2}% ({rounds} rounds)"),
+            "{row:?}"
+        );
         assert!(rounds <= 10, "{row:?}");
     }
     // The naive sides hold every iteration of their variant, nothing excluded, no variant.
@@ -266,7 +279,9 @@ fn ctrl_c_stops_the_script_and_leaves_no_process() {
     std::thread::sleep(Duration::from_millis(1500));
     let needle = dir.display().to_string();
     assert!(
-        leftovers(&needle).iter().any(|p| p.contains("hello-server")),
+        leftovers(&needle)
+            .iter()
+            .any(|p| p.contains("hello-server")),
         "no server was running: {:?}",
         leftovers(&needle)
     );
