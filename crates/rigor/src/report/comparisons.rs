@@ -262,9 +262,11 @@ pub fn noise_floor_blocks(floors: &[crate::result::NoiseFloor]) -> Vec<Block> {
 }
 
 /// One line for a comparison adjusted for interference: the adjusted change and interval, how
-/// much variance went with it, and that the verdict stands on the unadjusted figures.
+/// much variance went with it, and that the verdict stands on the unadjusted figures. Only an
+/// adjustment that removed at least a tenth of the variance is worth a line: one that removed
+/// none (or added noise) says nothing the unadjusted figures do not, and stays in the JSON.
 fn adjusted_line(c: &Comparison, name_candidate: bool, decl: &Declarations) -> Option<Cell> {
-    let a = c.adjusted.as_ref()?;
+    let a = c.adjusted.as_ref().filter(|a| a.variance_reduction >= 0.1)?;
     let who = if name_candidate {
         format!("{} · ", c.candidate)
     } else {
