@@ -266,7 +266,10 @@ pub fn noise_floor_blocks(floors: &[crate::result::NoiseFloor]) -> Vec<Block> {
 /// adjustment that removed at least a tenth of the variance is worth a line: one that removed
 /// none (or added noise) says nothing the unadjusted figures do not, and stays in the JSON.
 fn adjusted_line(c: &Comparison, name_candidate: bool, decl: &Declarations) -> Option<Cell> {
-    let a = c.adjusted.as_ref().filter(|a| a.variance_reduction >= 0.1)?;
+    let a = c
+        .adjusted
+        .as_ref()
+        .filter(|a| a.variance_reduction >= 0.1)?;
     let who = if name_candidate {
         format!("{} · ", c.candidate)
     } else {
