@@ -37,7 +37,7 @@ pub use median_ci::median_ci;
 pub use outliers::outliers;
 pub use paired::{can_ever_be_significant_paired, compare_paired};
 pub use power::{detectable_change_pct, pairs_needed};
-pub use sequential::look_confidence;
+pub use sequential::{look_confidence, LookPlan};
 pub use settle::iterations_to_settle;
 pub use spread::{log_ratio_spread, log_spread};
 pub use summary::{summarize, Summary};

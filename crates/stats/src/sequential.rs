@@ -34,24 +34,76 @@ const KERNEL_SD: f64 = 8.0;
 /// look at `max` returns `confidence` itself; a look beyond `max` counts as at `max`; looks
 /// that do not increase are ignored; an invalid `confidence` is returned unchanged.
 pub fn look_confidence(looks: &[usize], max: usize, confidence: f64) -> f64 {
-    if !(confidence > 0.0 && confidence < 1.0) || max == 0 {
-        return confidence;
-    }
-    let mut fractions: Vec<f64> = Vec::with_capacity(looks.len());
-    for &n in looks {
-        let t = (n.min(max) as f64) / max as f64;
-        if t > 0.0 && fractions.last().is_none_or(|&last| t > last) {
-            fractions.push(t);
+    LookPlan::new(max, confidence).confidence_at(looks)
+}
+
+/// [`look_confidence`] for a sequence that grows one look at a time: the plan keeps every
+/// boundary it solved, so the next look costs one more step instead of solving all the earlier
+/// ones again (which made a long `--until-conclusive` run quadratic in its rounds). Its answers
+/// are exactly those of [`look_confidence`].
+#[derive(Debug, Clone)]
+pub struct LookPlan {
+    max: usize,
+    confidence: f64,
+    solved: Boundaries,
+}
+
+impl LookPlan {
+    /// A plan for looks of which at most `max` pairs will ever be run, keeping the whole
+    /// sequence's two-sided error at 1 − `confidence`.
+    pub fn new(max: usize, confidence: f64) -> Self {
+        LookPlan {
+            max,
+            confidence,
+            solved: Boundaries::default(),
         }
     }
-    match fractions.as_slice() {
-        [] => confidence,
-        [t] if *t >= 1.0 => confidence,
-        _ => {
-            let alpha = 1.0 - confidence;
-            let z = boundaries(&fractions, &|t| spent(t, alpha));
-            1.0 - 2.0 * normal_sf(z[z.len() - 1])
+
+    /// The plan's `max` and `confidence`: a plan serves only looks made under both.
+    pub fn key(&self) -> (usize, f64) {
+        (self.max, self.confidence)
+    }
+
+    /// The confidence to use at the latest of `looks` (see [`look_confidence`]). Looks that
+    /// extend the ones solved so far are solved once; a shorter sequence sharing their start is
+    /// answered from them; any other starts afresh.
+    pub fn confidence_at(&mut self, looks: &[usize]) -> f64 {
+        let confidence = self.confidence;
+        if !(confidence > 0.0 && confidence < 1.0) || self.max == 0 {
+            return confidence;
         }
+        let fractions = self.fractions(looks);
+        match fractions.as_slice() {
+            [] => return confidence,
+            [t] if *t >= 1.0 => return confidence,
+            _ => {}
+        }
+        let known = &self.solved.fractions;
+        let shared = known
+            .iter()
+            .zip(&fractions)
+            .take_while(|(a, b)| a == b)
+            .count();
+        if shared < known.len().min(fractions.len()) {
+            self.solved = Boundaries::default();
+        }
+        let alpha = 1.0 - confidence;
+        for &t in &fractions[self.solved.fractions.len().min(fractions.len())..] {
+            self.solved.push(t, &|t| spent(t, alpha));
+        }
+        1.0 - 2.0 * normal_sf(self.solved.z[fractions.len() - 1])
+    }
+
+    /// The information fractions of `looks`: increasing, in (0, 1].
+    fn fractions(&self, looks: &[usize]) -> Vec<f64> {
+        let mut fractions: Vec<f64> = Vec::with_capacity(looks.len());
+        for &n in looks {
+            let t = (n.min(self.max) as f64) / self.max as f64;
+            if t > 0.0 && fractions.last().is_none_or(|&last| t > last) {
+                fractions.push(t);
+            }
+        }
+        fractions
     }
 }
 
@@ -65,27 +117,68 @@ pub(crate) fn spent(t: f64, alpha: f64) -> f64 {
 
 /// The continuation density of S(t) (Brownian motion, variance t) on a uniform grid, with
 /// Simpson weights already folded in, so a sum over points is an integral.
+#[derive(Debug, Clone)]
 struct Density {
     points: Vec<f64>,
     weighted: Vec<f64>,
 }
 
+/// The boundaries of the looks solved so far, with what the next look needs: the boundary on
+/// S(t) of the last look and the continuation density of the look before it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Boundaries {
+    fractions: Vec<f64>,
+    /// The z boundary of every look.
+    z: Vec<f64>,
+    /// The last look's boundary on S(t) (its z times √t).
+    last_s: f64,
+    /// The continuation density at the look before the last, which the last was solved from.
+    density: Option<Density>,
+}
+
+impl Boundaries {
+    /// Solves one more look at information fraction `t` (above the last), so that P(first
+    /// crossing at this look) = spend(t) − spend(t_previous).
+    fn push(&mut self, t: f64, spend: &dyn Fn(f64) -> f64) {
+        let k = self.fractions.len();
+        if k == 0 {
+            let z = boundary_at_first(spend(t));
+            self.fractions.push(t);
+            self.z.push(z);
+            self.last_s = z * t.sqrt();
+            return;
+        }
+        let previous = self.fractions[k - 1];
+        // The previous look's density, on a grid fine enough for both its own increment and
+        // this one's kernel.
+        let own = if k == 1 {
+            previous
+        } else {
+            previous - self.fractions[k - 2]
+        };
+        let dt = t - previous;
+        let step = own.min(dt).sqrt() / POINTS_PER_SD;
+        let density = match &self.density {
+            None => first_density(previous, self.z[0], step),
+            Some(before) => next_density(before, own, self.last_s, previous, step),
+        };
+        let b = solve_crossing(&density, dt, spend(t) - spend(previous), t);
+        self.fractions.push(t);
+        self.z.push(b / t.sqrt());
+        self.last_s = b;
+        self.density = Some(density);
+    }
+}
+
 /// The z boundary of every look, each solved in turn so that P(first crossing at look k) =
 /// spend(t_k) − spend(t_{k−1}), given the cumulative spending function `spend`.
+#[cfg(test)]
 pub(crate) fn boundaries(fractions: &[f64], spend: &dyn Fn(f64) -> f64) -> Vec<f64> {
-    let t1 = fractions[0];
-    let mut z = vec![boundary_at_first(spend(t1))];
-    let mut density = first_density(t1, z[0], step_for(fractions, 0));
-    for k in 1..fractions.len() {
-        let dt = fractions[k] - fractions[k - 1];
-        let increment = spend(fractions[k]) - spend(fractions[k - 1]);
-        let b = solve_crossing(&density, dt, increment, fractions[k]);
-        z.push(b / fractions[k].sqrt());
-        if k + 1 < fractions.len() {
-            density = next_density(&density, dt, b, fractions[k], step_for(fractions, k));
-        }
+    let mut solved = Boundaries::default();
+    for &t in fractions {
+        solved.push(t, spend);
     }
-    z
+    solved.z
 }
 
 /// First look: S(t1)/√t1 is standard normal, so the boundary is the plain quantile.
@@ -94,18 +187,6 @@ fn boundary_at_first(spend: f64) -> f64 {
         return f64::INFINITY;
     }
     normal_isf(spend / 2.0)
-}
-
-/// The grid step for look k's density: fine enough for both the density's own width (its
-/// last increment) and the next increment's kernel.
-fn step_for(fractions: &[f64], k: usize) -> f64 {
-    let own = if k == 0 {
-        fractions[0]
-    } else {
-        fractions[k] - fractions[k - 1]
-    };
-    let next = fractions.get(k + 1).map_or(own, |t| t - fractions[k]);
-    own.min(next).sqrt() / POINTS_PER_SD
 }
 
 /// A uniform grid over [−half, half] with an even number of intervals (Simpson's rule),
@@ -286,6 +367,42 @@ mod tests {
         let last = look_confidence(&(5..=20).collect::<Vec<_>>(), 20, 0.95);
         assert!(last > 0.95 && last < 0.98, "{last}");
         assert!((last - (1.0 - 2.0 * normal_sf(z[15]))).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_plan_extended_look_by_look_answers_as_a_fresh_computation() {
+        let mut plan = LookPlan::new(40, 0.95);
+        let all: Vec<usize> = (6..=40).collect();
+        for i in 1..=all.len() {
+            let fresh = look_confidence(&all[..i], 40, 0.95);
+            assert_eq!(plan.confidence_at(&all[..i]), fresh, "look {}", all[i - 1]);
+        }
+        // A shorter sequence sharing the start is answered from what was solved; a different
+        // one starts afresh; both exactly as computed alone.
+        assert_eq!(
+            plan.confidence_at(&all[..5]),
+            look_confidence(&all[..5], 40, 0.95)
+        );
+        assert_eq!(
+            plan.confidence_at(&[5, 9, 30]),
+            look_confidence(&[5, 9, 30], 40, 0.95)
+        );
+        assert_eq!(plan.confidence_at(&[40]), 0.95);
+        assert_eq!(plan.key(), (40, 0.95));
+    }
+
+    #[test]
+    fn a_long_sequence_of_looks_keeps_tightening_towards_the_plain_level() {
+        // Looking after every pair up to 600 of a run that may grow to 10000, as a long
+        // `--until-conclusive` does: each look is one more solved boundary.
+        let mut plan = LookPlan::new(10_000, 0.95);
+        let mut last = 1.0;
+        for n in 6..600 {
+            let looks: Vec<usize> = (6..=n).collect();
+            let c = plan.confidence_at(&looks);
+            assert!(c > 0.95 && c <= last, "look {n}: {c}");
+            last = c;
+        }
     }
 
     #[test]

@@ -5,6 +5,16 @@
 
 use super::CONFIDENCE;
 use crate::result::{Row, Sequential};
+use rigor_stats::LookPlan;
+use std::sync::Mutex;
+
+/// The looks solved so far, one plan per (max, confidence): a run re-analyses after every
+/// round, and each round adds one look to the same sequence, which the plan solves as one
+/// more step rather than from the start.
+static PLANS: Mutex<Vec<LookPlan>> = Mutex::new(Vec::new());
+
+/// Plans kept at most; a run uses one or two.
+const MAX_PLANS: usize = 8;
 
 /// Rounds a group has run: one past the highest iteration index of any of its rows (failed and
 /// excluded iterations count: their round was run).
@@ -38,7 +48,25 @@ pub fn confidence(sequential: Option<&Sequential>, rounds: usize) -> f64 {
     if mine.is_empty() {
         return CONFIDENCE;
     }
-    rigor_stats::look_confidence(&mine, seq.max, CONFIDENCE)
+    look_confidence(&mine, seq.max, CONFIDENCE)
+}
+
+/// [`rigor_stats::look_confidence`], with the boundaries of earlier calls reused.
+fn look_confidence(looks: &[usize], max: usize, confidence: f64) -> f64 {
+    let Ok(mut plans) = PLANS.lock() else {
+        return rigor_stats::look_confidence(looks, max, confidence);
+    };
+    let position = plans.iter().position(|p| p.key() == (max, confidence));
+    let mut plan = match position {
+        Some(i) => plans.remove(i),
+        None => LookPlan::new(max, confidence),
+    };
+    let level = plan.confidence_at(looks);
+    plans.push(plan);
+    if plans.len() > MAX_PLANS {
+        plans.remove(0);
+    }
+    level
 }
 
 #[cfg(test)]

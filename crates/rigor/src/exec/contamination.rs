@@ -3,7 +3,8 @@
 //! figures measure the neighbours as much as the application.
 //!
 //! The baseline is the run's own: the median interference of the iterations that measured
-//! it so far, across all rows. An iteration is contaminated when its interference exceeds
+//! it so far, across all rows, with how busy the machine was just before the run as its first
+//! figure (a machine busy from the start is the run's normal, not a contaminated first slot). An iteration is contaminated when its interference exceeds
 //! that median by more than `max(5 points, 3 × 1.4826 × MAD)` — three robust standard
 //! deviations, but never less than 5 points so a very steady run does not re-run an iteration
 //! for a blip. Before three iterations have measured it, the spread is unknown, so only an

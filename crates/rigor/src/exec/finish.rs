@@ -37,8 +37,9 @@ fn summarize_and_compare(result: &mut RunResult, options: &RunOptions, plan: &Ru
 }
 
 /// The looks `--until-conclusive` has taken so far: at the planned rounds, then after every
-/// added round.
-fn looks(result: &RunResult, options: &RunOptions, plan: &RunPlan) -> Option<Sequential> {
+/// added round. Recorded with every saved result, so one cut short still re-analyses at the
+/// confidence its looks earned.
+pub fn looks(result: &RunResult, options: &RunOptions, plan: &RunPlan) -> Option<Sequential> {
     let planned = plan.rows.iter().map(|r| r.iterations).max().unwrap_or(0);
     let all: Vec<&Row> = result.rows.iter().collect();
     sequential::looks(

@@ -59,6 +59,7 @@ pub fn execute(options: &RunOptions) -> Result<Exit, Failure> {
         run_dir,
         seed,
         mut result,
+        busy_before_pct,
     } = prepare::prepare(options)?;
     let options = &options.for_plan(&plan);
     // The primary of what the plan runs picks each timeline's median iteration.
@@ -84,7 +85,8 @@ pub fn execute(options: &RunOptions) -> Result<Exit, Failure> {
             progress.note(&format!("error: {e}"));
         }
     };
-    let runner = Runner::new(&plan, options, &builds, &progress, &run_dir);
+    let runner = Runner::new(&plan, options, &builds, &progress, &run_dir)
+        .with_machine_before(busy_before_pct);
     let mut failed = runner.run(&mut executor, &mut result, seed, &mut save);
     finish::conclude(&mut result, options, &plan, failed);
     if let Err(e) = outputs.save(&result, true) {

@@ -19,6 +19,9 @@ pub struct Prepared {
     pub run_dir: PathBuf,
     pub seed: u64,
     pub result: RunResult,
+    /// How busy the machine was just before the run (steal and other processes: nothing of
+    /// the run was running yet), in % of its CPU time: the first iterations' baseline.
+    pub busy_before_pct: f64,
 }
 
 /// Plans the run and checks everything that can be checked before building; a plan that
@@ -33,7 +36,8 @@ pub fn prepare(options: &RunOptions) -> Result<Prepared, Failure> {
     let apps: Vec<&crate::config::AppJob> = plan.rows.iter().map(|p| &p.plan.app).collect();
     let environment = environment::collect(&env, &apps, &cgroup_note);
     // Debug-build warnings come per build, from the builds themselves.
-    let mut warnings = guards::noisy_machine_before_run(&env, guards::busy_now_pct());
+    let busy_before_pct = guards::busy_now_pct();
+    let mut warnings = guards::noisy_machine_before_run(&env, busy_before_pct);
     warnings.extend(housekeeping);
     let result = skeleton(&plan, options, seed, environment, warnings);
     Ok(Prepared {
@@ -42,6 +46,7 @@ pub fn prepare(options: &RunOptions) -> Result<Prepared, Failure> {
         run_dir,
         seed,
         result,
+        busy_before_pct,
     })
 }
 

@@ -40,6 +40,9 @@ pub struct Runner<'a> {
     scheduled: usize,
     /// Contaminated iterations re-run so far.
     reruns: usize,
+    /// The machine's interference just before the run: the baseline's first figure, so a
+    /// machine that was already that busy does not count its first iteration as contaminated.
+    before: Option<f64>,
 }
 
 impl<'a> Runner<'a> {
@@ -63,7 +66,15 @@ impl<'a> Runner<'a> {
             failed: false,
             scheduled: 0,
             reruns: 0,
+            before: None,
         }
+    }
+
+    /// Counts how busy the machine was before the run (in % of its CPU time) as the first
+    /// figure of the interference baseline.
+    pub fn with_machine_before(mut self, busy_pct: f64) -> Self {
+        self.before = Some(busy_pct).filter(|v| v.is_finite());
+        self
     }
 
     /// Runs every iteration the schedule holds (and the rounds `--until-conclusive` adds),
@@ -146,6 +157,7 @@ impl<'a> Runner<'a> {
             let mut it = self.attempt(slot, attempt, built, executor);
             let rerun = self.judge(&mut it, result);
             self.record(slot.row, it, result);
+            result.sequential = super::finish::looks(result, self.options, self.plan);
             save(result);
             if !rerun {
                 break;
@@ -193,7 +205,10 @@ impl<'a> Runner<'a> {
     /// Whether `it` is contaminated against the run so far and is to be re-run: then it is
     /// excluded; either way a contaminated iteration gets a warning saying what became of it.
     fn judge(&mut self, it: &mut Iteration, result: &RunResult) -> bool {
-        let history = contamination::history(result.rows.iter().flat_map(|r| r.iterations.iter()));
+        let mut history: Vec<f64> = self.before.into_iter().collect();
+        history.extend(contamination::history(
+            result.rows.iter().flat_map(|r| r.iterations.iter()),
+        ));
         let Some(c) = contamination::judge(it, &history) else {
             return false;
         };

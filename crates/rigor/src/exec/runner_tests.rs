@@ -90,29 +90,45 @@ struct Driven {
     result: RunResult,
     exit: Exit,
     saves: usize,
+    /// The looks recorded in the last result saved during the run (before it was concluded).
+    saved_looks: Option<Vec<usize>>,
     progress: (u64, Option<u64>),
 }
 
 /// Builds, runs and finishes `plan` with `executor`, as `rigor run` does, without output files.
 fn drive(plan: &RunPlan, options: &RunOptions, executor: &mut MockExecutor) -> Driven {
+    drive_after(plan, options, executor, None)
+}
+
+/// [`drive`] on a machine that was `busy_before` % busy just before the run, when given.
+fn drive_after(
+    plan: &RunPlan,
+    options: &RunOptions,
+    executor: &mut MockExecutor,
+    busy_before: Option<f64>,
+) -> Driven {
     let progress = Progress::silent(plan.total_iterations() as u64);
     let seed = options.seed.unwrap_or(SEED);
     let mut result = prepare::skeleton(plan, options, seed, serde_json::json!({}), Vec::new());
     let run_dir = Path::new("/nonexistent/rigor-mock-run");
     let builds = builds::build_all(executor, &plan.rows, run_dir, &progress, &mut result);
     let mut saves = 0;
-    let failed = Runner::new(plan, options, &builds, &progress, run_dir).run(
-        executor,
-        &mut result,
-        seed,
-        &mut |_| saves += 1,
-    );
+    let mut saved_looks = None;
+    let mut runner = Runner::new(plan, options, &builds, &progress, run_dir);
+    if let Some(busy) = busy_before {
+        runner = runner.with_machine_before(busy);
+    }
+    let failed = runner.run(executor, &mut result, seed, &mut |saved| {
+        saves += 1;
+        saved_looks = saved.sequential.as_ref().map(|s| s.looks.clone());
+    });
     finish::conclude(&mut result, options, plan, failed);
     let exit = finish::exit_code(&result, options, failed);
     Driven {
         result,
         exit,
         saves,
+        saved_looks,
         progress: progress.position(),
     }
 }
@@ -230,6 +246,9 @@ fn until_conclusive_adds_rounds_until_a_verdict() {
     let slots = 2 * stop as u64;
     assert_eq!(d.progress, (slots, Some(slots)));
     assert_eq!(d.result.sequential.as_ref().unwrap().looks, looks);
+    // Every saved result carries the looks so far: one cut short (a second Ctrl-C writes the
+    // last saved one) re-analyses at the level its looks earned, not at a fresh 95%.
+    assert_eq!(d.saved_looks, Some(looks));
     let rps = rps_comparison(&d.result);
     assert_eq!(rps.verdict, "regression");
     assert_eq!(d.exit, Exit::Success);
@@ -681,6 +700,18 @@ fn the_baseline_is_the_runs_own_across_rows_and_early_iterations_need_15_percent
                 .to_string()
         )]
     );
+    // A machine already that busy before the run: its first iteration is the run's normal.
+    let mut busy = MockExecutor::new(by_call(&[20.0, 21.0, 19.0]));
+    let d = drive_after(&plan(&[], 3), &options(&["-i", "3"]), &mut busy, Some(19.5));
+    assert_eq!(busy.ran.len(), 3);
+    assert!(contaminated_messages(&d.result.rows[0]).is_empty());
+    // Quiet before the run, 20% in the first iteration: still contaminated.
+    let mut noisy = MockExecutor::new(by_call(&[20.0]));
+    let d = drive_after(&plan(&[], 3), &options(&["-i", "3"]), &mut noisy, Some(1.0));
+    assert_eq!(noisy.ran.len(), 4);
+    let messages = contaminated_messages(&d.result.rows[0]);
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert!(messages[0].1.contains("vs the run's 1.0%"), "{messages:?}");
     // 12% early on is not enough, and neither is any figure without a baseline's spread yet.
     let mut quiet = MockExecutor::new(by_call(&[12.0, 2.0, 2.0]));
     let d = drive(&plan(&[], 3), &options(&["-i", "3"]), &mut quiet);

@@ -144,8 +144,12 @@ fn table(members: &[&Comparison], candidates: &[&str], decl: &Declarations) -> T
             .iter()
             .filter(|c| c.candidate == *cand)
             .all(|c| c.method == method);
-        let method = if paired_alike { method } else { None };
-        header.extend(headers(method, first.and_then(|c| c.confidence)));
+        let mut cells = headers(method, first.and_then(|c| c.confidence));
+        if !paired_alike {
+            // Some lines paired, some not: each line's change is its own method's.
+            cells[0] = "Δ".into();
+        }
+        header.extend(cells);
     }
     let rows = distinct(members, |c| c.measurement.as_str())
         .into_iter()
