@@ -241,3 +241,72 @@ fn false_alarms_stay_near_alpha_and_five_percent_steps_are_found() {
     eprintln!("5% step at cv 1%: found within ±2 of 30 in {detected} of 200 series");
     assert!(detected >= 180, "{detected}");
 }
+
+/// Whether two permutation p-values from `n` shuffles each could be estimates of one p: within
+/// four standard errors of their difference, plus a shuffle's worth of rounding.
+fn close_p(ours: f64, reference: f64, n: usize) -> bool {
+    let p = reference.max(1.0 / (n + 1) as f64);
+    let se = (2.0 * p * (1.0 - p) / (n + 1) as f64).sqrt();
+    (ours - reference).abs() <= 4.0 * se + 2.0 / (n + 1) as f64
+}
+
+#[test]
+fn change_points_match_apache_otavas_e_divisive_on_the_reference_series() {
+    // scripts/change-point-reference ran Otava's Matteson & James detector (energy statistic,
+    // permutation test) on these series and wrote what it found.
+    let doc: serde_json::Value =
+        serde_json::from_str(include_str!("../fixtures/change_points_reference.json")).unwrap();
+    let opts = ChangePointOptions {
+        alpha: doc["alpha"].as_f64().unwrap(),
+        permutations: doc["permutations"].as_u64().unwrap() as usize,
+        // Otava lets a side be a single point.
+        min_segment: 1,
+        seed: 5,
+    };
+    let series = doc["series"].as_array().unwrap();
+    assert!(series.len() >= 10);
+    for case in series {
+        let name = case["name"].as_str().unwrap();
+        let values: Vec<f64> = case["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        let ours = e_divisive(&values, &opts);
+        let theirs = case["otava"].as_array().unwrap();
+        eprintln!(
+            "{name}: ours {:?}, otava {:?}, mongodb {}",
+            ours.iter()
+                .map(|c| (c.index, c.p_value))
+                .collect::<Vec<_>>(),
+            theirs
+                .iter()
+                .map(|c| (c["index"].as_u64().unwrap(), c["p_value"].as_f64().unwrap()))
+                .collect::<Vec<_>>(),
+            case["mongodb"]
+        );
+        let indices: Vec<u64> = ours.iter().map(|c| c.index as u64).collect();
+        let expected: Vec<u64> = theirs
+            .iter()
+            .map(|c| c["index"].as_u64().unwrap())
+            .collect();
+        assert_eq!(indices, expected, "{name}");
+        for (c, t) in ours.iter().zip(theirs) {
+            let p = t["p_value"].as_f64().unwrap();
+            assert!(
+                close_p(c.p_value, p, opts.permutations),
+                "{name}: {c:?} vs {t}"
+            );
+        }
+        // The default segments of three points agree wherever no side is shorter.
+        if expected
+            .iter()
+            .all(|&i| i >= 3 && i as usize <= values.len() - 3)
+        {
+            let default = e_divisive(&values, &ChangePointOptions::default());
+            let at: Vec<u64> = default.iter().map(|c| c.index as u64).collect();
+            assert_eq!(at, expected, "{name} with the default options");
+        }
+    }
+}
