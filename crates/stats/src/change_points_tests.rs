@@ -187,7 +187,11 @@ fn brute_force(z: &[f64], min: usize) -> Option<(usize, f64)> {
             };
             let e = 2.0 * d(x, y) / (n * m) - within(x, n) - within(y, m);
             let q = n * m / (n + m) * e;
-            if best.is_none() || q > best.unwrap().1 {
+            let better = match best {
+                None => true,
+                Some((_, b)) => q > b,
+            };
+            if better {
                 best = Some((tau, q));
             }
         }
