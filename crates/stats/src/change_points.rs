@@ -101,10 +101,7 @@ fn find_splits(values: &[f64], opts: &ChangePointOptions) -> Vec<Split> {
     // The best candidate of each segment, bounds[k]..bounds[k + 1]; only the two halves of a
     // segment just split need a new search.
     let mut candidates: Vec<Option<Candidate>> = vec![best_split(values, min)];
-    loop {
-        let Some((segment, best)) = strongest(&candidates) else {
-            break;
-        };
+    while let Some((segment, best)) = strongest(&candidates) {
         let Some(p_value) = significant_p(values, &bounds, best.q, min, opts, &mut rng) else {
             break;
         };
