@@ -569,3 +569,266 @@ fn contradictory_directions_are_usage_errors_and_only_the_conflict_is_said() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// Ten RPS values around `centre`, spread ±`spread` (a fraction) in a fixed zig-zag.
+fn rps_around(centre: f64, spread: f64) -> Vec<f64> {
+    [0.0, 0.8, -0.6, 1.0, -1.0, 0.4, -0.2, 0.6, -0.8, 0.2]
+        .iter()
+        .map(|k| centre * (1.0 + spread * k))
+        .collect()
+}
+
+fn stderr_of(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn fail_on_inconclusive_exits_5_on_a_watched_inconclusive_verdict() {
+    // ±20% noise around a 3% drop: the interval straddles the 2% threshold.
+    let (_dir, a, b, out) = two_results(
+        "inconclusive",
+        &result_with(
+            &[
+                ("load.rps", &rps_around(100_000.0, 0.2)),
+                ("app.rss", &[61.2; 10]),
+            ],
+            serde_json::json!({}),
+        ),
+        &result_with(
+            &[
+                ("load.rps", &rps_around(97_000.0, 0.2)),
+                ("app.rss", &[61.2; 10]),
+            ],
+            serde_json::json!({}),
+        ),
+    );
+    let json = ["--json", out.to_str().unwrap()];
+
+    // Without the flag (and with --fail-on-regression alone) inconclusive passes, as before.
+    let o = rigor(&[&a, &b], &json);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr_of(&o));
+    assert_eq!(
+        comparison(&read_json(&out), "load.rps")["verdict"],
+        "inconclusive"
+    );
+    let o = rigor(&[&a, &b], &[&json[..], &["--fail-on-regression"]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr_of(&o));
+    assert!(stderr_of(&o).contains("rigor: load.rps is inconclusive (b vs a, s)"));
+
+    // With it: exit 5, each inconclusive watched comparison said, and why the command failed.
+    let o = rigor(
+        &[&a, &b],
+        &[&json[..], &["--fail-on-inconclusive"]].concat(),
+    );
+    let stderr = stderr_of(&o);
+    assert_eq!(o.status.code(), Some(5), "{stderr}");
+    assert!(
+        stderr.contains("rigor: load.rps is inconclusive (b vs a, s)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("rigor: --fail-on-inconclusive: a watched measurement is inconclusive"),
+        "{stderr}"
+    );
+    // The JSON is written all the same, and says the same verdict.
+    assert_eq!(
+        comparison(&read_json(&out), "load.rps")["verdict"],
+        "inconclusive"
+    );
+
+    // Watching what was decided (memory: no change) passes.
+    let o = rigor(
+        &[&a, &b],
+        &["--fail-on-inconclusive", "--measurements", "app.rss"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr_of(&o));
+    assert!(!stderr_of(&o).contains("inconclusive"), "{}", stderr_of(&o));
+}
+
+#[test]
+fn a_regression_keeps_exit_3_over_an_inconclusive_verdict() {
+    // load.rps drops 10% (tight), the p99 latency is too noisy to call.
+    let p99_base = rps_around(1.5, 0.3);
+    let p99_cand = rps_around(1.52, 0.3);
+    let (_dir, a, b, out) = two_results(
+        "precedence",
+        &result_with(
+            &[
+                ("load.rps", &rps_around(100_000.0, 0.004)),
+                ("load.latency.p99", &p99_base),
+            ],
+            serde_json::json!({}),
+        ),
+        &result_with(
+            &[
+                ("load.rps", &rps_around(90_000.0, 0.004)),
+                ("load.latency.p99", &p99_cand),
+            ],
+            serde_json::json!({}),
+        ),
+    );
+    let watch = [
+        "--measurements",
+        "load.rps,load.latency.p99",
+        "--json",
+        out.to_str().unwrap(),
+    ];
+    let o = rigor(
+        &[&a, &b],
+        &[
+            &watch[..],
+            &["--fail-on-regression", "--fail-on-inconclusive"],
+        ]
+        .concat(),
+    );
+    let stderr = stderr_of(&o);
+    assert_eq!(o.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("rigor: regression in load.rps (b vs a, s)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("rigor: load.latency.p99 is inconclusive"),
+        "{stderr}"
+    );
+    let json = read_json(&out);
+    assert_eq!(comparison(&json, "load.rps")["verdict"], "regression");
+    assert_eq!(
+        comparison(&json, "load.latency.p99")["verdict"],
+        "inconclusive"
+    );
+    // Only --fail-on-inconclusive: the regression is a decided verdict, the latency is not.
+    let o = rigor(
+        &[&a, &b],
+        &[&watch[..], &["--fail-on-inconclusive"]].concat(),
+    );
+    assert_eq!(o.status.code(), Some(5), "{}", stderr_of(&o));
+    // Watching only the regressed id with only this flag: a decided verdict, exit 0.
+    let o = rigor(
+        &[&a, &b],
+        &["--measurements", "load.rps", "--fail-on-inconclusive"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr_of(&o));
+}
+
+#[test]
+fn fail_on_inconclusive_refuses_to_watch_what_it_cannot_judge() {
+    let base: Vec<f64> = (0..5).map(|i| 1000.0 + i as f64).collect();
+    let (_dir, a, b, _) = two_results(
+        "unjudgeable",
+        &one_id("cmd.x", &base),
+        &one_id("cmd.x", &base),
+    );
+    // An id with no direction can never be decided: a usage error naming this flag.
+    let o = rigor(
+        &[&a, &b],
+        &["--fail-on-inconclusive", "--measurements", "cmd.x"],
+    );
+    let stderr = stderr_of(&o);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--fail-on-inconclusive watches cmd.x")
+            && stderr.contains("--measure cmd.x=higher"),
+        "{stderr}"
+    );
+    // The default primary, which these files never measured: said, not a silent pass.
+    let o = rigor(
+        &[&a, &b],
+        &["--fail-on-inconclusive", "--measure", "cmd.x=higher"],
+    );
+    let stderr = stderr_of(&o);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr
+            .contains("--fail-on-inconclusive watches load.rps unless --measurements names others")
+            && stderr.contains("measured: cmd.x"),
+        "{stderr}"
+    );
+}
+
+/// `git` in `dir` with a fixed identity, failing the test if it fails.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let o = Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .expect("run git");
+    assert!(o.status.success(), "git {args:?}: {}", stderr_of(&o));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn git_bisect_run_skips_inconclusive_commits_and_names_the_first_regressed_one() {
+    if Command::new("git").arg("--version").output().is_err() {
+        testkit::skip("git is not installed");
+        return;
+    }
+    // Each commit of a throwaway repository holds the result its benchmark would have saved:
+    // commits 1-5 as fast as the baseline, commit 4 too noisy to call, 10% slower from 6 on.
+    let dir = Folder::new("bisect");
+    let repo = dir.join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let base = dir.join("base.json");
+    std::fs::write(
+        &base,
+        result_with(
+            &[("load.rps", &rps_around(100_000.0, 0.004))],
+            serde_json::json!({}),
+        ),
+    )
+    .unwrap();
+    git(&repo, &["init", "-q"]);
+    let mut hashes = Vec::new();
+    for k in 0..=8 {
+        let rps = match k {
+            4 => rps_around(99_000.0, 0.2),
+            k if k >= 6 => rps_around(90_000.0, 0.004),
+            _ => rps_around(100_000.0 * (1.0 + 0.001 * (k as f64 % 2.0)), 0.004),
+        };
+        std::fs::write(
+            repo.join("result.json"),
+            result_with(&[("load.rps", &rps)], serde_json::json!({})),
+        )
+        .unwrap();
+        git(&repo, &["add", "result.json"]);
+        git(
+            &repo,
+            &[
+                "commit",
+                "-q",
+                "--allow-empty",
+                "-m",
+                &format!("commit {k}"),
+            ],
+        );
+        hashes.push(git(&repo, &["rev-parse", "HEAD"]).trim().to_string());
+    }
+    // The wrapper docs/cli.md shows: 0 good, 3 bad, 5 skip, anything else stops the bisection.
+    let script = dir.join("judge.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\n\"{}\" compare \"{}\" result.json --fail-on-regression --fail-on-inconclusive\n\
+             rc=$?\ncase $rc in 0|3) exit $rc ;; 5) exit 125 ;; *) exit 128 ;; esac\n",
+            env!("CARGO_BIN_EXE_rigor"),
+            base.display()
+        ),
+    )
+    .unwrap();
+    git(&repo, &["bisect", "start", &hashes[8], &hashes[0]]);
+    let out = git(&repo, &["bisect", "run", "sh", script.to_str().unwrap()]);
+    assert!(
+        out.contains(&format!("{} is the first bad commit", hashes[6])),
+        "expected commit 6 ({}):\n{out}",
+        hashes[6]
+    );
+    let log = git(&repo, &["bisect", "log"]);
+    assert!(
+        log.contains(&format!("git bisect skip {}", hashes[4])),
+        "{log}"
+    );
+    git(&repo, &["bisect", "reset"]);
+}

@@ -1,6 +1,7 @@
 //! The one gate between a finished comparison and the exit code CI branches on: failure first,
-//! then `--fail-on-regression` (exit 3), then `--strict` (exit 4). `rigor run` and
-//! `rigor compare` both decide here, so the two commands can never gate differently.
+//! then `--fail-on-regression` (exit 3), then `--strict` (exit 4), then `rigor compare
+//! --fail-on-inconclusive` (exit 5). `rigor run` and `rigor compare` both decide here, so the
+//! two commands can never gate differently.
 
 use crate::exit::Exit;
 use crate::report::{format, terminal::visible};
@@ -25,8 +26,9 @@ pub struct Decision<'a> {
     pub exit: Exit,
     /// Watched comparisons that regressed (collected only under `--fail-on-regression`).
     pub regressions: Vec<&'a Comparison>,
-    /// Watched comparisons still inconclusive (only under `--fail-on-regression`): said, since
-    /// a gate that passes on "not yet" should say so, but they do not fail it.
+    /// Watched comparisons still inconclusive (under `--fail-on-regression` or
+    /// `--fail-on-inconclusive`): said, since a gate that passes on "not yet" should say so;
+    /// only `--fail-on-inconclusive` fails on them.
     pub inconclusive: Vec<&'a Comparison>,
 }
 
@@ -73,9 +75,27 @@ fn with_verdict<'a>(
         .collect()
 }
 
-impl Decision<'_> {
+impl<'a> Decision<'a> {
+    /// `--fail-on-inconclusive`, for scripts driving `git bisect run` (which reads exit 0 as
+    /// "good"): a watched comparison (`watched` as in [`Rules`]) left inconclusive turns a
+    /// passing gate into exit 5. A failure, a regression or `--strict` keep their own code.
+    pub fn fail_on_inconclusive(
+        mut self,
+        comparisons: &'a [Comparison],
+        watched: &[String],
+    ) -> Self {
+        if self.exit == Exit::Failed {
+            return self;
+        }
+        self.inconclusive = with_verdict(comparisons, watched, Verdict::Inconclusive);
+        if self.exit == Exit::Success && !self.inconclusive.is_empty() {
+            self.exit = Exit::Inconclusive;
+        }
+        self
+    }
+
     /// What the gate says on stderr: each regression, each inconclusive watched comparison, and
-    /// why `--strict` failed. Text from the result files is made visible (no terminal escapes).
+    /// why `--strict` or `--fail-on-inconclusive` failed. Text from the result files is made visible (no terminal escapes).
     pub fn messages(&self) -> Vec<String> {
         let which = |c: &Comparison| {
             format!(
@@ -110,6 +130,12 @@ impl Decision<'_> {
         }));
         if self.exit == Exit::Strict {
             out.push("rigor: --strict: warnings were raised (see above)".into());
+        }
+        if self.exit == Exit::Inconclusive {
+            out.push(
+                "rigor: --fail-on-inconclusive: a watched measurement is inconclusive (see above)"
+                    .into(),
+            );
         }
         out
     }
@@ -242,6 +268,49 @@ mod tests {
             decide(&[], false, true, &rules(false, &[], false)).exit,
             Exit::Success
         );
+    }
+
+    #[test]
+    fn fail_on_inconclusive_exits_5_unless_something_weightier_decided() {
+        let watched = ids(&["load.rps"]);
+        let unsure = vec![
+            cmp("load.rps", "inconclusive", -1.0),
+            cmp("app.rss", "no change", 0.1),
+        ];
+        let d = decide(&unsure, false, false, &rules(false, &watched, false))
+            .fail_on_inconclusive(&unsure, &watched);
+        assert_eq!(d.exit, Exit::Inconclusive);
+        assert_eq!(
+            d.messages(),
+            vec![
+                "rigor: load.rps is inconclusive (slow vs base, connections=64): run more iterations",
+                "rigor: --fail-on-inconclusive: a watched measurement is inconclusive (see above)",
+            ]
+        );
+        // Inconclusive where nobody watches: the gate passes.
+        let memory = ids(&["app.rss"]);
+        let d = decide(&unsure, false, false, &rules(false, &memory, false))
+            .fail_on_inconclusive(&unsure, &memory);
+        assert_eq!(d.exit, Exit::Success);
+        assert!(d.messages().is_empty());
+        // A regression beside it keeps exit 3 (and both are said); a failure keeps exit 1.
+        let mixed = vec![
+            cmp("load.rps", "regression", -10.0),
+            cmp("app.rss", "inconclusive", 3.0),
+        ];
+        let both = ids(&["load.rps", "app.rss"]);
+        let d = decide(&mixed, false, false, &rules(true, &both, false))
+            .fail_on_inconclusive(&mixed, &both);
+        assert_eq!(d.exit, Exit::Regression);
+        assert_eq!((d.regressions.len(), d.inconclusive.len()), (1, 1));
+        let d = decide(&mixed, true, false, &rules(true, &both, false))
+            .fail_on_inconclusive(&mixed, &both);
+        assert_eq!(d.exit, Exit::Failed);
+        // Settled verdicts pass.
+        let settled = vec![cmp("load.rps", "improvement", 5.0)];
+        let d = decide(&settled, false, false, &rules(false, &watched, false))
+            .fail_on_inconclusive(&settled, &watched);
+        assert_eq!(d.exit, Exit::Success);
     }
 
     #[test]

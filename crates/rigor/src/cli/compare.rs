@@ -32,13 +32,19 @@ pub struct CompareArgs {
     /// measurement (each change with its interval, coloured by verdict).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
-    /// Measurement ids `--fail-on-regression` watches, comma-separated (default: load.rps).
+    /// Measurement ids `--fail-on-regression` and `--fail-on-inconclusive` watch,
+    /// comma-separated (default: load.rps).
     /// The table always shows every measurement the files have in common.
     #[arg(long, value_delimiter = ',', value_name = "IDS")]
     pub measurements: Vec<String>,
     /// Exit with code 3 when a watched measurement regressed.
     #[arg(long)]
     pub fail_on_regression: bool,
+    /// Exit with code 5 when a watched measurement is inconclusive and none regressed (exit 3
+    /// with `--fail-on-regression` wins): for `git bisect run` scripts, which would read exit 0
+    /// as "good".
+    #[arg(long)]
+    pub fail_on_inconclusive: bool,
     /// Which direction is better for a measurement id rigor does not know (`ID=higher` or
     /// `ID=lower`; repeat or comma-separate). Overrides the `[measurements.ID]` declarations the
     /// result files carry; ids with neither get no verdict.
@@ -49,9 +55,10 @@ pub struct CompareArgs {
     pub view: super::view::ViewArgs,
 }
 
-/// Runs `rigor compare`: 0, or 3 for a watched regression with `--fail-on-regression`. Bad
-/// flags are usage failures (exit 2); an unreadable file, one that is not a result, or nothing
-/// to compare fail (exit 1).
+/// Runs `rigor compare`: 0, or 3 for a watched regression with `--fail-on-regression`, or 5
+/// for a watched inconclusive verdict with `--fail-on-inconclusive`. Bad flags are usage
+/// failures (exit 2); an unreadable file, one that is not a result, or nothing to compare fail
+/// (exit 1).
 pub fn execute(args: &CompareArgs) -> Result<Exit, Failure> {
     let options = CompareOptions::try_from(args)?;
     let inputs = saved::load_all(&options.files)?;
@@ -74,14 +81,8 @@ pub fn execute(args: &CompareArgs) -> Result<Exit, Failure> {
             return Err(anyhow::anyhow!(e).into());
         }
     }
-    if options.fail_on_regression {
-        let unjudgeable = merge::unjudgeable(
-            &inputs,
-            &report.comparisons,
-            &report.measurements,
-            &options.watched,
-        );
-        if let Some(e) = unjudgeable {
+    if options.fail_on_regression || options.fail_on_inconclusive {
+        if let Some(e) = ungateable(&inputs, &report, &options) {
             return Err(Failure::usage(e));
         }
     }
@@ -101,11 +102,46 @@ pub fn execute(args: &CompareArgs) -> Result<Exit, Failure> {
         watched: &options.watched,
         strict: false,
     };
-    let decision = gate::decide(&report.comparisons, false, false, &rules);
+    let mut decision = gate::decide(&report.comparisons, false, false, &rules);
+    if options.fail_on_inconclusive {
+        decision = decision.fail_on_inconclusive(&report.comparisons, &options.watched);
+    }
     for line in decision.messages() {
         crate::console::err(&line);
     }
     Ok(decision.exit)
+}
+
+/// Why the gate flags cannot judge what they watch: a watched id with no direction, or (under
+/// `--fail-on-inconclusive`, where passing means "good" to `git bisect`) the default primary
+/// missing from the files.
+fn ungateable(
+    inputs: &[saved::Saved],
+    report: &matching::CompareReport,
+    options: &CompareOptions,
+) -> Option<String> {
+    if let Some(e) = merge::unjudgeable(
+        inputs,
+        &report.comparisons,
+        &report.measurements,
+        &options.watched,
+    ) {
+        // The message names the flag that watches; say the one given.
+        return Some(if options.fail_on_regression {
+            e
+        } else {
+            e.replacen("--fail-on-regression", "--fail-on-inconclusive", 1)
+        });
+    }
+    if options.fail_on_inconclusive && !options.measurements_given {
+        let e = matching::missing_watched(report, &options.watched)?;
+        return Some(format!(
+            "--fail-on-inconclusive watches {} unless --measurements names others: {}",
+            crate::options::compare::PRIMARY,
+            e.trim_start_matches("--measurements: ")
+        ));
+    }
+    None
 }
 
 #[cfg(test)]

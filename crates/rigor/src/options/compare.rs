@@ -1,6 +1,6 @@
 //! `rigor compare`: the flags checked and turned into values: which files, which threshold,
-//! which measurements the regression gate watches, which directions `--measure` declares, and
-//! where the comparison is written.
+//! which measurements the gates (regression, inconclusive) watch, which directions `--measure`
+//! declares, and where the comparison is written.
 
 use crate::cli::compare::CompareArgs;
 use crate::declarations::{self, Better};
@@ -38,6 +38,8 @@ pub struct CompareOptions {
     pub watched: Vec<String>,
     /// `--fail-on-regression`.
     pub fail_on_regression: bool,
+    /// `--fail-on-inconclusive`.
+    pub fail_on_inconclusive: bool,
     /// `--measure` directions, free of contradictions.
     pub measure: Vec<(String, Better)>,
     /// `--json FILE`.
@@ -76,6 +78,7 @@ impl TryFrom<&CompareArgs> for CompareOptions {
             measurements_given,
             watched,
             fail_on_regression: args.fail_on_regression,
+            fail_on_inconclusive: args.fail_on_inconclusive,
             measure: args.measure.clone(),
             json: args.json.clone(),
             markdown: args.markdown.clone(),
@@ -107,6 +110,7 @@ mod tests {
             html: None,
             measurements: measurements.iter().map(|s| s.to_string()).collect(),
             fail_on_regression: true,
+            fail_on_inconclusive: false,
             measure: measure.iter().map(|(id, b)| (id.to_string(), *b)).collect(),
             view: Default::default(),
         }
