@@ -3,6 +3,7 @@
 
 pub mod compare;
 pub mod help;
+pub mod history;
 pub mod load;
 pub mod run;
 pub mod view;
@@ -45,4 +46,7 @@ pub enum Command {
     Compare(compare::CompareArgs),
     /// Print the help of a command, or of a topic: config, results.
     Help(help::HelpArgs),
+    /// The history of stored runs: each series' run medians over time and its change points.
+    #[command(after_help = DOCS)]
+    History(history::HistoryArgs),
 }
