@@ -1,10 +1,12 @@
 //! Statistics for rigor: numbers come with their noise.
 //!
-//! Everything here is a pure function of its inputs (no I/O, no global state, no
-//! randomness), so a saved result can always be re-analysed to the same verdict.
+//! Everything here is a pure function of its inputs (no I/O, no global state, no randomness
+//! but what a caller-given seed drives), so a saved result can always be re-analysed to the
+//! same verdict.
 //! The methods are distribution-free on purpose: benchmark samples are small, skewed
 //! and full of outliers, and a normal-theory interval would promise more than it has.
 
+mod change_points;
 mod cuped;
 mod hodges_lehmann;
 mod mann_whitney;
@@ -22,6 +24,8 @@ mod tied_exact;
 mod verdict;
 
 #[cfg(test)]
+mod change_points_tests;
+#[cfg(test)]
 mod honesty_tests;
 #[cfg(test)]
 mod paired_honesty_tests;
@@ -30,6 +34,7 @@ mod paired_tests;
 #[cfg(test)]
 mod test_support;
 
+pub use change_points::{e_divisive, ChangePoint, ChangePointOptions};
 pub use cuped::{adjust, Adjustment};
 pub use hodges_lehmann::{compare, Change};
 pub use mann_whitney::mann_whitney_p;
