@@ -57,7 +57,13 @@ fn a_run_is_stored_in_postgres_as_its_result_says() {
     let file = write_series(&dir, "s", 1, 1, 0.0, 1);
     let out = rigor(
         &dir,
-        &["history", "import", file[0].to_str().unwrap(), "--store", lite.to_str().unwrap()],
+        &[
+            "history",
+            "import",
+            file[0].to_str().unwrap(),
+            "--store",
+            lite.to_str().unwrap(),
+        ],
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let c = rusqlite::Connection::open(&lite).unwrap();
@@ -163,7 +169,13 @@ fn two_concurrent_importers_migrate_postgres_once_and_both_land() {
     // Importing one again is skipped.
     let out = rigor(
         &dir,
-        &["history", "import", a[0].to_str().unwrap(), "--store", &db.url],
+        &[
+            "history",
+            "import",
+            a[0].to_str().unwrap(),
+            "--store",
+            &db.url,
+        ],
     );
     let t = text(&out);
     assert_eq!(out.status.code(), Some(0), "{t}");

@@ -73,7 +73,10 @@ fn a_five_percent_step_is_one_change_point_and_a_flat_series_none() {
     let points = step["points"].as_array().unwrap();
     for (i, p) in points.iter().enumerate() {
         let want = crafted_median(&files[i]);
-        assert!((p["median"].as_f64().unwrap() - want).abs() < 1e-9, "{p} vs {want}");
+        assert!(
+            (p["median"].as_f64().unwrap() - want).abs() < 1e-9,
+            "{p} vs {want}"
+        );
         assert_eq!(p["n"], 3);
         assert_eq!(p["commit"], format!("{:040x}", i + 1));
         assert_eq!(p["dirty"], false);
@@ -89,8 +92,14 @@ fn a_five_percent_step_is_one_change_point_and_a_flat_series_none() {
     assert_eq!(cp["started_at"], points[index]["started_at"]);
     let change = cp["change_pct"].as_f64().unwrap();
     assert!((4.0..6.0).contains(&change), "{cp}");
-    assert!((cp["before"].as_f64().unwrap() - 10_000.0).abs() < 100.0, "{cp}");
-    assert!((cp["after"].as_f64().unwrap() - 10_500.0).abs() < 105.0, "{cp}");
+    assert!(
+        (cp["before"].as_f64().unwrap() - 10_000.0).abs() < 100.0,
+        "{cp}"
+    );
+    assert!(
+        (cp["after"].as_f64().unwrap() - 10_500.0).abs() < 105.0,
+        "{cp}"
+    );
     assert!(cp["p_value"].as_f64().unwrap() <= 0.05, "{cp}");
     assert_eq!(flat["change_points"].as_array().unwrap().len(), 0, "{flat}");
     // The text says the same: one change point, with its run and commit.
@@ -117,19 +126,36 @@ fn scenario_measurement_and_since_select_what_is_shown() {
     let dir = temp_dir("history-select");
     let (db, _) = store_with_series(&dir);
     let points = |json: &Value| json["series"][0]["points"].as_array().unwrap().len();
-    history(&dir, &db, &["-s", "step", "--since", "2026-11-02", "--json", "a.json"], 0);
+    history(
+        &dir,
+        &db,
+        &["-s", "step", "--since", "2026-11-02", "--json", "a.json"],
+        0,
+    );
     let a = read_json(&dir.join("a.json"));
     assert_eq!(a["series"].as_array().unwrap().len(), 1);
     assert_eq!(points(&a), 36);
     history(
         &dir,
         &db,
-        &["-s", "step", "--since", "2026-11-02T13:00:00+01:00", "--json", "b.json"],
+        &[
+            "-s",
+            "step",
+            "--since",
+            "2026-11-02T13:00:00+01:00",
+            "--json",
+            "b.json",
+        ],
         0,
     );
     assert_eq!(points(&read_json(&dir.join("b.json"))), 24);
     // Another measurement: the constant app.rss has no change point.
-    history(&dir, &db, &["-s", "flat", "-m", "app.rss", "--json", "c.json"], 0);
+    history(
+        &dir,
+        &db,
+        &["-s", "flat", "-m", "app.rss", "--json", "c.json"],
+        0,
+    );
     let c = read_json(&dir.join("c.json"));
     assert_eq!(c["series"][0]["measurement"], "app.rss");
     assert_eq!(c["series"][0]["unit"], "MiB");
@@ -137,7 +163,10 @@ fn scenario_measurement_and_since_select_what_is_shown() {
     // Nothing after the last run: said, exit 0, an empty document.
     let t = history(&dir, &db, &["--since", "2027-01-01", "--json", "d.json"], 0);
     assert!(t.contains("no run matches --since"), "{t}");
-    assert_eq!(read_json(&dir.join("d.json"))["series"], serde_json::json!([]));
+    assert_eq!(
+        read_json(&dir.join("d.json"))["series"],
+        serde_json::json!([])
+    );
 }
 
 #[test]
@@ -160,8 +189,14 @@ fn an_empty_or_missing_store_says_so() {
     let out = rigor(&dir, &["history", "--json", "e.json"]);
     let t = text(&out);
     assert_eq!(out.status.code(), Some(0), "{t}");
-    assert!(t.contains("no history yet: .rigor/history.db does not exist"), "{t}");
-    assert_eq!(read_json(&dir.join("e.json"))["series"], serde_json::json!([]));
+    assert!(
+        t.contains("no history yet: .rigor/history.db does not exist"),
+        "{t}"
+    );
+    assert_eq!(
+        read_json(&dir.join("e.json"))["series"],
+        serde_json::json!([])
+    );
     assert!(!dir.join(".rigor").exists(), "reading made a store");
     // A store with its schema but no run.
     let files = write_series(&dir, "s", 1, 1, 0.0, 5);
@@ -169,7 +204,13 @@ fn an_empty_or_missing_store_says_so() {
     let db = dir.join("empty.db");
     let out = rigor(
         &dir,
-        &["history", "import", files[0].to_str().unwrap(), "--store", db.to_str().unwrap()],
+        &[
+            "history",
+            "import",
+            files[0].to_str().unwrap(),
+            "--store",
+            db.to_str().unwrap(),
+        ],
     );
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let t = history(&dir, &db, &[], 0);

@@ -7,6 +7,7 @@ mod common;
 mod history_support;
 use common::*;
 use history_support::*;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 
 /// Runs the testbed twice (`-i 2`, 1 s of load) with `extra` flags; the run's output and result.
@@ -95,7 +96,9 @@ fn two_concurrent_runs_on_one_store_both_land_intact() {
             .find(|s| same_values(s, &expected))
             .unwrap_or_else(|| panic!("no stored run has the figures of {expected:?}"));
         assert_same_iterations(found, &expected);
-        assert!(runs.iter().any(|r| r.1 == json["started_at"].as_str().unwrap()));
+        assert!(runs
+            .iter()
+            .any(|r| r.1 == json["started_at"].as_str().unwrap()));
     }
     assert!(!same_values(&stored[0], &stored[1]), "one run stored twice");
     // No default store was made: both went to --store.
@@ -166,7 +169,10 @@ fn an_import_equals_the_stored_run_and_twice_is_skipped() {
     let json = json.unwrap();
     let db = dir.join("imported.db");
     let store = db.to_str().unwrap();
-    let out = rigor(&dir, &["history", "import", "result.json", "--store", store]);
+    let out = rigor(
+        &dir,
+        &["history", "import", "result.json", "--store", store],
+    );
     let t = text(&out);
     assert_eq!(out.status.code(), Some(0), "{t}");
     assert!(t.contains("imported result.json as run 1"), "{t}");
@@ -174,7 +180,10 @@ fn an_import_equals_the_stored_run_and_twice_is_skipped() {
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0].4, "import");
     assert_same_iterations(&sqlite_iterations(&db, runs[0].0), &iterations_of(&json));
-    let out = rigor(&dir, &["history", "import", "result.json", "--store", store]);
+    let out = rigor(
+        &dir,
+        &["history", "import", "result.json", "--store", store],
+    );
     let t = text(&out);
     assert_eq!(out.status.code(), Some(0), "{t}");
     assert!(t.contains("skipped result.json: already in"), "{t}");
@@ -183,7 +192,14 @@ fn an_import_equals_the_stored_run_and_twice_is_skipped() {
     std::fs::write(dir.join("bad.json"), "{not json").unwrap();
     let out = rigor(
         &dir,
-        &["history", "import", "bad.json", "result.json", "--store", store],
+        &[
+            "history",
+            "import",
+            "bad.json",
+            "result.json",
+            "--store",
+            store,
+        ],
     );
     let t = text(&out);
     assert_eq!(out.status.code(), Some(1), "{t}");
@@ -194,7 +210,8 @@ fn an_import_equals_the_stored_run_and_twice_is_skipped() {
 #[test]
 fn interrupted_runs_are_stored_with_their_status() {
     let dir = temp_dir("history-interrupted");
-    let toml = config(free_port(), "", "/json", "").replace("duration = \"1s\"", "duration = \"4s\"");
+    let toml =
+        config(free_port(), "", "/json", "").replace("duration = \"1s\"", "duration = \"4s\"");
     std::fs::write(dir.join("rigor.toml"), toml).unwrap();
     let child = rigor_command(&dir, &[RUN, &["-i", "3"]].concat())
         .stdout(std::process::Stdio::piped())
@@ -272,7 +289,9 @@ fn a_file_that_is_not_a_database_is_an_error_naming_it() {
     std::fs::write(&store, "these are notes, not a database\n".repeat(200)).unwrap();
     refused_store(&dir, store.to_str().unwrap(), "not a database");
     // The file is left as it was.
-    assert!(std::fs::read_to_string(&store).unwrap().starts_with("these are notes"));
+    assert!(std::fs::read_to_string(&store)
+        .unwrap()
+        .starts_with("these are notes"));
 }
 
 #[test]
@@ -298,7 +317,13 @@ fn a_read_only_store_is_an_error_naming_it() {
     let files = write_series(&dir, "s", 1, 1, 0.0, 3);
     let out = rigor(
         &dir,
-        &["history", "import", files[0].to_str().unwrap(), "--store", db.to_str().unwrap()],
+        &[
+            "history",
+            "import",
+            files[0].to_str().unwrap(),
+            "--store",
+            db.to_str().unwrap(),
+        ],
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o444)).unwrap();
@@ -322,6 +347,9 @@ fn a_read_only_store_is_an_error_naming_it() {
         .find(|l| l.contains("cannot store the run in the history"))
         .unwrap_or_else(|| panic!("no store error in {t}"));
     assert!(line.contains(db.to_str().unwrap()), "{line}");
-    assert!(line.contains("readonly") || line.contains("read-only"), "{line}");
+    assert!(
+        line.contains("readonly") || line.contains("read-only"),
+        "{line}"
+    );
     assert_eq!(sqlite_runs(&db).len(), 1);
 }

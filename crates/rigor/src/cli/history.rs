@@ -39,7 +39,12 @@ pub struct HistoryArgs {
     pub scenario: Option<String>,
     /// Measurements to show (comma-separated). Default: load.rps for rows that drove load; else
     /// a command's own cmd.* figures; else app.elapsed; else every measurement.
-    #[arg(short = 'm', long = "measurement", value_delimiter = ',', value_name = "ID")]
+    #[arg(
+        short = 'm',
+        long = "measurement",
+        value_delimiter = ',',
+        value_name = "ID"
+    )]
     pub measurements: Vec<String>,
     /// Only runs that started at or after DATE (2026-11-01, or RFC 3339).
     #[arg(long = "since", value_name = "DATE")]
@@ -93,9 +98,9 @@ fn execute_import(args: &ImportArgs) -> Result<Exit, Failure> {
         let shown = path.display();
         match outcome {
             Imported::Added(id) => console::err(&format!("imported {shown} as run {id}")),
-            Imported::AlreadyThere(id) => console::err(&format!(
-                "skipped {shown}: already in {name} as run {id}"
-            )),
+            Imported::AlreadyThere(id) => {
+                console::err(&format!("skipped {shown}: already in {name} as run {id}"))
+            }
             Imported::Failed(e) => {
                 bad += 1;
                 console::err(&format!("error: {e}"));
@@ -149,7 +154,9 @@ fn filter(args: &HistoryArgs) -> Result<Filter, Failure> {
         .transpose()
         .map_err(|e| Failure::usage(format!("--since: {e}")))?;
     if args.measurements.iter().any(|m| m.trim().is_empty()) {
-        return Err(Failure::usage("-m/--measurement: an empty name in the list"));
+        return Err(Failure::usage(
+            "-m/--measurement: an empty name in the list",
+        ));
     }
     Ok(Filter {
         scenario: args.scenario.clone(),

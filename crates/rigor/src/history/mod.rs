@@ -173,7 +173,9 @@ mod tests {
         let first = store_run(&spec, &result).unwrap();
         assert!(matches!(first, Stored::Added(_)), "{first:?}");
         let again = store_run(&spec, &result).unwrap();
-        let Stored::Added(id) = first else { unreachable!() };
+        let Stored::Added(id) = first else {
+            unreachable!()
+        };
         assert_eq!(again, Stored::AlreadyThere(id));
         let mut store = Store::open(&spec, false).unwrap();
         let iterations: usize = result.rows.iter().map(|r| r.iterations.len()).sum();

@@ -132,15 +132,31 @@ fn column(row: &postgres::Row, i: usize) -> Result<Value, String> {
     Ok(if ty == Type::INT8 {
         Value::Int(row.try_get::<_, Option<i64>>(i).map_err(err)?)
     } else if ty == Type::INT4 {
-        Value::Int(row.try_get::<_, Option<i32>>(i).map_err(err)?.map(i64::from))
+        Value::Int(
+            row.try_get::<_, Option<i32>>(i)
+                .map_err(err)?
+                .map(i64::from),
+        )
     } else if ty == Type::INT2 {
-        Value::Int(row.try_get::<_, Option<i16>>(i).map_err(err)?.map(i64::from))
+        Value::Int(
+            row.try_get::<_, Option<i16>>(i)
+                .map_err(err)?
+                .map(i64::from),
+        )
     } else if ty == Type::FLOAT8 {
         Value::Real(row.try_get::<_, Option<f64>>(i).map_err(err)?)
     } else if ty == Type::FLOAT4 {
-        Value::Real(row.try_get::<_, Option<f32>>(i).map_err(err)?.map(f64::from))
+        Value::Real(
+            row.try_get::<_, Option<f32>>(i)
+                .map_err(err)?
+                .map(f64::from),
+        )
     } else if ty == Type::BOOL {
-        Value::Int(row.try_get::<_, Option<bool>>(i).map_err(err)?.map(i64::from))
+        Value::Int(
+            row.try_get::<_, Option<bool>>(i)
+                .map_err(err)?
+                .map(i64::from),
+        )
     } else {
         Value::Text(row.try_get::<_, Option<String>>(i).map_err(err)?)
     })
@@ -187,7 +203,10 @@ mod tests {
             redact("postgres://rigor:s3cret@db:5432/rigor"),
             "postgres://rigor:***@db:5432/rigor"
         );
-        assert_eq!(redact("postgres://rigor@db/rigor"), "postgres://rigor@db/rigor");
+        assert_eq!(
+            redact("postgres://rigor@db/rigor"),
+            "postgres://rigor@db/rigor"
+        );
         assert_eq!(redact("postgres://db/x@y"), "postgres://db/x@y");
     }
 }

@@ -239,8 +239,14 @@ mod tests {
         }});
         let c = job_commits(&env);
         assert_eq!(c.len(), 2);
-        assert_eq!((c[0].job.as_str(), c[0].commit.as_str(), c[0].dirty), ("api", "def", false));
-        assert_eq!((c[1].job.as_str(), c[1].branch.as_deref()), ("web", Some("main")));
+        assert_eq!(
+            (c[0].job.as_str(), c[0].commit.as_str(), c[0].dirty),
+            ("api", "def", false)
+        );
+        assert_eq!(
+            (c[1].job.as_str(), c[1].branch.as_deref()),
+            ("web", Some("main"))
+        );
         assert!(job_commits(&json!({})).is_empty());
     }
 }

@@ -84,7 +84,10 @@ pub fn migrate(tx: &mut dyn Sql, store: &str) -> Result<(), String> {
             .map_err(|e| format!("migrating {store} to schema version {to}: {e}"))?;
         tx.execute(
             "INSERT INTO schema_version (version, applied_at) VALUES (?, ?)",
-            &[Value::Int(Some(to)), Value::text(crate::clock::now_rfc3339())],
+            &[
+                Value::Int(Some(to)),
+                Value::text(crate::clock::now_rfc3339()),
+            ],
         )?;
     }
     Ok(())

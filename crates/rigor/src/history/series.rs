@@ -89,7 +89,10 @@ struct Sample {
 }
 
 /// The series of the store that match `filter`, change points found, or why there are none.
-pub fn load(tx: &mut dyn Sql, filter: &Filter) -> Result<Result<Vec<HistorySeries>, Nothing>, String> {
+pub fn load(
+    tx: &mut dyn Sql,
+    filter: &Filter,
+) -> Result<Result<Vec<HistorySeries>, Nothing>, String> {
     let samples = samples(tx, filter)?;
     if samples.is_empty() {
         return Ok(Err(explain_nothing(tx, filter)?));
@@ -176,7 +179,10 @@ fn explain_nothing(tx: &mut dyn Sql, filter: &Filter) -> Result<Nothing, String>
             .filter_map(|r| r.first()?.as_text().map(str::to_string))
             .collect()
     };
-    let scenarios = texts(tx.query("SELECT DISTINCT scenario FROM run_rows ORDER BY scenario", &[])?);
+    let scenarios = texts(tx.query(
+        "SELECT DISTINCT scenario FROM run_rows ORDER BY scenario",
+        &[],
+    )?);
     if let Some(s) = &filter.scenario {
         if !scenarios.contains(s) {
             return Ok(Nothing::Unknown(format!(
@@ -198,7 +204,11 @@ fn explain_nothing(tx: &mut dyn Sql, filter: &Filter) -> Result<Nothing, String>
         ),
     };
     let ids = texts(tx.query(sql, &params)?);
-    let unknown: Vec<&String> = filter.measurements.iter().filter(|m| !ids.contains(*m)).collect();
+    let unknown: Vec<&String> = filter
+        .measurements
+        .iter()
+        .filter(|m| !ids.contains(*m))
+        .collect();
     if !unknown.is_empty() {
         let names: Vec<String> = unknown.iter().map(|m| format!("`{m}`")).collect();
         let scope = match &filter.scenario {
@@ -300,7 +310,7 @@ pub fn median(values: &[f64]) -> Option<f64> {
     }
     v.sort_by(f64::total_cmp);
     let mid = v.len() / 2;
-    Some(if v.len() % 2 == 0 {
+    Some(if v.len().is_multiple_of(2) {
         (v[mid - 1] + v[mid]) / 2.0
     } else {
         v[mid]
@@ -315,7 +325,11 @@ pub fn default_measurements(ids: &[String]) -> Vec<String> {
     if ids.iter().any(|i| i == LOAD_RPS) {
         return vec![LOAD_RPS.to_string()];
     }
-    let cmd: Vec<String> = ids.iter().filter(|i| i.starts_with("cmd.")).cloned().collect();
+    let cmd: Vec<String> = ids
+        .iter()
+        .filter(|i| i.starts_with("cmd."))
+        .cloned()
+        .collect();
     if !cmd.is_empty() {
         return cmd;
     }

@@ -26,6 +26,12 @@ impl SqliteStore {
         if path.is_dir() {
             return Err(format!("{name} is a directory, not a database file"));
         }
+        // SQLite would open a file it may not write read-only and fail later with a vaguer
+        // message when the run is written.
+        if create && path.exists() {
+            nix::unistd::access(path, nix::unistd::AccessFlags::W_OK)
+                .map_err(|e| format!("{name} is read-only for this user ({e})"))?;
+        }
         if create {
             if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
                 std::fs::create_dir_all(parent)
@@ -47,15 +53,25 @@ impl SqliteStore {
             .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
             .map_err(|e| format!("{name}: {e}"))?;
         if !mode.eq_ignore_ascii_case("wal") {
-            return Err(format!("{name}: cannot use write-ahead logging (mode {mode})"));
+            return Err(format!(
+                "{name}: cannot use write-ahead logging (mode {mode})"
+            ));
         }
         let mut store = SqliteStore {
             conn,
             path: path.to_path_buf(),
         };
-        store
-            .write(|tx| super::schema::migrate(tx, &name))
-            .map_err(|e| named(&name, e))?;
+        // A store at the current version needs no write (so a reader may read a file it cannot
+        // write); an older one is migrated, a newer one refused.
+        let found = store.read(|tx| super::schema::version(tx)).unwrap_or(0);
+        if found > super::schema::CURRENT {
+            return Err(super::schema::too_new(&name, found));
+        }
+        if found < super::schema::CURRENT {
+            store
+                .write(|tx| super::schema::migrate(tx, &name))
+                .map_err(|e| named(&name, e))?;
+        }
         Ok(store)
     }
 

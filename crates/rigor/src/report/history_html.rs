@@ -88,7 +88,11 @@ fn chart(s: &HistorySeries) -> String {
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
             (l.min(*v), h.max(*v))
         });
-    let pad = if hi > lo { (hi - lo) * 0.08 } else { lo.abs().max(1.0) * 0.05 };
+    let pad = if hi > lo {
+        (hi - lo) * 0.08
+    } else {
+        lo.abs().max(1.0) * 0.05
+    };
     let (lo, hi) = (lo - pad, hi + pad);
     let n = medians.len().max(1);
     let x = |i: f64| {
@@ -103,12 +107,27 @@ fn chart(s: &HistorySeries) -> String {
         "history",
         W,
         H,
-        &format!("{} {} over {} runs", s.label(), s.measurement, medians.len()),
+        &format!(
+            "{} {} over {} runs",
+            s.label(),
+            s.measurement,
+            medians.len()
+        ),
     );
     svg.line((LEFT, TOP), (LEFT, H - BOTTOM), "axis");
     svg.line((LEFT, H - BOTTOM), (W - RIGHT, H - BOTTOM), "axis");
-    svg.text((LEFT - 6.0, y(hi - pad) + 4.0), "end", "", &number(hi - pad));
-    svg.text((LEFT - 6.0, y(lo + pad) + 4.0), "end", "", &number(lo + pad));
+    svg.text(
+        (LEFT - 6.0, y(hi - pad) + 4.0),
+        "end",
+        "",
+        &number(hi - pad),
+    );
+    svg.text(
+        (LEFT - 6.0, y(lo + pad) + 4.0),
+        "end",
+        "",
+        &number(lo + pad),
+    );
     if let (Some(first), Some(last)) = (s.points.first(), s.points.last()) {
         svg.text((LEFT, H - 12.0), "", "", &first.started_at);
         svg.text((W - RIGHT, H - 12.0), "end", "", &last.started_at);
@@ -116,7 +135,12 @@ fn chart(s: &HistorySeries) -> String {
     for c in &s.change_points {
         let at = x(c.index as f64 - 0.5);
         svg.line((at, TOP), (at, H - BOTTOM), "change");
-        svg.text((at + 4.0, TOP + 10.0), "mark", "", &signed_pct(c.change_pct));
+        svg.text(
+            (at + 4.0, TOP + 10.0),
+            "mark",
+            "",
+            &signed_pct(c.change_pct),
+        );
     }
     let pts: Vec<(f64, f64)> = medians
         .iter()

@@ -50,7 +50,11 @@ fn one(s: &HistorySeries) -> String {
             day(&first.started_at),
             day(&last.started_at)
         ));
-        out.push_str(&format!("  latest {} ({})\n", number(last.median), at(last)));
+        out.push_str(&format!(
+            "  latest {} ({})\n",
+            number(last.median),
+            at(last)
+        ));
     }
     if s.change_points.is_empty() {
         out.push_str("  no change point\n");
@@ -72,7 +76,11 @@ fn one(s: &HistorySeries) -> String {
 
 /// `run 12, 2026-11-30T10:00:00Z, commit 1a2b3c4d5e6f (dirty)`.
 fn at(p: &Point) -> String {
-    let dirty = if p.dirty == Some(true) { " (dirty)" } else { "" };
+    let dirty = if p.dirty == Some(true) {
+        " (dirty)"
+    } else {
+        ""
+    };
     format!(
         "run {}, {}{}{dirty}",
         p.run,

@@ -39,7 +39,7 @@ pub fn iterations_of(result: &Value) -> Vec<StoredIteration> {
             ));
         }
     }
-    out.sort_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
+    out.sort_by_key(|a| (a.0, a.1, a.2));
     out
 }
 
@@ -72,10 +72,12 @@ pub fn sqlite_runs(db: &Path) -> Vec<(i64, String, String, String, String)> {
     let mut s = c
         .prepare("SELECT id, started_at, scenario, status, source FROM runs ORDER BY id")
         .unwrap();
-    s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect()
+    s.query_map([], |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+    })
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
 }
 
 const ITERATIONS_SQL: &str = "SELECT w.position, i.idx, i.sequence, i.excluded, i.error, \
@@ -213,18 +215,17 @@ impl PgDb {
 impl Drop for PgDb {
     fn drop(&mut self) {
         if let Ok(mut c) = postgres::Client::connect(&self.admin, postgres::NoTls) {
-            let _ = c.batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name));
+            let _ = c.batch_execute(&format!(
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                self.name
+            ));
         }
     }
 }
 
 /// `2026-11-01T00:00:00Z` plus `hours`.
 pub fn hour(hours: usize) -> String {
-    format!(
-        "2026-11-{:02}T{:02}:00:00Z",
-        1 + hours / 24,
-        hours % 24
-    )
+    format!("2026-11-{:02}T{:02}:00:00Z", 1 + hours / 24, hours % 24)
 }
 
 /// A result as `rigor run --json` writes it: one row of `scenario` with three iterations whose
@@ -275,7 +276,11 @@ pub fn write_series(
     let mut state = seed;
     (0..n)
         .map(|i| {
-            let level = if i >= at { 10_000.0 * (1.0 + step) } else { 10_000.0 };
+            let level = if i >= at {
+                10_000.0 * (1.0 + step)
+            } else {
+                10_000.0
+            };
             let rps = [0; 3].map(|_| level * (1.0 + 0.01 * noise(&mut state)));
             let commit = format!("{:040x}", i + 1);
             let doc = crafted(scenario, &hour(i), &commit, rps);
