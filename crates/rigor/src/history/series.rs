@@ -357,7 +357,7 @@ mod tests {
     #[test]
     fn each_row_shows_what_it_is_judged_on() {
         assert_eq!(
-            default_measurements(&ids(&["app.max_rss", "load.rps", "load.p99"])),
+            default_measurements(&ids(&["app.rss", "load.rps", "load.latency.p99"])),
             ids(&["load.rps"])
         );
         assert_eq!(
