@@ -18,6 +18,7 @@ mod exec;
 mod exit;
 mod failure;
 mod guards;
+mod history;
 mod interrupt;
 mod live_rate;
 mod load_run;
@@ -41,6 +42,7 @@ fn main() -> ExitCode {
         Command::Run(a) => options::run::RunOptions::from_args(a).and_then(|o| exec::execute(&o)),
         Command::Compare(a) => cli::compare::execute(a),
         Command::Help(a) => cli::help::execute(a),
+        Command::History(a) => cli::history::execute(a),
     };
     match outcome {
         Ok(exit) => exit.into(),

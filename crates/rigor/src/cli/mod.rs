@@ -3,6 +3,7 @@
 
 pub mod compare;
 pub mod help;
+pub mod history;
 pub mod load;
 pub mod run;
 pub mod view;
@@ -43,6 +44,9 @@ pub enum Command {
     /// Compare saved results (rigor run --json) with confidence intervals and verdicts.
     #[command(after_help = DOCS)]
     Compare(compare::CompareArgs),
+    /// The history of stored runs: each series' run medians over time and its change points.
+    #[command(after_help = DOCS)]
+    History(history::HistoryArgs),
     /// Print the help of a command, or of a topic: config, results.
     Help(help::HelpArgs),
 }

@@ -87,6 +87,14 @@ pub struct RunArgs {
     /// (warned about only); by default they are excluded and re-run in the same slot.
     #[arg(long = "keep-noisy")]
     pub keep_noisy: bool,
+    /// Where the run is stored for `rigor history`: a SQLite file or
+    /// postgres://user:pass@host:port/db. Default: env RIGOR_STORE, else .rigor/history.db
+    /// beside the config.
+    #[arg(long = "store", value_name = "PATH|URL")]
+    pub store: Option<String>,
+    /// Store nothing in the history.
+    #[arg(long = "no-store", conflicts_with = "store")]
+    pub no_store: bool,
     #[command(flatten)]
     pub view: super::view::ViewArgs,
 }

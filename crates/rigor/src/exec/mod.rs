@@ -94,8 +94,38 @@ pub fn execute(options: &RunOptions) -> Result<Exit, Failure> {
         failed = true;
     }
     report_run(&result, &outputs, &run_dir);
+    // After the result files: a store that fails loses nothing the run measured.
+    let stored = store_history(&result, options);
     let exit = finish::exit_code(&result, options, failed);
+    let exit = match exit {
+        Exit::Success if !stored => Exit::Failed,
+        exit => exit,
+    };
     Ok(pivot_check(&result, &options.view, exit))
+}
+
+/// Appends the run to the history store (unless `--no-store`); says where, or why it could
+/// not. Returns false when the store failed.
+fn store_history(result: &RunResult, options: &RunOptions) -> bool {
+    let Some(spec) = &options.store else {
+        return true;
+    };
+    match crate::history::store_run(spec, result) {
+        Ok(crate::history::record::Stored::Added(id)) => {
+            console::err(&format!("history: run {id} stored in {}", spec.name()));
+            true
+        }
+        Ok(crate::history::record::Stored::AlreadyThere(id)) => {
+            console::err(&format!("history: already in {} as run {id}", spec.name()));
+            true
+        }
+        Err(e) => {
+            console::err(&format!(
+                "error: cannot store the run in the history: {e} (the result files are written;                  `rigor history import` loads them later)"
+            ));
+            false
+        }
+    }
 }
 
 /// `--pivot` or `--pivot-by` naming what no row measured can only be known once the rows are

@@ -73,6 +73,8 @@ pub struct RunOptions {
     pub keep_noisy: bool,
     /// `--pivot`, `--pivot-by`, `--no-chart`: what the reports show beyond their tables.
     pub view: crate::report::View,
+    /// The history store the finished run is appended to; `None` with `--no-store`.
+    pub store: Option<crate::history::StoreSpec>,
 }
 
 /// Measurement flags the user gave, as opposed to their defaults.
@@ -218,6 +220,8 @@ fn check(args: &RunArgs, selection: &Selection) -> Result<RunOptions, Problems> 
             primary: Some(primary.clone()),
             ..view.unwrap_or_default()
         },
+        store: (!args.no_store)
+            .then(|| crate::history::StoreSpec::choose(args.store.as_deref(), &selection.file)),
     })
 }
 

@@ -9,7 +9,7 @@ mod bars;
 mod frame;
 mod palette;
 mod spectrum;
-mod svg;
+pub(crate) mod svg;
 mod sweep;
 mod thin;
 mod timeline;

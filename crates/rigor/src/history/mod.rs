@@ -1,0 +1,188 @@
+//! The history store: every `rigor run` appended to a database (an embedded SQLite file by
+//! default, or a team's PostgreSQL), so `rigor history` can show how each figure moved over
+//! time and where it stepped. Both stores hold the same versioned schema ([`schema`]); a run is
+//! flattened into rows by [`record`] and read back into series by [`series`].
+
+pub mod changes;
+pub mod import;
+pub mod postgres;
+pub mod record;
+pub mod schema;
+pub mod series;
+pub mod sql;
+pub mod sqlite;
+pub mod time;
+
+use record::{Source, Stored};
+use sql::Sql;
+use std::path::{Path, PathBuf};
+
+/// The environment variable that names the store when `--store` does not.
+pub const STORE_ENV: &str = "RIGOR_STORE";
+
+/// Where the default store lives, relative to the config file's folder.
+pub const DEFAULT_STORE: &str = ".rigor/history.db";
+
+/// Which store to use: a SQLite file or a PostgreSQL URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreSpec {
+    Sqlite(PathBuf),
+    Postgres(String),
+}
+
+impl StoreSpec {
+    /// `postgres://…` (or `postgresql://…`) is a server; anything else a file path.
+    pub fn parse(text: &str) -> StoreSpec {
+        let t = text.trim();
+        if t.starts_with("postgres://") || t.starts_with("postgresql://") {
+            StoreSpec::Postgres(t.to_string())
+        } else {
+            StoreSpec::Sqlite(PathBuf::from(text))
+        }
+    }
+
+    /// The default store of the config at `config`: `.rigor/history.db` beside it.
+    pub fn beside(config: &Path) -> StoreSpec {
+        let dir = config.parent().unwrap_or(Path::new(""));
+        StoreSpec::Sqlite(dir.join(DEFAULT_STORE))
+    }
+
+    /// The store a command uses: `--store` wins over `RIGOR_STORE`, which wins over the default
+    /// beside the config.
+    pub fn choose(flag: Option<&str>, config: &Path) -> StoreSpec {
+        let env = std::env::var(STORE_ENV).ok();
+        match flag.or(env.as_deref().filter(|e| !e.trim().is_empty())) {
+            Some(text) => StoreSpec::parse(text),
+            None => StoreSpec::beside(config),
+        }
+    }
+
+    /// The store for people: its path, or its URL without the password.
+    pub fn name(&self) -> String {
+        match self {
+            StoreSpec::Sqlite(p) => p.display().to_string(),
+            StoreSpec::Postgres(url) => postgres::redact(url),
+        }
+    }
+}
+
+/// An open store of either kind.
+pub enum Store {
+    Sqlite(sqlite::SqliteStore),
+    Postgres(postgres::PgStore),
+}
+
+impl Store {
+    /// Opens the store, migrating its schema. `create`: a SQLite file that does not exist yet is
+    /// made (a reader passes false and says the store is empty instead).
+    pub fn open(spec: &StoreSpec, create: bool) -> Result<Store, String> {
+        match spec {
+            StoreSpec::Sqlite(path) => sqlite::SqliteStore::open(path, create).map(Store::Sqlite),
+            StoreSpec::Postgres(url) => postgres::PgStore::open(url).map(Store::Postgres),
+        }
+    }
+
+    /// Runs `work` in one write transaction.
+    pub fn write<T>(
+        &mut self,
+        work: impl FnOnce(&mut dyn Sql) -> Result<T, String>,
+    ) -> Result<T, String> {
+        match self {
+            Store::Sqlite(s) => s.write(work),
+            Store::Postgres(s) => s.write(work),
+        }
+    }
+
+    /// Runs `work` in one read transaction.
+    pub fn read<T>(
+        &mut self,
+        work: impl FnOnce(&mut dyn Sql) -> Result<T, String>,
+    ) -> Result<T, String> {
+        match self {
+            Store::Sqlite(s) => s.read(work),
+            Store::Postgres(s) => s.read(work),
+        }
+    }
+
+    /// Writes one run in one transaction.
+    pub fn add(
+        &mut self,
+        result: &crate::result::RunResult,
+        source: Source,
+    ) -> Result<Stored, String> {
+        self.write(|tx| record::insert(tx, result, source))
+    }
+}
+
+/// Stores a finished (or interrupted) run as `rigor run` ends; the error names the store.
+pub fn store_run(spec: &StoreSpec, result: &crate::result::RunResult) -> Result<Stored, String> {
+    let name = spec.name();
+    let mut store = Store::open(spec, true).map_err(|e| in_store(&name, e))?;
+    store
+        .add(result, Source::Run)
+        .map_err(|e| in_store(&name, e))
+}
+
+/// `e` said about the store `name`, naming it once.
+pub fn in_store(name: &str, e: String) -> String {
+    if e.contains(name) {
+        e
+    } else {
+        format!("{name}: {e}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_servers_and_everything_else_a_file() {
+        assert_eq!(
+            StoreSpec::parse("postgres://u:p@h/db"),
+            StoreSpec::Postgres("postgres://u:p@h/db".into())
+        );
+        assert_eq!(
+            StoreSpec::parse("postgresql://h/db"),
+            StoreSpec::Postgres("postgresql://h/db".into())
+        );
+        assert_eq!(
+            StoreSpec::parse("runs.db"),
+            StoreSpec::Sqlite("runs.db".into())
+        );
+        assert_eq!(
+            StoreSpec::beside(Path::new("bench/rigor.toml")),
+            StoreSpec::Sqlite("bench/.rigor/history.db".into())
+        );
+        assert_eq!(
+            StoreSpec::beside(Path::new("rigor.toml")),
+            StoreSpec::Sqlite(".rigor/history.db".into())
+        );
+        assert_eq!(
+            StoreSpec::Postgres("postgres://u:secret@h/db".into()).name(),
+            "postgres://u:***@h/db"
+        );
+    }
+
+    #[test]
+    fn a_run_is_written_once_and_read_back_whole() {
+        let dir = std::env::temp_dir().join(format!("rigor-history-unit-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let spec = StoreSpec::Sqlite(dir.join("h.db"));
+        let result = crate::report::sample::sample_result();
+        let first = store_run(&spec, &result).unwrap();
+        assert!(matches!(first, Stored::Added(_)), "{first:?}");
+        let again = store_run(&spec, &result).unwrap();
+        let Stored::Added(id) = first else {
+            unreachable!()
+        };
+        assert_eq!(again, Stored::AlreadyThere(id));
+        let mut store = Store::open(&spec, false).unwrap();
+        let iterations: usize = result.rows.iter().map(|r| r.iterations.len()).sum();
+        let counted = store
+            .read(|tx| tx.query("SELECT COUNT(*) FROM iterations", &[]))
+            .unwrap();
+        assert_eq!(sql::first_int(&counted), Some(iterations as i64));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
