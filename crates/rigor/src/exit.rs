@@ -16,6 +16,9 @@ pub enum Exit {
     Regression,
     /// `--strict`: warnings were raised.
     Strict,
+    /// The statistics could not decide: `rigor bisect` found no culprit it can stand behind, or
+    /// `--fail-on-inconclusive` met an inconclusive verdict.
+    Inconclusive,
     /// Ctrl-C (or SIGTERM) stopped `rigor load` before its window ended.
     Interrupted,
 }
@@ -29,6 +32,7 @@ impl Exit {
             Exit::Usage => 2,
             Exit::Regression => 3,
             Exit::Strict => 4,
+            Exit::Inconclusive => 5,
             Exit::Interrupted => 130,
         }
     }
@@ -52,6 +56,7 @@ mod tests {
             (Exit::Usage, 2),
             (Exit::Regression, 3),
             (Exit::Strict, 4),
+            (Exit::Inconclusive, 5),
             (Exit::Interrupted, 130),
         ];
         for (e, code) in all {
