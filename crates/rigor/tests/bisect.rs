@@ -299,3 +299,68 @@ fn a_command_scenario_needs_a_measurement() {
     assert!(t.contains("name the measurement to bisect with -m"), "{t}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn ctrl_c_stops_cleanly_leaving_no_server_and_valid_worktrees() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    if !have_git() {
+        return;
+    }
+    let dir = temp_dir("bisect-interrupt");
+    let repo = dir.join("repo");
+    let shas = step_history(&repo, "delay_us", "1000", "2000", 6, None);
+    let port = free_port();
+    std::fs::write(
+        dir.join("rigor.toml"),
+        value_config(port, "repo", "delay_us", "--delay-us"),
+    )
+    .unwrap();
+    let before = checkout_state(&repo);
+    let mut child = rigor_command(
+        &dir,
+        &[
+            "bisect", "--good", &shas[0], "--bad", "main", "-s", "s", "-i", "6", "--threshold",
+            "10%",
+        ],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    // Once the first commit between the ends is being measured, Ctrl-C.
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = String::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        seen.push_str(&line);
+        seen.push('\n');
+        if line.contains(" iteration 1:") && seen.contains("commits left, testing") {
+            break;
+        }
+    }
+    assert!(seen.contains("commits left, testing"), "{seen}");
+    // SAFETY: kill only sends a signal, to the rigor this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = child.wait().unwrap();
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut stdout).unwrap();
+    let t = format!("{seen}{}\n{stdout}", rest.join("\n"));
+    assert_eq!(status.code(), Some(1), "{t}");
+    assert!(stdout.contains("interrupted"), "{t}");
+    assert!(
+        processes_with(&format!("--port {port}")).is_empty(),
+        "a server outlived rigor: {t}"
+    );
+    // Every worktree is a clean checkout of its commit, and the user's checkout is as it was.
+    let worktrees = dir.join(".rigor/worktrees");
+    for entry in std::fs::read_dir(&worktrees).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        assert_eq!(git(&path, &["rev-parse", "HEAD"]), name);
+        assert_eq!(git(&path, &["status", "--porcelain", "--untracked-files=no"]), "");
+    }
+    assert_eq!(checkout_state(&repo), before);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

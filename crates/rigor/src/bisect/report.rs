@@ -136,6 +136,7 @@ fn steps_table(steps: &[Step]) -> String {
     for (i, s) in steps.iter().enumerate() {
         let mut subject: String = s.subject.chars().take(32).collect();
         if s.subject.chars().count() > 32 {
+            subject = subject.trim_end().to_string();
             subject.push('…');
         }
         rows.push([
@@ -205,7 +206,7 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3, "{text}");
         assert!(lines[0].starts_with("step  commit"), "{text}");
-        assert!(lines[1].contains("0123456 a subject that is rather longer t…"), "{text}");
+        assert!(lines[1].contains("0123456 a subject that is rather longer…"), "{text}");
         assert!(lines[1].contains("+0.4% [-0.5%, +1.0%] no change"), "{text}");
         assert!(lines[2].contains("skipped: build failed"), "{text}");
         assert_eq!(elapsed(133.0), "2m13s");

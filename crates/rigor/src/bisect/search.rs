@@ -108,6 +108,7 @@ impl Search {
     }
 
     /// The last index known like good and the first known like bad.
+    #[cfg(test)]
     pub fn bounds(&self) -> (usize, usize) {
         (self.good, self.bad)
     }

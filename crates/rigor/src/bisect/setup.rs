@@ -9,12 +9,10 @@ use crate::config::{Work, MAX_ITERATIONS};
 use crate::failure::Failure;
 use crate::measurements::ids;
 use crate::options::run::{refused, Selection};
-use std::path::PathBuf;
 
 /// A bisection ready to start.
 pub struct Setup {
     pub measurement: String,
-    pub repo: PathBuf,
     /// Good first, bad last.
     pub commits: Vec<Commit>,
 }
@@ -71,7 +69,6 @@ pub fn prepare(args: &BisectArgs) -> Result<Setup, Failure> {
     let commits = bgit::path(&repo, &good, &bad).map_err(failed)?;
     Ok(Setup {
         measurement,
-        repo,
         commits,
     })
 }

@@ -208,7 +208,11 @@ mod tests {
 
     fn plan(root: &Path, text: String) -> Result<super::super::model::ScenarioPlan, Problems> {
         let c = Config::parse(&root.join("rigor.toml"), text)?;
-        c.plan("s", &Default::default())
+        let req = super::super::PlanRequest {
+            profile: "local".into(),
+            ..Default::default()
+        };
+        c.plan("s", &req)
     }
 
     #[test]
