@@ -87,7 +87,12 @@ impl Config {
             .map(Path::to_path_buf)
             .unwrap_or_default();
         let worktree = crate::git::worktree_path(&cache_dir(&self.dir), &commit);
-        let job_dir = worktree.join(inside);
+        // The repository's top folder itself: the worktree, without a trailing `/`.
+        let job_dir = if inside.as_os_str().is_empty() {
+            worktree.clone()
+        } else {
+            worktree.join(inside)
+        };
         let git_ref = GitRef {
             variant: String::new(),
             rev: rev.to_string(),
