@@ -57,7 +57,12 @@ pub fn commit_of(repo: &Path, rev: &str) -> Option<String> {
     }
     run(
         repo,
-        &["rev-parse", "--verify", "--quiet", &format!("{rev}^{{commit}}")],
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("{rev}^{{commit}}"),
+        ],
     )
     .ok()
     .filter(|s| !s.is_empty())
@@ -79,9 +84,12 @@ pub fn ensure_worktree(repo: &Path, commit: &str, path: &Path) -> Result<(), Str
         match changed {
             Ok(c) if c.is_empty() && head == commit => return Ok(()),
             Ok(_) => {
-                return run(path, &["checkout", "--quiet", "--force", "--detach", commit])
-                    .map(|_| ())
-                    .map_err(|e| format!("cannot check out {commit} in {}: {e}", path.display()))
+                return run(
+                    path,
+                    &["checkout", "--quiet", "--force", "--detach", commit],
+                )
+                .map(|_| ())
+                .map_err(|e| format!("cannot check out {commit} in {}: {e}", path.display()))
             }
             // Not a working worktree (a half-made one, or its repository entry is gone).
             Err(_) => remove(repo, path)?,
@@ -97,7 +105,9 @@ pub fn ensure_worktree(repo: &Path, commit: &str, path: &Path) -> Result<(), Str
     let target = path.display().to_string();
     run(
         repo,
-        &["worktree", "add", "--quiet", "--detach", "--force", &target, commit],
+        &[
+            "worktree", "add", "--quiet", "--detach", "--force", &target, commit,
+        ],
     )
     .map(|_| ())
     .map_err(|e| format!("cannot add a worktree of {commit} at {target}: {e}"))

@@ -70,7 +70,16 @@ fn a_server_slower_from_commit_6_is_named_and_a_broken_commit_is_skipped() {
     let (code, t, report) = bisect(
         &dir,
         &[
-            "--good", &shas[0], "--bad", "main", "-s", "s", "-i", "6", "--threshold", "10%",
+            "--good",
+            &shas[0],
+            "--bad",
+            "main",
+            "-s",
+            "s",
+            "-i",
+            "6",
+            "--threshold",
+            "10%",
         ],
     );
     assert_eq!(code, Some(0), "{t}");
@@ -81,7 +90,10 @@ fn a_server_slower_from_commit_6_is_named_and_a_broken_commit_is_skipped() {
     assert_eq!(report["subject"], "commit 6: delay_us = 2000");
     assert_eq!(report["measurement"], "load.rps");
     assert!(
-        t.contains(&format!("first bad commit: {} commit 6: delay_us = 2000", shas[5])),
+        t.contains(&format!(
+            "first bad commit: {} commit 6: delay_us = 2000",
+            shas[5]
+        )),
         "{t}"
     );
     // Twice the delay at 8 connections is half the requests: the culprit against its parent.
@@ -152,8 +164,18 @@ fn the_commit_that_added_2_mib_of_working_set_is_named() {
         &repo,
         &dir,
         &[
-            "--good", "HEAD~7", "--bad", "HEAD", "-s", "s", "-m", "app.rss", "-i", "6",
-            "--threshold", "5%",
+            "--good",
+            "HEAD~7",
+            "--bad",
+            "HEAD",
+            "-s",
+            "s",
+            "-m",
+            "app.rss",
+            "-i",
+            "6",
+            "--threshold",
+            "5%",
         ],
     );
     assert_eq!(code, Some(0), "{t}");
@@ -201,7 +223,16 @@ fn good_and_bad_that_do_not_differ_stop_with_exit_5() {
     let (code, t, report) = bisect(
         &dir,
         &[
-            "--good", &shas[0], "--bad", &shas[7], "-s", "s", "-i", "6", "--threshold", "10%",
+            "--good",
+            &shas[0],
+            "--bad",
+            &shas[7],
+            "-s",
+            "s",
+            "-i",
+            "6",
+            "--threshold",
+            "10%",
         ],
     );
     assert_eq!(code, Some(5), "{t}");
@@ -262,7 +293,9 @@ fn bad_revisions_folders_outside_git_and_missing_flags_fail_clearly() {
         "no scenario named `nosuch`",
     );
     fails(
-        &["--good", "main~1", "--bad", "main", "-s", "s", "-m", "load.rpz"],
+        &[
+            "--good", "main~1", "--bad", "main", "-s", "s", "-m", "load.rpz",
+        ],
         2,
         "unknown measurement `load.rpz`",
     );
@@ -324,7 +357,16 @@ fn ctrl_c_stops_cleanly_leaving_no_server_and_valid_worktrees() {
     let mut child = rigor_command(
         &dir,
         &[
-            "bisect", "--good", &shas[0], "--bad", "main", "-s", "s", "-i", "6", "--threshold",
+            "bisect",
+            "--good",
+            &shas[0],
+            "--bad",
+            "main",
+            "-s",
+            "s",
+            "-i",
+            "6",
+            "--threshold",
             "10%",
         ],
     )
@@ -363,7 +405,10 @@ fn ctrl_c_stops_cleanly_leaving_no_server_and_valid_worktrees() {
         let path = entry.unwrap().path();
         let name = path.file_name().unwrap().to_string_lossy().to_string();
         assert_eq!(git(&path, &["rev-parse", "HEAD"]), name);
-        assert_eq!(git(&path, &["status", "--porcelain", "--untracked-files=no"]), "");
+        assert_eq!(
+            git(&path, &["status", "--porcelain", "--untracked-files=no"]),
+            ""
+        );
     }
     assert_eq!(checkout_state(&repo), before);
     std::fs::remove_dir_all(&dir).unwrap();

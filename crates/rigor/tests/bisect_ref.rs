@@ -87,7 +87,9 @@ fn an_unknown_ref_is_a_config_error_naming_the_key() {
         2,
     );
     assert!(
-        t.contains("scenarios.s.variants.new.ref: `no-such-branch` is not a commit of the repository at"),
+        t.contains(
+            "scenarios.s.variants.new.ref: `no-such-branch` is not a commit of the repository at"
+        ),
         "{t}"
     );
     assert!(!dir.join(".rigor").exists(), "{t}");

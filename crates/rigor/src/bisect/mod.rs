@@ -43,7 +43,10 @@ enum Outcome {
         unknown: usize,
     },
     /// Good and bad do not differ beyond the threshold (or could not be told apart): why.
-    NoDifference { verdict: &'static str, why: String },
+    NoDifference {
+        verdict: &'static str,
+        why: String,
+    },
     Interrupted,
 }
 
@@ -147,7 +150,10 @@ impl Bisection {
         let failed = |e: String| Failure::from(anyhow::anyhow!(e));
         for (name, c) in [("good", self.good().clone()), ("bad", self.bad().clone())] {
             self.bench.build(&c.sha).map_err(|e| {
-                failed(format!("the {name} commit {} does not build: {e}", c.label()))
+                failed(format!(
+                    "the {name} commit {} does not build: {e}",
+                    c.label()
+                ))
             })?;
         }
         say(&format!(
@@ -192,7 +198,12 @@ impl Bisection {
             say(&format!("bisect: bad against good: {m} {}", side.text()));
             return Ok(None);
         }
-        Ok(Some(no_difference(&m, self.bench.threshold, &side, run.iterations)))
+        Ok(Some(no_difference(
+            &m,
+            self.bench.threshold,
+            &side,
+            run.iterations,
+        )))
     }
 
     /// Measures the commit at `i` against both ends (after its build) and judges it.

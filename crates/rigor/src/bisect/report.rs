@@ -206,8 +206,14 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3, "{text}");
         assert!(lines[0].starts_with("step  commit"), "{text}");
-        assert!(lines[1].contains("0123456 a subject that is rather longer…"), "{text}");
-        assert!(lines[1].contains("+0.4% [-0.5%, +1.0%] no change"), "{text}");
+        assert!(
+            lines[1].contains("0123456 a subject that is rather longer…"),
+            "{text}"
+        );
+        assert!(
+            lines[1].contains("+0.4% [-0.5%, +1.0%] no change"),
+            "{text}"
+        );
         assert!(lines[2].contains("skipped: build failed"), "{text}");
         assert_eq!(elapsed(133.0), "2m13s");
         assert_eq!(elapsed(41.4), "41s");

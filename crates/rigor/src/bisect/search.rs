@@ -139,7 +139,13 @@ mod tests {
     fn the_culprit_is_found_at_every_position_in_log2_steps() {
         for n in 1..=40 {
             for k in 1..=n {
-                let (end, tested) = search(n, |i| if i >= k { Decision::Bad } else { Decision::Good });
+                let (end, tested) = search(n, |i| {
+                    if i >= k {
+                        Decision::Bad
+                    } else {
+                        Decision::Good
+                    }
+                });
                 assert_eq!(end, Next::Culprit(k), "n {n} k {k}");
                 let bound = (usize::BITS - n.leading_zeros()) as usize;
                 assert!(tested.len() <= bound, "n {n} k {k}: {tested:?}");

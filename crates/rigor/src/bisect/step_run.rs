@@ -167,7 +167,12 @@ impl Bench {
 
 impl StepRun {
     /// The comparison of `candidate` against `baseline` on `measurement`.
-    pub fn comparison(&self, baseline: &str, candidate: &str, measurement: &str) -> Option<&Comparison> {
+    pub fn comparison(
+        &self,
+        baseline: &str,
+        candidate: &str,
+        measurement: &str,
+    ) -> Option<&Comparison> {
         self.result.comparisons.iter().find(|c| {
             c.baseline == baseline && c.candidate == candidate && c.measurement == measurement
         })
