@@ -6,6 +6,7 @@
 //! `result` the record every stage fills and `failure`/`exit` how a command ends.
 
 mod analysis;
+mod bisect;
 mod cli;
 mod clock;
 mod config;
@@ -17,6 +18,7 @@ mod duration;
 mod exec;
 mod exit;
 mod failure;
+mod git;
 mod guards;
 mod history;
 mod interrupt;
@@ -43,6 +45,7 @@ fn main() -> ExitCode {
         Command::Compare(a) => cli::compare::execute(a),
         Command::Help(a) => cli::help::execute(a),
         Command::History(a) => cli::history::execute(a),
+        Command::Bisect(a) => bisect::execute(a),
     };
     match outcome {
         Ok(exit) => exit.into(),

@@ -49,8 +49,13 @@ pub fn prepare(selection: &Selection) -> Result<RunPlan, Problems> {
     // A file with problems is still planned (its entries that are right), so the problems of
     // the file and of every row are listed together, in line order.
     let planned = match Config::load_all(&selection.file) {
-        Ok((config, found)) => {
+        Ok((mut config, found)) => {
             problems.extend(found);
+            if !selection.refs.is_empty() {
+                for s in &selection.scenarios {
+                    config.use_ref_variants(s, &selection.refs);
+                }
+            }
             match plan(&config, selection, Limits::this_machine()) {
                 Ok(planned) => Some(planned),
                 Err(p) => {

@@ -1,6 +1,7 @@
 //! The command line: clap's structs, and the only place clap types exist. Each command's file
 //! holds its flags and the wiring from them to the work: flags → `options` → the work → report.
 
+pub mod bisect;
 pub mod compare;
 pub mod help;
 pub mod history;
@@ -47,6 +48,10 @@ pub enum Command {
     /// The history of stored runs: each series' run medians over time and its change points.
     #[command(after_help = DOCS)]
     History(history::HistoryArgs),
+    /// Find the commit that changed a measurement: binary search between a good and a bad
+    /// revision, each commit built in its own worktree and measured interleaved with both ends.
+    #[command(after_help = DOCS)]
+    Bisect(bisect::BisectArgs),
     /// Print the help of a command, or of a topic: config, results.
     Help(help::HelpArgs),
 }

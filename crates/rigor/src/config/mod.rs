@@ -5,6 +5,7 @@ pub(crate) mod checks;
 mod cpus;
 mod declared;
 mod document;
+mod git_ref;
 mod limits;
 mod locate;
 mod model;
@@ -19,6 +20,7 @@ mod syntax;
 mod vars;
 
 pub use cpus::parse_cpu_list;
+pub use git_ref::{ensure_worktrees, record_refs, GitRef};
 pub use limits::Limits;
 pub use model::{AppJob, CommandWork, ExtractRule, LoadJob, MetricsScrape, Ready, RowPlan, Work};
 pub use problems::Problems;

@@ -38,6 +38,8 @@ pub struct AppJob {
     pub priority_high: bool,
     /// `metrics = URL`: the Prometheus/OpenMetrics endpoint scraped during the iteration.
     pub metrics: Option<MetricsScrape>,
+    /// `ref` on the row's variant: the commit `dir` is a worktree of.
+    pub git_ref: Option<super::GitRef>,
 }
 
 /// Where an application's runtime metrics are read and which series count.

@@ -252,6 +252,9 @@ pub struct RawVariant {
     pub build: Option<String>,
     pub dir: Option<String>,
     pub artifact: Option<String>,
+    /// `ref = "REV"`: the application runs from a git worktree of this commit.
+    #[serde(rename = "ref")]
+    pub git_ref: Option<String>,
 }
 
 /// Where and how each role runs.

@@ -86,6 +86,7 @@ impl Config {
         };
         let table = &src.table;
         let dir = self.app_dir(&src, vars, p);
+        let (dir, git_ref) = self.variant_ref(variant, dir, vars, p);
         let text = |key, of_job, of_variant, p: &mut Problems| {
             self.expand_picked(vars, src.pick(key, of_job, of_variant), p)
                 .map(|picked| picked.text)
@@ -137,6 +138,7 @@ impl Config {
             cpus,
             priority_high,
             metrics,
+            git_ref,
         }
     }
 

@@ -43,6 +43,7 @@ pub fn collect(env: &rigor_probe::Environment, apps: &[&AppJob], cgroup_note: &s
         }
         jobs.insert(job.name.clone(), Value::Object(j));
     }
+    crate::config::record_refs(&mut jobs, apps);
     if let Value::Object(m) = &mut root {
         m.insert(
             "rigor_version".into(),

@@ -49,6 +49,30 @@ use std::path::Path;
 
 /// Runs `rigor run` on this machine; returns how it ended.
 pub fn execute(options: &RunOptions) -> Result<Exit, Failure> {
+    let run = measure(options)?;
+    report_run(&run.result, &run.outputs, &run.run_dir);
+    // After the result files: a store that fails loses nothing the run measured.
+    let stored = store_history(&run.result, &run.options);
+    let exit = match finish::exit_code(&run.result, &run.options, run.failed) {
+        Exit::Success if !stored => Exit::Failed,
+        exit => exit,
+    };
+    Ok(pivot_check(&run.result, &run.options.view, exit))
+}
+
+/// A finished run before its report: what `rigor bisect` reads of each run it makes.
+pub struct Measured {
+    pub result: RunResult,
+    /// Whether anything (a build, an iteration, writing the result) failed.
+    pub failed: bool,
+    /// The options as the plan completed them (the primary of a command job…).
+    pub options: RunOptions,
+    outputs: Outputs,
+    run_dir: std::path::PathBuf,
+}
+
+/// Runs `options` to the end and writes its result files, printing no report.
+pub fn measure(options: &RunOptions) -> Result<Measured, Failure> {
     // The sentinel is forked while rigor is still single-threaded, before any handler or thread.
     sentinel::start();
     interrupt::install();
@@ -61,7 +85,8 @@ pub fn execute(options: &RunOptions) -> Result<Exit, Failure> {
         mut result,
         busy_before_pct,
     } = prepare::prepare(options)?;
-    let options = &options.for_plan(&plan);
+    let options = options.for_plan(&plan);
+    let options = &options;
     // The primary of what the plan runs picks each timeline's median iteration.
     outputs.view = options.view.in_file();
     outputs.remember(&result);
@@ -93,15 +118,21 @@ pub fn execute(options: &RunOptions) -> Result<Exit, Failure> {
         console::err(&format!("error: {e}"));
         failed = true;
     }
-    report_run(&result, &outputs, &run_dir);
-    // After the result files: a store that fails loses nothing the run measured.
-    let stored = store_history(&result, options);
-    let exit = finish::exit_code(&result, options, failed);
-    let exit = match exit {
-        Exit::Success if !stored => Exit::Failed,
-        exit => exit,
-    };
-    Ok(pivot_check(&result, &options.view, exit))
+    Ok(Measured {
+        result,
+        failed,
+        options: options.clone(),
+        outputs,
+        run_dir,
+    })
+}
+
+/// Makes the worktree of a commit variant and runs the job's verified build alone, logging to
+/// `log` and keeping the artifact under `snapshots`: `rigor bisect` skips a commit that does
+/// not build before measuring anything against it.
+pub fn build_only(app: &crate::config::AppJob, log: &Path, snapshots: &Path) -> Result<(), String> {
+    crate::config::ensure_worktrees([app])?;
+    build::build(app, log, snapshots).map(|_| ())
 }
 
 /// Appends the run to the history store (unless `--no-store`); says where, or why it could
@@ -121,7 +152,8 @@ fn store_history(result: &RunResult, options: &RunOptions) -> bool {
         }
         Err(e) => {
             console::err(&format!(
-                "error: cannot store the run in the history: {e} (the result files are written;                  `rigor history import` loads them later)"
+                "error: cannot store the run in the history: {e} (the result files are written; \
+                 `rigor history import` loads them later)"
             ));
             false
         }

@@ -29,6 +29,9 @@ pub struct Prepared {
 pub fn prepare(options: &RunOptions) -> Result<Prepared, Failure> {
     let plan = plan::prepare(&options.selection).map_err(|p| refused(&p))?;
     check_plan(&plan, options)?;
+    // Variants with `ref` run from worktrees, made before anything reads their folders.
+    crate::config::ensure_worktrees(plan.rows.iter().map(|r| &r.plan.app))
+        .map_err(|e| Failure::from(anyhow::anyhow!(e)))?;
     let (outputs, run_dir) = outputs(options)?;
     let seed = options.seed.unwrap_or_else(rand::random);
     let (cgroup_note, housekeeping) = housekeeping();

@@ -45,6 +45,7 @@ fn app(build: Option<&str>) -> AppJob {
         cpus: None,
         priority_high: false,
         metrics: None,
+        git_ref: None,
     }
 }
 

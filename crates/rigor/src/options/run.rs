@@ -25,6 +25,9 @@ pub struct Selection {
     pub vars: Vec<(String, String)>,
     /// Variants to compare, baseline first; `None` means every declared variant.
     pub variants: Option<Vec<String>>,
+    /// `(name, rev)`: replaces the selected scenarios' variants with one per commit, built
+    /// from a worktree of it (how `rigor bisect` runs commits); empty leaves the config as is.
+    pub refs: Vec<(String, String)>,
 }
 
 /// Where the result files go. The paths are only checked for writability once the plan is
@@ -113,6 +116,7 @@ impl RunOptions {
             iterations: args.iterations,
             vars: parse_vars(&args.vars).unwrap_or_default(),
             variants: args.variants.clone(),
+            refs: Vec::new(),
         };
         check(args, &selection).map_err(|mut problems| {
             if let Err(config) = crate::plan::prepare(&selection) {

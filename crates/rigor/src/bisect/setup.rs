@@ -1,0 +1,89 @@
+//! Everything a bisection checks before it builds anything: the flags, the scenario (one row),
+//! the measurement, the repository of the scenario's job and the path from good to bad. Bad
+//! flags and configs are usage failures (exit 2); a folder outside git or revisions that are
+//! not commits of it fail (exit 1).
+
+use super::git::{self as bgit, Commit};
+use crate::cli::bisect::BisectArgs;
+use crate::config::{Work, MAX_ITERATIONS};
+use crate::failure::Failure;
+use crate::measurements::ids;
+use crate::options::run::{refused, Selection};
+
+/// A bisection ready to start.
+pub struct Setup {
+    pub measurement: String,
+    /// Good first, bad last.
+    pub commits: Vec<Commit>,
+}
+
+/// Checks the flags, the config and the repository.
+pub fn prepare(args: &BisectArgs) -> Result<Setup, Failure> {
+    check_flags(args)?;
+    let selection = Selection {
+        file: args.file.clone(),
+        scenarios: vec![args.scenario.clone()],
+        profile: "local".into(),
+        iterations: Some(args.iterations),
+        vars: Vec::new(),
+        variants: None,
+        refs: Vec::new(),
+    };
+    let plan = crate::plan::prepare(&selection).map_err(|p| refused(&p))?;
+    let Some(first) = plan.rows.first() else {
+        return Err(Failure::usage(format!(
+            "scenario `{}` has no row to measure",
+            args.scenario
+        )));
+    };
+    let mut combos: Vec<_> = plan.rows.iter().map(|r| &r.key.variables).collect();
+    combos.dedup();
+    if combos.len() > 1 {
+        return Err(Failure::usage(format!(
+            "scenario `{}` has {} matrix rows: bisect measures one row; make a scenario \
+             without a matrix (or with one value per variable) for it",
+            args.scenario,
+            combos.len()
+        )));
+    }
+    let measurement = match (&args.measurement, &first.plan.work) {
+        (Some(m), _) => m.clone(),
+        (None, Work::Load(_)) => ids::LOAD_RPS.to_string(),
+        (None, Work::Command(_)) => {
+            return Err(Failure::usage(format!(
+                "scenario `{}` runs a command job: name the measurement to bisect with -m \
+                 (its own figure cmd.NAME, or app.elapsed, app.rss…)",
+                args.scenario
+            )))
+        }
+    };
+    let failed = |e: String| Failure::from(anyhow::anyhow!(e));
+    let repo = crate::git::toplevel(&first.plan.app.dir).map_err(|e| {
+        failed(format!(
+            "the folder of job `{}`: {e}; bisect needs the job's repository",
+            first.plan.app.name
+        ))
+    })?;
+    let good = bgit::resolve(&repo, "--good", &args.good).map_err(failed)?;
+    let bad = bgit::resolve(&repo, "--bad", &args.bad).map_err(failed)?;
+    let commits = bgit::path(&repo, &good, &bad).map_err(failed)?;
+    Ok(Setup {
+        measurement,
+        commits,
+    })
+}
+
+/// The flags alone: iterations within the limits, a known measurement id.
+fn check_flags(args: &BisectArgs) -> Result<(), Failure> {
+    let most = MAX_ITERATIONS / super::CAP_FACTOR;
+    if args.iterations == 0 || args.iterations > most {
+        return Err(Failure::usage(format!(
+            "-i/--iterations must be 1 to {most} (a step may grow to {}× it)",
+            super::CAP_FACTOR
+        )));
+    }
+    if let Some(m) = &args.measurement {
+        crate::measurements::validate(m).map_err(|e| Failure::usage(format!("-m: {e}")))?;
+    }
+    Ok(())
+}

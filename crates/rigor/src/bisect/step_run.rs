@@ -1,0 +1,209 @@
+//! One measured step of a bisection: an ordinary `rigor run` of the scenario whose variants are
+//! commits (`ref`), interleaved, with `--until-conclusive` adding rounds up to the cap while a
+//! comparison is still inconclusive. Its result file and logs stay in the bisection's folder;
+//! nothing goes to stdout. Each commit's verified build is tried once on its own before it is
+//! measured, so a commit that does not build is skipped without running anything.
+
+use crate::cli::{Cli, Command};
+use crate::exec;
+use crate::failure::Failure;
+use crate::options::run::{RunOptions, Selection};
+use crate::result::{Comparison, RunResult};
+use clap::Parser;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// What every step shares: the config, scenario and measurement, where files go, and what was
+/// built and spent so far.
+pub struct Bench {
+    pub file: PathBuf,
+    pub scenario: String,
+    pub measurement: String,
+    pub threshold: f64,
+    /// Iterations per commit and step, and the most `--until-conclusive` may reach.
+    pub iterations: usize,
+    pub cap: usize,
+    /// The bisection's folder: a result file and a folder of logs per step.
+    pub folder: PathBuf,
+    /// Each commit's build outcome (the first line of its error when it failed).
+    built: BTreeMap<String, Result<(), String>>,
+    /// Iterations run so far, over every step.
+    pub spent: usize,
+    runs: usize,
+}
+
+/// One step's run: its result, and where its file is.
+pub struct StepRun {
+    pub result: RunResult,
+    pub json: PathBuf,
+    /// Iterations this run made.
+    pub iterations: usize,
+}
+
+impl Bench {
+    /// A bench for `scenario` of the config `file`, writing into `folder`.
+    pub fn new(
+        file: &Path,
+        scenario: &str,
+        measurement: &str,
+        threshold: f64,
+        iterations: usize,
+        folder: PathBuf,
+    ) -> Bench {
+        Bench {
+            file: file.to_path_buf(),
+            scenario: scenario.to_string(),
+            measurement: measurement.to_string(),
+            threshold,
+            iterations,
+            cap: iterations.saturating_mul(super::CAP_FACTOR),
+            folder,
+            built: BTreeMap::new(),
+            spent: 0,
+            runs: 0,
+        }
+    }
+
+    /// Builds `sha` once with rigor's verified build in its worktree; later calls say what the
+    /// first one found.
+    pub fn build(&mut self, sha: &str) -> Result<(), String> {
+        if let Some(done) = self.built.get(sha) {
+            return done.clone();
+        }
+        let outcome = self.build_once(sha);
+        self.built.insert(sha.to_string(), outcome.clone());
+        outcome
+    }
+
+    fn build_once(&self, sha: &str) -> Result<(), String> {
+        let selection = self.selection(&[("tested".into(), sha.into())]);
+        let plan = crate::plan::prepare(&selection).map_err(|p| p.messages().join("; "))?;
+        let Some(row) = plan.rows.first() else {
+            return Err("the scenario has no row to build".into());
+        };
+        let short = crate::git::short(sha);
+        let dir = self.folder.join("builds");
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        exec::build_only(
+            &row.plan.app,
+            &dir.join(format!("{short}.log")),
+            &dir.join(short),
+        )
+    }
+
+    /// The selection of a step: the scenario with `refs` as its variants, baseline first.
+    fn selection(&self, refs: &[(String, String)]) -> Selection {
+        Selection {
+            file: self.file.clone(),
+            scenarios: vec![self.scenario.clone()],
+            profile: "local".into(),
+            iterations: Some(self.iterations),
+            vars: Vec::new(),
+            variants: None,
+            refs: refs.to_vec(),
+        }
+    }
+
+    /// Runs the commits `refs` (variant name, full hash; the first is the baseline) interleaved
+    /// as step `label`, and counts its iterations.
+    pub fn run(&mut self, label: &str, refs: &[(String, String)]) -> Result<StepRun, Failure> {
+        self.runs += 1;
+        let json = self.folder.join(format!("{label}.json"));
+        let mut options = self.options(&json, &self.folder.join(label))?;
+        options.selection.refs = refs.to_vec();
+        let measured = exec::measure(&options)?;
+        let iterations = measured
+            .result
+            .rows
+            .iter()
+            .map(|r| r.iterations.len())
+            .sum();
+        self.spent += iterations;
+        Ok(StepRun {
+            result: measured.result,
+            json,
+            iterations,
+        })
+    }
+
+    /// How many runs the bisection made so far.
+    pub fn runs(&self) -> usize {
+        self.runs
+    }
+
+    /// `rigor run` options for one step, made from the flags a user would type, so a step is
+    /// exactly the run `rigor run` would make of them.
+    fn options(&self, json: &Path, out_dir: &Path) -> Result<RunOptions, Failure> {
+        let argv: Vec<String> = [
+            "rigor",
+            "run",
+            "-f",
+            &self.file.display().to_string(),
+            "-s",
+            &self.scenario,
+            "-i",
+            &self.iterations.to_string(),
+            "--until-conclusive",
+            &self.cap.to_string(),
+            "--primary",
+            &self.measurement,
+            "--threshold",
+            &self.threshold.to_string(),
+            "--json",
+            &json.display().to_string(),
+            "--out-dir",
+            &out_dir.display().to_string(),
+            // A step measures commits against each other, not the project's history.
+            "--no-store",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let cli = Cli::try_parse_from(argv).map_err(|e| Failure::usage(e.to_string()))?;
+        let Command::Run(args) = cli.command else {
+            return Err(Failure::usage("not a run"));
+        };
+        RunOptions::from_args(&args)
+    }
+}
+
+impl StepRun {
+    /// The comparison of `candidate` against `baseline` on `measurement`.
+    pub fn comparison(
+        &self,
+        baseline: &str,
+        candidate: &str,
+        measurement: &str,
+    ) -> Option<&Comparison> {
+        self.result.comparisons.iter().find(|c| {
+            c.baseline == baseline && c.candidate == candidate && c.measurement == measurement
+        })
+    }
+
+    /// Why the variant's row did not measure: its build error, or that no iteration of it
+    /// succeeded.
+    pub fn not_measured(&self, variant: &str) -> Option<String> {
+        let row = self
+            .result
+            .rows
+            .iter()
+            .find(|r| r.variant.as_deref() == Some(variant))?;
+        if let Some(e) = &row.build_error {
+            return Some(first_line(e));
+        }
+        if row.kept_iterations().next().is_none() {
+            let why = row
+                .iterations
+                .iter()
+                .find_map(|it| it.error.clone())
+                .unwrap_or_else(|| "no iteration ran".into());
+            return Some(first_line(&why));
+        }
+        None
+    }
+}
+
+/// The first line of a (possibly long) error.
+pub fn first_line(text: &str) -> String {
+    text.lines().next().unwrap_or("").to_string()
+}

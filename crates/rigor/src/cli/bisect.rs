@@ -1,0 +1,37 @@
+//! `rigor bisect`: its flags. The search itself lives in `bisect/`.
+
+use clap::Args;
+use std::path::PathBuf;
+
+/// Flags of `rigor bisect` (a stable contract: scripts depend on their names).
+#[derive(Args, Debug, Clone)]
+pub struct BisectArgs {
+    /// A revision where the measurement is as it should be (a hash, tag, branch, `HEAD~8`).
+    #[arg(long = "good", value_name = "REV")]
+    pub good: String,
+    /// A later revision where it changed; `good` must be on its first-parent history.
+    #[arg(long = "bad", value_name = "REV")]
+    pub bad: String,
+    /// The scenario to measure (one row: no matrix).
+    #[arg(short = 's', long = "scenario")]
+    pub scenario: String,
+    /// The measurement that changed. Default: load.rps; a command scenario must name one.
+    #[arg(short = 'm', long = "measurement", value_name = "ID")]
+    pub measurement: Option<String>,
+    /// Config file.
+    #[arg(short = 'f', long = "file", default_value = "rigor.toml")]
+    pub file: PathBuf,
+    /// Iterations per commit and step; a step still undecided gets more rounds, up to 4× this.
+    #[arg(short = 'i', long = "iterations", default_value_t = 6)]
+    pub iterations: usize,
+    /// Practical threshold: changes within ±this are "no change" (`2` or `2%`).
+    #[arg(long = "threshold", default_value = "2%", value_name = "PCT",
+          value_parser = crate::options::compare::parse_threshold)]
+    pub threshold: f64,
+    /// Also write the bisection as JSON (`rigor.bisect.v1`).
+    #[arg(long = "json", value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Folder for each step's result, logs and builds (in a `bisect-<time>` folder).
+    #[arg(long = "out-dir", default_value = "rigor-results")]
+    pub out_dir: PathBuf,
+}

@@ -1,0 +1,159 @@
+//! The git commands rigor runs itself: finding a folder's repository, resolving a revision to
+//! a commit, and keeping a detached worktree per commit (for variants with `ref` and for
+//! `rigor bisect`). The user's checkout, index and branches are never changed: worktrees are
+//! added detached, under rigor's own cache folder.
+//!
+//! Each command runs in a process group of its own, so the Ctrl-C the terminal sends to rigor
+//! does not cut a `git worktree add` in half (it is short; rigor checks for the interrupt once
+//! it returns), and the group is registered so no git outlives a rigor that is killed.
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Runs `git -C dir ARGS…`; its trimmed stdout, or its stderr (or why it did not start).
+pub fn run(dir: &Path, args: &[&str]) -> Result<String, String> {
+    let mut cmd = Command::new("git");
+    cmd.arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot run git ({e}); is git installed?"))?;
+    let pgid = child.id() as i32;
+    crate::interrupt::register_group(pgid);
+    let out = child.wait_with_output();
+    crate::interrupt::unregister_group(pgid);
+    let out = out.map_err(|e| format!("git {}: {e}", args.join(" ")))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    } else {
+        let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        Err(if err.is_empty() {
+            format!("git {} failed ({})", args.join(" "), out.status)
+        } else {
+            err
+        })
+    }
+}
+
+/// The top folder of the repository holding `dir` (its real path), or why there is none.
+pub fn toplevel(dir: &Path) -> Result<PathBuf, String> {
+    run(dir, &["rev-parse", "--show-toplevel"])
+        .map(PathBuf::from)
+        .map_err(|_| format!("{} is not inside a git repository", dir.display()))
+}
+
+/// The full hash of the commit `rev` names in the repository at `repo`; `None` when it names
+/// no commit.
+pub fn commit_of(repo: &Path, rev: &str) -> Option<String> {
+    if rev.is_empty() || rev.starts_with('-') {
+        return None;
+    }
+    run(
+        repo,
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("{rev}^{{commit}}"),
+        ],
+    )
+    .ok()
+    .filter(|s| !s.is_empty())
+}
+
+/// Where the worktree of `commit` lives in the cache folder `cache`.
+pub fn worktree_path(cache: &Path, commit: &str) -> PathBuf {
+    cache.join("worktrees").join(commit)
+}
+
+/// Makes `path` a detached worktree of `commit` of the repository at `repo`: an existing one
+/// at that commit with no change to a tracked file is reused as it is (so what was built there
+/// stays); one at another commit, with changed tracked files or half made, is checked out
+/// again or made anew. Untracked files (build outputs) are kept.
+pub fn ensure_worktree(repo: &Path, commit: &str, path: &Path) -> Result<(), String> {
+    if path.join(".git").exists() {
+        let head = run(path, &["rev-parse", "--verify", "--quiet", "HEAD"]).unwrap_or_default();
+        let changed = run(path, &["status", "--porcelain", "--untracked-files=no"]);
+        match changed {
+            Ok(c) if c.is_empty() && head == commit => return Ok(()),
+            Ok(_) => {
+                return run(
+                    path,
+                    &["checkout", "--quiet", "--force", "--detach", commit],
+                )
+                .map(|_| ())
+                .map_err(|e| format!("cannot check out {commit} in {}: {e}", path.display()))
+            }
+            // Not a working worktree (a half-made one, or its repository entry is gone).
+            Err(_) => remove(repo, path)?,
+        }
+    } else if path.exists() {
+        remove(repo, path)?;
+    }
+    if let Some(cache) = path.parent().and_then(Path::parent) {
+        hide_from_git(cache);
+    }
+    // A worktree whose folder was deleted by hand is still registered until pruned.
+    let _ = run(repo, &["worktree", "prune"]);
+    let target = path.display().to_string();
+    run(
+        repo,
+        &[
+            "worktree", "add", "--quiet", "--detach", "--force", &target, commit,
+        ],
+    )
+    .map(|_| ())
+    .map_err(|e| format!("cannot add a worktree of {commit} at {target}: {e}"))
+}
+
+/// Removes a broken worktree folder and its registration.
+fn remove(repo: &Path, path: &Path) -> Result<(), String> {
+    std::fs::remove_dir_all(path)
+        .map_err(|e| format!("cannot remove the broken worktree {}: {e}", path.display()))?;
+    let _ = run(repo, &["worktree", "prune"]);
+    Ok(())
+}
+
+/// A `.gitignore` of `*` in the cache folder, so worktrees kept beside a config inside the
+/// user's checkout never show in its `git status`.
+fn hide_from_git(cache: &Path) {
+    let ignore = cache.join(".gitignore");
+    if !ignore.exists() {
+        let _ = std::fs::create_dir_all(cache);
+        let _ = std::fs::write(ignore, "*\n");
+    }
+}
+
+/// The first line of the message of `commit`.
+pub fn subject(repo: &Path, commit: &str) -> String {
+    run(repo, &["log", "-1", "--format=%s", commit]).unwrap_or_default()
+}
+
+/// The first seven characters of a hash, as people quote commits.
+pub fn short(commit: &str) -> &str {
+    &commit[..commit.len().min(7)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_hashes_are_seven_characters_or_the_whole() {
+        assert_eq!(short("0123456789abcdef"), "0123456");
+        assert_eq!(short("abc"), "abc");
+    }
+
+    #[test]
+    fn option_like_revisions_name_no_commit() {
+        assert_eq!(commit_of(Path::new("/"), "--all"), None);
+        assert_eq!(commit_of(Path::new("/"), ""), None);
+    }
+}
