@@ -53,6 +53,7 @@ fn checkout_state(repo: &Path) -> String {
 
 #[test]
 fn a_server_slower_from_commit_6_is_named_and_a_broken_commit_is_skipped() {
+    let _serial = one_at_a_time();
     if !have_git() {
         return;
     }
@@ -146,6 +147,7 @@ fn a_server_slower_from_commit_6_is_named_and_a_broken_commit_is_skipped() {
 
 #[test]
 fn the_commit_that_added_2_mib_of_working_set_is_named() {
+    let _serial = one_at_a_time();
     if !have_git() {
         return;
     }
@@ -208,6 +210,7 @@ fn the_commit_that_added_2_mib_of_working_set_is_named() {
 
 #[test]
 fn good_and_bad_that_do_not_differ_stop_with_exit_5() {
+    let _serial = one_at_a_time();
     if !have_git() {
         return;
     }
@@ -339,6 +342,7 @@ fn a_command_scenario_needs_a_measurement() {
 
 #[test]
 fn ctrl_c_stops_cleanly_leaving_no_server_and_valid_worktrees() {
+    let _serial = one_at_a_time();
     use std::io::{BufRead, BufReader};
     use std::process::Stdio;
     if !have_git() {

@@ -15,7 +15,14 @@ use toml::de::{DeTable, DeValue, ValueDeserializer};
 use toml::Spanned;
 
 /// The sections `rigor.toml` may hold at its top level.
-const SECTIONS: &[&str] = &["variables", "jobs", "scenarios", "profiles", "measurements"];
+const SECTIONS: &[&str] = &[
+    "variables",
+    "jobs",
+    "scenarios",
+    "profiles",
+    "measurements",
+    "hosts",
+];
 
 /// The file's entries that deserialized, and every problem of the others; `Err` only for a
 /// syntax error, after which nothing of the file can be trusted.
@@ -31,6 +38,7 @@ pub fn read(path: &Path, text: &str) -> Result<(RawConfig, Problems), Problems> 
             "scenarios" => reader.section(value, &mut raw.scenarios, &mut p),
             "profiles" => reader.section(value, &mut raw.profiles, &mut p),
             "measurements" => reader.section(value, &mut raw.measurements, &mut p),
+            "hosts" => reader.section(value, &mut raw.hosts, &mut p),
             other => p.add(syntax::describe_at(
                 path,
                 text,

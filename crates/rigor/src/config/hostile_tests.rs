@@ -328,3 +328,108 @@ fn a_vanishing_rate_is_rejected_while_planning() {
     let m = one(&BASE.replace("duration = \"2s\"", "duration = \"2s\"\nrate = 1e-300"));
     assert!(m.contains("jobs.load.rate") && m.contains("0.001"), "{m}");
 }
+
+#[test]
+fn hosts_are_checked_where_they_are_written() {
+    let text = BASE.to_string()
+        + r#"
+[hosts.local]
+ssh = "me@there"
+
+[hosts.evil]
+ssh = "-oProxyCommand=touch /tmp/pwned"
+
+[hosts.both]
+ssh = "a@b"
+transport = "docker exec -i c"
+
+[hosts.neither]
+port = 22
+
+[hosts.pod]
+transport = "kubectl exec -i p --"
+identity = "id"
+
+[hosts."web.1"]
+ssh = "a@b"
+port = 0
+"#;
+    let p = problems(&text);
+    let has = |what: &str, line: usize| {
+        assert!(
+            p.iter()
+                .any(|m| m.contains(&format!("rigor.toml:{line}: ")) && m.contains(what)),
+            "no `{what}` at line {line}: {p:#?}"
+        )
+    };
+    has("hosts.local: `local` is this machine", 16);
+    has(
+        "hosts.evil.ssh: `-oProxyCommand=touch /tmp/pwned` starts with `-`",
+        20,
+    );
+    has(
+        "hosts.both.transport: give `ssh` or `transport`, not both",
+        24,
+    );
+    has("hosts.neither: a host needs `ssh", 26);
+    has("hosts.pod.identity: `identity` belongs to `ssh`", 31);
+    // A quoted table name is found by its key, not its line.
+    let unlocated = |what: &str| assert!(p.iter().any(|m| m.contains(what)), "{p:#?}");
+    unlocated("hosts.web.1: `web.1` is not a host name rigor can use in measurement ids");
+    unlocated("hosts.web.1.port: port 0 is not a port");
+}
+
+#[test]
+fn a_role_names_hosts_that_exist_once_each() {
+    let hosts = "[hosts.load1]\nssh = \"root@10.0.0.2\"\n";
+    let unknown =
+        format!("{BASE}{hosts}[profiles.local]\nload = {{ hosts = [\"load1\", \"nope\"] }}\n");
+    assert!(
+        one(&unknown).contains("profiles.local.load: no host named `nope` (hosts: local, load1)")
+    );
+    let twice =
+        format!("{BASE}{hosts}[profiles.local]\nload = {{ hosts = [\"load1\", \"load1\"] }}\n");
+    assert!(one(&twice).contains("`load1` is named twice"));
+    let empty = format!("{BASE}{hosts}[profiles.local]\nload = {{ hosts = [] }}\n");
+    assert!(one(&empty).contains("an empty list"));
+    let app = format!("{BASE}{hosts}[profiles.local]\napplication = {{ host = \"load1\" }}\n");
+    assert!(one(&app).contains("the application runs on this machine"));
+    let app_list =
+        format!("{BASE}{hosts}[profiles.local]\napplication = {{ hosts = [\"load1\"] }}\n");
+    assert!(one(&app_list).contains("use `host = \"NAME\"`"));
+    // A remote load role's CPUs are the load host's, not this machine's.
+    let remote_cpus =
+        format!("{BASE}{hosts}[profiles.local]\nload = {{ hosts = [\"load1\"], cpus = \"7\" }}\n");
+    assert_eq!(problems(&remote_cpus), Vec::<String>::new());
+}
+
+#[test]
+fn a_load_role_on_hosts_plans_each_host_with_its_key_made_absolute() {
+    let dir = std::env::temp_dir().join(format!("rigor-hosts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("key"), "k").unwrap();
+    let text = format!(
+        "{BASE}[hosts.a]\nssh = \"root@10.0.0.2\"\nport = 2222\nidentity = \"key\"\noptions = [\"-o\", \"ConnectTimeout=3\"]\n\
+         [hosts.b]\ntransport = \"docker exec -i c\"\n[profiles.lab]\nload = {{ hosts = [\"a\", \"local\", \"b\"] }}\n"
+    );
+    let req = PlanRequest {
+        profile: "lab".into(),
+        limits: limits(),
+        ..Default::default()
+    };
+    let c = Config::parse(&dir.join("rigor.toml"), text).unwrap();
+    let plan = c.plan("s", &req).unwrap();
+    let Work::Load(load) = &plan.rows[0].work else {
+        panic!("not a load row")
+    };
+    let names: Vec<&str> = load.hosts.iter().map(|h| h.name.as_str()).collect();
+    assert_eq!(names, ["a", "local", "b"]);
+    assert_eq!(
+        load.hosts[0].identity.as_deref(),
+        Some(dir.join("key").as_path())
+    );
+    assert_eq!(load.hosts[0].port, Some(2222));
+    assert_eq!(load.hosts[0].options, ["-o", "ConnectTimeout=3"]);
+    assert_eq!(load.hosts[2].transport.as_deref(), Some("docker exec -i c"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

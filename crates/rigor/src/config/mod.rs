@@ -6,6 +6,7 @@ mod cpus;
 mod declared;
 mod document;
 mod git_ref;
+mod hosts;
 mod limits;
 mod locate;
 mod model;
@@ -21,6 +22,7 @@ mod vars;
 
 pub use cpus::parse_cpu_list;
 pub use git_ref::{ensure_worktrees, record_refs, GitRef};
+pub use hosts::{Host, LOCAL};
 pub use limits::Limits;
 pub use model::{AppJob, CommandWork, ExtractRule, LoadJob, MetricsScrape, Ready, RowPlan, Work};
 pub use problems::Problems;
@@ -119,6 +121,7 @@ impl Config {
             raw,
         };
         config.check_references(&mut problems);
+        config.check_hosts(&mut problems);
         if let Err(p) = config.declarations() {
             problems.extend(p);
         }

@@ -105,6 +105,9 @@ pub struct LoadJob {
     /// `priority = "high"` on the load role: rigor raises its own priority (the engine runs in it).
     pub priority_high: bool,
     pub validate: Option<Validate>,
+    /// The hosts that share the load, each driving its share of the connections (and of the
+    /// rate); empty when the engine runs in rigor itself.
+    pub hosts: Vec<super::Host>,
 }
 
 /// Checks the row's own URL once after readiness.

@@ -130,6 +130,25 @@ pub struct RawConfig {
     pub profiles: IndexMap<String, RawProfile>,
     #[serde(default)]
     pub measurements: IndexMap<String, RawMeasurement>,
+    #[serde(default)]
+    pub hosts: IndexMap<String, RawHost>,
+}
+
+/// `[hosts.NAME]`: how to reach a machine a role runs on (OpenSSH, or any command that gives a
+/// remote shell on stdio).
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHost {
+    /// `user@host` (or a `Host` of the user's ssh config) given to the OpenSSH client.
+    pub ssh: Option<String>,
+    pub port: Option<u16>,
+    /// A private key file (`ssh -i`), relative to the config's folder.
+    pub identity: Option<String>,
+    /// More arguments for `ssh`, such as `["-o", "ConnectTimeout=5"]` or `["-F", "lab.conf"]`.
+    pub options: Option<Vec<String>>,
+    /// A command line that runs what it is given on the host with stdio attached, such as
+    /// `kubectl exec -i POD --` or `docker exec -i NAME`.
+    pub transport: Option<String>,
 }
 
 /// `[measurements.ID]`: how to show and judge a measurement id.
@@ -273,4 +292,8 @@ pub struct RawProfile {
 pub struct RawRole {
     pub cpus: Option<Scalar>,
     pub priority: Option<String>,
+    /// The one host the role runs on (`local` when absent).
+    pub host: Option<String>,
+    /// The load role only: several hosts sharing the load.
+    pub hosts: Option<Vec<String>>,
 }

@@ -118,6 +118,8 @@ impl Config {
             None => Ready::Tcp(String::new()),
         };
         let (cpus, priority_high) = self.role(profile, req, "application", p);
+        // Checked for what it names; the application runs here.
+        self.role_hosts(profile, req, "application", p);
         let metrics = self.metrics(job, table, vars, p);
         AppJob {
             name: name.to_string(),

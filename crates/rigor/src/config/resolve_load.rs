@@ -108,6 +108,7 @@ impl Config {
             }
         });
         let (cpus, priority_high) = self.role(profile, req, "load", p);
+        let hosts = self.role_hosts(profile, req, "load", p);
         LoadJob {
             spec: LoadSpec {
                 url,
@@ -126,6 +127,7 @@ impl Config {
             addr,
             priority_high,
             validate,
+            hosts,
         }
     }
 

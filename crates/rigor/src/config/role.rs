@@ -31,9 +31,15 @@ impl Config {
                 self.error_at(&format!("profiles.{}", req.profile), Some(role), m)
             }
         };
+        // CPUs of other hosts are checked there, not against this machine's.
+        let here = match (&r.host, &r.hosts) {
+            (Some(h), _) => h == super::LOCAL,
+            (None, Some(list)) => list.iter().any(|h| h == super::LOCAL),
+            (None, None) => true,
+        };
         let cpus = r.cpus.as_ref().and_then(|c| {
             let list = p.take(parse_cpu_list(&c.as_text()).map_err(|e| at("cpus", &e)))?;
-            if let Some(online) = &req.limits.online_cpus {
+            if let Some(online) = req.limits.online_cpus.as_ref().filter(|_| here) {
                 let missing = missing_cpus(&list, online);
                 if !missing.is_empty() {
                     p.add(at(

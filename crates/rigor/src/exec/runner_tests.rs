@@ -58,6 +58,7 @@ fn load() -> LoadJob {
         addr: ([127, 0, 0, 1], 1).into(),
         priority_high: false,
         validate: None,
+        hosts: Vec::new(),
     }
 }
 

@@ -169,14 +169,56 @@ pub const CATALOGUE: &[MeasurementInfo] = &[
 /// Looks an id up; unknown ids (e.g. from a command job's own figures) are `None`: their
 /// direction comes only from a declaration (see `declarations`).
 pub fn info(id: &str) -> Option<&'static MeasurementInfo> {
+    if let Some((_, base)) = host_share(id) {
+        return host_share_infos().iter().find(|m| m.id == base);
+    }
     CATALOGUE.iter().find(|m| m.id == id)
 }
 
-/// The label a table shows: `Max Working Set (MiB)`.
+/// The prefix of one load host's own figures: `load.hosts.NAME.rps` is host NAME's share of
+/// `load.rps` when several hosts share the load.
+pub const HOST_SHARE_PREFIX: &str = "load.hosts.";
+
+/// One load host's id as its host and the merged id it is a share of:
+/// `load.hosts.a.latency.p99` is (`a`, `load.latency.p99`).
+pub fn host_share(id: &str) -> Option<(&str, String)> {
+    let rest = id.strip_prefix(HOST_SHARE_PREFIX)?;
+    let (host, figure) = rest.split_once('.')?;
+    (!host.is_empty() && !figure.is_empty()).then(|| (host, format!("load.{figure}")))
+}
+
+/// The id of `host`'s share of the merged load id `id` (`load.rps` → `load.hosts.a.rps`).
+pub fn host_share_id(host: &str, id: &str) -> String {
+    format!(
+        "{HOST_SHARE_PREFIX}{host}.{}",
+        id.strip_prefix("load.").unwrap_or(id)
+    )
+}
+
+/// The load figures as one host's share: same unit and direction, never judged on their own
+/// (the merged figure is the verdict; a host's share moves with how connections were split).
+fn host_share_infos() -> &'static [MeasurementInfo] {
+    static INFOS: std::sync::OnceLock<Vec<MeasurementInfo>> = std::sync::OnceLock::new();
+    INFOS.get_or_init(|| {
+        CATALOGUE
+            .iter()
+            .filter(|m| m.id.starts_with("load."))
+            .map(|m| MeasurementInfo {
+                judged: false,
+                ..*m
+            })
+            .collect()
+    })
+}
+
+/// The label a table shows: `Max Working Set (MiB)`; a load host's share says its host.
 pub fn label(id: &str) -> String {
+    let on = host_share(id)
+        .map(|(host, _)| format!(" on {host}"))
+        .unwrap_or_default();
     match info(id) {
-        Some(m) if m.unit == "count" => m.name.to_string(),
-        Some(m) => format!("{} ({})", m.name, m.unit),
+        Some(m) if m.unit == "count" => format!("{}{on}", m.name),
+        Some(m) => format!("{}{on} ({})", m.name, m.unit),
         None => id.to_string(),
     }
 }
@@ -207,6 +249,11 @@ pub fn validate(id: &str) -> Result<(), String> {
     });
     if info(id).is_some() || open {
         Ok(())
+    } else if let Some((_, base)) = host_share(id) {
+        Err(format!(
+            "unknown measurement `{id}`: a load host's figure is load.hosts.NAME. followed by \
+             a load figure, and `{base}` is not one"
+        ))
     } else {
         Err(format!(
             "unknown measurement `{id}` (a command's own figures are cmd.NAME, runtime metrics \

@@ -16,6 +16,8 @@ const NOT_IDS: &[&str] = &[
     "app.nope",
     // The prefix of runtime-metric ids, which programs name.
     "app.metric.",
+    // The prefix of one load host's figures, which the config names.
+    "load.hosts.",
 ];
 
 /// The `.rs` files below `dir`.
@@ -121,4 +123,34 @@ fn flags_accept_a_commands_own_figures_and_runtime_metrics() {
         let e = super::validate(id).unwrap_err();
         assert!(e.contains("cmd.NAME"), "{e}");
     }
+}
+
+#[test]
+fn a_load_hosts_share_reads_as_its_merged_figure_on_that_host() {
+    use crate::measurements::{host_share, host_share_id, info, label, validate};
+    assert_eq!(
+        host_share_id("load1", "load.latency.p99"),
+        "load.hosts.load1.latency.p99"
+    );
+    assert_eq!(
+        host_share("load.hosts.load1.latency.p99"),
+        Some(("load1", "load.latency.p99".to_string()))
+    );
+    let share = info("load.hosts.load1.rps").expect("a share of load.rps");
+    let merged = info("load.rps").unwrap();
+    assert_eq!(
+        (share.unit, share.direction),
+        (merged.unit, merged.direction)
+    );
+    assert!(merged.judged && !share.judged);
+    assert_eq!(
+        label("load.hosts.load1.rps"),
+        format!("{} on load1 ({})", merged.name, merged.unit)
+    );
+    assert!(validate("load.hosts.load1.rps").is_ok());
+    let unknown = format!("{}load1.nope", "load.hosts.");
+    let e = validate(&unknown).unwrap_err();
+    assert!(e.contains("is not one"), "{e}");
+    let no_figure = format!("{}a", "load.hosts.");
+    assert!(host_share("load.hosts.").is_none() && host_share(&no_figure).is_none());
 }
