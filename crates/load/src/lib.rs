@@ -120,7 +120,8 @@ impl Live {
         }
     }
 
-    pub(crate) fn set_phase(&self, p: Phase) {
+    /// Also for callers that follow an engine running elsewhere (another host's).
+    pub fn set_phase(&self, p: Phase) {
         let v = match p {
             Phase::Starting => 0,
             Phase::Warmup => 1,

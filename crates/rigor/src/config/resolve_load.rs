@@ -109,6 +109,16 @@ impl Config {
         });
         let (cpus, priority_high) = self.role(profile, req, "load", p);
         let hosts = self.role_hosts(profile, req, "load", p);
+        if hosts.len() > connections {
+            p.add(self.error_at(
+                table,
+                Some("connections"),
+                &format!(
+                    "{connections} connections cannot be shared by {} load hosts: each needs one",
+                    hosts.len()
+                ),
+            ));
+        }
         LoadJob {
             spec: LoadSpec {
                 url,

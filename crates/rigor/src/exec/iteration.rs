@@ -341,6 +341,20 @@ fn first_request(load_job: &LoadJob, it: &mut Iteration, app: &AppProcess) -> Re
     Ok(())
 }
 
+/// The engine in rigor itself, or shared by the load role's hosts (with what each measured).
+fn engine(
+    job: &LoadJob,
+    live: &Live,
+    stop: &AtomicBool,
+) -> Result<(rigor_load::LoadReport, Vec<super::load_hosts::HostLoad>), String> {
+    if job.hosts.is_empty() {
+        return rigor_load::run(&job.spec, live, stop)
+            .map(|r| (r, Vec::new()))
+            .map_err(|e| e.to_string());
+    }
+    super::load_hosts::run(&job.spec, &job.hosts, live, stop).map(|h| (h.merged, h.hosts))
+}
+
 /// The measured load: the engine runs while the app is watched (a crash or an interrupt stops
 /// the engine) and the sampler marks the window; then the engine's report is recorded.
 fn load(
@@ -357,7 +371,7 @@ fn load(
     let mut machine = super::readings::MachineWatch::start(app_cpu);
     let stop = AtomicBool::new(false);
     let (report, crashed) = std::thread::scope(|s| {
-        let handle = s.spawn(|| rigor_load::run(spec, &live, &stop));
+        let handle = s.spawn(|| engine(load_job, &live, &stop));
         let mut marked_start = false;
         let mut crashed = None;
         crate::live_rate::watch(
@@ -419,7 +433,7 @@ fn load(
         None if crate::interrupt::interrupted() => Some("interrupted during the load".into()),
         None => None,
     };
-    let report = match report {
+    let (report, hosts) = match report {
         Ok(Ok(r)) => r,
         Ok(Err(e)) => return Err(cause().unwrap_or_else(|| format!("load failed: {e}"))),
         Err(_) => return Err("the load engine panicked".into()),
@@ -430,6 +444,7 @@ fn load(
     crate::series::record_load(it, &report, app.spawned_at);
     guards::load_guards(&report, &mut it.warnings);
     it.load = serde_json::to_value(&report).ok();
+    super::load_hosts::record(&hosts, it);
     match cause() {
         Some(why) => Err(why),
         None => Ok(()),

@@ -14,6 +14,7 @@ mod environment;
 mod executor;
 mod finish;
 mod iteration;
+mod load_hosts;
 mod logtail;
 pub(crate) mod output;
 mod prepare;

@@ -1,0 +1,272 @@
+//! A load shared by several hosts. Each host runs rigor's engine through its agent with its
+//! share of the connections (and of the rate), all opening their measured window at one
+//! instant on their own clocks (corrected by the measured offset); the reports merge exactly:
+//! summed counts, merged latency histograms. Agents stay connected between iterations, and one
+//! whose transport failed is connected afresh next time.
+
+use crate::agent::{Agent, HostSpec};
+use crate::config::Host;
+use rigor_load::{Live, LoadReport, LoadSpec, Phase};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant, SystemTime};
+
+/// How long before the common start every agent is told it: enough for the message to travel.
+const START_MARGIN: Duration = Duration::from_millis(300);
+
+/// Beyond the window, how long a host may take to send its report (its drain and the trip).
+const REPORT_GRACE: Duration = Duration::from_secs(30);
+
+/// What each host measured, merged and apart.
+pub struct HostLoads {
+    pub merged: LoadReport,
+    pub hosts: Vec<HostLoad>,
+}
+
+/// One host's share: what it measured and how its clock was put on rigor's.
+pub struct HostLoad {
+    pub name: String,
+    pub report: LoadReport,
+    /// Its wall clock minus rigor's, from the fastest round trip, and that round trip.
+    pub clock_offset_ms: f64,
+    pub clock_rtt_ms: f64,
+    /// The host as its agent described itself.
+    pub environment: serde_json::Value,
+}
+
+/// Agents connected by earlier iterations, by host name.
+static AGENTS: Mutex<Vec<Agent>> = Mutex::new(Vec::new());
+
+/// Runs `spec` shared by `hosts`; `live` follows the slowest host's phase and the sum of their
+/// responses; `stop` cancels every host. Errors name the host.
+pub fn run(
+    spec: &LoadSpec,
+    hosts: &[Host],
+    live: &Live,
+    stop: &AtomicBool,
+) -> Result<HostLoads, String> {
+    let shares = shares(spec, hosts.len());
+    let mut agents = connected(hosts)?;
+    let result = drive(&mut agents, &shares, spec, live, stop);
+    // An agent that failed is not trusted again; the others wait for the next iteration.
+    let mut kept = AGENTS.lock().unwrap_or_else(|e| e.into_inner());
+    if result.is_ok() {
+        kept.extend(agents);
+    }
+    result
+}
+
+/// The agent of each host, reusing those still connected.
+fn connected(hosts: &[Host]) -> Result<Vec<Agent>, String> {
+    let mut kept = AGENTS.lock().unwrap_or_else(|e| e.into_inner());
+    let mut agents = Vec::new();
+    for h in hosts {
+        let agent = match kept.iter().position(|a| a.name() == h.name) {
+            Some(i) => kept.swap_remove(i),
+            None => Agent::connect(&spec_of(h))?,
+        };
+        agents.push(agent);
+    }
+    Ok(agents)
+}
+
+/// How the agent reaches a host; `local` is this machine, its agent a child of rigor.
+fn spec_of(h: &Host) -> HostSpec {
+    HostSpec {
+        name: h.name.clone(),
+        ssh: h.ssh.clone(),
+        port: h.port,
+        identity: h.identity.clone(),
+        options: h.options.clone(),
+        transport: match (&h.ssh, &h.transport) {
+            (None, None) => Some("env".into()),
+            (_, t) => t.clone(),
+        },
+    }
+}
+
+fn drive(
+    agents: &mut [Agent],
+    shares: &[LoadSpec],
+    spec: &LoadSpec,
+    live: &Live,
+    stop: &AtomicBool,
+) -> Result<HostLoads, String> {
+    let mut offsets = Vec::new();
+    for a in agents.iter_mut() {
+        offsets.push(a.clock_offset()?);
+    }
+    let slowest = offsets.iter().map(|o| o.rtt).max().unwrap_or_default();
+    let start = SystemTime::now() + START_MARGIN + 2 * slowest;
+    let started = Instant::now() + START_MARGIN + 2 * slowest;
+    let id = next_id();
+    for (a, share) in agents.iter_mut().zip(shares) {
+        a.start_load(&id, share, start)?;
+    }
+    let window_end = started + spec.warmup + spec.duration;
+    let deadline = window_end + spec.timeout + REPORT_GRACE;
+    let mut reports: Vec<Option<LoadReport>> = agents.iter().map(|_| None).collect();
+    let mut cancelled = false;
+    while reports.iter().any(Option::is_none) {
+        if stop.load(Ordering::SeqCst) && !cancelled {
+            for a in agents.iter_mut() {
+                let _ = a.cancel(&id);
+            }
+            cancelled = true;
+        }
+        for (a, r) in agents.iter_mut().zip(reports.iter_mut()) {
+            if r.is_none() {
+                *r = a.poll_load(&id, Duration::from_millis(20))?;
+            }
+        }
+        follow(live, agents, &id, started, spec, reports.iter().all(Option::is_some));
+        if Instant::now() > deadline {
+            let late: Vec<&str> = agents
+                .iter()
+                .zip(&reports)
+                .filter(|(_, r)| r.is_none())
+                .map(|(a, _)| a.name())
+                .collect();
+            return Err(format!(
+                "no report from {} {:.0}s after the window closed",
+                late.join(", "),
+                (spec.timeout + REPORT_GRACE).as_secs_f64()
+            ));
+        }
+    }
+    let reports: Vec<LoadReport> = reports.into_iter().flatten().collect();
+    let mut merged = rigor_load::merge(&reports);
+    merged.url = spec.url.clone();
+    merged.window_opened_at = Some(started + spec.warmup);
+    let hosts = agents
+        .iter()
+        .zip(reports)
+        .zip(offsets)
+        .map(|((a, report), o)| HostLoad {
+            name: a.name().to_string(),
+            report,
+            clock_offset_ms: o.offset_ns as f64 / 1e6,
+            clock_rtt_ms: o.rtt.as_secs_f64() * 1e3,
+            environment: serde_json::to_value(a.host_info()).unwrap_or_default(),
+        })
+        .collect();
+    Ok(HostLoads { merged, hosts })
+}
+
+/// Each host's own figures (`load.hosts.NAME.*`), its warnings said with its name, and its
+/// report, clock and environment beside the merged report in the iteration's `load`.
+pub fn record(hosts: &[HostLoad], it: &mut crate::result::Iteration) {
+    if hosts.is_empty() {
+        return;
+    }
+    let mut kept = serde_json::Map::new();
+    for h in hosts {
+        for (id, v) in h.report.measurements() {
+            it.measurements
+                .insert(crate::measurements::host_share_id(&h.name, id), v);
+        }
+        let mut said = Vec::new();
+        crate::guards::load_guards(&h.report, &mut said);
+        for mut w in said {
+            w.message = format!("load host {}: {}", h.name, w.message);
+            it.warnings.push(w);
+        }
+        kept.insert(
+            h.name.clone(),
+            serde_json::json!({
+                "report": h.report,
+                "clock_offset_ms": h.clock_offset_ms,
+                "clock_rtt_ms": h.clock_rtt_ms,
+                "environment": h.environment,
+            }),
+        );
+    }
+    if let Some(serde_json::Value::Object(load)) = it.load.as_mut() {
+        load.insert("hosts".into(), serde_json::Value::Object(kept));
+    }
+}
+
+/// The live line: the phase by the common clock, the responses the hosts have said.
+fn follow(
+    live: &Live,
+    agents: &[Agent],
+    id: &str,
+    started: Instant,
+    spec: &LoadSpec,
+    all_in: bool,
+) {
+    let now = Instant::now();
+    let phase = if all_in {
+        Phase::Done
+    } else if now < started {
+        Phase::Starting
+    } else if now < started + spec.warmup {
+        Phase::Warmup
+    } else {
+        Phase::Measuring
+    };
+    live.set_phase(phase);
+    let (done, errors) = agents
+        .iter()
+        .filter_map(|a| a.progress(id))
+        .fold((0, 0), |(d, e), p| (d + p.requests, e + p.errors));
+    live.completed.store(done, Ordering::Relaxed);
+    live.errors.store(errors, Ordering::Relaxed);
+}
+
+fn next_id() -> String {
+    static N: AtomicU64 = AtomicU64::new(0);
+    format!("load-{}", N.fetch_add(1, Ordering::Relaxed) + 1)
+}
+
+/// `spec` cut into `n` shares: the connections split as evenly as they go (the first hosts
+/// take one more), the rate in proportion to the connections, threads no more than a share's
+/// connections. Needs at least one connection per host (the config checks it).
+pub fn shares(spec: &LoadSpec, n: usize) -> Vec<LoadSpec> {
+    let n = n.max(1);
+    let (each, extra) = (spec.connections / n, spec.connections % n);
+    (0..n)
+        .map(|i| {
+            let connections = each + usize::from(i < extra);
+            LoadSpec {
+                connections,
+                threads: spec.threads.min(connections).max(1),
+                rate: spec
+                    .rate
+                    .map(|r| r * connections as f64 / spec.connections as f64),
+                ..spec.clone()
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_split_connections_rate_and_threads_without_losing_any() {
+        let spec = LoadSpec {
+            connections: 10,
+            threads: 4,
+            rate: Some(1000.0),
+            ..Default::default()
+        };
+        let s = shares(&spec, 3);
+        let conns: Vec<usize> = s.iter().map(|s| s.connections).collect();
+        assert_eq!(conns, [4, 3, 3]);
+        assert_eq!(s.iter().map(|s| s.threads).collect::<Vec<_>>(), [4, 3, 3]);
+        let rate: f64 = s.iter().map(|s| s.rate.unwrap()).sum();
+        assert!((rate - 1000.0).abs() < 1e-9, "{rate}");
+        assert_eq!(s[0].rate, Some(400.0));
+        let closed = shares(
+            &LoadSpec {
+                connections: 2,
+                threads: 1,
+                ..Default::default()
+            },
+            2,
+        );
+        assert!(closed.iter().all(|s| s.connections == 1 && s.rate.is_none()));
+    }
+}
