@@ -8,6 +8,7 @@ mod check;
 mod connection;
 mod cpu;
 mod error;
+mod merge;
 pub mod parser;
 mod preflight;
 mod probe;
@@ -26,9 +27,13 @@ pub use check::{
 };
 pub use cpu::{allowed_cpu_list, cpu_set};
 pub use error::LoadError;
+/// The histogram type reports carry, so callers name the same version the engine records with.
+pub use hdrhistogram;
+pub use merge::{merge, ReportWire};
 pub use probe::{fetch_body, probe_request, probe_request_finding, ProbeResponse, PROBE_BODY_KEPT};
 pub use report::{
-    ErrorCounts, LatencyStats, LoadReport, OutsideWindow, RateReport, TimelineSecond,
+    ErrorCounts, LatencyStats, LoadReport, LoadWarning, OutsideWindow, ParseFailure, RateReport,
+    TimelineSecond,
 };
 pub use run::run;
 

@@ -3,7 +3,8 @@
 use crate::second::Second;
 use crate::stats::ThreadStats;
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -13,7 +14,7 @@ use std::time::Instant;
 /// that arrive after the window closes are waited for, up to the timeout), and ones that got no
 /// answer (timed out, or never sent because no connection came free) at the time they were given
 /// up — a lower bound, so a stall or an overload can only raise the percentiles, never hide.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct LatencyStats {
     /// Requests in the histogram: responses plus requests given up as timeouts.
     pub count: u64,
@@ -60,7 +61,7 @@ impl LatencyStats {
 }
 
 /// Errors by kind, counted in the measured window.
-#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct ErrorCounts {
     /// Connection refused, reset or timed out while connecting.
     pub connect: u64,
@@ -111,9 +112,10 @@ impl ErrorCounts {
 
 /// One reason responses failed to parse, with how often and what the first such answer began
 /// with, so "parse 5000" comes with its why.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct ParseFailure {
-    pub reason: &'static str,
+    /// The parser's fixed wording; owned only when the report was read back from JSON.
+    pub reason: Cow<'static, str>,
     pub count: u64,
     /// The start of the bytes that failed (escaped, at most a few dozen characters).
     pub example: String,
@@ -121,7 +123,7 @@ pub struct ParseFailure {
 
 /// Requests sent outside the measured window: during warmup, and those still unanswered when a
 /// run was cancelled.
-#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct OutsideWindow {
     pub requests: u64,
     /// Bytes sent for those requests.
@@ -131,7 +133,7 @@ pub struct OutsideWindow {
 /// One second of the measured window. Responses and errors count in the second they happened;
 /// the window's requests answered (or given up) after it closed count in its last second, so
 /// the seconds add up to the window's totals.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 pub struct TimelineSecond {
     pub second: u32,
     /// Responses completed in this second.
@@ -163,7 +165,7 @@ impl TimelineSecond {
 }
 
 /// Open-model bookkeeping: was the offered rate delivered?
-#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 pub struct RateReport {
     pub offered: f64,
     pub achieved: f64,
@@ -177,7 +179,10 @@ pub struct RateReport {
 }
 
 /// Everything one load run measured.
-#[derive(Debug, Clone, Serialize)]
+///
+/// Read back from JSON it lacks what JSON does not carry (the histograms, `window_opened_at`);
+/// [`crate::ReportWire`] carries the histograms too.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LoadReport {
     pub url: String,
     pub connections: usize,
@@ -223,14 +228,22 @@ pub struct LoadReport {
     pub client_cpu_secs: f64,
     pub client_cores: usize,
     pub warnings: Vec<LoadWarning>,
+    /// The histogram `latency` was computed from (µs): kept so reports measured apart (on
+    /// several hosts) merge exactly. `None` only in a report read back from plain JSON.
+    #[serde(skip)]
+    pub latency_histogram: Option<Histogram<u64>>,
+    /// The histogram of `latency_uncorrected` (open model only), likewise.
+    #[serde(skip)]
+    pub uncorrected_histogram: Option<Histogram<u64>>,
 }
 
 /// Something that makes the figures suspect, decided once here for every caller: `kind` is a
 /// stable code (`client_saturated`, `rate_not_met`, `waited_for_connection`, `load_errors`,
 /// `bad_responses`, `no_responses`, `cancelled`), `message` says it with the numbers.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct LoadWarning {
-    pub kind: &'static str,
+    /// A fixed code; owned only when the report was read back from JSON.
+    pub kind: Cow<'static, str>,
     pub message: String,
 }
 
@@ -330,14 +343,21 @@ impl LoadReport {
             client_cpu_secs: s.cpu_secs,
             client_cores: inp.cores,
             warnings: Vec::new(),
+            latency_histogram: Some(s.latency.clone()),
+            uncorrected_histogram: s.uncorrected.clone(),
         };
         r.warnings = r.compute_warnings();
         r
     }
 
-    fn compute_warnings(&self) -> Vec<LoadWarning> {
+    pub(crate) fn compute_warnings(&self) -> Vec<LoadWarning> {
         let mut w = Vec::new();
-        let mut say = |kind: &'static str, message: String| w.push(LoadWarning { kind, message });
+        let mut say = |kind: &'static str, message: String| {
+            w.push(LoadWarning {
+                kind: Cow::Borrowed(kind),
+                message,
+            })
+        };
         if let Some(message) = self.cancel_message() {
             say("cancelled", message);
         }

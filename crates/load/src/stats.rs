@@ -5,7 +5,7 @@ use crate::second::Second;
 use hdrhistogram::Histogram;
 
 /// Highest latency recorded, in µs (an hour); longer values saturate.
-const MAX_US: u64 = 3_600_000_000;
+pub(crate) const MAX_US: u64 = 3_600_000_000;
 
 /// Distinct parse-failure reasons kept with an example; later reasons are still counted in
 /// `errors.parse`, just not described.
@@ -94,7 +94,7 @@ impl ThreadStats {
             f.count += 1;
         } else if self.parse_failures.len() < MAX_PARSE_REASONS {
             self.parse_failures.push(ParseFailure {
-                reason,
+                reason: reason.into(),
                 count: 1,
                 example: example(),
             });

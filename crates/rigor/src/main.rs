@@ -5,6 +5,7 @@
 //! `config` → `plan` → `exec` (behind the `Executor` trait) → `analysis` → `report`, with
 //! `result` the record every stage fills and `failure`/`exit` how a command ends.
 
+mod agent;
 mod analysis;
 mod bisect;
 mod cli;
@@ -46,6 +47,7 @@ fn main() -> ExitCode {
         Command::Help(a) => cli::help::execute(a),
         Command::History(a) => cli::history::execute(a),
         Command::Bisect(a) => bisect::execute(a),
+        Command::Agent(a) => cli::agent::execute(a),
     };
     match outcome {
         Ok(exit) => exit.into(),

@@ -1,6 +1,7 @@
 //! The command line: clap's structs, and the only place clap types exist. Each command's file
 //! holds its flags and the wiring from them to the work: flags → `options` → the work → report.
 
+pub mod agent;
 pub mod bisect;
 pub mod compare;
 pub mod help;
@@ -54,4 +55,8 @@ pub enum Command {
     Bisect(bisect::BisectArgs),
     /// Print the help of a command, or of a topic: config, results.
     Help(help::HelpArgs),
+    /// Serve the load-agent protocol on stdin/stdout (started by rigor on a load host over
+    /// ssh or another stdio transport).
+    #[command(after_help = DOCS)]
+    Agent(agent::AgentArgs),
 }

@@ -24,7 +24,7 @@ pub fn iteration_guards(it: &mut Iteration) {
 /// The engine's warnings about the load (it decides them; rigor adds what to do about each).
 pub fn load_guards(report: &rigor_load::LoadReport, warnings: &mut Vec<Warning>) {
     for w in &report.warnings {
-        let kind = WarningKind::from_code(w.kind);
+        let kind = WarningKind::from_code(&w.kind);
         let advice = match kind {
             WarningKind::Other(_) => "",
             ref known => known.advice(),

@@ -1,0 +1,413 @@
+//! The client side of the agent protocol: installs rigor on a load host when needed, starts
+//! `rigor agent --stdio` there over the host's transport, measures the clock offset, runs
+//! loads at a common start time and reads their reports back with their histograms. Every
+//! error names the host.
+
+use super::install::{self, Install, LocalBinary};
+use super::protocol::{
+    line, unix_ns, FromAgent, HostInfo, SpecWire, ToAgent, PROTOCOL, RIGOR_VERSION,
+};
+use super::transport::{describe, stderr_tail, HostSpec, SSH_FAILED};
+use rigor_load::{LoadReport, LoadSpec};
+use std::collections::{HashMap, VecDeque};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+/// How long the handshake may take (ssh connecting included).
+const HELLO_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long one clock round trip may take.
+const CLOCK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Clock round trips per measurement; the fastest one is kept.
+const CLOCK_ROUNDS: usize = 7;
+
+/// How long the transport gets to exit after its stdin closed before it is killed.
+const EXIT_GRACE: Duration = Duration::from_secs(3);
+
+/// Lines of the transport's stderr kept for error messages.
+const STDERR_LINES: usize = 20;
+
+/// The agent's clock against this host's, from the fastest of a few round trips.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClockOffset {
+    /// The agent's wall clock minus this host's, ns (positive: the agent is ahead).
+    pub offset_ns: i64,
+    /// The round trip the offset was read from; the offset is within half of it.
+    pub rtt: Duration,
+}
+
+/// The latest progress of a load on the agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Progress {
+    pub phase: String,
+    pub requests: u64,
+    pub errors: u64,
+}
+
+/// What the stdout reader hands over.
+enum Incoming {
+    Msg(Box<FromAgent>),
+    /// A line that is not a protocol message.
+    Garbled(String),
+    /// The agent's output ended: it exited or the transport died.
+    Closed,
+}
+
+/// A connected agent on one load host. Dropping it says `bye`, closes the agent's stdin,
+/// and kills and reaps the transport if it does not exit by itself.
+pub struct Agent {
+    host: HostSpec,
+    child: Child,
+    stdin: Option<ChildStdin>,
+    incoming: Receiver<Incoming>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+    info: HostInfo,
+    install: Install,
+    offset: Option<ClockOffset>,
+    progress: HashMap<String, Progress>,
+}
+
+impl Agent {
+    /// Connects to `host` with this running rigor binary as the agent.
+    pub fn connect(host: &HostSpec) -> Result<Agent, String> {
+        let bin = LocalBinary::current().map_err(|e| format!("{}: {e}", host.label()))?;
+        Agent::connect_with(host, &bin)
+    }
+
+    /// Connects to `host`, installing `bin` there first when its cache lacks it.
+    pub fn connect_with(host: &HostSpec, bin: &LocalBinary) -> Result<Agent, String> {
+        let install = install::ensure(host, bin)?;
+        let cmd = format!("exec {} agent --stdio", bin.remote_path());
+        let mut child = host
+            .command(&cmd)?
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| host.spawn_error(&e))?;
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().expect("stdout piped");
+        let stderr_pipe = child.stderr.take().expect("stderr piped");
+        let (tx, incoming) = mpsc::channel();
+        std::thread::spawn(move || {
+            for l in BufReader::new(stdout).lines() {
+                let Ok(l) = l else { break };
+                let msg = match serde_json::from_str::<FromAgent>(&l) {
+                    Ok(m) => Incoming::Msg(Box::new(m)),
+                    Err(_) => Incoming::Garbled(l),
+                };
+                if tx.send(msg).is_err() {
+                    return;
+                }
+            }
+            let _ = tx.send(Incoming::Closed);
+        });
+        let stderr = Arc::new(Mutex::new(VecDeque::new()));
+        let kept = stderr.clone();
+        std::thread::spawn(move || {
+            let mut r = BufReader::new(stderr_pipe);
+            let mut buf = Vec::new();
+            while matches!(r.read_until(b'\n', &mut buf), Ok(n) if n > 0) {
+                let mut q = kept.lock().unwrap_or_else(|e| e.into_inner());
+                q.push_back(String::from_utf8_lossy(&buf).trim_end().to_string());
+                if q.len() > STDERR_LINES {
+                    q.pop_front();
+                }
+                buf.clear();
+            }
+            let _ = r.read_to_end(&mut buf);
+        });
+        let mut agent = Agent {
+            host: host.clone(),
+            child,
+            stdin,
+            incoming,
+            stderr,
+            info: HostInfo {
+                hostname: String::new(),
+                cpus: 0,
+                kernel: String::new(),
+            },
+            install,
+            offset: None,
+            progress: HashMap::new(),
+        };
+        agent.hello()?;
+        Ok(agent)
+    }
+
+    fn hello(&mut self) -> Result<(), String> {
+        self.send(&ToAgent::Hello {
+            protocol: PROTOCOL,
+            rigor_version: RIGOR_VERSION.into(),
+        })?;
+        let deadline = Instant::now() + HELLO_TIMEOUT;
+        loop {
+            match self.next(deadline, "the agent's hello")? {
+                FromAgent::Hello {
+                    protocol,
+                    rigor_version,
+                    capabilities,
+                    host,
+                } => {
+                    if protocol != PROTOCOL || rigor_version != RIGOR_VERSION {
+                        return Err(format!(
+                            "{}: protocol mismatch: the agent is rigor {rigor_version} speaking \
+                             protocol {protocol}; this is rigor {RIGOR_VERSION} speaking protocol \
+                             {PROTOCOL}",
+                            self.host.label()
+                        ));
+                    }
+                    if !capabilities.iter().any(|c| c == "load") {
+                        return Err(format!(
+                            "{}: the agent cannot run load (it offers {capabilities:?})",
+                            self.host.label()
+                        ));
+                    }
+                    self.info = host;
+                    return Ok(());
+                }
+                FromAgent::Error { message, .. } => {
+                    return Err(format!(
+                        "{}: the agent refused the handshake: {message}",
+                        self.host.label()
+                    ))
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The host's name as given.
+    pub fn name(&self) -> &str {
+        &self.host.name
+    }
+
+    /// The machine the agent runs on, as it said in its hello.
+    pub fn host_info(&self) -> &HostInfo {
+        &self.info
+    }
+
+    /// Whether connecting copied the binary or found it installed.
+    pub fn install(&self) -> Install {
+        self.install
+    }
+
+    /// The process id of the local transport process (ssh, kubectl, …).
+    pub fn transport_pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The latest progress the agent sent for load `id`.
+    pub fn progress(&self, id: &str) -> Option<&Progress> {
+        self.progress.get(id)
+    }
+
+    /// The last measured clock offset.
+    pub fn offset(&self) -> Option<ClockOffset> {
+        self.offset
+    }
+
+    /// Measures the agent's clock against this host's: a few round trips, keeping the one with
+    /// the smallest round-trip time (its midpoint is the best estimate).
+    pub fn clock_offset(&mut self) -> Result<ClockOffset, String> {
+        let mut best: Option<ClockOffset> = None;
+        for _ in 0..CLOCK_ROUNDS {
+            let sent = SystemTime::now();
+            let t0 = Instant::now();
+            self.send(&ToAgent::Clock {})?;
+            let deadline = t0 + CLOCK_TIMEOUT;
+            let remote = loop {
+                match self.next(deadline, "the agent's clock")? {
+                    FromAgent::Clock { unix_ns } => break unix_ns,
+                    FromAgent::Error { id: None, message } => {
+                        return Err(format!("{}: clock: {message}", self.host.label()))
+                    }
+                    other => self.note(other),
+                }
+            };
+            let rtt = t0.elapsed();
+            let mid = unix_ns(sent) as i128 + rtt.as_nanos() as i128 / 2;
+            let offset_ns = (remote as i128 - mid) as i64;
+            match best {
+                Some(b) if b.rtt <= rtt => {}
+                _ => best = Some(ClockOffset { offset_ns, rtt }),
+            }
+        }
+        self.offset = best;
+        Ok(best.expect("at least one round"))
+    }
+
+    /// Starts load `id` at `start_at_local` on this host's clock (the agent's start time is
+    /// shifted by the clock offset, measured first if it never was).
+    pub fn start_load(
+        &mut self,
+        id: &str,
+        spec: &LoadSpec,
+        start_at_local: SystemTime,
+    ) -> Result<(), String> {
+        let offset = match self.offset {
+            Some(o) => o,
+            None => self.clock_offset()?,
+        };
+        let start = (unix_ns(start_at_local) as i128 + offset.offset_ns as i128).max(0) as u64;
+        self.progress.remove(id);
+        self.send(&ToAgent::Load {
+            id: id.into(),
+            spec: SpecWire::from(spec),
+            start_at_unix_ns: start,
+        })
+    }
+
+    /// Waits up to `timeout` for load `id`'s report, with its latency histograms.
+    pub fn wait_load(&mut self, id: &str, timeout: Duration) -> Result<LoadReport, String> {
+        let deadline = Instant::now() + timeout;
+        let what = format!("load {id}");
+        loop {
+            match self.next(deadline, &what)? {
+                FromAgent::LoadDone { id: done, report } if done == id => {
+                    return report.decode().map_err(|e| {
+                        format!("{}: the report of load {id}: {e}", self.host.label())
+                    })
+                }
+                FromAgent::Error {
+                    id: Some(failed),
+                    message,
+                } if failed == id => {
+                    return Err(format!("{}: load {id}: {message}", self.host.label()))
+                }
+                FromAgent::Error { id: None, message } => {
+                    return Err(format!("{}: the agent: {message}", self.host.label()))
+                }
+                other => self.note(other),
+            }
+        }
+    }
+
+    /// Asks the agent to stop load `id`; its (cancelled) report still comes to `wait_load`.
+    pub fn cancel(&mut self, id: &str) -> Result<(), String> {
+        self.send(&ToAgent::Cancel { id: id.into() })
+    }
+
+    /// Keeps what a message says while waiting for another.
+    fn note(&mut self, msg: FromAgent) {
+        if let FromAgent::Progress {
+            id,
+            phase,
+            requests,
+            errors,
+        } = msg
+        {
+            self.progress.insert(
+                id,
+                Progress {
+                    phase,
+                    requests,
+                    errors,
+                },
+            );
+        }
+    }
+
+    fn send(&mut self, msg: &ToAgent) -> Result<(), String> {
+        let mut text = line(msg);
+        text.push('\n');
+        let written = match self.stdin.as_mut() {
+            Some(s) => s.write_all(text.as_bytes()).and_then(|()| s.flush()),
+            None => Err(std::io::Error::other("stdin closed")),
+        };
+        written.map_err(|e| self.died(&format!("sending to the agent ({e})")))
+    }
+
+    /// The next message, or why none came by `deadline`.
+    fn next(&mut self, deadline: Instant, waiting_for: &str) -> Result<FromAgent, String> {
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.incoming.recv_timeout(left) {
+                Ok(Incoming::Msg(m)) => return Ok(*m),
+                Ok(Incoming::Garbled(l)) => {
+                    self.stderr_push(format!("(stdout) {l}"));
+                }
+                Ok(Incoming::Closed) | Err(RecvTimeoutError::Disconnected) => {
+                    return Err(self.died(&format!("while waiting for {waiting_for}")))
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    return Err(format!(
+                        "{}: timed out waiting for {waiting_for}",
+                        self.host.label()
+                    ))
+                }
+            }
+        }
+    }
+
+    fn stderr_push(&self, l: String) {
+        let mut q = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        q.push_back(l);
+        if q.len() > STDERR_LINES {
+            q.pop_front();
+        }
+    }
+
+    /// The error for a transport whose output ended: its exit status and the tail of its
+    /// stderr, ssh's own failure (exit 255) said as such.
+    fn died(&mut self, when: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(2);
+        let status = loop {
+            match self.child.try_wait() {
+                Ok(Some(s)) => break Some(s),
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(10))
+                }
+                _ => break None,
+            }
+        };
+        // The stderr reader may still hold the last lines for a moment.
+        std::thread::sleep(Duration::from_millis(50));
+        let stderr = {
+            let q = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
+            stderr_tail(&q.iter().cloned().collect::<Vec<_>>().join("\n"))
+        };
+        let said = if stderr.is_empty() {
+            String::new()
+        } else {
+            format!(": {stderr}")
+        };
+        match status {
+            Some(s) if self.host.is_ssh() && s.code() == Some(SSH_FAILED) => format!(
+                "{}: ssh could not reach the host or was refused (exit 255) {when}{said}",
+                self.host.label()
+            ),
+            Some(s) => format!(
+                "{}: the transport died {when} ({}){said}",
+                self.host.label(),
+                describe(s)
+            ),
+            None => format!(
+                "{}: the agent's output ended {when}{said}",
+                self.host.label()
+            ),
+        }
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        if let Some(mut stdin) = self.stdin.take() {
+            let _ = stdin.write_all(format!("{}\n", line(&ToAgent::Bye {})).as_bytes());
+        }
+        let deadline = Instant::now() + EXIT_GRACE;
+        while Instant::now() < deadline {
+            match self.child.try_wait() {
+                Ok(Some(_)) | Err(_) => return,
+                Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+            }
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,213 @@
+//! The agent protocol: one JSON object per line, `"type"` naming the message, version
+//! [`PROTOCOL`]. The client writes [`ToAgent`] to the agent's stdin and reads [`FromAgent`] from
+//! its stdout; stderr carries only logs.
+
+use base64::Engine as _;
+use rigor_load::{LoadSpec, ReportWire};
+use serde::{Deserialize, Serialize};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The protocol version both sides must speak; any change to a message's meaning raises it.
+pub const PROTOCOL: u32 = 1;
+
+/// This build's version, which the agent's must equal.
+pub const RIGOR_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// What the agent can do; a client asks for nothing outside it.
+pub const CAPABILITIES: &[&str] = &["load"];
+
+/// A message from the client to the agent.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ToAgent {
+    /// The first message: the versions the client speaks.
+    Hello {
+        protocol: u32,
+        rigor_version: String,
+    },
+    /// Asks for the agent's wall clock, to measure the offset by round trips.
+    Clock {},
+    /// Runs a load, starting at `start_at_unix_ns` on the agent's clock.
+    Load {
+        id: String,
+        spec: SpecWire,
+        start_at_unix_ns: u64,
+    },
+    /// Stops load `id` early; its report (marked cancelled) still comes.
+    Cancel { id: String },
+    /// The client is done: the agent stops any load and exits.
+    Bye {},
+}
+
+/// A message from the agent to the client.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum FromAgent {
+    Hello {
+        protocol: u32,
+        rigor_version: String,
+        capabilities: Vec<String>,
+        host: HostInfo,
+    },
+    Clock {
+        unix_ns: u64,
+    },
+    /// About once a second while a load runs.
+    Progress {
+        id: String,
+        /// `waiting` (for the start time), `starting`, `warmup`, `measuring` or `done`.
+        phase: String,
+        /// Responses completed in the measured window so far.
+        requests: u64,
+        /// Errors in the measured window so far.
+        errors: u64,
+    },
+    LoadDone {
+        id: String,
+        report: Box<ReportWire>,
+    },
+    /// A failure: of load `id`, or (without an id) of the message just received.
+    Error {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        message: String,
+    },
+}
+
+/// The machine an agent runs on.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HostInfo {
+    pub hostname: String,
+    pub cpus: usize,
+    pub kernel: String,
+}
+
+/// [`LoadSpec`] as it travels: durations in nanoseconds, the body in base64.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SpecWire {
+    pub url: String,
+    pub connections: usize,
+    pub threads: usize,
+    pub duration_ns: u64,
+    pub warmup_ns: u64,
+    pub pipeline: usize,
+    pub rate: Option<f64>,
+    pub timeout_ns: u64,
+    pub method: String,
+    pub headers: Vec<(String, String)>,
+    pub body_base64: Option<String>,
+    /// CPUs of the agent's host to pin its worker threads to.
+    pub cpus: Option<Vec<usize>>,
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+impl From<&LoadSpec> for SpecWire {
+    fn from(s: &LoadSpec) -> Self {
+        SpecWire {
+            url: s.url.clone(),
+            connections: s.connections,
+            threads: s.threads,
+            duration_ns: nanos(s.duration),
+            warmup_ns: nanos(s.warmup),
+            pipeline: s.pipeline,
+            rate: s.rate,
+            timeout_ns: nanos(s.timeout),
+            method: s.method.clone(),
+            headers: s.headers.clone(),
+            body_base64: s
+                .body
+                .as_ref()
+                .map(|b| base64::engine::general_purpose::STANDARD.encode(b)),
+            cpus: s.cpus.clone(),
+        }
+    }
+}
+
+impl SpecWire {
+    /// The spec the engine runs; fails only on a body that is not base64.
+    pub fn to_spec(&self) -> Result<LoadSpec, String> {
+        let body = match &self.body_base64 {
+            Some(b) => Some(
+                base64::engine::general_purpose::STANDARD
+                    .decode(b)
+                    .map_err(|e| format!("the request body is not valid base64: {e}"))?,
+            ),
+            None => None,
+        };
+        Ok(LoadSpec {
+            url: self.url.clone(),
+            connections: self.connections,
+            threads: self.threads,
+            duration: Duration::from_nanos(self.duration_ns),
+            warmup: Duration::from_nanos(self.warmup_ns),
+            pipeline: self.pipeline,
+            rate: self.rate,
+            timeout: Duration::from_nanos(self.timeout_ns),
+            method: self.method.clone(),
+            headers: self.headers.clone(),
+            body,
+            cpus: self.cpus.clone(),
+        })
+    }
+}
+
+/// Nanoseconds since the Unix epoch on this host's wall clock.
+pub fn unix_ns(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).map(nanos).unwrap_or_default()
+}
+
+/// One message as its line (without the newline).
+pub fn line<T: Serialize>(msg: &T) -> String {
+    serde_json::to_string(msg).expect("protocol messages serialise")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_are_tagged_json_lines() {
+        assert_eq!(line(&ToAgent::Clock {}), r#"{"type":"clock"}"#);
+        assert_eq!(line(&ToAgent::Bye {}), r#"{"type":"bye"}"#);
+        assert_eq!(
+            line(&ToAgent::Hello {
+                protocol: 1,
+                rigor_version: "0.1.0".into()
+            }),
+            r#"{"type":"hello","protocol":1,"rigor_version":"0.1.0"}"#
+        );
+        let err: FromAgent =
+            serde_json::from_str(r#"{"type":"error","message":"no","extra":1}"#).unwrap();
+        assert!(matches!(err, FromAgent::Error { id: None, .. }));
+        assert_eq!(
+            line(&FromAgent::Error {
+                id: None,
+                message: "m".into()
+            }),
+            r#"{"type":"error","message":"m"}"#
+        );
+        assert!(serde_json::from_str::<ToAgent>(r#"{"type":"dance"}"#).is_err());
+    }
+
+    #[test]
+    fn a_spec_travels_unchanged() {
+        let spec = LoadSpec {
+            url: "http://10.0.0.1:8080/x".into(),
+            connections: 33,
+            threads: 3,
+            duration: Duration::from_millis(1500),
+            warmup: Duration::from_nanos(7),
+            rate: Some(1234.5),
+            headers: vec![("x-a".into(), "b".into())],
+            body: Some(vec![0, 1, 2, 255]),
+            cpus: Some(vec![1, 3]),
+            method: "POST".into(),
+            ..LoadSpec::default()
+        };
+        let wire: SpecWire = serde_json::from_str(&line(&SpecWire::from(&spec))).unwrap();
+        assert_eq!(wire.to_spec().unwrap(), spec);
+    }
+}

@@ -1,0 +1,342 @@
+//! How rigor reaches a load host: a command that gives a remote shell on stdio. Either the
+//! user's own OpenSSH client (with their `~/.ssh/config`, keys and agent as they are), or any
+//! command line (`kubectl exec -i POD --`, `docker exec -i CONTAINER`) followed by `sh -c CMD`.
+//! Nothing listens on a port: every byte goes over the transport's stdin and stdout.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+
+/// A load host and how to reach it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HostSpec {
+    /// The name errors and reports use (`host load1: …`).
+    pub name: String,
+    /// `user@host` (or a `Host` alias of the ssh config) to reach over ssh.
+    pub ssh: Option<String>,
+    /// ssh's `-p`.
+    pub port: Option<u16>,
+    /// ssh's `-i`.
+    pub identity: Option<PathBuf>,
+    /// More ssh arguments, passed as they are (`-o`, `ConnectTimeout=5`, `-J`, `bastion`).
+    pub options: Vec<String>,
+    /// Instead of ssh, a command line split the way sh splits words (quotes and backslashes,
+    /// no expansion); the remote command follows it as `sh -c CMD`. `env` runs it on this
+    /// machine.
+    pub transport: Option<String>,
+}
+
+/// The OpenSSH exit status that means ssh itself failed (unreachable, auth refused, bad config).
+pub const SSH_FAILED: i32 = 255;
+
+impl HostSpec {
+    /// Whether the transport is ssh, whose exit status 255 is its own failure.
+    pub fn is_ssh(&self) -> bool {
+        self.transport.is_none()
+    }
+
+    /// `host NAME`, the start of every error about this host.
+    pub fn label(&self) -> String {
+        format!("host {}", self.name)
+    }
+
+    /// The argv that runs the sh command line `cmd` on the host.
+    pub fn argv(&self, cmd: &str) -> Result<Vec<String>, String> {
+        match (&self.ssh, &self.transport) {
+            (Some(dest), None) => {
+                let mut argv = vec!["ssh".to_string()];
+                if let Some(p) = self.port {
+                    argv.extend(["-p".into(), p.to_string()]);
+                }
+                if let Some(i) = &self.identity {
+                    argv.extend(["-i".into(), i.display().to_string()]);
+                }
+                argv.extend(self.options.iter().cloned());
+                // Never a password or host-key prompt: there is no terminal to answer it.
+                argv.extend([
+                    "-o".into(),
+                    "BatchMode=yes".into(),
+                    dest.clone(),
+                    "--".into(),
+                ]);
+                // ssh hands its command to the user's login shell, whatever it is: `sh -c` with
+                // one quoted word reads the same in sh, bash, zsh, fish and csh.
+                argv.push(format!("sh -c {}", sh_quote(cmd)));
+                Ok(argv)
+            }
+            (None, Some(t)) => {
+                let mut argv = shlex::split(t).ok_or_else(|| {
+                    format!(
+                        "{}: the transport {t:?} has an unclosed quote or a trailing backslash",
+                        self.label()
+                    )
+                })?;
+                if argv.is_empty() {
+                    return Err(format!("{}: the transport command is empty", self.label()));
+                }
+                argv.extend(["sh".into(), "-c".into(), cmd.into()]);
+                Ok(argv)
+            }
+            (Some(_), Some(_)) => Err(format!(
+                "{}: give either ssh or transport, not both",
+                self.label()
+            )),
+            (None, None) => Err(format!(
+                "{}: give ssh (user@host) or a transport command",
+                self.label()
+            )),
+        }
+    }
+
+    /// A `Command` for `cmd` on the host.
+    pub fn command(&self, cmd: &str) -> Result<Command, String> {
+        let argv = self.argv(cmd)?;
+        let mut c = Command::new(&argv[0]);
+        c.args(&argv[1..]);
+        Ok(c)
+    }
+
+    /// Runs `cmd` on the host to completion, with `input` (a file) streamed to its stdin.
+    pub fn run(&self, cmd: &str, input: Option<&Path>) -> Result<Remote, String> {
+        let mut c = self.command(cmd)?;
+        c.stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+        let mut child = c.spawn().map_err(|e| self.spawn_error(&e))?;
+        let feeder = match (input, child.stdin.take()) {
+            (Some(path), Some(mut stdin)) => {
+                let path = path.to_path_buf();
+                Some(std::thread::spawn(move || -> std::io::Result<u64> {
+                    let mut f = std::fs::File::open(&path)?;
+                    let n = std::io::copy(&mut f, &mut stdin)?;
+                    stdin.flush()?;
+                    Ok(n)
+                }))
+            }
+            _ => None,
+        };
+        let mut stderr = child.stderr.take().expect("stderr piped");
+        let err_reader = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = stderr.read_to_string(&mut s);
+            s
+        });
+        let mut stdout = String::new();
+        let _ = child
+            .stdout
+            .take()
+            .expect("stdout piped")
+            .read_to_string(&mut stdout);
+        let status = child
+            .wait()
+            .map_err(|e| format!("{}: waiting for the transport: {e}", self.label()))?;
+        let stderr = err_reader.join().unwrap_or_default();
+        let sent = feeder.map(|f| f.join().unwrap_or_else(|_| Ok(0)));
+        Ok(Remote {
+            status,
+            stdout,
+            stderr,
+            input_error: match sent {
+                Some(Err(e)) => Some(e.to_string()),
+                _ => None,
+            },
+        })
+    }
+
+    /// Why the transport could not even start.
+    pub fn spawn_error(&self, e: &std::io::Error) -> String {
+        let program = self
+            .argv("true")
+            .ok()
+            .and_then(|a| a.into_iter().next())
+            .unwrap_or_default();
+        format!(
+            "{}: cannot start the transport {program:?}: {e}",
+            self.label()
+        )
+    }
+
+    /// What a transport's failure means, with the tail of its stderr: for ssh, status 255 is
+    /// ssh's own failure (unreachable, authentication refused, bad configuration).
+    pub fn failure(&self, what: &str, status: ExitStatus, stderr: &str) -> String {
+        let tail = stderr_tail(stderr);
+        let said = if tail.is_empty() {
+            String::new()
+        } else {
+            format!(": {tail}")
+        };
+        if self.is_ssh() && status.code() == Some(SSH_FAILED) {
+            format!(
+                "{}: ssh could not reach the host or was refused (exit 255){said}",
+                self.label()
+            )
+        } else {
+            format!(
+                "{}: {what} failed ({}){said}",
+                self.label(),
+                describe(status)
+            )
+        }
+    }
+}
+
+/// A finished remote command.
+#[derive(Debug)]
+pub struct Remote {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+    /// Streaming the input failed (the remote side stopped reading).
+    pub input_error: Option<String>,
+}
+
+/// `exit 3` or `killed by signal 9`.
+pub fn describe(status: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(c), _) => format!("exit {c}"),
+        (None, Some(s)) => format!("killed by signal {s}"),
+        _ => status.to_string(),
+    }
+}
+
+/// The last few non-empty lines of a stderr, joined, at most a few hundred characters.
+pub fn stderr_tail(stderr: &str) -> String {
+    let lines: Vec<&str> = stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let tail = lines[lines.len().saturating_sub(3)..].join(" / ");
+    let chars: Vec<char> = tail.chars().collect();
+    if chars.len() > 400 {
+        format!("…{}", chars[chars.len() - 400..].iter().collect::<String>())
+    } else {
+        tail
+    }
+}
+
+/// `s` as one sh word: single-quoted, each `'` written as `'\''`.
+pub fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host() -> HostSpec {
+        HostSpec {
+            name: "load1".into(),
+            ..HostSpec::default()
+        }
+    }
+
+    #[test]
+    fn ssh_argv_uses_the_users_client_in_batch_mode() {
+        let h = HostSpec {
+            ssh: Some("bench@10.0.0.7".into()),
+            port: Some(2222),
+            identity: Some("/home/me/.ssh/bench".into()),
+            options: vec!["-o".into(), "ConnectTimeout=5".into()],
+            ..host()
+        };
+        assert_eq!(
+            h.argv("echo 'hi'").unwrap(),
+            [
+                "ssh",
+                "-p",
+                "2222",
+                "-i",
+                "/home/me/.ssh/bench",
+                "-o",
+                "ConnectTimeout=5",
+                "-o",
+                "BatchMode=yes",
+                "bench@10.0.0.7",
+                "--",
+                r"sh -c 'echo '\''hi'\'''",
+            ]
+        );
+        let plain = HostSpec {
+            ssh: Some("h".into()),
+            ..host()
+        };
+        assert_eq!(
+            plain.argv("true").unwrap(),
+            ["ssh", "-o", "BatchMode=yes", "h", "--", "sh -c 'true'"]
+        );
+    }
+
+    #[test]
+    fn a_transport_is_split_like_sh_and_followed_by_sh_c() {
+        let h = HostSpec {
+            transport: Some(r#"kubectl exec -i "my pod" -- "#.into()),
+            ..host()
+        };
+        assert_eq!(
+            h.argv("echo $HOME").unwrap(),
+            [
+                "kubectl",
+                "exec",
+                "-i",
+                "my pod",
+                "--",
+                "sh",
+                "-c",
+                "echo $HOME"
+            ]
+        );
+        let bad = HostSpec {
+            transport: Some("docker exec -i 'c".into()),
+            ..host()
+        };
+        assert!(bad.argv("true").unwrap_err().starts_with("host load1: "));
+        let both = HostSpec {
+            ssh: Some("h".into()),
+            transport: Some("env".into()),
+            ..host()
+        };
+        assert!(both.argv("true").unwrap_err().contains("not both"));
+        assert!(host().argv("true").is_err());
+    }
+
+    #[test]
+    fn quoting_survives_sh() {
+        let h = HostSpec {
+            transport: Some("env".into()),
+            ..host()
+        };
+        let word = r#"it's "quoted" $HOME `x` \n"#;
+        let r = h
+            .run(&format!("printf %s {}", sh_quote(word)), None)
+            .unwrap();
+        assert!(r.status.success());
+        assert_eq!(r.stdout, word);
+    }
+
+    #[test]
+    fn a_failure_names_the_host_and_ssh_exit_255() {
+        use std::os::unix::process::ExitStatusExt;
+        let ssh = HostSpec {
+            ssh: Some("h".into()),
+            ..host()
+        };
+        let e = ssh.failure(
+            "the check",
+            ExitStatus::from_raw(255 << 8),
+            "debug\nbench@h: Permission denied (publickey).\n",
+        );
+        assert_eq!(
+            e,
+            "host load1: ssh could not reach the host or was refused (exit 255): debug / \
+             bench@h: Permission denied (publickey)."
+        );
+        let e = host().failure("the check", ExitStatus::from_raw(9), "");
+        assert_eq!(e, "host load1: the check failed (killed by signal 9)");
+    }
+}

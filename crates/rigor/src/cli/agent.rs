@@ -1,0 +1,26 @@
+//! `rigor agent --stdio`: the load agent a remote rigor starts over ssh (or another stdio
+//! transport). People do not run it by hand; docs/agent.md describes the protocol.
+
+use crate::exit::Exit;
+use crate::failure::Failure;
+
+/// Flags of `rigor agent`.
+#[derive(clap::Args, Debug)]
+pub struct AgentArgs {
+    /// Speak the agent protocol on stdin and stdout (the only mode): JSON lines in, JSON lines
+    /// out, logs on stderr; exits when stdin closes.
+    #[arg(long)]
+    pub stdio: bool,
+}
+
+/// Serves the protocol until the client says bye or stdin closes.
+pub fn execute(a: &AgentArgs) -> Result<Exit, Failure> {
+    if !a.stdio {
+        return Err(Failure::usage(
+            "rigor agent needs --stdio: it speaks its protocol on stdin and stdout only",
+        ));
+    }
+    crate::agent::serve::serve_stdio()
+        .map(|()| Exit::Success)
+        .map_err(|e| Failure::Failed(anyhow::anyhow!("agent: {e}")))
+}
