@@ -96,7 +96,7 @@ impl Agent {
         std::thread::spawn(move || {
             for l in BufReader::new(stdout).lines() {
                 let Ok(l) = l else { break };
-                let msg = match serde_json::from_str::<FromAgent>(&l) {
+                let msg = match FromAgent::parse(&l) {
                     Ok(m) => Incoming::Msg(Box::new(m)),
                     Err(_) => Incoming::Garbled(l),
                 };
@@ -271,6 +271,43 @@ impl Agent {
             match self.next(deadline, &what)? {
                 FromAgent::LoadDone { id: done, report } if done == id => {
                     return report.decode().map_err(|e| {
+                        format!("{}: the report of load {id}: {e}", self.host.label())
+                    })
+                }
+                FromAgent::Error {
+                    id: Some(failed),
+                    message,
+                } if failed == id => {
+                    return Err(format!("{}: load {id}: {message}", self.host.label()))
+                }
+                FromAgent::Error { id: None, message } => {
+                    return Err(format!("{}: the agent: {message}", self.host.label()))
+                }
+                other => self.note(other),
+            }
+        }
+    }
+
+    /// Waits up to `wait` for load `id`'s report: `None` when it has not come yet (progress
+    /// that came meanwhile is kept), so a caller can follow several hosts at once.
+    pub fn poll_load(&mut self, id: &str, wait: Duration) -> Result<Option<LoadReport>, String> {
+        let deadline = Instant::now() + wait;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let msg = match self.incoming.recv_timeout(left) {
+                Ok(Incoming::Msg(m)) => *m,
+                Ok(Incoming::Garbled(l)) => {
+                    self.stderr_push(format!("(stdout) {l}"));
+                    continue;
+                }
+                Ok(Incoming::Closed) | Err(RecvTimeoutError::Disconnected) => {
+                    return Err(self.died(&format!("while waiting for load {id}")))
+                }
+                Err(RecvTimeoutError::Timeout) => return Ok(None),
+            };
+            match msg {
+                FromAgent::LoadDone { id: done, report } if done == id => {
+                    return report.decode().map(Some).map_err(|e| {
                         format!("{}: the report of load {id}: {e}", self.host.label())
                     })
                 }

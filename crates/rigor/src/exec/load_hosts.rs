@@ -48,12 +48,29 @@ pub fn run(
     let shares = shares(spec, hosts.len());
     let mut agents = connected(hosts)?;
     let result = drive(&mut agents, &shares, spec, live, stop);
-    // An agent that failed is not trusted again; the others wait for the next iteration.
-    let mut kept = AGENTS.lock().unwrap_or_else(|e| e.into_inner());
+    // After a failure no agent of this load is trusted again: each is connected afresh.
     if result.is_ok() {
-        kept.extend(agents);
+        AGENTS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(agents);
+    } else {
+        agents.into_iter().for_each(disconnect);
     }
     result
+}
+
+/// Ends every agent still connected: at the end of a run, so none waits for the process to
+/// exit.
+pub fn disconnect_all() {
+    let agents = std::mem::take(&mut *AGENTS.lock().unwrap_or_else(|e| e.into_inner()));
+    agents.into_iter().for_each(disconnect);
+}
+
+fn disconnect(agent: Agent) {
+    let pid = agent.transport_pid();
+    drop(agent);
+    super::reaper::unspare(pid);
 }
 
 /// The agent of each host, reusing those still connected.
@@ -63,7 +80,17 @@ fn connected(hosts: &[Host]) -> Result<Vec<Agent>, String> {
     for h in hosts {
         let agent = match kept.iter().position(|a| a.name() == h.name) {
             Some(i) => kept.swap_remove(i),
-            None => Agent::connect(&spec_of(h))?,
+            None => match Agent::connect(&spec_of(h)) {
+                Ok(agent) => {
+                    // Its transport serves every iteration: no iteration's sweep may end it.
+                    super::reaper::spare(agent.transport_pid());
+                    agent
+                }
+                Err(e) => {
+                    agents.into_iter().for_each(disconnect);
+                    return Err(e);
+                }
+            },
         };
         agents.push(agent);
     }
@@ -119,7 +146,14 @@ fn drive(
                 *r = a.poll_load(&id, Duration::from_millis(20))?;
             }
         }
-        follow(live, agents, &id, started, spec, reports.iter().all(Option::is_some));
+        follow(
+            live,
+            agents,
+            &id,
+            started,
+            spec,
+            reports.iter().all(Option::is_some),
+        );
         if Instant::now() > deadline {
             let late: Vec<&str> = agents
                 .iter()
@@ -267,6 +301,8 @@ mod tests {
             },
             2,
         );
-        assert!(closed.iter().all(|s| s.connections == 1 && s.rate.is_none()));
+        assert!(closed
+            .iter()
+            .all(|s| s.connections == 1 && s.rate.is_none()));
     }
 }

@@ -114,6 +114,7 @@ pub fn measure(options: &RunOptions) -> Result<Measured, Failure> {
     let runner = Runner::new(&plan, options, &builds, &progress, &run_dir)
         .with_machine_before(busy_before_pct);
     let mut failed = runner.run(&mut executor, &mut result, seed, &mut save);
+    load_hosts::disconnect_all();
     finish::conclude(&mut result, options, &plan, failed);
     if let Err(e) = outputs.save(&result, true) {
         console::err(&format!("error: {e}"));

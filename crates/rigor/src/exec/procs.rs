@@ -97,9 +97,22 @@ pub fn ours(mark: &str, exclude: &[i32]) -> Vec<Proc> {
             break;
         }
     }
+    // An excluded process's descendants carry the mark too: they are excluded with it.
+    let mut spared: BTreeSet<i32> = exclude.iter().copied().collect();
+    loop {
+        let before = spared.len();
+        for p in &procs {
+            if spared.contains(&p.ppid) {
+                spared.insert(p.pid);
+            }
+        }
+        if spared.len() == before {
+            break;
+        }
+    }
     procs
         .into_iter()
-        .filter(|p| p.pid != me && !exclude.contains(&p.pid))
+        .filter(|p| p.pid != me && !spared.contains(&p.pid))
         .filter(|p| tree.contains(&p.pid) || env_value(p.pid, MARK).as_deref() == Some(mark))
         .collect()
 }

@@ -24,10 +24,31 @@ pub fn become_subreaper() {
     let _ = nix::sys::prctl::set_child_subreaper(true);
 }
 
+/// Processes that serve the whole run and outlive its iterations by design (the transports of
+/// load hosts' agents), each with its descendants; rigor ends them itself.
+static SPARED: std::sync::Mutex<Vec<i32>> = std::sync::Mutex::new(Vec::new());
+
+/// Keeps `pid` and its descendants out of every sweep until [`unspare`].
+pub fn spare(pid: u32) {
+    SPARED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(pid as i32);
+}
+
+/// Ends [`spare`]: the process is being ended by its owner.
+pub fn unspare(pid: u32) {
+    SPARED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|&p| p != pid as i32);
+}
+
 /// Our processes still alive (zombie children are reaped on the way).
 fn alive_ours() -> Vec<Proc> {
     let me = std::process::id() as i32;
-    let exclude: Vec<i32> = super::sentinel::pid().into_iter().collect();
+    let mut exclude: Vec<i32> = super::sentinel::pid().into_iter().collect();
+    exclude.extend(SPARED.lock().unwrap_or_else(|e| e.into_inner()).iter());
     procs::ours(mark(), &exclude)
         .into_iter()
         .filter(|p| {
