@@ -200,6 +200,7 @@ pub struct LoadReport {
     pub latency: LatencyStats,
     /// Open model only: latency from the actual send time.
     pub latency_uncorrected: Option<LatencyStats>,
+    #[serde(deserialize_with = "status_keys")]
     pub status_counts: BTreeMap<u16, u64>,
     /// Responses whose status is not 2xx or 3xx.
     pub bad_responses: u64,
@@ -235,6 +236,20 @@ pub struct LoadReport {
     /// The histogram of `latency_uncorrected` (open model only), likewise.
     #[serde(skip)]
     pub uncorrected_histogram: Option<Histogram<u64>>,
+}
+
+/// Status counts read back from JSON, whose keys are strings: parsed here rather than by the
+/// format, so the report also reads back from inside a tagged message (where serde buffers it
+/// and would not turn `"200"` into a number).
+fn status_keys<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BTreeMap<u16, u64>, D::Error> {
+    let raw = BTreeMap::<String, u64>::deserialize(d)?;
+    raw.into_iter()
+        .map(|(k, n)| {
+            k.parse::<u16>()
+                .map(|code| (code, n))
+                .map_err(|_| serde::de::Error::custom(format!("status {k:?} is not a number")))
+        })
+        .collect()
 }
 
 /// Something that makes the figures suspect, decided once here for every caller: `kind` is a

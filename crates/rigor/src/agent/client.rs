@@ -51,8 +51,8 @@ pub struct Progress {
 /// What the stdout reader hands over.
 enum Incoming {
     Msg(Box<FromAgent>),
-    /// A line that is not a protocol message.
-    Garbled(String),
+    /// A line that is not a protocol message, and why.
+    Garbled(String, String),
     /// The agent's output ended: it exited or the transport died.
     Closed,
 }
@@ -98,7 +98,7 @@ impl Agent {
                 let Ok(l) = l else { break };
                 let msg = match FromAgent::parse(&l) {
                     Ok(m) => Incoming::Msg(Box::new(m)),
-                    Err(_) => Incoming::Garbled(l),
+                    Err(e) => Incoming::Garbled(l, e.to_string()),
                 };
                 if tx.send(msg).is_err() {
                     return;
@@ -366,9 +366,17 @@ impl Agent {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.incoming.recv_timeout(left) {
                 Ok(Incoming::Msg(m)) => return Ok(*m),
-                Ok(Incoming::Garbled(l)) => {
-                    self.stderr_push(format!("(stdout) {l}"));
+                // A JSON object is a message this client cannot read: say so now rather than
+                // time out. Other lines (a login banner a remote shell printed) are kept as logs.
+                Ok(Incoming::Garbled(l, e)) if l.trim_start().starts_with('{') => {
+                    let start: String = l.chars().take(120).collect();
+                    return Err(format!(
+                        "{}: unreadable message from the agent while waiting for \
+                         {waiting_for}: {e}: {start}",
+                        self.host.label()
+                    ));
                 }
+                Ok(Incoming::Garbled(l, _)) => self.stderr_push(format!("(stdout) {l}")),
                 Ok(Incoming::Closed) | Err(RecvTimeoutError::Disconnected) => {
                     return Err(self.died(&format!("while waiting for {waiting_for}")))
                 }

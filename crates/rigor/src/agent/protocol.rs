@@ -234,6 +234,32 @@ mod tests {
     }
 
     #[test]
+    fn a_report_reads_back_from_inside_its_message() {
+        let mut report = serde_json::json!({
+            "url": "http://h/", "connections": 1, "threads": 1, "pipeline": 1,
+            "warmup_secs": 0.0, "measured_secs": 1.0, "cancelled": false, "requests": 2,
+            "bytes_read": 10, "rps": 2.0, "throughput_mib_s": 0.0,
+            "latency": {"count": 0, "mean_ms": 0.0, "stdev_ms": 0.0, "min_ms": 0.0,
+                "max_ms": 0.0, "p50_ms": 0.0, "p75_ms": 0.0, "p90_ms": 0.0, "p99_ms": 0.0,
+                "p999_ms": 0.0, "p9999_ms": 0.0, "percentiles": []},
+            "latency_uncorrected": null, "status_counts": {"200": 2}, "bad_responses": 0,
+            "errors": {"connect": 0, "read": 0, "write": 0, "timeout": 0, "parse": 0,
+                "closed": 0},
+            "parse_failures": [], "in_flight_at_end": 0, "abandoned": 0, "drain_cut": false,
+            "outside_window": {"requests": 0, "bytes": 0}, "timeline": [], "rate": null,
+            "client_cpu_pct": 1.0, "client_cpu_secs": 0.01, "client_cores": 1, "warnings": []
+        });
+        let msg = serde_json::json!({
+            "type": "load_done", "id": "a",
+            "report": {"report": report.take(), "latency_hdr": "", "uncorrected_hdr": null}
+        });
+        let FromAgent::LoadDone { report, .. } = serde_json::from_value(msg).unwrap() else {
+            panic!("not load_done")
+        };
+        assert_eq!(report.report.status_counts[&200], 2);
+    }
+
+    #[test]
     fn a_spec_travels_unchanged() {
         let spec = LoadSpec {
             url: "http://10.0.0.1:8080/x".into(),

@@ -135,7 +135,7 @@ impl HostSpec {
             .wait()
             .map_err(|e| format!("{}: waiting for the transport: {e}", self.label()))?;
         let stderr = err_reader.join().unwrap_or_default();
-        let sent = feeder.map(|f| f.join().unwrap_or_else(|_| Ok(0)));
+        let sent = feeder.map(|f| f.join().unwrap_or(Ok(0)));
         Ok(Remote {
             status,
             stdout,

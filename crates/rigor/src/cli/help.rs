@@ -131,7 +131,7 @@ mod tests {
         assert_eq!(e.exit(), Exit::Usage);
         assert_eq!(
             e.text(),
-            "no help for `nope`: commands are load, run, compare, history, bisect, help; topics are config, results"
+            "no help for `nope`: commands are load, run, compare, history, bisect, agent, help; topics are config, results"
         );
         let parsed = super::super::Cli::try_parse_from(["rigor", "help", "config"]).unwrap();
         assert!(matches!(parsed.command, super::super::Command::Help(_)));

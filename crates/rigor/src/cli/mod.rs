@@ -53,10 +53,10 @@ pub enum Command {
     /// revision, each commit built in its own worktree and measured interleaved with both ends.
     #[command(after_help = DOCS)]
     Bisect(bisect::BisectArgs),
-    /// Print the help of a command, or of a topic: config, results.
-    Help(help::HelpArgs),
     /// Serve the load-agent protocol on stdin/stdout (started by rigor on a load host over
     /// ssh or another stdio transport).
     #[command(after_help = DOCS)]
     Agent(agent::AgentArgs),
+    /// Print the help of a command, or of a topic: config, results.
+    Help(help::HelpArgs),
 }

@@ -149,7 +149,11 @@ fn arbitrary_argument_vectors_are_usage_errors_or_plans_never_panics() {
                     let _ = crate::config::parse_cpu_list(c);
                 }
             }
-            Command::Compare(_) | Command::Help(_) | Command::History(_) | Command::Bisect(_) => {}
+            Command::Compare(_)
+            | Command::Help(_)
+            | Command::History(_)
+            | Command::Bisect(_)
+            | Command::Agent(_) => {}
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
