@@ -96,7 +96,7 @@ impl Agent {
         std::thread::spawn(move || {
             for l in BufReader::new(stdout).lines() {
                 let Ok(l) = l else { break };
-                let msg = match FromAgent::parse(&l) {
+                let msg = match serde_json::from_str::<FromAgent>(&l) {
                     Ok(m) => Incoming::Msg(Box::new(m)),
                     Err(e) => Incoming::Garbled(l, e.to_string()),
                 };
@@ -207,11 +207,6 @@ impl Agent {
         self.progress.get(id)
     }
 
-    /// The last measured clock offset.
-    pub fn offset(&self) -> Option<ClockOffset> {
-        self.offset
-    }
-
     /// Measures the agent's clock against this host's: a few round trips, keeping the one with
     /// the smallest round-trip time (its midpoint is the best estimate).
     pub fn clock_offset(&mut self) -> Result<ClockOffset, String> {
@@ -263,47 +258,22 @@ impl Agent {
         })
     }
 
-    /// Waits up to `timeout` for load `id`'s report, with its latency histograms.
+    /// Waits up to `timeout` for load `id`'s report, with its latency histograms: one host
+    /// at a time (a run follows several with [`Agent::poll_load`]).
+    #[cfg_attr(not(test), allow(dead_code))]
     pub fn wait_load(&mut self, id: &str, timeout: Duration) -> Result<LoadReport, String> {
-        let deadline = Instant::now() + timeout;
-        let what = format!("load {id}");
-        loop {
-            match self.next(deadline, &what)? {
-                FromAgent::LoadDone { id: done, report } if done == id => {
-                    return report.decode().map_err(|e| {
-                        format!("{}: the report of load {id}: {e}", self.host.label())
-                    })
-                }
-                FromAgent::Error {
-                    id: Some(failed),
-                    message,
-                } if failed == id => {
-                    return Err(format!("{}: load {id}: {message}", self.host.label()))
-                }
-                FromAgent::Error { id: None, message } => {
-                    return Err(format!("{}: the agent: {message}", self.host.label()))
-                }
-                other => self.note(other),
-            }
-        }
+        self.poll_load(id, timeout)?
+            .ok_or_else(|| format!("{}: timed out waiting for load {id}", self.host.label()))
     }
 
     /// Waits up to `wait` for load `id`'s report: `None` when it has not come yet (progress
     /// that came meanwhile is kept), so a caller can follow several hosts at once.
     pub fn poll_load(&mut self, id: &str, wait: Duration) -> Result<Option<LoadReport>, String> {
         let deadline = Instant::now() + wait;
+        let what = format!("load {id}");
         loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let msg = match self.incoming.recv_timeout(left) {
-                Ok(Incoming::Msg(m)) => *m,
-                Ok(Incoming::Garbled(l)) => {
-                    self.stderr_push(format!("(stdout) {l}"));
-                    continue;
-                }
-                Ok(Incoming::Closed) | Err(RecvTimeoutError::Disconnected) => {
-                    return Err(self.died(&format!("while waiting for load {id}")))
-                }
-                Err(RecvTimeoutError::Timeout) => return Ok(None),
+            let Some(msg) = self.next_within(deadline, &what)? else {
+                return Ok(None);
             };
             match msg {
                 FromAgent::LoadDone { id: done, report } if done == id => {
@@ -362,10 +332,20 @@ impl Agent {
 
     /// The next message, or why none came by `deadline`.
     fn next(&mut self, deadline: Instant, waiting_for: &str) -> Result<FromAgent, String> {
+        self.next_within(deadline, waiting_for)?
+            .ok_or_else(|| format!("{}: timed out waiting for {waiting_for}", self.host.label()))
+    }
+
+    /// The next message; `None` when none came by `deadline`.
+    fn next_within(
+        &mut self,
+        deadline: Instant,
+        waiting_for: &str,
+    ) -> Result<Option<FromAgent>, String> {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.incoming.recv_timeout(left) {
-                Ok(Incoming::Msg(m)) => return Ok(*m),
+                Ok(Incoming::Msg(m)) => return Ok(Some(*m)),
                 // A JSON object is a message this client cannot read: say so now rather than
                 // time out. Other lines (a login banner a remote shell printed) are kept as logs.
                 Ok(Incoming::Garbled(l, e)) if l.trim_start().starts_with('{') => {
@@ -380,12 +360,7 @@ impl Agent {
                 Ok(Incoming::Closed) | Err(RecvTimeoutError::Disconnected) => {
                     return Err(self.died(&format!("while waiting for {waiting_for}")))
                 }
-                Err(RecvTimeoutError::Timeout) => {
-                    return Err(format!(
-                        "{}: timed out waiting for {waiting_for}",
-                        self.host.label()
-                    ))
-                }
+                Err(RecvTimeoutError::Timeout) => return Ok(None),
             }
         }
     }

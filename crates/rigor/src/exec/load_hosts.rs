@@ -4,7 +4,7 @@
 //! summed counts, merged latency histograms. Agents stay connected between iterations, and one
 //! whose transport failed is connected afresh next time.
 
-use crate::agent::{Agent, HostSpec};
+use crate::agent::{Agent, HostSpec, Install};
 use crate::config::Host;
 use rigor_load::{Live, LoadReport, LoadSpec, Phase};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -82,6 +82,12 @@ fn connected(hosts: &[Host]) -> Result<Vec<Agent>, String> {
             Some(i) => kept.swap_remove(i),
             None => match Agent::connect(&spec_of(h)) {
                 Ok(agent) => {
+                    if agent.install() == Install::Copied {
+                        crate::console::err(&format!(
+                            "load host {}: rigor copied into its cache (checksum verified)",
+                            h.name
+                        ));
+                    }
                     // Its transport serves every iteration: no iteration's sweep may end it.
                     super::reaper::spare(agent.transport_pid());
                     agent

@@ -92,6 +92,17 @@ impl AppCpu<'_> {
     }
 }
 
+/// The machine now. The load engines of agents rigor runs on this machine (and the transports
+/// of remote ones) work for rigor: their CPU is rigor's own, not interference.
+fn reading(app: AppCpu) -> rigor_probe::MachineReading {
+    let mut r = rigor_probe::machine_reading(app.ns());
+    r.self_cpu_ns += super::reaper::spared()
+        .into_iter()
+        .filter_map(|pid| rigor_probe::tree_cpu_ns(pid as i32))
+        .sum::<u64>();
+    r
+}
+
 /// The machine watched over an iteration's measured span: counters at its edges, the run
 /// queue and clock sampled every [`MachineWatch::EVERY`] in between (and at both edges).
 pub struct MachineWatch {
@@ -109,7 +120,7 @@ impl MachineWatch {
         let mut samples = SpanSamples::every(Self::EVERY);
         samples.sample_now();
         MachineWatch {
-            before: rigor_probe::machine_reading(app.ns()),
+            before: reading(app),
             samples,
         }
     }
@@ -122,7 +133,7 @@ impl MachineWatch {
 
     /// Ends the span now: the readings, with their warnings added to `warnings`.
     pub fn finish(mut self, app: AppCpu, warnings: &mut Vec<Warning>) -> MachineDuring {
-        let after = rigor_probe::machine_reading(app.ns());
+        let after = reading(app);
         self.samples.sample_now();
         guards::machine_guards(&self.before, &after, &self.samples, warnings)
     }

@@ -44,6 +44,16 @@ pub fn unspare(pid: u32) {
         .retain(|&p| p != pid as i32);
 }
 
+/// The processes [`spare`] keeps out of the sweeps.
+pub fn spared() -> Vec<u32> {
+    SPARED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .map(|&p| p as u32)
+        .collect()
+}
+
 /// Our processes still alive (zombie children are reaped on the way).
 fn alive_ours() -> Vec<Proc> {
     let me = std::process::id() as i32;
