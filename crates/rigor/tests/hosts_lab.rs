@@ -64,7 +64,13 @@ fn ssh_through_the_lab_config_runs_inside_the_named_host() {
 
     // The other way in: `root@ADDR` with the identity and the known hosts, no config file.
     let out = std::process::Command::new("ssh")
-        .args(["-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes", "-i"])
+        .args([
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "StrictHostKeyChecking=yes",
+            "-i",
+        ])
         .arg(lab.identity_path())
         .arg("-o")
         .arg(format!(
@@ -112,7 +118,15 @@ fn the_testbed_in_one_host_answers_the_root_namespace_and_the_other_host() {
     let bin = server.display().to_string();
     let mut app = lab.spawn(
         "a",
-        &[&bin, "--host", "0.0.0.0", "--port", "8080", "--threads", "1"],
+        &[
+            &bin,
+            "--host",
+            "0.0.0.0",
+            "--port",
+            "8080",
+            "--threads",
+            "1",
+        ],
     );
     let a = lab.addr("a");
     let start = Instant::now();
@@ -136,7 +150,10 @@ fn the_testbed_in_one_host_answers_the_root_namespace_and_the_other_host() {
         .is_none());
     // And from b with curl, as a command run over ssh would, where curl is installed.
     let curl = lab
-        .ssh("b", &["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}"])
+        .ssh(
+            "b",
+            &["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}"],
+        )
         .arg(format!("http://{a}:8080/plaintext"))
         .output()
         .unwrap();
@@ -169,7 +186,10 @@ fn a_cut_host_fails_fast_while_the_other_still_answers() {
         .unwrap();
     let took = start.elapsed();
     assert!(!out.status.success(), "{}", text(&out));
-    assert!(took < Duration::from_secs(10), "ssh to a cut host took {took:?}");
+    assert!(
+        took < Duration::from_secs(10),
+        "ssh to a cut host took {took:?}"
+    );
     assert_eq!(ok(lab.ssh("b", &["hostname"]).output().unwrap()), "b");
     // b cannot reach a either.
     let a = lab.addr("a");
@@ -221,11 +241,18 @@ fn made(lab: &Lab) -> Made {
     }
     assert_eq!(links.len(), 1, "the lab's bridge: {links:?}");
     let bridge = links[0].clone();
-    for e in std::fs::read_dir(format!("/sys/class/net/{bridge}/brif")).unwrap().flatten() {
+    for e in std::fs::read_dir(format!("/sys/class/net/{bridge}/brif"))
+        .unwrap()
+        .flatten()
+    {
         links.push(e.file_name().to_string_lossy().to_string());
     }
     Made {
-        netns: lab.names().iter().map(|n| lab.netns(n).to_string()).collect(),
+        netns: lab
+            .names()
+            .iter()
+            .map(|n| lab.netns(n).to_string())
+            .collect(),
         links,
         pids,
         dir: lab.dir().to_path_buf(),
@@ -234,10 +261,16 @@ fn made(lab: &Lab) -> Made {
 
 fn assert_gone(m: &Made) {
     for ns in &m.netns {
-        assert!(!Path::new(&format!("/run/netns/{ns}")).exists(), "{ns} is left");
+        assert!(
+            !Path::new(&format!("/run/netns/{ns}")).exists(),
+            "{ns} is left"
+        );
     }
     for link in &m.links {
-        assert!(!Path::new(&format!("/sys/class/net/{link}")).exists(), "{link} is left");
+        assert!(
+            !Path::new(&format!("/sys/class/net/{link}")).exists(),
+            "{link} is left"
+        );
     }
     for &pid in &m.pids {
         assert!(!alive(pid), "process {pid} of the lab still runs");
@@ -259,7 +292,7 @@ fn dropping_the_lab_leaves_no_namespace_link_or_process() {
         return;
     };
     // Something a test started and forgot, beside the sshds and an open ssh session.
-    let forgotten = lab.spawn("c", &["sleep", "600"]);
+    let mut forgotten = lab.spawn("c", &["sleep", "600"]);
     let mut session = lab.ssh("a", &["sleep", "600"]).spawn().unwrap();
     let start = Instant::now();
     while lab.pids_in("a").len() < 3 {
@@ -275,6 +308,8 @@ fn dropping_the_lab_leaves_no_namespace_link_or_process() {
     // The session lost its server.
     let status = session.wait().unwrap();
     assert!(!status.success());
+    // The lab killed and reaped the forgotten process: nothing is left to wait for.
+    assert!(forgotten.wait().is_err());
 }
 
 #[test]
@@ -287,7 +322,9 @@ fn a_panicking_test_leaves_nothing_either() {
     let m = std::sync::Mutex::new(None);
     let panicked = std::panic::catch_unwind(|| {
         let lab = Lab::new(&["x", "y"]).unwrap();
-        lab.spawn("y", &["sleep", "600"]);
+        // Left for the lab to kill and reap as it unwinds.
+        #[allow(clippy::zombie_processes)]
+        let _sleeper = lab.spawn("y", &["sleep", "600"]);
         *m.lock().unwrap() = Some(made(&lab));
         panic!("the test fails here");
     });
@@ -298,20 +335,19 @@ fn a_panicking_test_leaves_nothing_either() {
 #[test]
 #[ignore = "needs root"]
 fn a_new_lab_sweeps_what_a_dead_process_left() {
-    // A lab of a process that is gone: a namespace with a process in it, a bridge, a veth.
-    let mut gone = std::process::Command::new("true").spawn().unwrap();
-    gone.wait().unwrap();
-    let dead = gone.id();
-    if Path::new(&format!("/proc/{dead}")).exists() {
-        // The PID was taken again already; nothing to pretend with.
-        skip("the PID of a finished process was reused at once");
-        return;
-    }
     if let Err(skip) = Lab::can_build() {
         skip.report();
         return;
     }
-    let ns = format!("rigorlab-{dead}-0-old");
+    // A lab of a process that then dies: a namespace with a process in it, a bridge, a veth.
+    // Its owner lives while the lab is made, or the sweep of a lab another test builds meanwhile
+    // could take it half made.
+    let mut owner = std::process::Command::new("sleep")
+        .arg("600")
+        .spawn()
+        .unwrap();
+    let pid = owner.id();
+    let ns = format!("rigorlab-{pid}-0-old");
     let (bridge, veth) = ("rlab-stale", "rlab-staleh0");
     let sh = |cmd: &str| {
         let out = std::process::Command::new("sh")
@@ -322,21 +358,42 @@ fn a_new_lab_sweeps_what_a_dead_process_left() {
     };
     sh(&format!(
         "ip netns add {ns} && ip link add {bridge} type bridge && \
-         ip link set {bridge} alias 'rigorlab pid={dead}' && \
+         ip link set {bridge} alias 'rigorlab pid={pid}' && \
          ip link add {veth} type veth peer name eth0 netns {ns} && \
-         ip link set {veth} alias 'rigorlab pid={dead}' master {bridge}"
+         ip link set {veth} alias 'rigorlab pid={pid}' master {bridge}"
     ));
     let mut sleeper = std::process::Command::new("ip")
         .args(["netns", "exec", &ns, "sleep", "600"])
         .spawn()
         .unwrap();
+    let start = Instant::now();
+    while !alive(sleeper.id())
+        || std::fs::read_link(format!("/proc/{}/ns/net", sleeper.id())).unwrap()
+            != Path::new(&ns_id(&ns))
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "no sleeper in {ns}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    owner.kill().unwrap();
+    owner.wait().unwrap();
+
     let lab = Lab::new(&["a"]).unwrap();
     assert!(!Path::new(&format!("/run/netns/{ns}")).exists());
     for link in [bridge, veth] {
-        assert!(!Path::new(&format!("/sys/class/net/{link}")).exists(), "{link}");
+        assert!(
+            !Path::new(&format!("/sys/class/net/{link}")).exists(),
+            "{link}"
+        );
     }
-    let status = sleeper.wait().unwrap();
-    assert!(!status.success(), "the stale namespace's process was killed");
+    // Killed (and reaped: it was this process's child) by the sweep.
+    assert!(
+        !alive(sleeper.id()),
+        "the stale namespace's process still runs"
+    );
+    assert!(sleeper.wait().is_err(), "reaped already");
     // A live process's lab is not swept: this one's sshd is still there.
     assert_eq!(ok(lab.ssh("a", &["hostname"]).output().unwrap()), "a");
 }
@@ -357,7 +414,10 @@ fn delay_adds_latency_where_the_kernel_has_netem() {
     match lab.delay("a", 100) {
         Ok(()) => {
             let after = (0..5).map(|_| connect()).min().unwrap();
-            assert!(after >= before + Duration::from_millis(90), "{before:?} → {after:?}");
+            assert!(
+                after >= before + Duration::from_millis(90),
+                "{before:?} → {after:?}"
+            );
             lab.delay("a", 0).unwrap();
             assert!(connect() < Duration::from_millis(90));
         }

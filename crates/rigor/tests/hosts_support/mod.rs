@@ -88,7 +88,11 @@ impl Lab {
             );
         }
         let unique: HashSet<_> = names.iter().collect();
-        assert_eq!(unique.len(), names.len(), "duplicate host names in {names:?}");
+        assert_eq!(
+            unique.len(),
+            names.len(),
+            "duplicate host names in {names:?}"
+        );
         sweep_stale();
 
         static SEQ: AtomicU32 = AtomicU32::new(0);
@@ -108,8 +112,20 @@ impl Lab {
         let _ = std::fs::remove_dir_all(&lab.dir);
         std::fs::create_dir_all(&lab.dir).unwrap();
         std::fs::set_permissions(&lab.dir, std::fs::Permissions::from_mode(0o700)).unwrap();
-        ip(&["link", "set", &lab.bridge, "alias", &format!("{ALIAS_PREFIX}{pid}")]);
-        ip(&["addr", "add", &format!("{}/24", lab.root_addr()), "dev", &lab.bridge]);
+        ip(&[
+            "link",
+            "set",
+            &lab.bridge,
+            "alias",
+            &format!("{ALIAS_PREFIX}{pid}"),
+        ]);
+        ip(&[
+            "addr",
+            "add",
+            &format!("{}/24", lab.root_addr()),
+            "dev",
+            &lab.bridge,
+        ]);
         ip(&["link", "set", &lab.bridge, "up"]);
 
         for (i, name) in names.iter().enumerate() {
@@ -122,13 +138,23 @@ impl Lab {
             let created = run("ip", &["netns", "add", &host.ns]);
             if !created.status.success() {
                 let why = String::from_utf8_lossy(&created.stderr).trim().to_string();
-                return Err(Skip(format!("needs network namespaces (ip netns add: {why})")));
+                return Err(Skip(format!(
+                    "needs network namespaces (ip netns add: {why})"
+                )));
             }
             lab.hosts.push(host);
             let h = lab.hosts.last().unwrap();
-            let peer = ["link", "add", &h.veth, "type", "veth", "peer", "name", "eth0"];
+            let peer = [
+                "link", "add", &h.veth, "type", "veth", "peer", "name", "eth0",
+            ];
             ip(&[&peer[..], &["netns", &h.ns]].concat());
-            ip(&["link", "set", &h.veth, "alias", &format!("{ALIAS_PREFIX}{pid}")]);
+            ip(&[
+                "link",
+                "set",
+                &h.veth,
+                "alias",
+                &format!("{ALIAS_PREFIX}{pid}"),
+            ]);
             ip(&["link", "set", &h.veth, "master", &lab.bridge, "up"]);
             let addr = format!("{}/24", h.addr);
             ip(&["-n", &h.ns, "addr", "add", &addr, "dev", "eth0"]);
@@ -322,11 +348,7 @@ impl Lab {
     fn write_keys_and_configs(&self) {
         let d = &self.dir;
         keygen(&self.identity_path());
-        std::fs::copy(
-            d.join("id_ed25519.pub"),
-            d.join("authorized_keys"),
-        )
-        .unwrap();
+        std::fs::copy(d.join("id_ed25519.pub"), d.join("authorized_keys")).unwrap();
         let mut known = String::new();
         let mut client = String::new();
         for h in &self.hosts {
@@ -388,8 +410,7 @@ impl Lab {
         // The privilege-separation folder sshd insists on; the system's sshd uses the same one.
         if !Path::new("/run/sshd").is_dir() {
             std::fs::create_dir_all("/run/sshd").unwrap();
-            std::fs::set_permissions("/run/sshd", std::fs::Permissions::from_mode(0o755))
-                .unwrap();
+            std::fs::set_permissions("/run/sshd", std::fs::Permissions::from_mode(0o755)).unwrap();
         }
         for i in 0..self.hosts.len() {
             let h = &self.hosts[i];
@@ -452,9 +473,10 @@ impl Drop for Lab {
         for h in &self.hosts {
             kill_all_in(&h.ns);
         }
+        // Reaped already with the rest of their namespace's processes (a kill here could hit a
+        // reused PID).
         for c in &mut self.sshds {
-            let _ = c.kill();
-            let _ = c.wait();
+            let _ = c.try_wait();
         }
         for h in &self.hosts {
             // The root end takes the namespace's end with it.
@@ -526,7 +548,10 @@ fn claim_subnet(pid: u32, seq: u32) -> Result<u8, Skip> {
 /// Removes what labs of processes that no longer run left behind: their namespaces (killing
 /// what still runs there) and their links.
 fn sweep_stale() {
-    let dead = |pid: &str| pid.parse::<u32>().is_ok_and(|p| !Path::new(&format!("/proc/{p}")).exists());
+    let dead = |pid: &str| {
+        pid.parse::<u32>()
+            .is_ok_and(|p| !Path::new(&format!("/proc/{p}")).exists())
+    };
     if let Ok(entries) = std::fs::read_dir("/run/netns") {
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().to_string();
@@ -589,29 +614,46 @@ fn pids_in_ns(ns: &str) -> Vec<u32> {
 }
 
 /// SIGKILLs every process in network namespace `ns` until none is left, and reaps those that
-/// were this process's children (`lab.spawn`'s, whose `Child` handles are gone by now).
+/// were this process's children (`lab.spawn`'s): a `Child` of theirs then fails to `wait`.
 fn kill_all_in(ns: &str) {
     use nix::sys::signal::{kill, Signal};
-    use nix::sys::wait::{waitpid, WaitPidFlag};
+    use nix::sys::wait::waitpid;
     use nix::unistd::Pid;
+    let me = std::process::id();
+    let mut children = HashSet::new();
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let pids = pids_in_ns(ns);
         if pids.is_empty() {
-            return;
+            break;
         }
         if Instant::now() > deadline {
             eprintln!("lab: processes {pids:?} in {ns} outlived SIGKILL for 10 s");
-            return;
+            break;
         }
         for &p in &pids {
+            if parent_of(p) == Some(me) {
+                children.insert(p);
+            }
             let _ = kill(Pid::from_raw(p as i32), Signal::SIGKILL);
         }
         std::thread::sleep(Duration::from_millis(10));
-        for &p in &pids {
-            let _ = waitpid(Pid::from_raw(p as i32), Some(WaitPidFlag::WNOHANG));
-        }
     }
+    // Killed, so each returns at once (or fails: someone else waited for it first).
+    for p in children {
+        let _ = waitpid(Pid::from_raw(p as i32), None);
+    }
+}
+
+/// The parent PID of a live process.
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit(')')
+        .next()?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
 }
 
 /// Generates an ed25519 key pair without a passphrase at `path` (and `path.pub`).
