@@ -274,12 +274,41 @@ fn refused_store(dir: &Path, store: &str, says: &str) {
     assert!(!t.contains("panicked"), "{t}");
 }
 
+/// Runs the testbed with `--store store` and asserts a store that could never work is refused
+/// before anything runs (exit 2, no result), naming it.
+fn refused_before_the_run(dir: &Path, store: &str, says: &str) -> String {
+    let (out, json) = short_run(dir, &["--store", store]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{t}");
+    assert!(json.is_none(), "{t}");
+    assert!(!t.contains("iteration 1"), "{t}");
+    assert!(t.contains(says), "{t}");
+    assert!(!t.contains("panicked"), "{t}");
+    t
+}
+
 #[test]
-fn a_directory_as_the_store_is_an_error_naming_it() {
+fn a_directory_as_the_store_is_refused_before_the_run() {
     let dir = temp_dir("history-dir");
     let store = dir.join("adir");
     std::fs::create_dir_all(&store).unwrap();
-    refused_store(&dir, store.to_str().unwrap(), "is a directory");
+    let t = refused_before_the_run(&dir, store.to_str().unwrap(), "is a directory");
+    assert!(t.contains(store.to_str().unwrap()), "{t}");
+}
+
+#[test]
+fn a_url_that_is_not_postgres_is_refused_before_the_run_without_the_password() {
+    let dir = temp_dir("history-bad-url");
+    let t = refused_before_the_run(
+        &dir,
+        "postgres://rigor:hunter2@127.0.0.1:notaport/rigor",
+        "not a PostgreSQL URL",
+    );
+    assert!(
+        t.contains("postgres://rigor:***@127.0.0.1:notaport/rigor"),
+        "{t}"
+    );
+    assert!(!t.contains("hunter2"), "{t}");
 }
 
 #[test]
@@ -306,6 +335,34 @@ fn an_unreachable_postgres_is_an_error_naming_it_without_the_password() {
     let shown = url.replace("hunter2", "***");
     assert!(t.contains(&format!("{shown}: cannot connect")), "{t}");
     assert!(!t.contains("hunter2"), "{t}");
+}
+
+#[test]
+fn a_server_that_accepts_and_never_answers_is_an_error_in_seconds_not_a_hang() {
+    let dir = temp_dir("history-silent-server");
+    // Takes the TCP connection and says nothing, like a port that is not PostgreSQL.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let held = std::thread::spawn(move || {
+        let (conn, _) = listener.accept().unwrap();
+        std::thread::sleep(std::time::Duration::from_secs(30));
+        drop(conn);
+    });
+    let url = format!("postgres://rigor@127.0.0.1:{port}/rigor?connect_timeout=1&password=hunter2");
+    let started = std::time::Instant::now();
+    let out = rigor(&dir, &["history", "--store", &url]);
+    let t = text(&out);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "took {:?}: {t}",
+        started.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(t.contains("no answer from the server"), "{t}");
+    // A password given as a query parameter is hidden like one in the credentials.
+    assert!(!t.contains("hunter2"), "{t}");
+    assert!(t.contains("password=***"), "{t}");
+    drop(held);
 }
 
 #[test]
