@@ -231,6 +231,48 @@ fn interrupted_runs_are_stored_with_their_status() {
 }
 
 #[test]
+fn a_run_stopped_at_once_says_it_was_not_stored() {
+    use std::io::{BufRead, BufReader};
+    let dir = temp_dir("history-second-signal");
+    let toml = config(free_port(), "", "/json", "");
+    std::fs::write(dir.join("rigor.toml"), toml).unwrap();
+    let mut child = rigor_command(&dir, &[RUN, &["-i", "20"]].concat())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = String::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        seen.push_str(&line);
+        seen.push('\n');
+        if line.contains(" iteration 1:") {
+            break;
+        }
+    }
+    // Ctrl-C twice: stop at once.
+    for _ in 0..2 {
+        // SAFETY: kill only sends a signal, to the rigor this test started.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = child.wait().unwrap();
+    let t = format!("{seen}{}", rest.join("\n"));
+    assert_eq!(status.code(), Some(1), "{t}");
+    assert_eq!(result(&dir)["status"], "interrupted", "{t}");
+    // Either the run made it into the store before rigor stopped, or rigor says it did not:
+    // never a run missing from the history without a word.
+    let db = dir.join(".rigor/history.db");
+    let stored = db.exists() && !sqlite_runs(&db).is_empty();
+    assert!(
+        stored || t.contains("the run was not stored in the history"),
+        "{t}"
+    );
+}
+
+#[test]
 fn a_store_from_a_newer_rigor_is_refused_naming_both_versions() {
     let dir = temp_dir("history-future");
     let db = dir.join("future.db");
