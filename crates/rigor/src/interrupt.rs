@@ -23,6 +23,8 @@ static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 /// Writes what was measured when the run cannot finish on its own (the second signal).
 type LastWords = Box<dyn Fn() + Send + Sync>;
 static LAST_WORDS: Mutex<Option<LastWords>> = Mutex::new(None);
+/// What stopping at once leaves undone besides the result files, said as rigor exits.
+static UNDONE: Mutex<Option<String>> = Mutex::new(None);
 
 /// How long the run gets, after a second signal, to write its results itself.
 const GRACE_AFTER_SECOND: Duration = Duration::from_secs(3);
@@ -146,6 +148,9 @@ fn second_signal() {
         }
     }
     kill_all();
+    if let Some(note) = UNDONE.lock().ok().and_then(|u| u.clone()) {
+        say(&note);
+    }
     // A run that wrote its results ends like any interrupted run; anything else as killed by
     // SIGINT would.
     std::process::exit(
@@ -182,6 +187,15 @@ pub fn hurry() -> bool {
 pub fn set_last_words(words: impl Fn() + Send + Sync + 'static) {
     if let Ok(mut w) = LAST_WORDS.lock() {
         *w = Some(Box::new(words));
+    }
+}
+
+/// Registers a line said if a second signal stops rigor before the work it names is done
+/// (`None` once it is): the run's history is stored after its result files, so stopping at once
+/// can skip it, and a user who is not told would think the run is in the history.
+pub fn set_undone(note: Option<String>) {
+    if let Ok(mut u) = UNDONE.lock() {
+        *u = note;
     }
 }
 

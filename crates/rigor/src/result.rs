@@ -86,15 +86,26 @@ pub struct NoiseFloor {
     pub pairs: usize,
     /// Robust spread of the log ratios (or log values), as a % change.
     pub spread_pct: f64,
-    /// The smallest change told from no change 4 times in 5 at this n.
+    /// The smallest change told from no change 4 times in 5 at this n; infinite (null in the
+    /// JSON) when no change can be at this n (fewer pairs than the test can ever call).
+    #[serde(deserialize_with = "null_as_infinity")]
     pub detectable_pct: f64,
     /// `--threshold` of the run, in %.
     pub threshold_pct: f64,
-    /// The smallest change that earns a verdict beyond `--threshold` 4 times in 5 at this n.
+    /// The smallest change that earns a verdict beyond `--threshold` 4 times in 5 at this n;
+    /// infinite (null) like `detectable_pct`.
+    #[serde(deserialize_with = "null_as_infinity")]
     pub verdict_pct: f64,
     /// Pairs (or iterations per side) needed to tell a change of the threshold; null when the
     /// spread is unknown or the threshold is 0.
     pub pairs_for_threshold: Option<usize>,
+}
+
+/// A figure JSON wrote as null because it was infinite (JSON has no infinity), read back as
+/// infinite: without this a run of a few pairs, whose floor is infinite, could not be read
+/// again by `rigor compare` or `rigor history import`.
+fn null_as_infinity<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::INFINITY))
 }
 
 /// How one application job was built for one variant (built once, not per iteration).

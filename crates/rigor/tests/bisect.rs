@@ -302,6 +302,26 @@ fn bad_revisions_folders_outside_git_and_missing_flags_fail_clearly() {
         2,
         "unknown measurement `load.rpz`",
     );
+    // A --json that cannot be written is refused before anything is built, not after the
+    // last step.
+    std::fs::write(dir.join("occupied"), "").unwrap();
+    let out = rigor(
+        &dir,
+        &[
+            "bisect",
+            "--good",
+            "main~1",
+            "--bad",
+            "main",
+            "-s",
+            "s",
+            "--json",
+            "occupied/bisect.json",
+        ],
+    );
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{t}");
+    assert!(t.contains("--json occupied/bisect.json"), "{t}");
     // A job folder outside any repository.
     let plain = dir.join("plain");
     std::fs::create_dir_all(&plain).unwrap();

@@ -179,6 +179,10 @@ fn names_that_match_nothing_are_errors_listing_what_exists() {
     let t = history(&dir, &db, &["-s", "step", "-m", "load.nope"], 2);
     assert!(t.contains("`load.nope`"), "{t}");
     assert!(t.contains("scenario `step` has: app.rss, load.rps"), "{t}");
+    // A typo beside a name that exists is refused too, not dropped in silence.
+    let t = history(&dir, &db, &["-s", "step", "-m", "load.rps,load.nope"], 2);
+    assert!(t.contains("no stored run measured `load.nope`"), "{t}");
+    assert!(!t.contains("change at run"), "{t}");
     let t = history(&dir, &db, &["--since", "last tuesday"], 2);
     assert!(t.contains("--since: `last tuesday` is not a date"), "{t}");
 }

@@ -231,6 +231,48 @@ fn interrupted_runs_are_stored_with_their_status() {
 }
 
 #[test]
+fn a_run_stopped_at_once_says_it_was_not_stored() {
+    use std::io::{BufRead, BufReader};
+    let dir = temp_dir("history-second-signal");
+    let toml = config(free_port(), "", "/json", "");
+    std::fs::write(dir.join("rigor.toml"), toml).unwrap();
+    let mut child = rigor_command(&dir, &[RUN, &["-i", "20"]].concat())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = String::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        seen.push_str(&line);
+        seen.push('\n');
+        if line.contains(" iteration 1:") {
+            break;
+        }
+    }
+    // Ctrl-C twice: stop at once.
+    for _ in 0..2 {
+        // SAFETY: kill only sends a signal, to the rigor this test started.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = child.wait().unwrap();
+    let t = format!("{seen}{}", rest.join("\n"));
+    assert_eq!(status.code(), Some(1), "{t}");
+    assert_eq!(result(&dir)["status"], "interrupted", "{t}");
+    // Either the run made it into the store before rigor stopped, or rigor says it did not:
+    // never a run missing from the history without a word.
+    let db = dir.join(".rigor/history.db");
+    let stored = db.exists() && !sqlite_runs(&db).is_empty();
+    assert!(
+        stored || t.contains("the run was not stored in the history"),
+        "{t}"
+    );
+}
+
+#[test]
 fn a_store_from_a_newer_rigor_is_refused_naming_both_versions() {
     let dir = temp_dir("history-future");
     let db = dir.join("future.db");
@@ -274,12 +316,41 @@ fn refused_store(dir: &Path, store: &str, says: &str) {
     assert!(!t.contains("panicked"), "{t}");
 }
 
+/// Runs the testbed with `--store store` and asserts a store that could never work is refused
+/// before anything runs (exit 2, no result), naming it.
+fn refused_before_the_run(dir: &Path, store: &str, says: &str) -> String {
+    let (out, json) = short_run(dir, &["--store", store]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{t}");
+    assert!(json.is_none(), "{t}");
+    assert!(!t.contains("iteration 1"), "{t}");
+    assert!(t.contains(says), "{t}");
+    assert!(!t.contains("panicked"), "{t}");
+    t
+}
+
 #[test]
-fn a_directory_as_the_store_is_an_error_naming_it() {
+fn a_directory_as_the_store_is_refused_before_the_run() {
     let dir = temp_dir("history-dir");
     let store = dir.join("adir");
     std::fs::create_dir_all(&store).unwrap();
-    refused_store(&dir, store.to_str().unwrap(), "is a directory");
+    let t = refused_before_the_run(&dir, store.to_str().unwrap(), "is a directory");
+    assert!(t.contains(store.to_str().unwrap()), "{t}");
+}
+
+#[test]
+fn a_url_that_is_not_postgres_is_refused_before_the_run_without_the_password() {
+    let dir = temp_dir("history-bad-url");
+    let t = refused_before_the_run(
+        &dir,
+        "postgres://rigor:hunter2@127.0.0.1:notaport/rigor",
+        "not a PostgreSQL URL",
+    );
+    assert!(
+        t.contains("postgres://rigor:***@127.0.0.1:notaport/rigor"),
+        "{t}"
+    );
+    assert!(!t.contains("hunter2"), "{t}");
 }
 
 #[test]
@@ -306,6 +377,34 @@ fn an_unreachable_postgres_is_an_error_naming_it_without_the_password() {
     let shown = url.replace("hunter2", "***");
     assert!(t.contains(&format!("{shown}: cannot connect")), "{t}");
     assert!(!t.contains("hunter2"), "{t}");
+}
+
+#[test]
+fn a_server_that_accepts_and_never_answers_is_an_error_in_seconds_not_a_hang() {
+    let dir = temp_dir("history-silent-server");
+    // Takes the TCP connection and says nothing, like a port that is not PostgreSQL.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let held = std::thread::spawn(move || {
+        let (conn, _) = listener.accept().unwrap();
+        std::thread::sleep(std::time::Duration::from_secs(30));
+        drop(conn);
+    });
+    let url = format!("postgres://rigor@127.0.0.1:{port}/rigor?connect_timeout=1&password=hunter2");
+    let started = std::time::Instant::now();
+    let out = rigor(&dir, &["history", "--store", &url]);
+    let t = text(&out);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "took {:?}: {t}",
+        started.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(t.contains("no answer from the server"), "{t}");
+    // A password given as a query parameter is hidden like one in the credentials.
+    assert!(!t.contains("hunter2"), "{t}");
+    assert!(t.contains("password=***"), "{t}");
+    drop(held);
 }
 
 #[test]

@@ -70,6 +70,19 @@ pub fn sentence(f: &NoiseFloor) -> String {
         ),
     };
     let t = number(threshold_pct);
+    // Too few pairs for the test ever to call a change: an infinite floor, said in words
+    // rather than as "≥ inf%".
+    if !f.detectable_pct.is_finite() {
+        let mut s = format!(
+            "noise floor{how}: with n={} {unit} no change in {} can be told from no change (too \
+             few for the test to call one)",
+            f.pairs, f.measurement
+        );
+        if let Some(k) = f.pairs_for_threshold.filter(|_| threshold_pct > 0.0) {
+            s.push_str(&format!("; {k} {unit} would tell {t}%"));
+        }
+        return s;
+    }
     let mut s = format!(
         "noise floor{how}: with n={} {unit} this machine tells a change ≥ {:.1}% in {} from no \
          change (4 times in 5)",
@@ -95,6 +108,27 @@ pub fn sentence(f: &NoiseFloor) -> String {
 mod tests {
     use super::*;
     use crate::analysis::summary::tests::row_with;
+
+    #[test]
+    fn too_few_pairs_say_so_and_survive_a_round_trip_through_json() {
+        let b = [1000.0, 1100.0, 900.0];
+        let c = [980.0, 1090.0, 880.0];
+        let rb = row_with(&[], Some("a"), "load.rps", &b);
+        let rc = row_with(&[], Some("b"), "load.rps", &c);
+        let f = floor(&[&rb, &rc], "load.rps", 2.0, None).unwrap();
+        assert!(f.detectable_pct.is_infinite(), "{f:?}");
+        let line = sentence(&f);
+        assert!(!line.contains("inf"), "{line}");
+        assert!(
+            line.starts_with("noise floor: with n=3 pairs no change in load.rps can be told"),
+            "{line}"
+        );
+        // JSON has no infinity: written as null, read back as infinite.
+        let text = serde_json::to_string(&f).unwrap();
+        assert!(text.contains("\"detectable_pct\":null"), "{text}");
+        let back: NoiseFloor = serde_json::from_str(&text).unwrap();
+        assert!(back.detectable_pct.is_infinite() && back.verdict_pct.is_infinite());
+    }
 
     #[test]
     fn paired_floor_comes_from_the_within_round_spread() {

@@ -149,7 +149,12 @@ impl Bisection {
     fn confirm_ends(&mut self) -> Result<Option<Outcome>, Failure> {
         let failed = |e: String| Failure::from(anyhow::anyhow!(e));
         for (name, c) in [("good", self.good().clone()), ("bad", self.bad().clone())] {
-            self.bench.build(&c.sha).map_err(|e| {
+            let built = self.bench.build(&c.sha);
+            // A build cut short by Ctrl-C says nothing about the commit.
+            if interrupt::interrupted() {
+                return Ok(Some(Outcome::Interrupted));
+            }
+            built.map_err(|e| {
                 failed(format!(
                     "the {name} commit {} does not build: {e}",
                     c.label()
@@ -217,7 +222,13 @@ impl Bisection {
             c.label(),
             self.bench.spent
         ));
-        if let Err(e) = self.bench.build(&c.sha) {
+        let built = self.bench.build(&c.sha);
+        // Cut short by Ctrl-C, a build or a run says nothing about the commit: it is not
+        // recorded as skipped (the caller stops at the interrupt).
+        if interrupt::interrupted() {
+            return Ok(Decision::Unknown);
+        }
+        if let Err(e) = built {
             return Ok(self.skipped(&c, first_line(&e), None, 0));
         }
         let refs = [
@@ -226,6 +237,9 @@ impl Bisection {
             ("bad".to_string(), self.bad().sha.clone()),
         ];
         let run = self.bench.run(&format!("step-{k}"), &refs)?;
+        if interrupt::interrupted() {
+            return Ok(Decision::Unknown);
+        }
         let json = Some(run.json.display().to_string());
         if let Some(why) = run.not_measured("tested") {
             return Ok(self.skipped(&c, why, json, run.iterations));

@@ -73,7 +73,8 @@ pub fn prepare(args: &BisectArgs) -> Result<Setup, Failure> {
     })
 }
 
-/// The flags alone: iterations within the limits, a known measurement id.
+/// The flags alone: iterations within the limits, a known measurement id, a `--json` path
+/// that can be written.
 fn check_flags(args: &BisectArgs) -> Result<(), Failure> {
     let most = MAX_ITERATIONS / super::CAP_FACTOR;
     if args.iterations == 0 || args.iterations > most {
@@ -84,6 +85,12 @@ fn check_flags(args: &BisectArgs) -> Result<(), Failure> {
     }
     if let Some(m) = &args.measurement {
         crate::measurements::validate(m).map_err(|e| Failure::usage(format!("-m: {e}")))?;
+    }
+    // The report is written after the last step, maybe hours later: a path that cannot be
+    // written is said now, as `rigor run` does for its result paths.
+    if let Some(path) = &args.json {
+        crate::exec::output::probe(path)
+            .map_err(|e| Failure::usage(format!("--json {}: {e}", path.display())))?;
     }
     Ok(())
 }

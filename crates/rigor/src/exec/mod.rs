@@ -50,10 +50,18 @@ use std::path::Path;
 
 /// Runs `rigor run` on this machine; returns how it ended.
 pub fn execute(options: &RunOptions) -> Result<Exit, Failure> {
+    if let Some(spec) = &options.store {
+        interrupt::set_undone(Some(format!(
+            "rigor: the run was not stored in the history {} (stopped at once); `rigor history \
+             import` loads its result file",
+            spec.name()
+        )));
+    }
     let run = measure(options)?;
     report_run(&run.result, &run.outputs, &run.run_dir);
     // After the result files: a store that fails loses nothing the run measured.
     let stored = store_history(&run.result, &run.options);
+    interrupt::set_undone(None);
     let exit = match finish::exit_code(&run.result, &run.options, run.failed) {
         Exit::Success if !stored => Exit::Failed,
         exit => exit,

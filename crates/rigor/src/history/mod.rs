@@ -57,6 +57,25 @@ impl StoreSpec {
         }
     }
 
+    /// Why this store can never take a run, known before anything is measured: a URL the
+    /// driver cannot read, or a folder where a database file should be. A run that found out
+    /// only as it stored would have measured for nothing. (A server that is down may be up by
+    /// the time the run ends: that is found when storing.)
+    pub fn unusable(&self) -> Option<String> {
+        match self {
+            StoreSpec::Sqlite(path) => path
+                .is_dir()
+                .then(|| format!("the history store {} is a directory, not a database file (--store, {STORE_ENV}; --no-store stores nothing)", path.display())),
+            StoreSpec::Postgres(url) => url.parse::<::postgres::Config>().err().map(|e| {
+                format!(
+                    "the history store {}: not a PostgreSQL URL: {e} (--store, {STORE_ENV}; \
+                     --no-store stores nothing)",
+                    self.name()
+                )
+            }),
+        }
+    }
+
     /// The store for people: its path, or its URL without the password.
     pub fn name(&self) -> String {
         match self {
@@ -162,6 +181,23 @@ mod tests {
             StoreSpec::Postgres("postgres://u:secret@h/db".into()).name(),
             "postgres://u:***@h/db"
         );
+    }
+
+    #[test]
+    fn stores_that_can_never_work_are_known_before_a_run() {
+        let e = StoreSpec::parse("postgres://rigor:hunter2@db:notaport/rigor")
+            .unusable()
+            .unwrap();
+        assert!(e.contains("not a PostgreSQL URL"), "{e}");
+        assert!(!e.contains("hunter2"), "{e}");
+        let dir = std::env::temp_dir();
+        let e = StoreSpec::Sqlite(dir.clone()).unusable().unwrap();
+        assert!(e.contains("is a directory"), "{e}");
+        assert_eq!(
+            StoreSpec::parse("postgres://u:p@h:5432/db").unusable(),
+            None
+        );
+        assert_eq!(StoreSpec::Sqlite(dir.join("no-such.db")).unusable(), None);
     }
 
     #[test]

@@ -15,25 +15,69 @@ const MIGRATION_LOCK: i64 = 0x7269_676f_7268_7374;
 /// server is an error in seconds, not a hang.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long the server may take to answer the startup (authentication included) once the TCP
+/// connection is made.
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// An open PostgreSQL store, migrated to the current schema.
 pub struct PgStore {
     client: Client,
     name: String,
 }
 
-/// The URL for people: the password replaced by `***`, so an error message or a log never
-/// shows it.
+/// The URL for people: every password replaced by `***`, so an error message or a log never
+/// shows it. The credentials are cut where the driver cuts them (up to the first `@`, the
+/// password after the user's first `:`, so a password holding a `/` is still hidden), and a
+/// `password=` query parameter is hidden too.
 pub fn redact(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();
     };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    let Some(at) = rest[..authority_end].rfind('@') else {
-        return url.to_string();
+    let rest = match rest.split_once('@') {
+        Some((creds, host)) => match creds.split_once(':') {
+            Some((user, _)) => format!("{user}:***@{host}"),
+            None => rest.to_string(),
+        },
+        None => rest.to_string(),
     };
-    match rest[..at].split_once(':') {
-        Some((user, _)) => format!("{scheme}://{user}:***{}", &rest[at..]),
-        None => url.to_string(),
+    let Some((before, query)) = rest.split_once('?') else {
+        return format!("{scheme}://{rest}");
+    };
+    let query = query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((key, _)) if key.eq_ignore_ascii_case("password") => format!("{key}=***"),
+            _ => pair.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("&");
+    format!("{scheme}://{before}?{query}")
+}
+
+/// Connects, giving up after the connect timeout. The driver's own timeout covers only the
+/// TCP connection: a server that accepts it and never answers the startup (a port that is not
+/// PostgreSQL, a stalled proxy) would hang rigor for ever. The connection is made on a thread
+/// of its own, left behind when it does not answer in time: the TCP timeout plus
+/// [`STARTUP_TIMEOUT`], so a slow TCP connection is still said as such by the driver.
+fn connect_within(config: postgres::Config) -> Result<Client, String> {
+    let limit = config
+        .get_connect_timeout()
+        .copied()
+        .unwrap_or(CONNECT_TIMEOUT)
+        + STARTUP_TIMEOUT;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("rigor-postgres-connect".into())
+        .spawn(move || {
+            let _ = tx.send(config.connect(NoTls));
+        })
+        .map_err(|e| format!("cannot start a thread: {e}"))?;
+    match rx.recv_timeout(limit) {
+        Ok(connected) => connected.map_err(|e| with_causes(&e)),
+        Err(_) => Err(format!(
+            "no answer from the server within {} s (is it PostgreSQL on that port?)",
+            limit.as_secs_f64()
+        )),
     }
 }
 
@@ -44,13 +88,11 @@ impl PgStore {
         let name = redact(url);
         let mut config: postgres::Config = url
             .parse()
-            .map_err(|e| format!("{name}: not a PostgreSQL URL: {e}"))?;
+            .map_err(|e| format!("{name}: not a PostgreSQL URL: {}", with_causes(&e)))?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
-        let client = config
-            .connect(NoTls)
-            .map_err(|e| format!("{name}: cannot connect: {e}"))?;
+        let client = connect_within(config).map_err(|e| format!("{name}: cannot connect: {e}"))?;
         let mut store = PgStore { client, name };
         let name = store.name.clone();
         store
@@ -116,6 +158,23 @@ fn boxed(params: &[Value]) -> Vec<Box<dyn ToSql + Sync>> {
             }
         })
         .collect()
+}
+
+/// The driver's error with the causes under it: on its own it says "error connecting to
+/// server" or "invalid connection string" and keeps why (connection refused, which option is
+/// wrong) in its source. The causes are the client's own words, never the URL.
+fn with_causes(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let more = c.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        cause = c.source();
+    }
+    text
 }
 
 /// Errors of the server with their detail: the driver's own text is often just "db error".
@@ -195,7 +254,7 @@ impl Sql for PgTx<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::redact;
+    use super::{redact, with_causes};
 
     #[test]
     fn passwords_never_reach_a_message() {
@@ -208,5 +267,47 @@ mod tests {
             "postgres://rigor@db/rigor"
         );
         assert_eq!(redact("postgres://db/x@y"), "postgres://db/x@y");
+    }
+
+    #[test]
+    fn errors_say_why_not_just_that_connecting_failed() {
+        let e = "postgres://u:p@h:notaport/db"
+            .parse::<postgres::Config>()
+            .unwrap_err();
+        let text = with_causes(&e);
+        assert!(text.starts_with("invalid connection string: "), "{text}");
+        assert!(text.contains("port"), "{text}");
+        let e = "postgres://".parse::<postgres::Config>().unwrap();
+        let Err(e) = e.connect(postgres::NoTls) else {
+            panic!("connected to a URL without a host");
+        };
+        let text = with_causes(&e);
+        assert!(text.contains("host"), "{text}");
+    }
+
+    #[test]
+    fn passwords_the_driver_would_read_are_hidden_however_written() {
+        // The driver takes everything up to the first `@` as credentials: a `/` in the password
+        // does not end them.
+        assert_eq!(
+            redact("postgres://rigor:pa/ss@db:5432/rigor"),
+            "postgres://rigor:***@db:5432/rigor"
+        );
+        assert_eq!(
+            redact("postgres://rigor@db/rigor?password=s3cret&sslmode=disable"),
+            "postgres://rigor@db/rigor?password=***&sslmode=disable"
+        );
+        assert_eq!(
+            redact("postgresql://db/rigor?user=rigor&PASSWORD=s3cret"),
+            "postgresql://db/rigor?user=rigor&PASSWORD=***"
+        );
+        assert_eq!(
+            redact("postgres://db/rigor?connect_timeout=2"),
+            "postgres://db/rigor?connect_timeout=2"
+        );
+        assert_eq!(
+            redact("postgres://db/rigor?password=a@b"),
+            "postgres://db/rigor?password=***"
+        );
     }
 }

@@ -97,6 +97,17 @@ pub fn load(
     if samples.is_empty() {
         return Ok(Err(explain_nothing(tx, filter)?));
     }
+    // `-m load.rps,typo` must not show load.rps alone as if the typo were nothing: a name no
+    // stored run measured is refused whatever else matched.
+    let unseen = filter
+        .measurements
+        .iter()
+        .any(|m| !samples.iter().any(|s| &s.measurement == m));
+    if unseen {
+        if let unknown @ Nothing::Unknown(_) = explain_nothing(tx, filter)? {
+            return Ok(Err(unknown));
+        }
+    }
     let commits = commits(tx)?;
     let series = build(samples, &commits, filter);
     if series.is_empty() {

@@ -32,7 +32,15 @@ fn days(date: &str) -> Option<i64> {
     let y: i64 = date[0..4].parse().ok()?;
     let m: i64 = date[5..7].parse().ok()?;
     let d: i64 = date[8..10].parse().ok()?;
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+    // `2026-02-30` is a typo, not March 2nd: a day the month does not have is refused.
+    let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+    let month_days = match m {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    };
+    if !(1..=12).contains(&m) || !(1..=month_days).contains(&d) {
         return None;
     }
     let y = if m <= 2 { y - 1 } else { y };
@@ -77,12 +85,16 @@ mod tests {
         assert_eq!(parse("1970-01-01"), Ok(0));
         assert_eq!(parse("2026-11-30T02:15:04Z"), Ok(1_796_004_904));
         assert_eq!(parse("2000-02-29"), Ok(951_782_400));
+        assert_eq!(parse("2024-02-29"), Ok(1_709_164_800));
         assert_eq!(parse("2026-11-30T04:15:04+02:00"), Ok(1_796_004_904));
         assert_eq!(parse("2026-11-30T00:15:04.250-02:00"), Ok(1_796_004_904));
         for bad in [
             "yesterday",
             "2026-11-0\u{e9}",
             "2026-13-01",
+            "2026-02-29",
+            "2026-04-31",
+            "2100-02-29",
             "2026-11-01T25:00:00Z",
             "2026-11-01T10:00",
         ] {

@@ -182,6 +182,11 @@ fn check(args: &RunArgs, selection: &Selection) -> Result<RunOptions, Problems> 
             ));
         }
     }
+    let store = (!args.no_store)
+        .then(|| crate::history::StoreSpec::choose(args.store.as_deref(), &selection.file));
+    if let Some(e) = store.as_ref().and_then(crate::history::StoreSpec::unusable) {
+        p.add(e);
+    }
     if !p.is_empty() {
         return Err(p);
     }
@@ -224,8 +229,7 @@ fn check(args: &RunArgs, selection: &Selection) -> Result<RunOptions, Problems> 
             primary: Some(primary.clone()),
             ..view.unwrap_or_default()
         },
-        store: (!args.no_store)
-            .then(|| crate::history::StoreSpec::choose(args.store.as_deref(), &selection.file)),
+        store,
     })
 }
 
