@@ -143,7 +143,7 @@ fn a_transport_that_dies_mid_run_fails_naming_the_host_and_leaves_nothing_runnin
         lab_config(&lab, port, &["k1", "k2"], "4s"),
     )
     .unwrap();
-    let mut child = rigor_command(
+    let child = rigor_command(
         &dir,
         &["run", "-p", "lab", "-i", "1", "--json", "result.json"],
     )

@@ -260,7 +260,7 @@ impl Agent {
 
     /// Waits up to `timeout` for load `id`'s report, with its latency histograms: one host
     /// at a time (a run follows several with [`Agent::poll_load`]).
-    #[cfg_attr(not(test), allow(dead_code))]
+    #[allow(dead_code)] // rigor itself follows several hosts with poll_load
     pub fn wait_load(&mut self, id: &str, timeout: Duration) -> Result<LoadReport, String> {
         self.poll_load(id, timeout)?
             .ok_or_else(|| format!("{}: timed out waiting for load {id}", self.host.label()))
