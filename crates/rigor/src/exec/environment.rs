@@ -1,5 +1,6 @@
 //! The machine's story for the result: the probe's system readings plus, per application job,
-//! the git commit and dirty flag of its folder, its declared version probes and the env rigor set.
+//! the git commit and dirty flag of its folder, its declared version probes and the env rigor set
+//! (secrets redacted).
 
 use crate::config::AppJob;
 use serde_json::{json, Map, Value};
@@ -28,7 +29,7 @@ pub fn collect(env: &rigor_probe::Environment, apps: &[&AppJob], cgroup_note: &s
         let envs: Map<String, Value> = job
             .env
             .iter()
-            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .map(|(k, v)| (k.clone(), Value::String(super::redact::env_value(k, v))))
             .collect();
         if !envs.is_empty() {
             j.insert("env".into(), Value::Object(envs));
@@ -37,7 +38,10 @@ pub fn collect(env: &rigor_probe::Environment, apps: &[&AppJob], cgroup_note: &s
         if job.build.is_some() {
             let build_env: Map<String, Value> = crate::guards::build_env()
                 .into_iter()
-                .map(|(k, v)| (k, Value::String(v)))
+                .map(|(k, v)| {
+                    let shown = super::redact::env_value(&k, &v);
+                    (k, Value::String(shown))
+                })
                 .collect();
             j.insert("build_env".into(), Value::Object(build_env));
         }

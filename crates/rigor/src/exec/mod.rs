@@ -23,6 +23,7 @@ mod procs;
 mod progress;
 mod readings;
 mod reaper;
+mod redact;
 mod row_figures;
 mod runner;
 mod same_artifact;
