@@ -270,6 +270,12 @@ fn check_transport(t: &str) -> Result<(), String> {
     if t.contains('\0') {
         return Err("holds a NUL byte".into());
     }
+    // Split as the transport will be: words the way sh splits them.
+    if shlex::split(t).is_none() {
+        return Err(format!(
+            "`{t}` has an unclosed quote or a trailing backslash"
+        ));
+    }
     Ok(())
 }
 
@@ -284,6 +290,13 @@ mod tests {
         assert!(check_ssh_target("-oProxyCommand=touch /tmp/x").is_err());
         assert!(check_ssh_target("a b").is_err());
         assert!(check_ssh_target("").is_err());
+    }
+
+    #[test]
+    fn a_transport_must_split_into_words() {
+        assert!(check_transport("kubectl exec -i 'pod 1' --").is_ok());
+        assert!(check_transport("sh -c 'unterminated").is_err());
+        assert!(check_transport("  ").is_err());
     }
 
     #[test]
