@@ -5,28 +5,13 @@
 use super::problems::Problems;
 use super::raw::{RawHost, RawProfile, RawRole};
 use super::{Config, PlanRequest};
-use std::path::PathBuf;
+pub use crate::agent::HostSpec as Host;
 
 /// The implicit host: this machine, reached without any transport.
 pub const LOCAL: &str = "local";
 
 /// At most this many hosts share one load role.
 pub const MAX_LOAD_HOSTS: usize = 64;
-
-/// A machine a role runs on, as the config describes how to reach it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Host {
-    pub name: String,
-    /// `user@host` for the OpenSSH client.
-    pub ssh: Option<String>,
-    pub port: Option<u16>,
-    /// The private key file, made absolute against the config's folder.
-    pub identity: Option<PathBuf>,
-    /// More `ssh` arguments, as written.
-    pub options: Vec<String>,
-    /// A command line that runs what it is given on the host with stdio attached.
-    pub transport: Option<String>,
-}
 
 impl Config {
     /// Checks every `[hosts.NAME]` table: how it is reached, and nothing that could turn a
@@ -177,14 +162,12 @@ impl Config {
     }
 }
 
+/// This machine: its agent runs here, started through `env`.
 fn local() -> Host {
     Host {
         name: LOCAL.to_string(),
-        ssh: None,
-        port: None,
-        identity: None,
-        options: Vec::new(),
-        transport: None,
+        transport: Some("env".into()),
+        ..Host::default()
     }
 }
 

@@ -4,7 +4,7 @@
 //! summed counts, merged latency histograms. Agents stay connected between iterations, and one
 //! whose transport failed is connected afresh next time.
 
-use crate::agent::{Agent, HostSpec, Install};
+use crate::agent::{Agent, Install};
 use crate::config::Host;
 use rigor_load::{Live, LoadReport, LoadSpec, Phase};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -80,7 +80,7 @@ fn connected(hosts: &[Host]) -> Result<Vec<Agent>, String> {
     for h in hosts {
         let agent = match kept.iter().position(|a| a.name() == h.name) {
             Some(i) => kept.swap_remove(i),
-            None => match Agent::connect(&spec_of(h)) {
+            None => match Agent::connect(h) {
                 Ok(agent) => {
                     if agent.install() == Install::Copied {
                         crate::console::err(&format!(
@@ -101,21 +101,6 @@ fn connected(hosts: &[Host]) -> Result<Vec<Agent>, String> {
         agents.push(agent);
     }
     Ok(agents)
-}
-
-/// How the agent reaches a host; `local` is this machine, its agent a child of rigor.
-fn spec_of(h: &Host) -> HostSpec {
-    HostSpec {
-        name: h.name.clone(),
-        ssh: h.ssh.clone(),
-        port: h.port,
-        identity: h.identity.clone(),
-        options: h.options.clone(),
-        transport: match (&h.ssh, &h.transport) {
-            (None, None) => Some("env".into()),
-            (_, t) => t.clone(),
-        },
-    }
 }
 
 fn drive(
