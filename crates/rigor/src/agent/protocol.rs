@@ -2,19 +2,20 @@
 //! [`PROTOCOL`]. The client writes [`ToAgent`] to the agent's stdin and reads [`FromAgent`] from
 //! its stdout; stderr carries only logs.
 
+pub use super::app_wire::AppWire;
 use base64::Engine as _;
 use rigor_load::{LoadSpec, ReportWire};
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The protocol version both sides must speak; any change to a message's meaning raises it.
-pub const PROTOCOL: u32 = 1;
+pub const PROTOCOL: u32 = 2;
 
 /// This build's version, which the agent's must equal.
 pub const RIGOR_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// What the agent can do; a client asks for nothing outside it.
-pub const CAPABILITIES: &[&str] = &["load"];
+pub const CAPABILITIES: &[&str] = &["load", "app"];
 
 /// A message from the client to the agent.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -35,7 +36,36 @@ pub enum ToAgent {
     },
     /// Stops load `id` early; its report (marked cancelled) still comes.
     Cancel { id: String },
-    /// The client is done: the agent stops any load and exits.
+    /// A piece of the application's sources, a tar stream, for the folder `key` (letters,
+    /// digits and `-`); the `last` one unpacks the whole stream into a fresh folder.
+    Sources {
+        key: String,
+        data_base64: String,
+        last: bool,
+    },
+    /// Builds the application in folder `key`; `build` names this build (its artifact copy).
+    Build {
+        key: String,
+        build: String,
+        app: AppWire,
+    },
+    /// Starts a fresh process of build `build` as application `id`, sampled from its start
+    /// and watched until ready; `load_url` is what the load will hit (its owner is checked).
+    StartApp {
+        id: String,
+        key: String,
+        build: String,
+        app: AppWire,
+        sequence: usize,
+        sample_interval_ns: u64,
+        drop_caches: bool,
+        load_url: String,
+    },
+    /// The measured window of application `id` starts (`window_start`) or ends (`window_end`).
+    AppMark { id: String, mark: String },
+    /// Stops application `id`; its figures come back in `app_stopped`.
+    StopApp { id: String },
+    /// The client is done: the agent stops any load and application and exits.
     Bye {},
 }
 
@@ -66,12 +96,55 @@ pub enum FromAgent {
         id: String,
         report: Box<ReportWire>,
     },
+    /// The sources of folder `key` are unpacked.
+    SourcesReady {
+        key: String,
+        files: u64,
+        bytes: u64,
+    },
+    /// Build `build` is done.
+    Built {
+        build: String,
+        built: BuiltWire,
+    },
+    /// Application `id` is ready; `iteration` holds what its start recorded (PID, warnings,
+    /// priority, network path), in the form of an iteration of the result file.
+    AppStarted {
+        id: String,
+        pid: i32,
+        ready_ms: f64,
+        iteration: serde_json::Value,
+    },
+    /// Application `id` exited on its own (sent once, unasked).
+    AppExited {
+        id: String,
+        status: String,
+    },
+    /// Application `id` is stopped: its figures, series, warnings, the host's machine
+    /// readings over the window and any error, with its log (the last MiB).
+    AppStopped {
+        id: String,
+        iteration: serde_json::Value,
+        log: String,
+    },
     /// A failure: of load `id`, or (without an id) of the message just received.
     Error {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<String>,
         message: String,
     },
+}
+
+/// A build on the application's host, as the client records it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct BuiltWire {
+    pub build_time_ms: Option<f64>,
+    pub size_kib: Option<f64>,
+    pub note: Option<String>,
+    pub hash: Option<String>,
+    pub rewritten: bool,
+    /// The build's output (the last MiB).
+    pub log: String,
 }
 
 /// The machine an agent runs on.

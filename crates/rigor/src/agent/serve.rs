@@ -1,8 +1,10 @@
 //! `rigor agent --stdio`: serves the agent protocol on stdin/stdout until `bye` or until stdin
 //! closes. A closed stdin means the transport is gone: every load is cancelled and the process
-//! exits, so nothing is left running on the host. The agent starts no process and writes no
-//! file; its loads run as threads of its own.
+//! exits, so nothing is left running on the host. Loads run as threads of the agent; the
+//! applications it is asked to build and start run as its children, in cgroups of their own,
+//! with their files under its work dir only.
 
+use super::app_host::AppService;
 use super::protocol::{
     line, unix_ns, FromAgent, HostInfo, SpecWire, ToAgent, CAPABILITIES, PROTOCOL, RIGOR_VERSION,
 };
@@ -67,7 +69,9 @@ enum Input {
 
 /// Serves the protocol until `bye` (Ok) or a closed stdin (Ok); an unsupported protocol
 /// version is an Err after the error message was sent.
-pub fn serve_stdio() -> Result<(), String> {
+/// `apps` runs the applications it is asked to; `on_closed` is called (on another thread) the
+/// moment stdin closes, so a wait in progress (readiness, a build) can end at once.
+pub fn serve_stdio(apps: &mut dyn AppService, on_closed: fn()) -> Result<(), String> {
     // The engine's writes to a closed socket must fail, not kill the process; Rust already
     // ignores SIGPIPE, so a vanished client shows up as a failed write to stdout too.
     let out = Out {
@@ -88,16 +92,21 @@ pub fn serve_stdio() -> Result<(), String> {
                     Err(_) => break,
                 }
             }
+            // A readiness wait or a build in progress ends now; the main loop then stops
+            // everything.
+            on_closed();
             let _ = tx.send(Input::Closed);
         })
         .map_err(|e| format!("starting the input thread: {e}"))?;
 
     let mut loads: HashMap<String, Running> = HashMap::new();
+    let send = |m: &FromAgent| out.send(m);
     let outcome = loop {
-        let input = match rx.recv_timeout(Duration::from_millis(200)) {
+        let input = match rx.recv_timeout(Duration::from_millis(100)) {
             Ok(i) => i,
             Err(mpsc::RecvTimeoutError::Timeout) if !out.gone.load(Ordering::Relaxed) => {
                 loads.retain(|_, r| !r.thread.is_finished());
+                super::app_host::report_exits(apps, &send);
                 continue;
             }
             Err(_) => Input::Closed,
@@ -116,6 +125,10 @@ pub fn serve_stdio() -> Result<(), String> {
                 out.error(None, unknown_message(&text, &e));
                 continue;
             }
+        };
+        let Some(msg) = super::app_host::handle(apps, msg, &send) else {
+            super::app_host::report_exits(apps, &send);
+            continue;
         };
         match msg {
             ToAgent::Hello { protocol, .. } if protocol != PROTOCOL => {
@@ -157,9 +170,16 @@ pub fn serve_stdio() -> Result<(), String> {
                 None => out.error(Some(&id), format!("no load {id} is running")),
             },
             ToAgent::Bye {} => break Ok(()),
+            // Handled above.
+            ToAgent::Sources { .. }
+            | ToAgent::Build { .. }
+            | ToAgent::StartApp { .. }
+            | ToAgent::AppMark { .. }
+            | ToAgent::StopApp { .. } => {}
         }
     };
     stop_all(loads);
+    apps.stop_all();
     outcome
 }
 

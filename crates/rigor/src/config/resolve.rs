@@ -250,6 +250,17 @@ impl Config {
             }
             None => {
                 let work = self.resolve_command(src.app_name, src.app_job, &vars, p);
+                if let Some(h) = &app.host {
+                    p.add(self.error_at(
+                        &format!("profiles.{}", req.profile),
+                        Some("application"),
+                        &format!(
+                            "scenario `{scenario}` runs a command job (`{}` has no load), which \
+                             runs on this machine: host `{}` serves applications under load",
+                            src.app_name, h.name
+                        ),
+                    ));
+                }
                 for rule in &work.extract {
                     if let Some(row) = rule.row.as_ref().filter(|r| s.matrix.contains_key(*r)) {
                         p.add(self.error_at(

@@ -67,6 +67,9 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
         Work::Command(c) => return super::command::run(ctx, it, c),
     };
     let app_job = &ctx.row.app;
+    if let Some(host) = &app_job.host {
+        return super::app_remote::run(ctx, it, load_job, host);
+    }
     port_is_free(&app_job.ready)?;
     // Verified (hashed, so read) before the caches are dropped: the start stays cold.
     ctx.built.ensure_artifact()?;
@@ -98,7 +101,7 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
     if let Some(c) = cgroup {
         let _ = c.remove();
     }
-    let result = stopped(ctx, it, &stop, result);
+    let result = stopped(it, &stop, app_job.stop_timeout, &ctx.log, result);
     if result.is_ok() {
         guards::iteration_guards(it);
     }
@@ -131,7 +134,7 @@ fn port_is_free(ready: &Ready) -> Result<(), String> {
 }
 
 /// A fresh cgroup for this iteration's application, or a warning saying why there is none.
-fn make_cgroup(sequence: usize, it: &mut Iteration) -> Option<Cgroup> {
+pub(super) fn make_cgroup(sequence: usize, it: &mut Iteration) -> Option<Cgroup> {
     match Cgroup::create(&format!("rigor-{}-{sequence}", std::process::id())) {
         Ok(c) => Some(c),
         Err(why) => {
@@ -188,16 +191,15 @@ pub(super) fn launch(
 
 /// What the stop said about the application, turned into warnings and errors: killed after
 /// SIGTERM, processes left behind, an exit during the run, survivors of SIGKILL.
-fn stopped(
-    ctx: &IterationContext,
+pub(super) fn stopped(
     it: &mut Iteration,
     stop: &super::app::StopOutcome,
+    stop_timeout: Duration,
+    log: &std::path::Path,
     result: Result<(), String>,
 ) -> Result<(), String> {
-    let app_job = &ctx.row.app;
     if stop.forced {
-        it.warnings
-            .push(ignored_sigterm(stop, app_job.stop_timeout));
+        it.warnings.push(ignored_sigterm(stop, stop_timeout));
     }
     if !stop.left_behind.is_empty() {
         it.warnings.push(Warning::of(
@@ -213,7 +215,7 @@ fn stopped(
         if let Some(status) = &stop.exited_early {
             result = Err(format!(
                 "the application exited ({status}) during the run\n{}",
-                super::logtail::tail(&ctx.log, 15)
+                super::logtail::tail(log, 15)
             ));
         }
     }
@@ -252,6 +254,40 @@ fn ignored_sigterm(stop: &super::app::StopOutcome, stop_timeout: Duration) -> Wa
     }
 }
 
+/// The application as the load phase watches it: a process here, or one on its host that
+/// the agent there runs.
+pub(super) trait Watched {
+    /// How it exited, once it has on its own.
+    fn exited(&mut self) -> Option<String>;
+    /// Marks a window edge where it is sampled.
+    fn mark(&mut self, mark: Mark);
+    /// The end of its log, for error messages.
+    fn log_tail(&self) -> String;
+    /// When it was started, on this machine's monotonic clock (the series' zero).
+    fn spawned_at(&self) -> std::time::Instant;
+}
+
+/// A process on this machine and its sampler.
+struct Here<'a> {
+    app: &'a mut AppProcess,
+    sampler: &'a Sampler,
+}
+
+impl Watched for Here<'_> {
+    fn exited(&mut self) -> Option<String> {
+        self.app.exited().map(|s| s.to_string())
+    }
+    fn mark(&mut self, mark: Mark) {
+        self.sampler.mark(mark);
+    }
+    fn log_tail(&self) -> String {
+        self.app.log_tail()
+    }
+    fn spawned_at(&self) -> std::time::Instant {
+        self.app.spawned_at
+    }
+}
+
 /// Readiness, validation and load, with the sampler marking the measured window.
 fn drive(
     ctx: &IterationContext,
@@ -271,19 +307,24 @@ fn drive(
         load_job.addr,
         &mut it.warnings,
     ));
-    status("first request");
-    first_request(load_job, it, app)?;
-    let mut scraper = crate::metrics::start(&ctx.row.app, ctx.sample_interval, app.spawned_at);
     let app_cpu = super::readings::AppCpu::of(app.pid, cgroup);
-    let result = load(
-        load_job,
-        it,
-        app,
-        sampler,
-        app_cpu,
-        scraper.as_mut(),
-        status,
-    );
+    let mut here = Here { app, sampler };
+    under_load(ctx, load_job, it, &mut here, app_cpu, status)
+}
+
+/// From the first request to the load's end, on an application that is ready.
+pub(super) fn under_load(
+    ctx: &IterationContext,
+    load_job: &LoadJob,
+    it: &mut Iteration,
+    app: &mut dyn Watched,
+    app_cpu: super::readings::AppCpu,
+    status: &dyn Fn(&str),
+) -> Result<(), String> {
+    status("first request");
+    first_request(load_job, it, &*app)?;
+    let mut scraper = crate::metrics::start(&ctx.row.app, ctx.sample_interval, app.spawned_at());
+    let result = load(load_job, it, app, app_cpu, scraper.as_mut(), status);
     if let Some(s) = scraper {
         crate::metrics::finish(s, &ctx.row.app, it);
     }
@@ -291,7 +332,7 @@ fn drive(
 }
 
 /// The row's own URL, once: first-request latency and the optional validation.
-fn first_request(load_job: &LoadJob, it: &mut Iteration, app: &AppProcess) -> Result<(), String> {
+fn first_request(load_job: &LoadJob, it: &mut Iteration, app: &dyn Watched) -> Result<(), String> {
     let spec = &load_job.spec;
     let find = load_job
         .validate
@@ -360,8 +401,7 @@ fn engine(
 fn load(
     load_job: &LoadJob,
     it: &mut Iteration,
-    app: &mut AppProcess,
-    sampler: &Sampler,
+    app: &mut dyn Watched,
     app_cpu: super::readings::AppCpu,
     mut scraper: Option<&mut crate::metrics::Scraper>,
     status: &dyn Fn(&str),
@@ -381,7 +421,7 @@ fn load(
             |r| {
                 machine.tick();
                 if r.phase == Phase::Measuring && !marked_start {
-                    sampler.mark(Mark::WindowStart);
+                    app.mark(Mark::WindowStart);
                     if let Some(m) = scraper.as_mut() {
                         m.window_start();
                     }
@@ -392,7 +432,7 @@ fn load(
                 }
                 if r.phase == Phase::Done && marked_start {
                     // The sampler's edge first: a slow metrics page must not widen the window.
-                    sampler.mark(Mark::WindowEnd);
+                    app.mark(Mark::WindowEnd);
                     if let Some(m) = scraper.as_mut() {
                         m.window_end();
                     }
@@ -419,7 +459,7 @@ fn load(
             if let Some(m) = scraper.as_mut() {
                 m.window_end();
             }
-            sampler.mark(Mark::WindowEnd);
+            app.mark(Mark::WindowEnd);
         }
         (handle.join(), crashed)
     });
@@ -441,7 +481,7 @@ fn load(
     it.outside_window.requests += report.outside_window.requests;
     it.outside_window.bytes += report.outside_window.bytes;
     crate::measurements::record_load(&report, &mut it.measurements);
-    crate::series::record_load(it, &report, app.spawned_at);
+    crate::series::record_load(it, &report, app.spawned_at());
     guards::load_guards(&report, &mut it.warnings);
     it.load = serde_json::to_value(&report).ok();
     super::load_hosts::record(&hosts, it);
