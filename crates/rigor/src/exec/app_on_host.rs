@@ -205,6 +205,9 @@ impl AppService for AppHost {
             ));
         }
         let started = to_value(&running.it);
+        // Said once, at the start: what comes back at the stop is only what happened since.
+        running.it.warnings.clear();
+        running.it.outside_window = Default::default();
         self.running.insert(id.to_string(), running);
         Ok((pid, took, started))
     }

@@ -293,7 +293,8 @@ fn run_with(
     let spawned_at = Instant::now()
         .checked_sub(started.ready)
         .unwrap_or_else(Instant::now);
-    let start: Iteration = from_host(started.iteration, agent.name())?;
+    let mut start: Iteration = from_host(started.iteration, agent.name())?;
+    said_on(&mut start, agent.name());
     it.pid = Some(started.pid);
     it.warnings.extend(start.warnings);
     it.priority = start.priority;
@@ -329,11 +330,21 @@ fn run_with(
         }
     };
     let _ = std::fs::write(&ctx.log, &log);
-    merge_stopped(it, from_host(there, agent.name())?);
+    let mut there = from_host(there, agent.name())?;
+    said_on(&mut there, agent.name());
+    merge_stopped(it, there);
     match (result, it.error.take()) {
         (Err(r), _) => Err(r),
         (Ok(()), Some(e)) => Err(e),
         (Ok(()), None) => Ok(()),
+    }
+}
+
+/// The host's warnings say where they were raised: this machine drives the load and has
+/// warnings of its own about the same figures (its CPU, its steal).
+fn said_on(it: &mut Iteration, host: &str) {
+    for w in &mut it.warnings {
+        w.message = format!("on host {host}: {}", w.message);
     }
 }
 

@@ -404,8 +404,9 @@ impl Lab {
         std::fs::write(self.ssh_config_path(), client).unwrap();
     }
 
-    /// Starts each host's sshd (in a UTS namespace of its own whose hostname is the host's
-    /// name, so `ssh NAME hostname` says where it ran) and waits until each accepts a login.
+    /// Starts each host's sshd (in its network namespace, and a UTS namespace of its own whose
+    /// hostname is the host's name, so `ssh NAME hostname` says where it ran) and waits until
+    /// each accepts a login.
     fn start_sshds(&mut self) {
         // The privilege-separation folder sshd insists on; the system's sshd uses the same one.
         if !Path::new("/run/sshd").is_dir() {
@@ -416,8 +417,11 @@ impl Lab {
             let h = &self.hosts[i];
             let conf = self.dir.join(format!("sshd_{}.conf", h.name));
             let log = std::fs::File::create(self.sshd_log_path(&h.name)).unwrap();
-            let child = Command::new("ip")
-                .args(["netns", "exec", &h.ns, "unshare", "--uts", "sh", "-c"])
+            // `nsenter --net` rather than `ip netns exec`: only the network changes, so the
+            // host sees the machine's /sys (its cgroups) as a real host sees its own.
+            let child = Command::new("nsenter")
+                .arg(format!("--net=/run/netns/{}", h.ns))
+                .args(["--", "unshare", "--uts", "sh", "-c"])
                 .arg(r#"hostname "$0" && exec "$1" -D -e -f "$2""#)
                 .arg(&h.name)
                 .arg(SSHD)
