@@ -118,6 +118,13 @@ fn two_load_hosts_share_the_load_and_add_up_to_what_the_server_answered() {
             assert_eq!(h["environment"]["hostname"], name, "{h}");
             assert_eq!(h["report"]["connections"], 4, "{h}");
             assert!(h["clock_rtt_ms"].as_f64().unwrap() >= 0.0);
+            // It reached the server over the lab's network, not on itself.
+            assert_eq!(h["network"]["path"], "other host", "{h}");
+            assert_eq!(
+                h["network"]["target"],
+                format!("{}:{port}", lab.root_addr()),
+                "{h}"
+            );
         }
     }
     for name in ["l1", "l2"] {
@@ -193,6 +200,28 @@ fn a_transport_that_dies_mid_run_fails_naming_the_host_and_leaves_nothing_runnin
     // Nor an ssh client of this lab here (other tests run agents of their own meanwhile).
     let config = lab.ssh_config_path().display().to_string();
     assert!(processes_with(&config).is_empty());
+}
+
+#[test]
+#[ignore = "needs root"]
+fn a_load_host_that_would_load_itself_is_refused_naming_it() {
+    let Some(lab) = Lab::or_skip(&["s1"]) else {
+        return;
+    };
+    let dir = temp_dir("hosts-self");
+    let port = free_port();
+    // 127.0.0.1 is this machine here, but s1's own loopback there.
+    let toml = lab_config(&lab, port, &["s1"], "1s").replace(
+        &format!("http://{}:{port}/json", lab.root_addr()),
+        &format!("http://127.0.0.1:{port}/json"),
+    );
+    let (t, json) = run_exit(&dir, &toml, &["-p", "lab", "-i", "1"], 1);
+    let it = &iterations(json.as_ref().expect("a result"))[0];
+    let e = it["error"].as_str().unwrap_or_default();
+    assert!(
+        e.contains("load host s1") && e.contains("loopback") && e.contains("would not reach"),
+        "{e}\n{t}"
+    );
 }
 
 #[test]

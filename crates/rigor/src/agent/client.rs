@@ -322,6 +322,21 @@ impl Agent {
         }
     }
 
+    /// How the host reaches `url`: the address it resolves to and whether that is itself.
+    pub fn network_path(&mut self, url: &str) -> Result<super::protocol::HostPath, String> {
+        self.send(&ToAgent::Path { url: url.into() })?;
+        let deadline = Instant::now() + CLOCK_TIMEOUT;
+        loop {
+            match self.next(deadline, "the network path")? {
+                FromAgent::Path { url: u, path } if u == url => return Ok(path),
+                FromAgent::Error { id: None, message } => {
+                    return Err(format!("{}: path: {message}", self.host.label()))
+                }
+                other => self.note(other),
+            }
+        }
+    }
+
     /// Asks the agent to stop load `id`; its (cancelled) report still comes to `wait_load`.
     pub fn cancel(&mut self, id: &str) -> Result<(), String> {
         self.send(&ToAgent::Cancel { id: id.into() })

@@ -36,6 +36,9 @@ pub enum ToAgent {
     },
     /// Stops load `id` early; its report (marked cancelled) still comes.
     Cancel { id: String },
+    /// Asks how this host reaches `url`: the address it resolves to, and whether that is the
+    /// host itself (loopback, an interface of its own) or another host.
+    Path { url: String },
     /// A piece of the application's sources, a tar stream, for the folder `key` (letters,
     /// digits and `-`); the `last` one unpacks the whole stream into a fresh folder.
     Sources {
@@ -96,6 +99,11 @@ pub enum FromAgent {
         id: String,
         report: Box<ReportWire>,
     },
+    /// How this host reaches `url` (the answer to `path`).
+    Path {
+        url: String,
+        path: HostPath,
+    },
     /// The sources of folder `key` are unpacked.
     SourcesReady {
         key: String,
@@ -133,6 +141,53 @@ pub enum FromAgent {
         id: Option<String>,
         message: String,
     },
+}
+
+/// How a host reaches a URL.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HostPath {
+    /// The address the URL resolves to there, with its port; empty when it does not resolve.
+    pub target: String,
+    /// `loopback`, `local interface` (an address of the host's own) or `other host`.
+    pub path: String,
+    /// Who listens on that address there (`PID (name)`), when the host itself serves it.
+    pub owners: Vec<String>,
+    /// Why the URL does not resolve there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl HostPath {
+    /// How this host reaches `url`.
+    pub fn of(url: &str) -> HostPath {
+        match rigor_load::resolve_url(url) {
+            Ok(addr) => HostPath {
+                target: addr.to_string(),
+                path: match rigor_probe::net_path(addr.ip()) {
+                    rigor_probe::NetPath::Loopback => "loopback",
+                    rigor_probe::NetPath::LocalInterface => "local interface",
+                    rigor_probe::NetPath::OtherHost => "other host",
+                }
+                .to_string(),
+                owners: rigor_probe::listener_owners(addr)
+                    .iter()
+                    .map(|o| format!("{} ({})", o.pid, o.comm))
+                    .collect(),
+                error: None,
+            },
+            Err(e) => HostPath {
+                target: String::new(),
+                path: String::new(),
+                owners: Vec::new(),
+                error: Some(e.to_string()),
+            },
+        }
+    }
+
+    /// Whether the URL leads to the host itself.
+    pub fn is_own(&self) -> bool {
+        self.path == "loopback" || self.path == "local interface"
+    }
 }
 
 /// A build on the application's host, as the client records it.

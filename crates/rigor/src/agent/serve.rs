@@ -165,6 +165,10 @@ pub fn serve_stdio(apps: &mut dyn AppService, on_closed: fn()) -> Result<(), Str
                     Err(e) => out.error(Some(&id), e),
                 }
             }
+            ToAgent::Path { url } => out.send(&FromAgent::Path {
+                path: super::protocol::HostPath::of(&url),
+                url,
+            }),
             ToAgent::Cancel { id } => match loads.get(&id) {
                 Some(r) => r.cancel.store(true, Ordering::Relaxed),
                 None => out.error(Some(&id), format!("no load {id} is running")),

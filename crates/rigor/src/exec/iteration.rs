@@ -324,7 +324,16 @@ pub(super) fn under_load(
     status("first request");
     first_request(load_job, it, &*app)?;
     let mut scraper = crate::metrics::start(&ctx.row.app, ctx.sample_interval, app.spawned_at());
-    let result = load(load_job, it, app, app_cpu, scraper.as_mut(), status);
+    let app_host = ctx.row.app.host.as_ref().map(|h| h.name.as_str());
+    let result = load(
+        load_job,
+        app_host,
+        it,
+        app,
+        app_cpu,
+        scraper.as_mut(),
+        status,
+    );
     if let Some(s) = scraper {
         crate::metrics::finish(s, &ctx.row.app, it);
     }
@@ -385,6 +394,7 @@ fn first_request(load_job: &LoadJob, it: &mut Iteration, app: &dyn Watched) -> R
 /// The engine in rigor itself, or shared by the load role's hosts (with what each measured).
 fn engine(
     job: &LoadJob,
+    app_host: Option<&str>,
     live: &Live,
     stop: &AtomicBool,
 ) -> Result<(rigor_load::LoadReport, Vec<super::load_hosts::HostLoad>), String> {
@@ -393,13 +403,15 @@ fn engine(
             .map(|r| (r, Vec::new()))
             .map_err(|e| e.to_string());
     }
-    super::load_hosts::run(&job.spec, &job.hosts, live, stop).map(|h| (h.merged, h.hosts))
+    super::load_hosts::run(&job.spec, &job.hosts, app_host, live, stop).map(|h| (h.merged, h.hosts))
 }
 
 /// The measured load: the engine runs while the app is watched (a crash or an interrupt stops
 /// the engine) and the sampler marks the window; then the engine's report is recorded.
+#[allow(clippy::too_many_arguments)]
 fn load(
     load_job: &LoadJob,
+    app_host: Option<&str>,
     it: &mut Iteration,
     app: &mut dyn Watched,
     app_cpu: super::readings::AppCpu,
@@ -411,7 +423,7 @@ fn load(
     let mut machine = super::readings::MachineWatch::start(app_cpu);
     let stop = AtomicBool::new(false);
     let (report, crashed) = std::thread::scope(|s| {
-        let handle = s.spawn(|| engine(load_job, &live, &stop));
+        let handle = s.spawn(|| engine(load_job, app_host, &live, &stop));
         let mut marked_start = false;
         let mut crashed = None;
         crate::live_rate::watch(
