@@ -17,6 +17,7 @@ mod request;
 mod run;
 mod schedule;
 mod second;
+mod source;
 mod stats;
 mod url;
 mod worker;
@@ -36,6 +37,7 @@ pub use report::{
     TimelineSecond,
 };
 pub use run::run;
+pub use source::{local_ports, parse_sources};
 
 /// The address the engine would connect to for `url` (scheme, host and port checked, host
 /// resolved, nothing connected), so callers fail early and check the same socket the load hits.
@@ -74,6 +76,9 @@ pub struct LoadSpec {
     pub body: Option<Vec<u8>>,
     /// CPUs to pin worker threads to (thread i on `cpus[i % len]`).
     pub cpus: Option<Vec<usize>>,
+    /// Addresses connections come from, in turn (empty: the kernel's choice). Each has the
+    /// ephemeral port range towards the server; several lift that limit on connections.
+    pub source_addrs: Vec<std::net::IpAddr>,
 }
 
 impl Default for LoadSpec {
@@ -91,6 +96,7 @@ impl Default for LoadSpec {
             headers: Vec::new(),
             body: None,
             cpus: None,
+            source_addrs: Vec::new(),
         }
     }
 }

@@ -226,6 +226,9 @@ pub struct SpecWire {
     pub body_base64: Option<String>,
     /// CPUs of the agent's host to pin its worker threads to.
     pub cpus: Option<Vec<usize>>,
+    /// Source addresses on the agent's host, in turn.
+    #[serde(default)]
+    pub source_addrs: Vec<std::net::IpAddr>,
 }
 
 fn nanos(d: Duration) -> u64 {
@@ -250,6 +253,7 @@ impl From<&LoadSpec> for SpecWire {
                 .as_ref()
                 .map(|b| base64::engine::general_purpose::STANDARD.encode(b)),
             cpus: s.cpus.clone(),
+            source_addrs: s.source_addrs.clone(),
         }
     }
 }
@@ -278,6 +282,7 @@ impl SpecWire {
             headers: self.headers.clone(),
             body,
             cpus: self.cpus.clone(),
+            source_addrs: self.source_addrs.clone(),
         })
     }
 }
@@ -375,6 +380,7 @@ mod tests {
             headers: vec![("x-a".into(), "b".into())],
             body: Some(vec![0, 1, 2, 255]),
             cpus: Some(vec![1, 3]),
+            source_addrs: vec!["127.0.0.2".parse().unwrap(), "::1".parse().unwrap()],
             method: "POST".into(),
             ..LoadSpec::default()
         };

@@ -50,6 +50,10 @@ pub struct LoadArgs {
     /// Pin worker threads to these CPUs, e.g. '1' or '0,2-3'
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
+    /// Source addresses the connections take in turn, e.g. '127.0.0.1-127.0.0.4' or
+    /// '10.0.0.5,10.0.0.6': each has its own local ports, so more connections fit
+    #[arg(long = "source-addr", value_name = "ADDRS")]
+    pub source_addr: Option<String>,
 }
 
 /// Runs `rigor load`: bad flags are usage failures (exit 2) before anything is printed or

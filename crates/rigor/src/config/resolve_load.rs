@@ -28,6 +28,8 @@ const MAX_THREADS: u64 = rigor_load::MAX_THREADS as u64;
 const MAX_PIPELINE: u64 = rigor_load::MAX_PIPELINE as u64;
 const MAX_IN_FLIGHT: u64 = rigor_load::MAX_IN_FLIGHT as u64;
 const MAX_CONNECTIONS: u64 = rigor_load::MAX_CONNECTIONS as u64;
+/// Most source addresses one load may name.
+pub const MAX_SOURCES: usize = 4096;
 /// A load key's text and where it was written.
 enum Source<'a> {
     Key,
@@ -108,6 +110,16 @@ impl Config {
             }
         });
         let (cpus, priority_high) = self.role(profile, req, "load", p);
+        let source_addrs = job
+            .source_addrs
+            .as_ref()
+            .and_then(|text| {
+                let text = p.take(self.expand(vars, table, "source_addrs", text))?;
+                let parsed = rigor_load::parse_sources(&text, MAX_SOURCES)
+                    .map_err(|e| self.error_at(table, Some("source_addrs"), &e));
+                p.take(parsed)
+            })
+            .unwrap_or_default();
         let hosts = self.role_hosts(profile, req, "load", p);
         if hosts.len() > connections {
             p.add(self.error_at(
@@ -133,6 +145,7 @@ impl Config {
                 headers,
                 body: body.map(String::into_bytes),
                 cpus,
+                source_addrs,
             },
             addr,
             priority_high,

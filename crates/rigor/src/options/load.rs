@@ -64,6 +64,13 @@ fn build_spec(args: &LoadArgs) -> Result<LoadSpec, String> {
         .map(crate::config::parse_cpu_list)
         .transpose()
         .map_err(|e| format!("--cpus: {e}"))?;
+    let source_addrs = args
+        .source_addr
+        .as_deref()
+        .map(|a| rigor_load::parse_sources(a, crate::config::MAX_SOURCES))
+        .transpose()
+        .map_err(|e| format!("--source-addr: {e}"))?
+        .unwrap_or_default();
     let spec = LoadSpec {
         url: args.url.clone(),
         connections: args.connections,
@@ -77,6 +84,7 @@ fn build_spec(args: &LoadArgs) -> Result<LoadSpec, String> {
         headers,
         body: args.body.as_ref().map(|b| b.clone().into_bytes()),
         cpus,
+        source_addrs,
     };
     rigor_load::check(&spec).map_err(|e| e.to_string())?;
     Ok(spec)
