@@ -204,6 +204,36 @@ fn a_transport_that_dies_mid_run_fails_naming_the_host_and_leaves_nothing_runnin
 
 #[test]
 #[ignore = "needs root"]
+fn a_delay_on_one_load_hosts_link_shows_in_its_latency_and_not_the_others() {
+    let Some(lab) = Lab::or_skip(&["n1", "n2"]) else {
+        return;
+    };
+    if let Err(why) = lab.delay("n1", 20) {
+        assert!(why.contains("iptables"), "{why}");
+        println!("test-skip: needs iptables: a_delay_on_one_load_hosts_link_shows_in_its_latency");
+        return;
+    }
+    let dir = temp_dir("hosts-delay");
+    let port = free_port();
+    let toml = lab_config(&lab, port, &["n1", "n2"], "1s");
+    let (t, json) = run_exit(&dir, &toml, &["-p", "lab", "-i", "1"], 0);
+    let it = &iterations(json.as_ref().expect("a result"))[0];
+    assert!(it["error"].is_null(), "{t}");
+    let (d, n) = (
+        m(it, "load.hosts.n1.latency.p50").unwrap(),
+        m(it, "load.hosts.n2.latency.p50").unwrap(),
+    );
+    // Every request n1 sends waits 20 ms on its way out; n2's do not.
+    assert!(d >= 20.0, "n1's median {d} ms under a 20 ms delay");
+    assert!(n < 20.0, "n2's median {n} ms without one");
+    // The merged median lies between the two hosts' own.
+    let p50 = m(it, "load.latency.p50").unwrap();
+    assert!(p50 >= n - 1e-9 && p50 <= d + 1e-9, "{n} <= {p50} <= {d}");
+    lab.delay("n1", 0).unwrap();
+}
+
+#[test]
+#[ignore = "needs root"]
 fn a_load_host_that_would_load_itself_is_refused_naming_it() {
     let Some(lab) = Lab::or_skip(&["s1"]) else {
         return;
