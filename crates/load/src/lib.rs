@@ -39,6 +39,12 @@ pub use report::{
 pub use run::run;
 pub use source::{local_ports, parse_sources};
 
+/// `url`'s host and port, checked but not resolved: a URL only other machines can reach (a
+/// load host's network) is still a well-formed one.
+pub fn url_host_port(url: &str) -> Result<(String, u16), LoadError> {
+    url::host_port(url)
+}
+
 /// The address the engine would connect to for `url` (scheme, host and port checked, host
 /// resolved, nothing connected), so callers fail early and check the same socket the load hits.
 pub fn resolve_url(url: &str) -> Result<std::net::SocketAddr, LoadError> {

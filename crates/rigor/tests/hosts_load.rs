@@ -234,6 +234,53 @@ fn a_delay_on_one_load_hosts_link_shows_in_its_latency_and_not_the_others() {
 
 #[test]
 #[ignore = "needs root"]
+fn a_url_only_the_load_hosts_resolve_is_loaded_from_them() {
+    let Some(lab) = Lab::or_skip(&["r1"]) else {
+        return;
+    };
+    // A name only r1 knows: `ip netns exec` gives its commands /etc/netns/NS/hosts as
+    // /etc/hosts, and that is r1's transport here.
+    let name = format!("rigor-only-r1-{}", std::process::id());
+    let etc = std::path::PathBuf::from("/etc/netns").join(lab.netns("r1"));
+    std::fs::create_dir_all(&etc).unwrap();
+    std::fs::write(
+        etc.join("hosts"),
+        format!("127.0.0.1 localhost\n{} {name}\n", lab.root_addr()),
+    )
+    .unwrap();
+    let dir = temp_dir("hosts-name");
+    let port = free_port();
+    let toml = lab_config(&lab, port, &["r1"], "1s")
+        .replace(
+            &format!("http://{}:{port}/json", lab.root_addr()),
+            &format!("http://{name}:{port}/json"),
+        )
+        .replace(
+            &format!(
+                "ssh = \"r1\"\noptions = [\"-F\", {}]",
+                toml_string(&lab.ssh_config_path().display().to_string())
+            ),
+            &format!("transport = \"ip netns exec {}\"", lab.netns("r1")),
+        );
+    let (t, json) = run_exit(&dir, &toml, &["-p", "lab", "-i", "1"], 0);
+    let _ = std::fs::remove_dir_all(&etc);
+    let it = &iterations(json.as_ref().expect("a result"))[0];
+    assert!(it["error"].is_null(), "{t}");
+    assert!(m(it, "app.first_request").unwrap() > 0.0, "sent from r1");
+    let merged = m(it, "load.requests").unwrap();
+    let served = server_stats(it)["by_path"]["/json"].as_f64().unwrap();
+    let load = &it["load"];
+    let outside = load["outside_window"]["requests"].as_f64().unwrap();
+    let in_flight = load["in_flight_at_end"].as_f64().unwrap();
+    let sent = merged + outside + 1.0;
+    assert!(
+        served <= sent && served >= sent - in_flight,
+        "server answered {served}; r1: {merged} + {outside} outside + the first request"
+    );
+}
+
+#[test]
+#[ignore = "needs root"]
 fn a_load_host_that_would_load_itself_is_refused_naming_it() {
     let Some(lab) = Lab::or_skip(&["s1"]) else {
         return;

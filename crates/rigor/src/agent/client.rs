@@ -322,6 +322,48 @@ impl Agent {
         }
     }
 
+    /// Sends one request to `url` from the host: (status, latency, bytes sent, whether `find`
+    /// was in the body).
+    pub fn probe(
+        &mut self,
+        url: &str,
+        method: &str,
+        headers: &[(String, String)],
+        body: Option<&[u8]>,
+        timeout: Duration,
+        find: Option<&[u8]>,
+    ) -> Result<(u16, Duration, u64, Option<bool>), String> {
+        let enc = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+        let id = "probe".to_string();
+        self.send(&ToAgent::Probe {
+            id: id.clone(),
+            url: url.into(),
+            method: method.into(),
+            headers: headers.to_vec(),
+            body_base64: body.map(enc),
+            timeout_ns: u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX),
+            find_base64: find.map(enc),
+        })?;
+        let deadline = Instant::now() + timeout + CLOCK_TIMEOUT;
+        loop {
+            match self.next(deadline, "the first request")? {
+                FromAgent::Probed {
+                    id: i,
+                    status,
+                    latency_ns,
+                    bytes_sent,
+                    found,
+                } if i == id => {
+                    return Ok((status, Duration::from_nanos(latency_ns), bytes_sent, found))
+                }
+                FromAgent::Error { id: i, message } if i.as_deref().is_none_or(|i| i == id) => {
+                    return Err(format!("{}: {message}", self.host.label()))
+                }
+                other => self.note(other),
+            }
+        }
+    }
+
     /// How the host reaches `url`: the address it resolves to and whether that is itself.
     pub fn network_path(&mut self, url: &str) -> Result<super::protocol::HostPath, String> {
         self.send(&ToAgent::Path { url: url.into() })?;

@@ -39,6 +39,17 @@ pub enum ToAgent {
     /// Asks how this host reaches `url`: the address it resolves to, and whether that is the
     /// host itself (loopback, an interface of its own) or another host.
     Path { url: String },
+    /// Sends one request from this host on a new connection (the row's first request, when
+    /// only the load hosts reach the URL); `find_base64`: text searched for in the body.
+    Probe {
+        id: String,
+        url: String,
+        method: String,
+        headers: Vec<(String, String)>,
+        body_base64: Option<String>,
+        timeout_ns: u64,
+        find_base64: Option<String>,
+    },
     /// A piece of the application's sources, a tar stream, for the folder `key` (letters,
     /// digits and `-`); the `last` one unpacks the whole stream into a fresh folder.
     Sources {
@@ -103,6 +114,14 @@ pub enum FromAgent {
     Path {
         url: String,
         path: HostPath,
+    },
+    /// The answer to `probe`.
+    Probed {
+        id: String,
+        status: u16,
+        latency_ns: u64,
+        bytes_sent: u64,
+        found: Option<bool>,
     },
     /// The sources of folder `key` are unpacked.
     SourcesReady {

@@ -8,6 +8,7 @@ use super::app_host::AppService;
 use super::protocol::{
     line, unix_ns, FromAgent, HostInfo, SpecWire, ToAgent, CAPABILITIES, PROTOCOL, RIGOR_VERSION,
 };
+use base64::Engine as _;
 use rigor_load::{Live, Phase, ReportWire};
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -163,6 +164,40 @@ pub fn serve_stdio(apps: &mut dyn AppService, on_closed: fn()) -> Result<(), Str
                         loads.insert(id, r);
                     }
                     Err(e) => out.error(Some(&id), e),
+                }
+            }
+            ToAgent::Probe {
+                id,
+                url,
+                method,
+                headers,
+                body_base64,
+                timeout_ns,
+                find_base64,
+            } => {
+                let decode = |b: Option<String>| {
+                    b.map(|b| base64::engine::general_purpose::STANDARD.decode(b))
+                        .transpose()
+                };
+                match (decode(body_base64), decode(find_base64)) {
+                    (Ok(body), Ok(find)) => match rigor_load::probe_request_finding(
+                        &url,
+                        &method,
+                        &headers,
+                        body.as_deref(),
+                        Duration::from_nanos(timeout_ns),
+                        find.as_deref(),
+                    ) {
+                        Ok(r) => out.send(&FromAgent::Probed {
+                            id,
+                            status: r.status,
+                            latency_ns: u64::try_from(r.latency.as_nanos()).unwrap_or(u64::MAX),
+                            bytes_sent: r.bytes_sent,
+                            found: r.found,
+                        }),
+                        Err(e) => out.error(Some(&id), e.to_string()),
+                    },
+                    _ => out.error(Some(&id), "the probe's body is not valid base64"),
                 }
             }
             ToAgent::Path { url } => out.send(&FromAgent::Path {

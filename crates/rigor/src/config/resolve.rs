@@ -244,7 +244,20 @@ impl Config {
                     p,
                 );
                 if app.ready == Ready::Tcp(String::new()) {
-                    app.ready = Ready::Tcp(load.addr.to_string());
+                    app.ready = Ready::Tcp(if load.addr.ip().is_unspecified() {
+                        // Not resolved here: the application's host resolves the name itself.
+                        rigor_load::url_host_port(&load.spec.url)
+                            .map(|(h, port)| {
+                                if h.contains(':') {
+                                    format!("[{h}]:{port}")
+                                } else {
+                                    format!("{h}:{port}")
+                                }
+                            })
+                            .unwrap_or_else(|_| load.addr.to_string())
+                    } else {
+                        load.addr.to_string()
+                    });
                 }
                 Work::Load(Box::new(load))
             }

@@ -95,7 +95,10 @@ impl Config {
         );
         keys.check_in_flight(connections, pipeline, p);
         let rate = keys.rate(&job.rate, p);
-        let (url, addr) = self.target(job, table, vars, p);
+        let hosts = self.role_hosts(profile, req, "load", p);
+        // Only other hosts load it: they must reach the URL, this machine need not.
+        let elsewhere = !hosts.is_empty() && hosts.iter().all(|h| h.name != super::LOCAL);
+        let (url, addr) = self.target(job, table, vars, elsewhere, p);
         let (method, headers, body) = self.request(job, table, vars, p);
         let validate = job.validate.as_ref().map(|v| {
             if let Some(Err(e)) = v.status.map(checks::status) {
@@ -120,7 +123,6 @@ impl Config {
                 p.take(parsed)
             })
             .unwrap_or_default();
-        let hosts = self.role_hosts(profile, req, "load", p);
         if hosts.len() > connections {
             p.add(self.error_at(
                 table,
@@ -156,11 +158,15 @@ impl Config {
 
     /// The URL and the address it resolves to (a placeholder when it cannot be resolved; the
     /// problem is recorded).
+    /// The URL and the address it resolves to here. With `elsewhere` (only other hosts load
+    /// it), a URL this machine cannot resolve is fine when well formed: its address is then
+    /// unknown here (unspecified, with the URL's port).
     fn target(
         &self,
         job: &RawJob,
         table: &str,
         vars: &Vars,
+        elsewhere: bool,
         p: &mut Problems,
     ) -> (String, std::net::SocketAddr) {
         let url = p
@@ -169,10 +175,13 @@ impl Config {
         let addr = if url.is_empty() {
             None
         } else {
-            p.take(
-                rigor_load::resolve_url(&url)
-                    .map_err(|e| self.error_at(table, Some("url"), &e.to_string())),
-            )
+            let resolved = rigor_load::resolve_url(&url).or_else(|e| match e {
+                rigor_load::LoadError::Resolve { .. } if elsewhere => {
+                    rigor_load::url_host_port(&url).map(|(_, port)| ([0, 0, 0, 0], port).into())
+                }
+                e => Err(e),
+            });
+            p.take(resolved.map_err(|e| self.error_at(table, Some("url"), &e.to_string())))
         }
         .unwrap_or_else(|| ([127, 0, 0, 1], 0).into());
         (url, addr)

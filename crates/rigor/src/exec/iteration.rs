@@ -322,9 +322,9 @@ pub(super) fn under_load(
     status: &dyn Fn(&str),
 ) -> Result<(), String> {
     status("first request");
-    first_request(load_job, it, &*app)?;
-    let mut scraper = crate::metrics::start(&ctx.row.app, ctx.sample_interval, app.spawned_at());
     let app_host = ctx.row.app.host.as_ref().map(|h| h.name.as_str());
+    first_request(load_job, app_host, it, &*app)?;
+    let mut scraper = crate::metrics::start(&ctx.row.app, ctx.sample_interval, app.spawned_at());
     let result = load(
         load_job,
         app_host,
@@ -340,29 +340,72 @@ pub(super) fn under_load(
     result
 }
 
+/// What the row's first request found.
+struct First {
+    status: u16,
+    latency: Duration,
+    bytes_sent: u64,
+    found: Option<bool>,
+}
+
 /// The row's own URL, once: first-request latency and the optional validation.
-fn first_request(load_job: &LoadJob, it: &mut Iteration, app: &dyn Watched) -> Result<(), String> {
+fn first_request(
+    load_job: &LoadJob,
+    app_host: Option<&str>,
+    it: &mut Iteration,
+    app: &dyn Watched,
+) -> Result<(), String> {
     let spec = &load_job.spec;
     let find = load_job
         .validate
         .as_ref()
         .and_then(|v| v.body_contains.as_ref())
         .map(|t| t.as_bytes());
-    let first = rigor_load::probe_request_finding(
-        &spec.url,
-        &spec.method,
-        &spec.headers,
-        spec.body.as_deref(),
-        spec.timeout.max(Duration::from_secs(5)),
-        find,
-    )
-    .map_err(|e| {
-        format!(
-            "first request to {} failed: {e}\n{}",
-            spec.url,
-            app.log_tail()
+    let timeout = spec.timeout.max(Duration::from_secs(5));
+    // From the first load host that is not this machine when the load comes from other hosts:
+    // they reach the URL, this machine may not.
+    let remote = load_job
+        .hosts
+        .iter()
+        .find(|h| h.name != crate::config::LOCAL);
+    let first = match remote {
+        Some(host) => super::load_hosts::first_request(host, app_host, spec, timeout, find)
+            .map(|(status, latency, bytes_sent, found)| First {
+                status,
+                latency,
+                bytes_sent,
+                found,
+            })
+            .map_err(|e| {
+                format!(
+                    "first request to {} from load host {} failed: {e}\n{}",
+                    spec.url,
+                    host.name,
+                    app.log_tail()
+                )
+            })?,
+        None => rigor_load::probe_request_finding(
+            &spec.url,
+            &spec.method,
+            &spec.headers,
+            spec.body.as_deref(),
+            timeout,
+            find,
         )
-    })?;
+        .map(|r| First {
+            status: r.status,
+            latency: r.latency,
+            bytes_sent: r.bytes_sent,
+            found: r.found,
+        })
+        .map_err(|e| {
+            format!(
+                "first request to {} failed: {e}\n{}",
+                spec.url,
+                app.log_tail()
+            )
+        })?,
+    };
     it.outside_window.requests += 1;
     it.outside_window.bytes += first.bytes_sent;
     it.measurements.insert(

@@ -65,6 +65,37 @@ pub fn run(
     result
 }
 
+/// The row's first request, sent from `host` (the first load host that is not this machine):
+/// (status, latency, bytes sent, whether `find` was in the body). The load hosts reach the URL;
+/// this machine may not.
+pub fn first_request(
+    host: &Host,
+    app_host: Option<&str>,
+    spec: &LoadSpec,
+    timeout: Duration,
+    find: Option<&[u8]>,
+) -> Result<(u16, Duration, u64, Option<bool>), String> {
+    let mut agents = connected(std::slice::from_ref(host))?;
+    // The path first: a host that would reach the URL on itself is said as such.
+    let result = paths(&mut agents, &spec.url, app_host).and_then(|_| {
+        agents[0].probe(
+            &spec.url,
+            &spec.method,
+            &spec.headers,
+            spec.body.as_deref(),
+            timeout,
+            find,
+        )
+    });
+    let mut agent = agents.pop().expect("one agent");
+    if agent.alive() {
+        AGENTS.lock().unwrap_or_else(|e| e.into_inner()).push(agent);
+    } else {
+        disconnect(agent);
+    }
+    result
+}
+
 /// Ends every agent still connected: at the end of a run, so none waits for the process to
 /// exit.
 pub fn disconnect_all() {
