@@ -74,7 +74,14 @@ pub struct Agent {
     capabilities: Vec<String>,
     /// Applications that exited on their own, with how.
     exits: HashMap<String, String>,
+    /// Whether the user interrupted the run: the waits for sources, a build or readiness end.
+    interrupted: fn() -> bool,
+    /// Whether the user asked to stop at once: the wait for an application's stop ends too.
+    hurried: fn() -> bool,
 }
+
+/// How often a long wait for the agent looks whether the user interrupted the run.
+const ABORT_POLL: Duration = Duration::from_millis(100);
 
 /// Sources go in pieces of this size (before base64), one message each.
 const SOURCES_CHUNK: usize = 1 << 20;
@@ -156,6 +163,8 @@ impl Agent {
             progress: HashMap::new(),
             capabilities: Vec::new(),
             exits: HashMap::new(),
+            interrupted: || false,
+            hurried: || false,
         };
         agent.hello()?;
         Ok(agent)
@@ -202,6 +211,13 @@ impl Agent {
                 _ => {}
             }
         }
+    }
+
+    /// Lets the user's interrupt end the long waits: `interrupted` those for the sources, a
+    /// build and readiness, `hurried` the one for a stop (the stop is the cleanup).
+    pub fn interrupt_with(&mut self, interrupted: fn() -> bool, hurried: fn() -> bool) {
+        self.interrupted = interrupted;
+        self.hurried = hurried;
     }
 
     /// The host's name as given.
@@ -365,6 +381,9 @@ impl Agent {
         };
         let n = chunks.len();
         for (i, c) in chunks.into_iter().enumerate() {
+            if (self.interrupted)() {
+                return Err(self.interruption("sending the sources"));
+            }
             self.send(&ToAgent::Sources {
                 key: key.into(),
                 data_base64: base64::engine::general_purpose::STANDARD.encode(c),
@@ -373,7 +392,7 @@ impl Agent {
         }
         let deadline = Instant::now() + SLACK;
         loop {
-            match self.next(deadline, "the sources to unpack")? {
+            match self.next_unless(deadline, "the sources to unpack", self.interrupted)? {
                 FromAgent::SourcesReady {
                     key: k,
                     files,
@@ -398,7 +417,7 @@ impl Agent {
         })?;
         let deadline = Instant::now() + timeout;
         loop {
-            match self.next(deadline, "the build")? {
+            match self.next_unless(deadline, "the build", self.interrupted)? {
                 FromAgent::Built { build: b, built } if b == build => return Ok(built),
                 FromAgent::Error { id, message } if id.as_deref().is_none_or(|i| i == build) => {
                     return Err(format!("{}: {message}", self.host.label()))
@@ -436,7 +455,7 @@ impl Agent {
         })?;
         let deadline = Instant::now() + Duration::from_nanos(app.ready_timeout_ns) + SLACK;
         loop {
-            match self.next(deadline, "the application to be ready")? {
+            match self.next_unless(deadline, "the application to be ready", self.interrupted)? {
                 FromAgent::AppStarted {
                     id: i,
                     pid,
@@ -486,7 +505,7 @@ impl Agent {
         self.send(&ToAgent::StopApp { id: id.into() })?;
         let deadline = Instant::now() + stop_timeout + SLACK;
         loop {
-            match self.next(deadline, "the application to stop")? {
+            match self.next_unless(deadline, "the application to stop", self.hurried)? {
                 FromAgent::AppStopped {
                     id: i,
                     iteration,
@@ -538,6 +557,37 @@ impl Agent {
     fn next(&mut self, deadline: Instant, waiting_for: &str) -> Result<FromAgent, String> {
         self.next_within(deadline, waiting_for)?
             .ok_or_else(|| format!("{}: timed out waiting for {waiting_for}", self.host.label()))
+    }
+
+    /// The next message, or why none came by `deadline`; gives up at once when `abort` says
+    /// so (the user interrupted the run): the agent is then in the middle of the work and is
+    /// to be disconnected, which stops that work on the host.
+    fn next_unless(
+        &mut self,
+        deadline: Instant,
+        waiting_for: &str,
+        abort: fn() -> bool,
+    ) -> Result<FromAgent, String> {
+        loop {
+            if abort() {
+                return Err(self.interruption(&format!("waiting for {waiting_for}")));
+            }
+            let slice = deadline.min(Instant::now() + ABORT_POLL);
+            if let Some(m) = self.next_within(slice, waiting_for)? {
+                return Ok(m);
+            }
+            if Instant::now() >= deadline {
+                return Err(format!(
+                    "{}: timed out waiting for {waiting_for}",
+                    self.host.label()
+                ));
+            }
+        }
+    }
+
+    /// The error for a wait the user interrupted.
+    fn interruption(&self, doing: &str) -> String {
+        format!("{}: interrupted while {doing}", self.host.label())
     }
 
     /// The next message; `None` when none came by `deadline`.

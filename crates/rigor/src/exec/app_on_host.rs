@@ -5,13 +5,14 @@
 
 use super::app::AppProcess;
 use super::app_wire_job::WireJob;
+use super::artifact::Snapshot;
 use super::build::{self, Built};
 use super::readings::{AppCpu, MachineWatch};
 use crate::agent::app_host::AppService;
 use crate::agent::protocol::{AppWire, BuiltWire};
 use crate::result::Iteration;
 use rigor_probe::{Cgroup, Mark, Sampler};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -38,6 +39,9 @@ pub struct AppHost {
     root: PathBuf,
     builds: HashMap<String, Built>,
     running: HashMap<String, Running>,
+    /// The folders whose sources this agent is receiving: their first piece starts a fresh
+    /// archive, whatever an agent that died mid-way left there.
+    receiving: HashSet<String>,
 }
 
 impl AppHost {
@@ -47,6 +51,7 @@ impl AppHost {
             root,
             builds: HashMap::new(),
             running: HashMap::new(),
+            receiving: HashSet::new(),
         }
     }
 
@@ -86,10 +91,24 @@ impl AppService for AppHost {
         std::fs::create_dir_all(&self.root)
             .map_err(|e| format!("creating {}: {e}", self.root.display()))?;
         let archive = self.root.join(format!("{key}.tar"));
-        crate::agent::sources::append(&archive, data)?;
+        if self.receiving.insert(key.to_string()) {
+            // A transport that died during an upload left part of an archive behind.
+            match std::fs::remove_file(&archive) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(format!("removing {}: {e}", archive.display()))
+                }
+                _ => {}
+            }
+        }
+        if let Err(e) = crate::agent::sources::append(&archive, data) {
+            self.receiving.remove(key);
+            let _ = std::fs::remove_file(&archive);
+            return Err(e);
+        }
         if !last {
             return Ok(None);
         }
+        self.receiving.remove(key);
         let unpacked = crate::agent::sources::unpack(&archive, &dir);
         let _ = std::fs::remove_file(&archive);
         unpacked.map(Some)
@@ -108,6 +127,10 @@ impl AppService for AppHost {
         let _ = std::fs::remove_file(&log);
         let snapshots = self.dir(name)?.with_extension("artifacts");
         let built = build::build(&job, &log, &snapshots)?;
+        if let Some(snap) = &built.snapshot {
+            inside(&dir, &snap.artifact, &job)?;
+        }
+        keep(&self.dir(name)?.with_extension("built.json"), &built)?;
         let wire = BuiltWire {
             build_time_ms: built.build_time_ms,
             size_kib: built.size_kib,
@@ -135,11 +158,15 @@ impl AppService for AppHost {
             return Err(format!("application {id} is already running"));
         }
         let dir = self.dir(key)?;
-        let built = self
-            .builds
-            .get(name)
-            .ok_or_else(|| format!("no build {name} on this host: build it first"))?;
+        if !self.builds.contains_key(name) {
+            // An agent connected afresh (the last one died): the build is on disk.
+            let found = kept(&self.dir(name)?.with_extension("built.json"), &dir)
+                .ok_or_else(|| format!("no build {name} on this host: build it first"))?;
+            self.builds.insert(name.to_string(), found);
+        }
+        let built = &self.builds[name];
         let job = app.into_job(&dir)?;
+        super::iteration::port_is_free(&job.ready)?;
         built.ensure_artifact()?;
         let mut it = Iteration::new(0, sequence);
         if drop_caches {
@@ -307,6 +334,64 @@ fn finish(r: Running, grace: Duration) -> (Iteration, String) {
         it.error = Some(e);
     }
     (it, last_of(&log))
+}
+
+/// Refuses an artifact that resolves (through a symbolic link in the sources) outside the
+/// sources' folder: the agent would hash, copy and put back a file it does not own.
+fn inside(dir: &Path, artifact: &Path, job: &crate::config::AppJob) -> Result<(), String> {
+    let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    if artifact.starts_with(&real) {
+        return Ok(());
+    }
+    Err(format!(
+        "the artifact of `{}` ({}) resolves to {}, outside the sources' folder {} on this \
+         host (a symbolic link in the sources?): set `artifact` to what the build produces",
+        job.name,
+        job.artifact
+            .as_deref()
+            .map(|a| a.display().to_string())
+            .unwrap_or_default(),
+        artifact.display(),
+        real.display()
+    ))
+}
+
+/// Writes what a later agent needs to start build `built` (its artifact's copy and hash).
+fn keep(path: &Path, built: &Built) -> Result<(), String> {
+    let snapshot = built.snapshot.as_ref().map(|s| {
+        serde_json::json!({
+            "artifact": s.artifact,
+            "copy": s.copy,
+            "hash": s.hash,
+        })
+    });
+    let text = serde_json::json!({ "snapshot": snapshot }).to_string();
+    std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))
+}
+
+/// A build an earlier agent made, as [`keep`] wrote it; `None` when there is none (or its
+/// artifact is not inside the sources in `dir`).
+fn kept(path: &Path, dir: &Path) -> Option<Built> {
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+    let snapshot = match &v["snapshot"] {
+        serde_json::Value::Null => None,
+        s => {
+            let artifact = PathBuf::from(s["artifact"].as_str()?);
+            let real = std::fs::canonicalize(dir).ok()?;
+            if !artifact.starts_with(&real) {
+                return None;
+            }
+            Some(Snapshot {
+                artifact,
+                copy: PathBuf::from(s["copy"].as_str()?),
+                hash: s["hash"].as_str()?.to_string(),
+            })
+        }
+    };
+    Some(Built {
+        snapshot,
+        ..Built::default()
+    })
 }
 
 fn to_value(it: &Iteration) -> serde_json::Value {

@@ -11,9 +11,11 @@ use crate::agent::protocol::AppWire;
 use crate::agent::{sources, Agent};
 use crate::config::{AppJob, Host, LoadJob};
 use crate::measurements::ids;
-use crate::result::Iteration;
+use crate::result::{Iteration, Warning, WarningKind};
 use rigor_probe::Mark;
+use rigor_probe::NetPath;
 use sha2::{Digest, Sha256};
+use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -63,7 +65,8 @@ fn take(host: &Host) -> Result<Agent, String> {
     if let Some(a) = kept {
         return Ok(a);
     }
-    let agent = Agent::connect(host)?;
+    let mut agent = Agent::connect(host)?;
+    agent.interrupt_with(crate::interrupt::interrupted, crate::interrupt::hurry);
     if agent.install() == crate::agent::Install::Copied {
         crate::console::err(&format!(
             "application host {}: rigor copied into its cache (checksum verified)",
@@ -84,9 +87,10 @@ fn take(host: &Host) -> Result<Agent, String> {
 }
 
 /// Keeps a working agent for the next iteration; one whose transport died is ended (and its
-/// host's sources are sent again by the next connection).
+/// host's sources are sent again by the next connection), and so is one the user interrupted
+/// while it worked: its closed input stops the build or start in progress on the host.
 fn give_back(mut agent: Agent) {
-    if agent.alive() {
+    if agent.alive() && !crate::interrupt::interrupted() {
         AGENTS.lock().unwrap_or_else(|e| e.into_inner()).push(agent);
     } else {
         let name = agent.name().to_string();
@@ -306,6 +310,9 @@ fn run_with(
         ids::APP_START_TIME.into(),
         started.ready.as_secs_f64() * 1e3,
     );
+    if load_job.hosts.is_empty() {
+        served_here(load_job.addr, started.pid, agent.name(), &mut it.warnings);
+    }
     let mut remote = Remote {
         agent,
         id: id.clone(),
@@ -319,9 +326,11 @@ fn run_with(
     let (there, log) = match stopped {
         Ok(s) => s,
         Err(e) => {
+            // A transport that died fails the stop too: said once.
             let e = match lost {
-                Some(l) if l != e => format!("{l}; {e}"),
-                _ => e,
+                Some(l) if l != e && agent.alive() => format!("{l}; {e}"),
+                Some(l) => l,
+                None => e,
             };
             return Err(match result {
                 Err(r) => format!("{r}; {e}"),
@@ -338,6 +347,36 @@ fn run_with(
         (Ok(()), Some(e)) => Err(e),
         (Ok(()), None) => Ok(()),
     }
+}
+
+/// The load runs from this machine: a URL that is one of this machine's own addresses reaches
+/// a process here, which is the application only when its host is this very machine. Another
+/// process listening there (a copy of the application, a tunnel) is named: the load measures it.
+fn served_here(addr: SocketAddr, app_pid: i32, host: &str, warnings: &mut Vec<Warning>) {
+    let what = match rigor_probe::net_path(addr.ip()) {
+        NetPath::OtherHost => return,
+        NetPath::Loopback => "loopback",
+        NetPath::LocalInterface => "address",
+    };
+    let owners = rigor_probe::listener_owners(addr);
+    let tree = rigor_probe::descendants(app_pid);
+    if owners.is_empty() || owners.iter().any(|o| tree.contains(&o.pid)) {
+        return;
+    }
+    let names: Vec<String> = owners
+        .iter()
+        .map(|o| format!("PID {} ({})", o.pid, o.comm))
+        .collect();
+    warnings.push(Warning::new(
+        WarningKind::Proxy,
+        format!(
+            "the load runs from this machine, where {addr} is this machine's own {what}, \
+             served here by {}, not by the application on host {host}: the load measures that \
+             process",
+            names.join(", ")
+        ),
+        format!("point the load job's `url` at an address this machine reaches host {host} by"),
+    ));
 }
 
 /// The host's warnings say where they were raised: this machine drives the load and has
