@@ -410,3 +410,33 @@ fn last_of(log: &Path) -> String {
     let _ = f.read_to_end(&mut buf);
     String::from_utf8_lossy(&buf).into_owned()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_upload_starts_afresh_whatever_a_dead_agent_left_of_one() {
+        let root = std::env::temp_dir().join(format!("rigor-app-host-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let src = root.join("src");
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::write(src.join("main.c"), "int main(){}").unwrap();
+        let (tar, _) = crate::agent::sources::pack(&src).unwrap();
+        // What an agent killed in the middle of an upload left: the start of another archive.
+        let work = root.join("work");
+        std::fs::create_dir_all(&work).unwrap();
+        std::fs::write(work.join("src-k.tar"), &tar[..700]).unwrap();
+        let mut host = AppHost::new(work.clone());
+        let (first, rest) = tar.split_at(600);
+        assert_eq!(host.sources("src-k", first, false).unwrap(), None);
+        let (files, bytes) = host.sources("src-k", rest, true).unwrap().unwrap();
+        assert_eq!((files, bytes), (1, tar.len() as u64));
+        assert_eq!(
+            std::fs::read_to_string(work.join("src-k/main.c")).unwrap(),
+            "int main(){}"
+        );
+        assert!(!work.join("src-k.tar").exists());
+        let _ = std::fs::remove_dir_all(&root);
+    }
+}
