@@ -534,3 +534,42 @@ fn an_artifact_linking_outside_the_sources_is_refused_on_the_host() {
         "{t}"
     );
 }
+
+#[test]
+#[ignore = "needs root"]
+fn a_load_url_this_machine_serves_itself_is_named_not_measured_silently() {
+    let Some(lab) = Lab::or_skip(&["g1"]) else {
+        return;
+    };
+    let dir = temp_dir("hosts-app-served-here");
+    let marker = format!("marker-{}", std::process::id());
+    let src = sources(&dir, &marker);
+    let port = free_port();
+    // A copy of the application on this machine, on the port the load names: a config
+    // written for a local run, given a host for its application.
+    let here = hello_server::start(hello_server::Config {
+        port,
+        threads: 1,
+        ..hello_server::Config::default()
+    })
+    .expect("start hello-server");
+    let toml = app_config(&lab, &src, port, "g1", &[], "", "1s").replace(
+        &format!("http://{}:{port}/json", lab.addr("g1")),
+        &format!("http://127.0.0.1:{port}/json"),
+    );
+    let (out, json) = run(&dir, &toml, &["-p", "lab", "-i", "1"]);
+    let t = text(&out);
+    let json = json.expect("a result");
+    let it = &iterations(&json)[0];
+    let said = messages(&it["warnings"], "proxy");
+    assert!(
+        said.iter().any(|m| m.contains(&format!(
+            "127.0.0.1:{port} is this machine's own loopback, served here by PID {}",
+            std::process::id()
+        )) && m.contains("not by the application on host g1")),
+        "{said:?}\n{t}"
+    );
+    drop(here);
+    nothing_left(&lab, &["g1"]);
+    forget_sources(&marker);
+}
