@@ -127,7 +127,8 @@ fn the_application_runs_on_its_host_under_load_from_two_others() {
         return;
     };
     let dir = temp_dir("hosts-app");
-    let marker = format!("marker-{}", std::process::id());
+    // Its own: the tests of this process share one PID, and a host's work dir.
+    let marker = format!("marker-hosts-app-{}", std::process::id());
     let src = sources(&dir, &marker);
     let port = free_port();
     std::fs::write(
@@ -230,7 +231,8 @@ fn a_crash_on_the_application_host_fails_the_iteration_naming_it() {
         return;
     };
     let dir = temp_dir("hosts-app-crash");
-    let marker = format!("marker-{}", std::process::id());
+    // Its own: the tests of this process share one PID, and a host's work dir.
+    let marker = format!("marker-hosts-app-crash-{}", std::process::id());
     let src = sources(&dir, &marker);
     let port = free_port();
     let toml = app_config(
@@ -265,7 +267,8 @@ fn the_application_hosts_transport_dying_fails_clearly_and_leaves_nothing_there(
         return;
     };
     let dir = temp_dir("hosts-app-die");
-    let marker = format!("marker-{}", std::process::id());
+    // Its own: the tests of this process share one PID, and a host's work dir.
+    let marker = format!("marker-hosts-app-die-{}", std::process::id());
     let src = sources(&dir, &marker);
     let port = free_port();
     std::fs::write(
@@ -542,7 +545,8 @@ fn a_load_url_this_machine_serves_itself_is_named_not_measured_silently() {
         return;
     };
     let dir = temp_dir("hosts-app-served-here");
-    let marker = format!("marker-{}", std::process::id());
+    // Its own: the tests of this process share one PID, and a host's work dir.
+    let marker = format!("marker-hosts-app-served-here-{}", std::process::id());
     let src = sources(&dir, &marker);
     let port = free_port();
     // A copy of the application on this machine, on the port the load names: a config
