@@ -68,6 +68,35 @@ impl AppHost {
     fn dir(&self, key: &str) -> Result<PathBuf, String> {
         dir_of(&self.root, key)
     }
+
+    /// Removes what earlier runs built from folder `key` (artifact copies, logs): fresh
+    /// sources make them stale, and a host that runs every night would fill up with them.
+    fn forget_builds_of(&mut self, key: &str) {
+        let prefix = format!("{key}-b");
+        self.builds.retain(|name, _| !name.starts_with(&prefix));
+        for e in std::fs::read_dir(&self.root)
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(rest) = name.strip_prefix(&prefix) else {
+                continue;
+            };
+            let ours = [".artifacts", ".logs", ".built.json"]
+                .iter()
+                .any(|ext| rest.ends_with(ext));
+            if !ours {
+                continue;
+            }
+            let path = e.path();
+            let _ = if path.is_dir() {
+                std::fs::remove_dir_all(&path)
+            } else {
+                std::fs::remove_file(&path)
+            };
+        }
+    }
 }
 
 fn dir_of(root: &Path, key: &str) -> Result<PathBuf, String> {
@@ -111,7 +140,9 @@ impl AppService for AppHost {
         self.receiving.remove(key);
         let unpacked = crate::agent::sources::unpack(&archive, &dir);
         let _ = std::fs::remove_file(&archive);
-        unpacked.map(Some)
+        let unpacked = unpacked?;
+        self.forget_builds_of(key);
+        Ok(Some(unpacked))
     }
 
     /// Builds `app` in folder `key` as build `name`.
@@ -437,6 +468,35 @@ mod tests {
             "int main(){}"
         );
         assert!(!work.join("src-k.tar").exists());
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn fresh_sources_remove_what_earlier_runs_built_from_them() {
+        let root = std::env::temp_dir().join(format!("rigor-app-host-old-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let src = root.join("src");
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::write(src.join("main.c"), "int main(){}").unwrap();
+        let (tar, _) = crate::agent::sources::pack(&src).unwrap();
+        let work = root.join("work");
+        for old in ["src-k-b1.artifacts", "src-k-b1.logs", "src-j-b2.artifacts"] {
+            std::fs::create_dir_all(work.join(old)).unwrap();
+            std::fs::write(work.join(old).join("app"), "an old build").unwrap();
+        }
+        std::fs::write(work.join("src-k-b1.built.json"), "{}").unwrap();
+        let mut host = AppHost::new(work.clone());
+        host.sources("src-k", &tar, true).unwrap();
+        let mut left: Vec<String> = std::fs::read_dir(&work)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            ["src-j-b2.artifacts", "src-k"],
+            "another folder's builds stay"
+        );
         let _ = std::fs::remove_dir_all(&root);
     }
 }
