@@ -511,14 +511,16 @@ fn a_port_taken_on_the_host_is_refused_before_the_start() {
         "10s",
     );
     let (t, json) = run_exit(&dir, &toml, &["-p", "lab", "-i", "1"], 1);
-    let e = iterations(json.as_ref().expect("a result"))[0]["error"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let it = &iterations(json.as_ref().expect("a result"))[0];
+    let e = it["error"].as_str().unwrap_or_default().to_string();
     assert!(
         e.starts_with(&format!("host h1: port {port} is already taken by PID")),
         "{e}\n{t}"
     );
+    // The log the iteration names exists and says what happened there.
+    let log = it["log"].as_str().expect("the iteration's log");
+    let kept = std::fs::read_to_string(log).unwrap_or_default();
+    assert!(kept.contains("is already taken"), "{log}: {kept:?}");
     drop(taken);
 }
 
@@ -535,6 +537,18 @@ fn an_artifact_linking_outside_the_sources_is_refused_on_the_host() {
     assert!(
         t.contains("host h1: the artifact of `app` (") && t.contains("outside the sources"),
         "{t}"
+    );
+    // The failed build's log is kept here too, as a local build's would be.
+    let logs: Vec<String> = std::fs::read_dir(dir.join("out"))
+        .unwrap()
+        .flatten()
+        .flat_map(|run| std::fs::read_dir(run.path()).unwrap().flatten())
+        .filter(|f| f.file_name().to_string_lossy().starts_with("build-"))
+        .map(|f| std::fs::read_to_string(f.path()).unwrap())
+        .collect();
+    assert!(
+        logs.iter().any(|l| l.contains("outside the sources")),
+        "{logs:?}"
     );
 }
 

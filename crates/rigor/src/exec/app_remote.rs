@@ -178,10 +178,15 @@ fn build_with(
         ));
     }
     let built = agent.build(key, name, wire);
-    let built = built?;
     if let Some(parent) = log.parent() {
         let _ = std::fs::create_dir_all(parent);
     }
+    // A failed build's log stays on the host: what came back (its end) is kept here.
+    let built = built.inspect_err(|e| {
+        if app.build.is_some() {
+            let _ = std::fs::write(log, format!("{e}\n"));
+        }
+    })?;
     let wrote = app.build.is_some() && std::fs::write(log, &built.log).is_ok();
     Ok(Built {
         build_time_ms: built.build_time_ms,
@@ -284,16 +289,22 @@ fn run_with(
     let id = format!("{}-{}-{}", std::process::id(), ctx.sequence, next_attempt());
     let status = |phase: &str| ctx.status(phase);
     status(&format!("starting on {}", agent.name()));
-    let started = agent.start_app(
-        &id,
-        key,
-        name,
-        wire,
-        ctx.sequence,
-        ctx.sample_interval,
-        ctx.drop_caches,
-        &load_job.spec.url,
-    )?;
+    let started = agent
+        .start_app(
+            &id,
+            key,
+            name,
+            wire,
+            ctx.sequence,
+            ctx.sample_interval,
+            ctx.drop_caches,
+            &load_job.spec.url,
+        )
+        .inspect_err(|e| {
+            // The iteration's log names this file: what came back of the start (the end of
+            // the application's log there) is kept in it.
+            let _ = std::fs::write(&ctx.log, format!("{e}\n"));
+        })?;
     let spawned_at = Instant::now()
         .checked_sub(started.ready)
         .unwrap_or_else(Instant::now);
