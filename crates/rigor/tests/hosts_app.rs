@@ -571,22 +571,31 @@ fn a_load_url_this_machine_serves_itself_is_named_not_measured_silently() {
         ..hello_server::Config::default()
     })
     .expect("start hello-server");
-    let toml = app_config(&lab, &src, port, "g1", &[], "", "1s").replace(
-        &format!("http://{}:{port}/json", lab.addr("g1")),
-        &format!("http://127.0.0.1:{port}/json"),
-    );
+    let toml = app_config(&lab, &src, port, "g1", &[], "", "1s")
+        .replace(
+            &format!("http://{}:{port}/json", lab.addr("g1")),
+            &format!("http://127.0.0.1:{port}/json"),
+        )
+        .replace(
+            "stop_timeout = \"2s\"",
+            &format!("stop_timeout = \"2s\"\nmetrics = \"http://127.0.0.1:{port}/metrics\""),
+        );
     let (out, json) = run(&dir, &toml, &["-p", "lab", "-i", "1"]);
     let t = text(&out);
     let json = json.expect("a result");
     let it = &iterations(&json)[0];
-    let said = messages(&it["warnings"], "proxy");
-    assert!(
-        said.iter().any(|m| m.contains(&format!(
-            "127.0.0.1:{port} is this machine's own loopback, served here by PID {}",
-            std::process::id()
-        )) && m.contains("not by the application on host g1")),
-        "{said:?}\n{t}"
+    let here = format!(
+        "127.0.0.1:{port} is this machine's own loopback, where PID {} (",
+        std::process::id()
     );
+    for kind in ["proxy", "metrics"] {
+        let said = messages(&it["warnings"], kind);
+        assert!(
+            said.iter()
+                .any(|m| m.contains(&here) && m.contains("not the application on host g1")),
+            "{kind}: {said:?}\n{t}"
+        );
+    }
     drop(here);
     nothing_left(&lab, &["g1"]);
     forget_sources(&marker);

@@ -321,9 +321,8 @@ fn run_with(
         ids::APP_START_TIME.into(),
         started.ready.as_secs_f64() * 1e3,
     );
-    if load_job.hosts.is_empty() {
-        served_here(load_job.addr, started.pid, agent.name(), &mut it.warnings);
-    }
+    let here = served_here(ctx, load_job, started.pid, agent.name());
+    it.warnings.extend(here);
     let mut remote = Remote {
         agent,
         id: id.clone(),
@@ -360,34 +359,72 @@ fn run_with(
     }
 }
 
-/// The load runs from this machine: a URL that is one of this machine's own addresses reaches
-/// a process here, which is the application only when its host is this very machine. Another
-/// process listening there (a copy of the application, a tunnel) is named: the load measures it.
-fn served_here(addr: SocketAddr, app_pid: i32, host: &str, warnings: &mut Vec<Warning>) {
+/// What this machine reads of the application on its host: the load (when it runs from here)
+/// and the metrics page. A URL that is one of this machine's own addresses reaches a process
+/// here, which is the application only when its host is this very machine. Another process
+/// listening there (a copy of the application, a tunnel) is named: it is what would be measured.
+fn served_here(
+    ctx: &IterationContext,
+    load_job: &LoadJob,
+    app_pid: i32,
+    host: &str,
+) -> Vec<Warning> {
+    let mut out = Vec::new();
+    if load_job.hosts.is_empty() {
+        let addr = load_job.addr;
+        // Nothing listening here fails the first request, which says so.
+        let served = elsewhere(addr, app_pid).filter(|h| !h.ends_with("nothing listens"));
+        if let Some(here) = served {
+            out.push(Warning::new(
+                WarningKind::Proxy,
+                format!(
+                    "the load runs from this machine, and {addr} is this machine's own {here}, \
+                     not the application on host {host}: the load measures what answers here"
+                ),
+                format!(
+                    "point the load job's `url` at an address this machine reaches host {host} by"
+                ),
+            ));
+        }
+    }
+    let page = ctx.row.app.metrics.as_ref().map(|m| m.url.as_str());
+    if let Some((url, addr)) = page.and_then(|u| Some((u, rigor_load::resolve_url(u).ok()?))) {
+        if let Some(here) = elsewhere(addr, app_pid) {
+            out.push(Warning::new(
+                WarningKind::Metrics,
+                format!(
+                    "the metrics page {url} is read from this machine, and {addr} is this \
+                     machine's own {here}, not the application on host {host}"
+                ),
+                format!("give `metrics` an address this machine reaches host {host} by"),
+            ));
+        }
+    }
+    out
+}
+
+/// When `addr` is one of this machine's own addresses and no process of the application (PID
+/// `app_pid`, as its host numbers it) listens there: what it is here (`loopback, where PID 12
+/// (nginx) listens`).
+fn elsewhere(addr: SocketAddr, app_pid: i32) -> Option<String> {
     let what = match rigor_probe::net_path(addr.ip()) {
-        NetPath::OtherHost => return,
+        NetPath::OtherHost => return None,
         NetPath::Loopback => "loopback",
         NetPath::LocalInterface => "address",
     };
     let owners = rigor_probe::listener_owners(addr);
     let tree = rigor_probe::descendants(app_pid);
-    if owners.is_empty() || owners.iter().any(|o| tree.contains(&o.pid)) {
-        return;
+    if owners.iter().any(|o| tree.contains(&o.pid)) {
+        return None;
+    }
+    if owners.is_empty() {
+        return Some(format!("{what}, where nothing listens"));
     }
     let names: Vec<String> = owners
         .iter()
         .map(|o| format!("PID {} ({})", o.pid, o.comm))
         .collect();
-    warnings.push(Warning::new(
-        WarningKind::Proxy,
-        format!(
-            "the load runs from this machine, where {addr} is this machine's own {what}, \
-             served here by {}, not by the application on host {host}: the load measures that \
-             process",
-            names.join(", ")
-        ),
-        format!("point the load job's `url` at an address this machine reaches host {host} by"),
-    ));
+    Some(format!("{what}, where {} listens", names.join(", ")))
 }
 
 /// The host's warnings say where they were raised: this machine drives the load and has
