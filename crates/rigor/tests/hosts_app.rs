@@ -565,7 +565,7 @@ fn a_load_url_this_machine_serves_itself_is_named_not_measured_silently() {
     let port = free_port();
     // A copy of the application on this machine, on the port the load names: a config
     // written for a local run, given a host for its application.
-    let here = hello_server::start(hello_server::Config {
+    let copy = hello_server::start(hello_server::Config {
         port,
         threads: 1,
         ..hello_server::Config::default()
@@ -596,7 +596,7 @@ fn a_load_url_this_machine_serves_itself_is_named_not_measured_silently() {
             "{kind}: {said:?}\n{t}"
         );
     }
-    drop(here);
+    drop(copy);
     nothing_left(&lab, &["g1"]);
     forget_sources(&marker);
 }
