@@ -602,7 +602,7 @@ impl Agent {
                 Ok(Incoming::Msg(m)) => return Ok(Some(*m)),
                 // A JSON object is a message this client cannot read: say so now rather than
                 // time out. Other lines (a login banner a remote shell printed) are kept as logs.
-                Ok(Incoming::Garbled(l, e)) if l.trim_start().starts_with('{') => {
+                Ok(Incoming::Garbled(l, e)) if is_json_object(&l) => {
                     let start: String = l.chars().take(120).collect();
                     return Err(format!(
                         "{}: unreadable message from the agent while waiting for \
@@ -667,6 +667,12 @@ impl Agent {
             ),
         }
     }
+}
+
+/// Whether a line is a JSON object (a message, if not one this client reads); a banner that
+/// merely starts with `{` is not.
+fn is_json_object(line: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(line).is_ok_and(|v| v.is_object())
 }
 
 impl Drop for Agent {
