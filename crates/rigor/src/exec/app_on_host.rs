@@ -188,6 +188,12 @@ impl AppService for AppHost {
         if self.running.contains_key(id) {
             return Err(format!("application {id} is already running"));
         }
+        // The id names the application's log file under the work dir.
+        if !crate::agent::sources::valid_key(id) {
+            return Err(format!(
+                "{id:?} cannot name an application (letters, digits and `-` only)"
+            ));
+        }
         let dir = self.dir(key)?;
         if !self.builds.contains_key(name) {
             // An agent connected afresh (the last one died): the build is on disk.
@@ -468,6 +474,52 @@ mod tests {
             "int main(){}"
         );
         assert!(!work.join("src-k.tar").exists());
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn an_application_id_cannot_name_a_path_outside_the_work_dir() {
+        let root = std::env::temp_dir().join(format!("rigor-app-host-id-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let work = root.join("work");
+        let mut host = AppHost::new(work.clone());
+        let (tar, _) = {
+            let src = root.join("src");
+            std::fs::create_dir_all(&src).unwrap();
+            std::fs::write(src.join("run.sh"), "exec sleep 30").unwrap();
+            crate::agent::sources::pack(&src).unwrap()
+        };
+        host.sources("src-k", &tar, true).unwrap();
+        let app = AppWire {
+            name: "app".into(),
+            build: None,
+            artifact: None,
+            command: "sh run.sh".into(),
+            ready: crate::agent::app_wire::ReadyWire::Stdout("never".into()),
+            ready_timeout_ns: 100_000_000,
+            stop_timeout_ns: 100_000_000,
+            build_timeout_ns: 1_000_000_000,
+            env: Vec::new(),
+            cpus: None,
+            priority_high: false,
+            configuration: None,
+        };
+        host.build("src-k", "src-k-b1", app.clone()).unwrap();
+        let e = host
+            .start(
+                "../../escaped",
+                "src-k",
+                "src-k-b1",
+                app,
+                0,
+                Duration::from_millis(100),
+                false,
+                "http://127.0.0.1:1/",
+            )
+            .unwrap_err();
+        assert!(e.contains("cannot name an application"), "{e}");
+        assert!(!root.join("escaped.log").exists());
+        assert!(!work.join("escaped.log").exists());
         let _ = std::fs::remove_dir_all(&root);
     }
 
