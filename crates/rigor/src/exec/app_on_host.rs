@@ -339,6 +339,10 @@ impl AppService for AppHost {
         for (_, r) in self.running.drain() {
             let _ = finish(r, GONE_GRACE);
         }
+        // An upload cut short will not be finished: its part goes.
+        for key in self.receiving.drain() {
+            let _ = std::fs::remove_file(self.root.join(format!("{key}.tar")));
+        }
     }
 }
 
@@ -473,6 +477,11 @@ mod tests {
             std::fs::read_to_string(work.join("src-k/main.c")).unwrap(),
             "int main(){}"
         );
+        assert!(!work.join("src-k.tar").exists());
+        // An upload the client abandons (it was interrupted, or went) leaves nothing either.
+        host.sources("src-k", first, false).unwrap();
+        assert!(work.join("src-k.tar").exists());
+        host.stop_all();
         assert!(!work.join("src-k.tar").exists());
         let _ = std::fs::remove_dir_all(&root);
     }
