@@ -285,6 +285,22 @@ fn install_copies_once_reuses_and_replaces_a_corrupt_binary() {
 }
 
 #[test]
+fn a_login_banner_on_stdout_is_kept_as_a_log_even_when_it_starts_with_a_brace() {
+    let dir = temp_dir("banner");
+    let host = HostSpec {
+        name: "chatty".into(),
+        transport: Some(format!(
+            "sh -c 'echo \"{{ Welcome to the lab }}\"; echo motd; exec \"$0\" \"$@\"' env \
+             XDG_CACHE_HOME={}",
+            sh_quote(&dir.display().to_string())
+        )),
+        ..HostSpec::default()
+    };
+    let mut agent = Agent::connect_with(&host, &rigor_binary()).expect("connects");
+    agent.clock_offset().expect("speaks");
+}
+
+#[test]
 fn another_architecture_and_an_unreachable_host_are_clear_errors() {
     let dir = temp_dir("arch");
     let fake = dir.join("bin");

@@ -127,7 +127,8 @@ fn the_application_runs_on_its_host_under_load_from_two_others() {
         return;
     };
     let dir = temp_dir("hosts-app");
-    let marker = format!("marker-{}", std::process::id());
+    // Its own: the tests of this process share one PID, and a host's work dir.
+    let marker = format!("marker-hosts-app-{}", std::process::id());
     let src = sources(&dir, &marker);
     let port = free_port();
     std::fs::write(
@@ -230,7 +231,8 @@ fn a_crash_on_the_application_host_fails_the_iteration_naming_it() {
         return;
     };
     let dir = temp_dir("hosts-app-crash");
-    let marker = format!("marker-{}", std::process::id());
+    // Its own: the tests of this process share one PID, and a host's work dir.
+    let marker = format!("marker-hosts-app-crash-{}", std::process::id());
     let src = sources(&dir, &marker);
     let port = free_port();
     let toml = app_config(
@@ -265,7 +267,8 @@ fn the_application_hosts_transport_dying_fails_clearly_and_leaves_nothing_there(
         return;
     };
     let dir = temp_dir("hosts-app-die");
-    let marker = format!("marker-{}", std::process::id());
+    // Its own: the tests of this process share one PID, and a host's work dir.
+    let marker = format!("marker-hosts-app-die-{}", std::process::id());
     let src = sources(&dir, &marker);
     let port = free_port();
     std::fs::write(
@@ -309,5 +312,291 @@ fn the_application_hosts_transport_dying_fails_clearly_and_leaves_nothing_there(
     assert!(e.contains("host d1"), "the error names the host: {e}");
     nothing_left(&lab, &["d1"]);
     assert!(apps_in(&lab, "d1").is_empty());
+    forget_sources(&marker);
+}
+
+/// The application on host `h1`, reached through `env` (this machine; the agent's cache in
+/// `dir`), loaded from here: what a host does, without the lab.
+fn env_config(
+    dir: &Path,
+    src: &Path,
+    port: u16,
+    build: &str,
+    command: &str,
+    ready: &str,
+) -> String {
+    format!(
+        r#"
+[jobs.app]
+dir = {src}
+build = {build}
+artifact = "app"
+command = {command}
+ready = {{ http = "http://127.0.0.1:{port}/health", timeout = "{ready}" }}
+stop_timeout = "2s"
+
+[jobs.load]
+url = "http://127.0.0.1:{port}/json"
+connections = 4
+warmup = "200ms"
+duration = "2s"
+
+[scenarios.s]
+application = "app"
+load = "load"
+
+[hosts.h1]
+transport = {transport}
+
+[profiles.lab]
+application = {{ host = "h1" }}
+"#,
+        src = toml_string(&src.display().to_string()),
+        build = toml_string(build),
+        command = toml_string(command),
+        transport = toml_string(&format!(
+            "env XDG_CACHE_HOME={}",
+            dir.join("cache").display()
+        )),
+    )
+}
+
+/// The parent PID of `pid`.
+fn ppid(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit(')')
+        .next()?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// Starts rigor on `toml`, interrupts it (SIGINT, once) as soon as a process mentioning
+/// `marker` runs, and returns how long rigor took to end after that, and what it said.
+fn interrupt_when_running(dir: &Path, toml: &str, marker: &str) -> (Duration, String) {
+    std::fs::write(dir.join("rigor.toml"), toml).unwrap();
+    let child = rigor_command(
+        dir,
+        &["run", "-p", "lab", "-i", "2", "--json", "result.json"],
+    )
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while processes_with(marker).is_empty() {
+        assert!(Instant::now() < deadline, "{marker} never ran");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    );
+    let asked = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    (asked.elapsed(), text(&out))
+}
+
+#[test]
+fn an_interrupt_during_the_build_or_the_readiness_on_the_host_ends_at_once_leaving_nothing() {
+    let dir = temp_dir("hosts-app-interrupt");
+    let src = sources(&dir, "marker");
+    let port = free_port();
+    // A build that would take minutes: Ctrl-C must not wait for it.
+    let marker = format!("sleep 300.{}", std::process::id());
+    let toml = env_config(
+        &dir,
+        &src,
+        port,
+        &format!("{marker}; cp hello-server.bin app"),
+        "./app",
+        "10s",
+    );
+    let (took, t) = interrupt_when_running(&dir, &toml, &marker);
+    assert!(took < Duration::from_secs(15), "took {took:?}: {t}");
+    assert!(
+        t.contains("host h1: interrupted while waiting for the build"),
+        "{t}"
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(processes_with(&marker).is_empty(), "the build still runs");
+    // An application that never gets ready, with minutes to do so.
+    let marker = format!("sleep 301.{}", std::process::id());
+    let toml = env_config(
+        &dir,
+        &src,
+        port,
+        "cp hello-server.bin app && chmod +x app",
+        &marker,
+        "300s",
+    );
+    let (took, t) = interrupt_when_running(&dir, &toml, &marker);
+    assert!(took < Duration::from_secs(15), "took {took:?}: {t}");
+    assert!(t.contains("host h1: interrupted while waiting for the application to be ready"));
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        processes_with(&marker).is_empty(),
+        "the application still runs"
+    );
+    assert!(processes_with(&dir.join("cache").display().to_string()).is_empty());
+}
+
+#[test]
+fn an_agent_killed_mid_iteration_is_connected_afresh_and_the_next_iterations_run() {
+    let dir = temp_dir("hosts-app-agent-killed");
+    let src = sources(&dir, "marker");
+    let port = free_port();
+    let toml = env_config(
+        &dir,
+        &src,
+        port,
+        "cp hello-server.bin app && chmod +x app",
+        &format!("./app --port {port} --threads 1"),
+        "10s",
+    );
+    std::fs::write(dir.join("rigor.toml"), toml).unwrap();
+    let child = rigor_command(
+        &dir,
+        &["run", "-p", "lab", "-i", "3", "--json", "result.json"],
+    )
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    // Once the application runs, kill the agent that started it (rigor's child).
+    let needle = format!("./app --port {port}");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while processes_with(&needle).is_empty() {
+        assert!(Instant::now() < deadline, "the application never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(800));
+    let cache = dir.join("cache").display().to_string();
+    let agent = processes_with(&cache)
+        .into_iter()
+        .find(|&p| ppid(p) == Some(child.id() as i32))
+        .expect("the agent");
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(agent),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+    let out = child.wait_with_output().unwrap();
+    let t = text(&out);
+    let json = result(&dir);
+    let its = iterations(&json);
+    assert_eq!(its.len(), 3, "{t}");
+    let e = its[0]["error"].as_str().unwrap_or_default();
+    assert!(e.contains("host h1"), "the error names the host: {e}");
+    assert_eq!(e.matches("the transport died").count(), 1, "said once: {e}");
+    for it in &its[1..] {
+        assert!(it["error"].is_null(), "a fresh agent starts the build: {t}");
+    }
+    assert!(processes_with(&needle).is_empty());
+}
+
+#[test]
+fn a_port_taken_on_the_host_is_refused_before_the_start() {
+    let dir = temp_dir("hosts-app-port-taken");
+    let src = sources(&dir, "marker");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let toml = env_config(
+        &dir,
+        &src,
+        port,
+        "cp hello-server.bin app && chmod +x app",
+        &format!("./app --port {port} --threads 1"),
+        "10s",
+    );
+    let (t, json) = run_exit(&dir, &toml, &["-p", "lab", "-i", "1"], 1);
+    let it = &iterations(json.as_ref().expect("a result"))[0];
+    let e = it["error"].as_str().unwrap_or_default().to_string();
+    assert!(
+        e.starts_with(&format!("host h1: port {port} is already taken by PID")),
+        "{e}\n{t}"
+    );
+    // The log the iteration names exists and says what happened there.
+    let log = it["log"].as_str().expect("the iteration's log");
+    let kept = std::fs::read_to_string(log).unwrap_or_default();
+    assert!(kept.contains("is already taken"), "{log}: {kept:?}");
+    drop(taken);
+}
+
+#[test]
+fn an_artifact_linking_outside_the_sources_is_refused_on_the_host() {
+    let dir = temp_dir("hosts-app-artifact-link");
+    let src = sources(&dir, "marker");
+    let outside = dir.join("outside.bin");
+    std::fs::copy(hello_server(), &outside).unwrap();
+    std::os::unix::fs::symlink(&outside, src.join("app")).unwrap();
+    let port = free_port();
+    let toml = env_config(&dir, &src, port, "true", "./app", "10s");
+    let (t, _) = run_exit(&dir, &toml, &["-p", "lab", "-i", "1"], 1);
+    assert!(
+        t.contains("host h1: the artifact of `app` (") && t.contains("outside the sources"),
+        "{t}"
+    );
+    // The failed build's log is kept here too, as a local build's would be.
+    let logs: Vec<String> = std::fs::read_dir(dir.join("out"))
+        .unwrap()
+        .flatten()
+        .flat_map(|run| std::fs::read_dir(run.path()).unwrap().flatten())
+        .filter(|f| f.file_name().to_string_lossy().starts_with("build-"))
+        .map(|f| std::fs::read_to_string(f.path()).unwrap())
+        .collect();
+    assert!(
+        logs.iter().any(|l| l.contains("outside the sources")),
+        "{logs:?}"
+    );
+}
+
+#[test]
+#[ignore = "needs root"]
+fn a_load_url_this_machine_serves_itself_is_named_not_measured_silently() {
+    let Some(lab) = Lab::or_skip(&["g1"]) else {
+        return;
+    };
+    let dir = temp_dir("hosts-app-served-here");
+    // Its own: the tests of this process share one PID, and a host's work dir.
+    let marker = format!("marker-hosts-app-served-here-{}", std::process::id());
+    let src = sources(&dir, &marker);
+    let port = free_port();
+    // A copy of the application on this machine, on the port the load names: a config
+    // written for a local run, given a host for its application.
+    let copy = hello_server::start(hello_server::Config {
+        port,
+        threads: 1,
+        ..hello_server::Config::default()
+    })
+    .expect("start hello-server");
+    let toml = app_config(&lab, &src, port, "g1", &[], "", "1s")
+        .replace(
+            &format!("http://{}:{port}/json", lab.addr("g1")),
+            &format!("http://127.0.0.1:{port}/json"),
+        )
+        .replace(
+            "stop_timeout = \"2s\"",
+            &format!("stop_timeout = \"2s\"\nmetrics = \"http://127.0.0.1:{port}/metrics\""),
+        );
+    let (out, json) = run(&dir, &toml, &["-p", "lab", "-i", "1"]);
+    let t = text(&out);
+    let json = json.expect("a result");
+    let it = &iterations(&json)[0];
+    let here = format!(
+        "127.0.0.1:{port} is this machine's own loopback, where PID {} (",
+        std::process::id()
+    );
+    for kind in ["proxy", "metrics"] {
+        let said = messages(&it["warnings"], kind);
+        assert!(
+            said.iter()
+                .any(|m| m.contains(&here) && m.contains("not the application on host g1")),
+            "{kind}: {said:?}\n{t}"
+        );
+    }
+    drop(copy);
+    nothing_left(&lab, &["g1"]);
     forget_sources(&marker);
 }

@@ -134,3 +134,56 @@ fn a_failed_build_is_a_row_level_error_the_schema_accepts() {
         .iter()
         .any(|e| e.starts_with("/rows/0/build_error")));
 }
+
+#[test]
+fn a_run_with_the_application_and_the_load_on_a_host_matches_the_schema() {
+    let port = free_port();
+    let dir = temp_dir("result-schema-hosts");
+    let src = dir.join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::copy(hello_server(), src.join("hello-server.bin")).unwrap();
+    // The host is this machine, reached through `env`: its agent builds, starts and loads.
+    let toml = format!(
+        r#"
+[jobs.app]
+dir = {src}
+build = "cp hello-server.bin app && chmod +x app"
+artifact = "app"
+command = "./app --port {port} --threads 1"
+ready = {{ http = "http://127.0.0.1:{port}/health", timeout = "10s" }}
+
+[jobs.load]
+url = "http://127.0.0.1:{port}/plaintext"
+connections = 2
+warmup = "100ms"
+duration = "300ms"
+
+[scenarios.s]
+application = "app"
+load = "load"
+
+[hosts.h1]
+transport = {transport}
+
+[profiles.lab]
+application = {{ host = "h1" }}
+load = {{ hosts = ["h1"] }}
+"#,
+        src = toml_string(&src.display().to_string()),
+        transport = toml_string(&format!(
+            "env XDG_CACHE_HOME={}",
+            dir.join("cache").display()
+        )),
+    );
+    let (_, json) = run_exit(&dir, &toml, &["-p", "lab", "-i", "1"], 0);
+    let json = json.expect("result.json");
+    let it = &iterations(&json)[0];
+    assert!(it["load"]["hosts"]["h1"]["report"].is_object(), "{json:#}");
+    assert!(json["environment"]["hosts"]["h1"].is_object(), "{json:#}");
+    let found = errors(&validator(), &json);
+    assert!(
+        found.is_empty(),
+        "a result with hosts breaks the schema:\n{}",
+        found.join("\n")
+    );
+}

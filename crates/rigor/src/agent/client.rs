@@ -74,7 +74,14 @@ pub struct Agent {
     capabilities: Vec<String>,
     /// Applications that exited on their own, with how.
     exits: HashMap<String, String>,
+    /// Whether the user interrupted the run: the waits for sources, a build or readiness end.
+    interrupted: fn() -> bool,
+    /// Whether the user asked to stop at once: the wait for an application's stop ends too.
+    hurried: fn() -> bool,
 }
+
+/// How often a long wait for the agent looks whether the user interrupted the run.
+const ABORT_POLL: Duration = Duration::from_millis(100);
 
 /// Sources go in pieces of this size (before base64), one message each.
 const SOURCES_CHUNK: usize = 1 << 20;
@@ -156,6 +163,8 @@ impl Agent {
             progress: HashMap::new(),
             capabilities: Vec::new(),
             exits: HashMap::new(),
+            interrupted: || false,
+            hurried: || false,
         };
         agent.hello()?;
         Ok(agent)
@@ -202,6 +211,13 @@ impl Agent {
                 _ => {}
             }
         }
+    }
+
+    /// Lets the user's interrupt end the long waits: `interrupted` those for the sources, a
+    /// build and readiness, `hurried` the one for a stop (the stop is the cleanup).
+    pub fn interrupt_with(&mut self, interrupted: fn() -> bool, hurried: fn() -> bool) {
+        self.interrupted = interrupted;
+        self.hurried = hurried;
     }
 
     /// The host's name as given.
@@ -407,6 +423,9 @@ impl Agent {
         };
         let n = chunks.len();
         for (i, c) in chunks.into_iter().enumerate() {
+            if (self.interrupted)() {
+                return Err(self.interruption("sending the sources"));
+            }
             self.send(&ToAgent::Sources {
                 key: key.into(),
                 data_base64: base64::engine::general_purpose::STANDARD.encode(c),
@@ -415,7 +434,7 @@ impl Agent {
         }
         let deadline = Instant::now() + SLACK;
         loop {
-            match self.next(deadline, "the sources to unpack")? {
+            match self.next_unless(deadline, "the sources to unpack", self.interrupted)? {
                 FromAgent::SourcesReady {
                     key: k,
                     files,
@@ -440,7 +459,7 @@ impl Agent {
         })?;
         let deadline = Instant::now() + timeout;
         loop {
-            match self.next(deadline, "the build")? {
+            match self.next_unless(deadline, "the build", self.interrupted)? {
                 FromAgent::Built { build: b, built } if b == build => return Ok(built),
                 FromAgent::Error { id, message } if id.as_deref().is_none_or(|i| i == build) => {
                     return Err(format!("{}: {message}", self.host.label()))
@@ -478,7 +497,7 @@ impl Agent {
         })?;
         let deadline = Instant::now() + Duration::from_nanos(app.ready_timeout_ns) + SLACK;
         loop {
-            match self.next(deadline, "the application to be ready")? {
+            match self.next_unless(deadline, "the application to be ready", self.interrupted)? {
                 FromAgent::AppStarted {
                     id: i,
                     pid,
@@ -528,7 +547,7 @@ impl Agent {
         self.send(&ToAgent::StopApp { id: id.into() })?;
         let deadline = Instant::now() + stop_timeout + SLACK;
         loop {
-            match self.next(deadline, "the application to stop")? {
+            match self.next_unless(deadline, "the application to stop", self.hurried)? {
                 FromAgent::AppStopped {
                     id: i,
                     iteration,
@@ -582,6 +601,37 @@ impl Agent {
             .ok_or_else(|| format!("{}: timed out waiting for {waiting_for}", self.host.label()))
     }
 
+    /// The next message, or why none came by `deadline`; gives up at once when `abort` says
+    /// so (the user interrupted the run): the agent is then in the middle of the work and is
+    /// to be disconnected, which stops that work on the host.
+    fn next_unless(
+        &mut self,
+        deadline: Instant,
+        waiting_for: &str,
+        abort: fn() -> bool,
+    ) -> Result<FromAgent, String> {
+        loop {
+            if abort() {
+                return Err(self.interruption(&format!("waiting for {waiting_for}")));
+            }
+            let slice = deadline.min(Instant::now() + ABORT_POLL);
+            if let Some(m) = self.next_within(slice, waiting_for)? {
+                return Ok(m);
+            }
+            if Instant::now() >= deadline {
+                return Err(format!(
+                    "{}: timed out waiting for {waiting_for}",
+                    self.host.label()
+                ));
+            }
+        }
+    }
+
+    /// The error for a wait the user interrupted.
+    fn interruption(&self, doing: &str) -> String {
+        format!("{}: interrupted while {doing}", self.host.label())
+    }
+
     /// The next message; `None` when none came by `deadline`.
     fn next_within(
         &mut self,
@@ -594,7 +644,7 @@ impl Agent {
                 Ok(Incoming::Msg(m)) => return Ok(Some(*m)),
                 // A JSON object is a message this client cannot read: say so now rather than
                 // time out. Other lines (a login banner a remote shell printed) are kept as logs.
-                Ok(Incoming::Garbled(l, e)) if l.trim_start().starts_with('{') => {
+                Ok(Incoming::Garbled(l, e)) if is_json_object(&l) => {
                     let start: String = l.chars().take(120).collect();
                     return Err(format!(
                         "{}: unreadable message from the agent while waiting for \
@@ -659,6 +709,12 @@ impl Agent {
             ),
         }
     }
+}
+
+/// Whether a line is a JSON object (a message, if not one this client reads); a banner that
+/// merely starts with `{` is not.
+fn is_json_object(line: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(line).is_ok_and(|v| v.is_object())
 }
 
 impl Drop for Agent {

@@ -20,6 +20,7 @@ pub fn pack(dir: &Path) -> Result<(Vec<u8>, usize), String> {
     let mut builder = tar::Builder::new(Vec::new());
     builder.follow_symlinks(false);
     let mut count = 0;
+    let mut total: u64 = 0;
     for rel in &files {
         let path = dir.join(rel);
         // Deleted but still tracked: the working tree is what builds.
@@ -29,18 +30,22 @@ pub fn pack(dir: &Path) -> Result<(Vec<u8>, usize), String> {
         if meta.is_dir() {
             continue;
         }
+        // Counted before the file is read: one huge file must not be read into memory first.
+        total += meta.len() + 1024;
+        if total > MAX_BYTES as u64 {
+            return Err(format!(
+                "the sources in {} exceed {} MiB (at {}, {} MiB): is a build output folder in \
+                 it? (in a git work tree, ignored files are left out)",
+                dir.display(),
+                MAX_BYTES >> 20,
+                rel.display(),
+                meta.len() >> 20
+            ));
+        }
         builder
             .append_path_with_name(&path, rel)
             .map_err(|e| format!("packing {}: {e}", path.display()))?;
         count += 1;
-        if builder.get_ref().len() > MAX_BYTES {
-            return Err(format!(
-                "the sources in {} exceed {} MiB: is a build output folder in it? (in a git \
-                 work tree, ignored files are left out)",
-                dir.display(),
-                MAX_BYTES >> 20
-            ));
-        }
     }
     let bytes = builder
         .into_inner()
@@ -213,6 +218,21 @@ mod tests {
         names.sort();
         assert_eq!(names, [".gitignore", "main.c", "new.c"]);
         assert_eq!(n, 3);
+    }
+
+    #[test]
+    fn sources_too_large_are_refused_before_the_large_file_is_read() {
+        let src = temp("huge-src");
+        std::fs::write(src.join("main.c"), "int main(){}").unwrap();
+        // Sparse: 4 GiB that take no room, and that packing must never read.
+        let f = std::fs::File::create(src.join("core.dump")).unwrap();
+        f.set_len(4 << 30).unwrap();
+        let e = pack(&src).unwrap_err();
+        assert!(
+            e.contains("exceed 1024 MiB (at core.dump, 4096 MiB)"),
+            "{e}"
+        );
+        let _ = std::fs::remove_dir_all(&src);
     }
 
     #[test]

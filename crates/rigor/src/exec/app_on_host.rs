@@ -5,13 +5,14 @@
 
 use super::app::AppProcess;
 use super::app_wire_job::WireJob;
+use super::artifact::Snapshot;
 use super::build::{self, Built};
 use super::readings::{AppCpu, MachineWatch};
 use crate::agent::app_host::AppService;
 use crate::agent::protocol::{AppWire, BuiltWire};
 use crate::result::Iteration;
 use rigor_probe::{Cgroup, Mark, Sampler};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -38,6 +39,9 @@ pub struct AppHost {
     root: PathBuf,
     builds: HashMap<String, Built>,
     running: HashMap<String, Running>,
+    /// The folders whose sources this agent is receiving: their first piece starts a fresh
+    /// archive, whatever an agent that died mid-way left there.
+    receiving: HashSet<String>,
 }
 
 impl AppHost {
@@ -47,6 +51,7 @@ impl AppHost {
             root,
             builds: HashMap::new(),
             running: HashMap::new(),
+            receiving: HashSet::new(),
         }
     }
 
@@ -62,6 +67,35 @@ impl AppHost {
 
     fn dir(&self, key: &str) -> Result<PathBuf, String> {
         dir_of(&self.root, key)
+    }
+
+    /// Removes what earlier runs built from folder `key` (artifact copies, logs): fresh
+    /// sources make them stale, and a host that runs every night would fill up with them.
+    fn forget_builds_of(&mut self, key: &str) {
+        let prefix = format!("{key}-b");
+        self.builds.retain(|name, _| !name.starts_with(&prefix));
+        for e in std::fs::read_dir(&self.root)
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(rest) = name.strip_prefix(&prefix) else {
+                continue;
+            };
+            let ours = [".artifacts", ".logs", ".built.json"]
+                .iter()
+                .any(|ext| rest.ends_with(ext));
+            if !ours {
+                continue;
+            }
+            let path = e.path();
+            let _ = if path.is_dir() {
+                std::fs::remove_dir_all(&path)
+            } else {
+                std::fs::remove_file(&path)
+            };
+        }
     }
 }
 
@@ -86,13 +120,29 @@ impl AppService for AppHost {
         std::fs::create_dir_all(&self.root)
             .map_err(|e| format!("creating {}: {e}", self.root.display()))?;
         let archive = self.root.join(format!("{key}.tar"));
-        crate::agent::sources::append(&archive, data)?;
+        if self.receiving.insert(key.to_string()) {
+            // A transport that died during an upload left part of an archive behind.
+            match std::fs::remove_file(&archive) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(format!("removing {}: {e}", archive.display()))
+                }
+                _ => {}
+            }
+        }
+        if let Err(e) = crate::agent::sources::append(&archive, data) {
+            self.receiving.remove(key);
+            let _ = std::fs::remove_file(&archive);
+            return Err(e);
+        }
         if !last {
             return Ok(None);
         }
+        self.receiving.remove(key);
         let unpacked = crate::agent::sources::unpack(&archive, &dir);
         let _ = std::fs::remove_file(&archive);
-        unpacked.map(Some)
+        let unpacked = unpacked?;
+        self.forget_builds_of(key);
+        Ok(Some(unpacked))
     }
 
     /// Builds `app` in folder `key` as build `name`.
@@ -108,6 +158,10 @@ impl AppService for AppHost {
         let _ = std::fs::remove_file(&log);
         let snapshots = self.dir(name)?.with_extension("artifacts");
         let built = build::build(&job, &log, &snapshots)?;
+        if let Some(snap) = &built.snapshot {
+            inside(&dir, &snap.artifact, &job)?;
+        }
+        keep(&self.dir(name)?.with_extension("built.json"), &built)?;
         let wire = BuiltWire {
             build_time_ms: built.build_time_ms,
             size_kib: built.size_kib,
@@ -134,12 +188,22 @@ impl AppService for AppHost {
         if self.running.contains_key(id) {
             return Err(format!("application {id} is already running"));
         }
+        // The id names the application's log file under the work dir.
+        if !crate::agent::sources::valid_key(id) {
+            return Err(format!(
+                "{id:?} cannot name an application (letters, digits and `-` only)"
+            ));
+        }
         let dir = self.dir(key)?;
-        let built = self
-            .builds
-            .get(name)
-            .ok_or_else(|| format!("no build {name} on this host: build it first"))?;
+        if !self.builds.contains_key(name) {
+            // An agent connected afresh (the last one died): the build is on disk.
+            let found = kept(&self.dir(name)?.with_extension("built.json"), &dir)
+                .ok_or_else(|| format!("no build {name} on this host: build it first"))?;
+            self.builds.insert(name.to_string(), found);
+        }
+        let built = &self.builds[name];
         let job = app.into_job(&dir)?;
+        super::iteration::port_is_free(&job.ready)?;
         built.ensure_artifact()?;
         let mut it = Iteration::new(0, sequence);
         if drop_caches {
@@ -275,6 +339,10 @@ impl AppService for AppHost {
         for (_, r) in self.running.drain() {
             let _ = finish(r, GONE_GRACE);
         }
+        // An upload cut short will not be finished: its part goes.
+        for key in self.receiving.drain() {
+            let _ = std::fs::remove_file(self.root.join(format!("{key}.tar")));
+        }
     }
 }
 
@@ -309,6 +377,64 @@ fn finish(r: Running, grace: Duration) -> (Iteration, String) {
     (it, last_of(&log))
 }
 
+/// Refuses an artifact that resolves (through a symbolic link in the sources) outside the
+/// sources' folder: the agent would hash, copy and put back a file it does not own.
+fn inside(dir: &Path, artifact: &Path, job: &crate::config::AppJob) -> Result<(), String> {
+    let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    if artifact.starts_with(&real) {
+        return Ok(());
+    }
+    Err(format!(
+        "the artifact of `{}` ({}) resolves to {}, outside the sources' folder {} on this \
+         host (a symbolic link in the sources?): set `artifact` to what the build produces",
+        job.name,
+        job.artifact
+            .as_deref()
+            .map(|a| a.display().to_string())
+            .unwrap_or_default(),
+        artifact.display(),
+        real.display()
+    ))
+}
+
+/// Writes what a later agent needs to start build `built` (its artifact's copy and hash).
+fn keep(path: &Path, built: &Built) -> Result<(), String> {
+    let snapshot = built.snapshot.as_ref().map(|s| {
+        serde_json::json!({
+            "artifact": s.artifact,
+            "copy": s.copy,
+            "hash": s.hash,
+        })
+    });
+    let text = serde_json::json!({ "snapshot": snapshot }).to_string();
+    std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))
+}
+
+/// A build an earlier agent made, as [`keep`] wrote it; `None` when there is none (or its
+/// artifact is not inside the sources in `dir`).
+fn kept(path: &Path, dir: &Path) -> Option<Built> {
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+    let snapshot = match &v["snapshot"] {
+        serde_json::Value::Null => None,
+        s => {
+            let artifact = PathBuf::from(s["artifact"].as_str()?);
+            let real = std::fs::canonicalize(dir).ok()?;
+            if !artifact.starts_with(&real) {
+                return None;
+            }
+            Some(Snapshot {
+                artifact,
+                copy: PathBuf::from(s["copy"].as_str()?),
+                hash: s["hash"].as_str()?.to_string(),
+            })
+        }
+    };
+    Some(Built {
+        snapshot,
+        ..Built::default()
+    })
+}
+
 fn to_value(it: &Iteration) -> serde_json::Value {
     serde_json::to_value(it).unwrap_or_default()
 }
@@ -324,4 +450,114 @@ fn last_of(log: &Path) -> String {
     let mut buf = Vec::new();
     let _ = f.read_to_end(&mut buf);
     String::from_utf8_lossy(&buf).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_upload_starts_afresh_whatever_a_dead_agent_left_of_one() {
+        let root = std::env::temp_dir().join(format!("rigor-app-host-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let src = root.join("src");
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::write(src.join("main.c"), "int main(){}").unwrap();
+        let (tar, _) = crate::agent::sources::pack(&src).unwrap();
+        // What an agent killed in the middle of an upload left: the start of another archive.
+        let work = root.join("work");
+        std::fs::create_dir_all(&work).unwrap();
+        std::fs::write(work.join("src-k.tar"), &tar[..700]).unwrap();
+        let mut host = AppHost::new(work.clone());
+        let (first, rest) = tar.split_at(600);
+        assert_eq!(host.sources("src-k", first, false).unwrap(), None);
+        let (files, bytes) = host.sources("src-k", rest, true).unwrap().unwrap();
+        assert_eq!((files, bytes), (1, tar.len() as u64));
+        assert_eq!(
+            std::fs::read_to_string(work.join("src-k/main.c")).unwrap(),
+            "int main(){}"
+        );
+        assert!(!work.join("src-k.tar").exists());
+        // An upload the client abandons (it was interrupted, or went) leaves nothing either.
+        host.sources("src-k", first, false).unwrap();
+        assert!(work.join("src-k.tar").exists());
+        host.stop_all();
+        assert!(!work.join("src-k.tar").exists());
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn an_application_id_cannot_name_a_path_outside_the_work_dir() {
+        let root = std::env::temp_dir().join(format!("rigor-app-host-id-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let work = root.join("work");
+        let mut host = AppHost::new(work.clone());
+        let (tar, _) = {
+            let src = root.join("src");
+            std::fs::create_dir_all(&src).unwrap();
+            std::fs::write(src.join("run.sh"), "exec sleep 30").unwrap();
+            crate::agent::sources::pack(&src).unwrap()
+        };
+        host.sources("src-k", &tar, true).unwrap();
+        let app = AppWire {
+            name: "app".into(),
+            build: None,
+            artifact: None,
+            command: "sh run.sh".into(),
+            ready: crate::agent::app_wire::ReadyWire::Stdout("never".into()),
+            ready_timeout_ns: 100_000_000,
+            stop_timeout_ns: 100_000_000,
+            build_timeout_ns: 1_000_000_000,
+            env: Vec::new(),
+            cpus: None,
+            priority_high: false,
+            configuration: None,
+        };
+        host.build("src-k", "src-k-b1", app.clone()).unwrap();
+        let e = host
+            .start(
+                "../../escaped",
+                "src-k",
+                "src-k-b1",
+                app,
+                0,
+                Duration::from_millis(100),
+                false,
+                "http://127.0.0.1:1/",
+            )
+            .unwrap_err();
+        assert!(e.contains("cannot name an application"), "{e}");
+        assert!(!root.join("escaped.log").exists());
+        assert!(!work.join("escaped.log").exists());
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn fresh_sources_remove_what_earlier_runs_built_from_them() {
+        let root = std::env::temp_dir().join(format!("rigor-app-host-old-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let src = root.join("src");
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::write(src.join("main.c"), "int main(){}").unwrap();
+        let (tar, _) = crate::agent::sources::pack(&src).unwrap();
+        let work = root.join("work");
+        for old in ["src-k-b1.artifacts", "src-k-b1.logs", "src-j-b2.artifacts"] {
+            std::fs::create_dir_all(work.join(old)).unwrap();
+            std::fs::write(work.join(old).join("app"), "an old build").unwrap();
+        }
+        std::fs::write(work.join("src-k-b1.built.json"), "{}").unwrap();
+        let mut host = AppHost::new(work.clone());
+        host.sources("src-k", &tar, true).unwrap();
+        let mut left: Vec<String> = std::fs::read_dir(&work)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            ["src-j-b2.artifacts", "src-k"],
+            "another folder's builds stay"
+        );
+        let _ = std::fs::remove_dir_all(&root);
+    }
 }

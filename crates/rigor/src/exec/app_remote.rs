@@ -11,9 +11,11 @@ use crate::agent::protocol::AppWire;
 use crate::agent::{sources, Agent};
 use crate::config::{AppJob, Host, LoadJob};
 use crate::measurements::ids;
-use crate::result::Iteration;
+use crate::result::{Iteration, Warning, WarningKind};
 use rigor_probe::Mark;
+use rigor_probe::NetPath;
 use sha2::{Digest, Sha256};
+use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -63,7 +65,8 @@ fn take(host: &Host) -> Result<Agent, String> {
     if let Some(a) = kept {
         return Ok(a);
     }
-    let agent = Agent::connect(host)?;
+    let mut agent = Agent::connect(host)?;
+    agent.interrupt_with(crate::interrupt::interrupted, crate::interrupt::hurry);
     if agent.install() == crate::agent::Install::Copied {
         crate::console::err(&format!(
             "application host {}: rigor copied into its cache (checksum verified)",
@@ -84,9 +87,10 @@ fn take(host: &Host) -> Result<Agent, String> {
 }
 
 /// Keeps a working agent for the next iteration; one whose transport died is ended (and its
-/// host's sources are sent again by the next connection).
+/// host's sources are sent again by the next connection), and so is one the user interrupted
+/// while it worked: its closed input stops the build or start in progress on the host.
 fn give_back(mut agent: Agent) {
-    if agent.alive() {
+    if agent.alive() && !crate::interrupt::interrupted() {
         AGENTS.lock().unwrap_or_else(|e| e.into_inner()).push(agent);
     } else {
         let name = agent.name().to_string();
@@ -174,10 +178,15 @@ fn build_with(
         ));
     }
     let built = agent.build(key, name, wire);
-    let built = built?;
     if let Some(parent) = log.parent() {
         let _ = std::fs::create_dir_all(parent);
     }
+    // A failed build's log stays on the host: what came back (its end) is kept here.
+    let built = built.inspect_err(|e| {
+        if app.build.is_some() {
+            let _ = std::fs::write(log, format!("{e}\n"));
+        }
+    })?;
     let wrote = app.build.is_some() && std::fs::write(log, &built.log).is_ok();
     Ok(Built {
         build_time_ms: built.build_time_ms,
@@ -280,16 +289,22 @@ fn run_with(
     let id = format!("{}-{}-{}", std::process::id(), ctx.sequence, next_attempt());
     let status = |phase: &str| ctx.status(phase);
     status(&format!("starting on {}", agent.name()));
-    let started = agent.start_app(
-        &id,
-        key,
-        name,
-        wire,
-        ctx.sequence,
-        ctx.sample_interval,
-        ctx.drop_caches,
-        &load_job.spec.url,
-    )?;
+    let started = agent
+        .start_app(
+            &id,
+            key,
+            name,
+            wire,
+            ctx.sequence,
+            ctx.sample_interval,
+            ctx.drop_caches,
+            &load_job.spec.url,
+        )
+        .inspect_err(|e| {
+            // The iteration's log names this file: what came back of the start (the end of
+            // the application's log there) is kept in it.
+            let _ = std::fs::write(&ctx.log, format!("{e}\n"));
+        })?;
     let spawned_at = Instant::now()
         .checked_sub(started.ready)
         .unwrap_or_else(Instant::now);
@@ -306,6 +321,8 @@ fn run_with(
         ids::APP_START_TIME.into(),
         started.ready.as_secs_f64() * 1e3,
     );
+    let here = served_here(ctx, load_job, started.pid, agent.name());
+    it.warnings.extend(here);
     let mut remote = Remote {
         agent,
         id: id.clone(),
@@ -319,9 +336,11 @@ fn run_with(
     let (there, log) = match stopped {
         Ok(s) => s,
         Err(e) => {
+            // A transport that died fails the stop too: said once.
             let e = match lost {
-                Some(l) if l != e => format!("{l}; {e}"),
-                _ => e,
+                Some(l) if l != e && agent.alive() => format!("{l}; {e}"),
+                Some(l) => l,
+                None => e,
             };
             return Err(match result {
                 Err(r) => format!("{r}; {e}"),
@@ -338,6 +357,74 @@ fn run_with(
         (Ok(()), Some(e)) => Err(e),
         (Ok(()), None) => Ok(()),
     }
+}
+
+/// What this machine reads of the application on its host: the load (when it runs from here)
+/// and the metrics page. A URL that is one of this machine's own addresses reaches a process
+/// here, which is the application only when its host is this very machine. Another process
+/// listening there (a copy of the application, a tunnel) is named: it is what would be measured.
+fn served_here(
+    ctx: &IterationContext,
+    load_job: &LoadJob,
+    app_pid: i32,
+    host: &str,
+) -> Vec<Warning> {
+    let mut out = Vec::new();
+    if load_job.hosts.is_empty() {
+        let addr = load_job.addr;
+        // Nothing listening here fails the first request, which says so.
+        let served = elsewhere(addr, app_pid).filter(|h| !h.ends_with("nothing listens"));
+        if let Some(here) = served {
+            out.push(Warning::new(
+                WarningKind::Proxy,
+                format!(
+                    "the load runs from this machine, and {addr} is this machine's own {here}, \
+                     not the application on host {host}: the load measures what answers here"
+                ),
+                format!(
+                    "point the load job's `url` at an address this machine reaches host {host} by"
+                ),
+            ));
+        }
+    }
+    let page = ctx.row.app.metrics.as_ref().map(|m| m.url.as_str());
+    if let Some((url, addr)) = page.and_then(|u| Some((u, rigor_load::resolve_url(u).ok()?))) {
+        if let Some(here) = elsewhere(addr, app_pid) {
+            out.push(Warning::new(
+                WarningKind::Metrics,
+                format!(
+                    "the metrics page {url} is read from this machine, and {addr} is this \
+                     machine's own {here}, not the application on host {host}"
+                ),
+                format!("give `metrics` an address this machine reaches host {host} by"),
+            ));
+        }
+    }
+    out
+}
+
+/// When `addr` is one of this machine's own addresses and no process of the application (PID
+/// `app_pid`, as its host numbers it) listens there: what it is here (`loopback, where PID 12
+/// (nginx) listens`).
+fn elsewhere(addr: SocketAddr, app_pid: i32) -> Option<String> {
+    let what = match rigor_probe::net_path(addr.ip()) {
+        NetPath::OtherHost => return None,
+        NetPath::Loopback => "loopback",
+        NetPath::LocalInterface => "address",
+    };
+    let owners = rigor_probe::listener_owners(addr);
+    let tree = rigor_probe::descendants(app_pid);
+    if owners.iter().any(|o| tree.contains(&o.pid)) {
+        return None;
+    }
+    if owners.is_empty() {
+        return Some(format!("{what}, where nothing listens"));
+    }
+    let names: Vec<String> = owners
+        .iter()
+        .map(|o| format!("PID {} ({})", o.pid, o.comm))
+        .collect();
+    Some(format!("{what}, where {} listens", names.join(", ")))
 }
 
 /// The host's warnings say where they were raised: this machine drives the load and has

@@ -110,7 +110,7 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
 
 /// Refuses to start when something already listens on the app's own port (where readiness is
 /// checked; a proxy may already own the load's port).
-fn port_is_free(ready: &Ready) -> Result<(), String> {
+pub(super) fn port_is_free(ready: &Ready) -> Result<(), String> {
     let app_port = match ready {
         Ready::Http(url) => rigor_load::resolve_url(url).ok(),
         Ready::Tcp(addr) => addr.to_socket_addrs().ok().and_then(|mut a| a.next()),
