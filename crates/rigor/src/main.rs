@@ -33,6 +33,7 @@ mod report;
 mod result;
 mod selfreport;
 mod series;
+mod tools;
 
 use clap::Parser;
 use cli::{Cli, Command};

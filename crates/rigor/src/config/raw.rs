@@ -206,6 +206,11 @@ pub struct RawJob {
     pub headers: IndexMap<String, String>,
     pub body: Option<String>,
     pub validate: Option<RawValidate>,
+    /// An external load tool (`wrk`, `wrk2`, `bombardier`, `h2load`, `oha`) in place of the
+    /// engine.
+    pub tool: Option<String>,
+    /// Extra options for `tool`, placed after rigor's own flags.
+    pub args: Option<Vec<String>>,
 }
 
 /// A rule that reads one figure from the lines of a command job's output.

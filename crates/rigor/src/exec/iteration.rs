@@ -275,15 +275,30 @@ fn drive(
     first_request(load_job, it, app)?;
     let mut scraper = crate::metrics::start(&ctx.row.app, ctx.sample_interval, app.spawned_at);
     let app_cpu = super::readings::AppCpu::of(app.pid, cgroup);
-    let result = load(
-        load_job,
-        it,
-        app,
-        sampler,
-        app_cpu,
-        scraper.as_mut(),
-        status,
-    );
+    let result = match &load_job.tool {
+        Some(tool) => super::tool_load::load(
+            load_job,
+            tool,
+            it,
+            super::tool_load::Watched {
+                app,
+                sampler,
+                app_cpu,
+                scraper: scraper.as_mut(),
+                status,
+                log: &ctx.log,
+            },
+        ),
+        None => load(
+            load_job,
+            it,
+            app,
+            sampler,
+            app_cpu,
+            scraper.as_mut(),
+            status,
+        ),
+    };
     if let Some(s) = scraper {
         crate::metrics::finish(s, &ctx.row.app, it);
     }

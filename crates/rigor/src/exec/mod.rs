@@ -31,6 +31,8 @@ mod schedule;
 pub mod sentinel;
 mod shell;
 mod stale;
+pub(crate) mod tool_child;
+mod tool_load;
 
 #[cfg(test)]
 mod mock;
