@@ -25,6 +25,7 @@ mod history;
 mod interrupt;
 mod live_rate;
 mod load_run;
+mod load_tool;
 mod measurements;
 mod metrics;
 mod options;

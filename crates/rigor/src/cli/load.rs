@@ -50,6 +50,13 @@ pub struct LoadArgs {
     /// Pin worker threads to these CPUs, e.g. '1' or '0,2-3'
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
+    /// Drive the load with an external tool instead of the engine: wrk, wrk2, bombardier,
+    /// h2load or oha (the flags above are mapped onto its own; see docs/load-tools.md)
+    #[arg(long, value_name = "NAME")]
+    pub tool: Option<String>,
+    /// Extra options for --tool, after `--` (e.g. `-- --h1` for h2load)
+    #[arg(last = true, value_name = "TOOL_ARGS")]
+    pub tool_args: Vec<String>,
 }
 
 /// Runs `rigor load`: bad flags are usage failures (exit 2) before anything is printed or

@@ -32,7 +32,7 @@ pub mod sentinel;
 mod shell;
 mod stale;
 pub(crate) mod tool_child;
-mod tool_load;
+pub(crate) mod tool_load;
 
 #[cfg(test)]
 mod mock;
