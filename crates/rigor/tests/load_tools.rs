@@ -1,0 +1,269 @@
+//! External load tools as load jobs, run for real against the testbed: the tool's figures
+//! under the engine's ids and checked against the server's own count, its CPU, its raw output
+//! in the result, and a missing or failing tool as a failed iteration with a clear error.
+//! A test whose tool is not installed says `test-skip: needs TOOL` and checks nothing.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// Whether `program` is on PATH.
+fn installed(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(program).is_file()))
+}
+
+/// The config of `common::config` loaded for 2 s after a 1 s warmup (wrk takes whole
+/// seconds), with `lines` added to the load job.
+fn with_load(toml: &str, lines: &str) -> String {
+    let at = "warmup = \"300ms\"\nduration = \"1s\"";
+    assert!(toml.contains(at), "no `{at}` in {toml}");
+    toml.replacen(
+        at,
+        &format!("warmup = \"1s\"\nduration = \"2s\"\n{lines}"),
+        1,
+    )
+}
+
+/// The measured run's figures against what the server answered on `path`: every response the
+/// tool counted reached the server, and the server answered at most what was in flight at the
+/// end of each run (one connection's worth per run) beyond them: the first request, the
+/// warmup run's requests and the measured run's.
+fn check_against_server(it: &Value, path: &str, connections: f64) {
+    let stats = server_stats(it);
+    let served = stats["by_path"][path].as_f64().unwrap();
+    let requests = m(it, "load.requests").expect("load.requests");
+    let tool = &it["tool"];
+    let warm = tool["warmup"]["requests"].as_f64().unwrap_or(0.0);
+    let runs = if tool["warmup"].is_object() { 2.0 } else { 1.0 };
+    let counted = requests + warm + 1.0;
+    assert!(
+        served >= counted && served <= counted + runs * connections,
+        "server answered {served} on {path}; {} counted {requests} measured + {warm} warmup \
+         (+1 first request), up to {connections} in flight per run",
+        tool["tool"]
+    );
+    assert!(requests > 100.0, "{requests}");
+}
+
+/// The tool's own CPU: read, not zero, and less than the whole machine over its run.
+fn check_cpu(it: &Value) {
+    let tool = &it["tool"];
+    let cpu_secs = tool["cpu_secs"].as_f64().expect("cpu_secs");
+    let wall = tool["wall_secs"].as_f64().unwrap();
+    let cores = std::thread::available_parallelism().unwrap().get() as f64;
+    assert!(
+        cpu_secs > 0.0 && cpu_secs < wall * cores,
+        "{cpu_secs} s over {wall} s"
+    );
+    let pct = m(it, "load.cpu").expect("load.cpu");
+    assert!(pct > 0.0 && pct <= 100.0 * cores, "{pct}");
+}
+
+#[test]
+fn wrk_drives_a_run_counted_like_the_servers_own_count() {
+    if !installed("wrk") {
+        return skip("needs wrk");
+    }
+    let dir = temp_dir("tool-wrk");
+    let port = free_port();
+    let toml = with_load(&config(port, "", "/plaintext", ""), "tool = \"wrk\"");
+    let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
+    let it = &iterations(json.as_ref().unwrap())[0];
+    assert!(it["error"].is_null(), "{t}");
+    assert!(it["load"].is_null(), "the engine did not run");
+    let tool = &it["tool"];
+    assert_eq!(tool["tool"], "wrk");
+    assert!(
+        tool["version"].as_str().unwrap().starts_with("wrk "),
+        "{tool}"
+    );
+    let command: Vec<&str> = tool["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(command[..3], ["wrk", "-c", "8"], "{command:?}");
+    assert!(command.contains(&"--latency"));
+    let output = tool["output"].as_str().unwrap();
+    assert!(
+        output.contains("requests in") && output.contains("Requests/sec:"),
+        "{output}"
+    );
+    // The figures are read from that output: wrk's own count is load.requests.
+    let said = output
+        .lines()
+        .find_map(|l| l.trim().split_once(" requests in "))
+        .map(|(n, _)| n.parse::<f64>().unwrap());
+    assert_eq!(said, m(it, "load.requests"));
+    for id in [
+        "load.rps",
+        "load.latency.p50",
+        "load.latency.p99",
+        "load.latency.max",
+    ] {
+        assert!(m(it, id).is_some_and(|v| v > 0.0), "{id}");
+    }
+    for absent in [
+        "load.latency.p999",
+        "load.errors.parse",
+        "load.errors.closed",
+    ] {
+        assert!(m(it, absent).is_none(), "{absent}: wrk has no such figure");
+    }
+    check_against_server(it, "/plaintext", 8.0);
+    check_cpu(it);
+    // The warmup run's requests reached the server outside the window.
+    let warm = tool["warmup"]["requests"].as_f64().unwrap();
+    assert!(warm > 0.0);
+    assert!(it["outside_window"]["requests"].as_f64().unwrap() >= warm + 1.0);
+}
+
+#[test]
+fn h2load_drives_a_run_with_its_own_warmup() {
+    if !installed("h2load") {
+        return skip("needs h2load");
+    }
+    let dir = temp_dir("tool-h2load");
+    let port = free_port();
+    let toml = with_load(
+        &config(port, "", "/json", ""),
+        "tool = \"h2load\"\nargs = [\"--h1\"]",
+    );
+    let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
+    let it = &iterations(json.as_ref().unwrap())[0];
+    assert!(it["error"].is_null(), "{t}");
+    let tool = &it["tool"];
+    assert!(tool["warmup"].is_null(), "h2load warms up itself: {tool}");
+    let line = tool["command"].to_string();
+    assert!(
+        line.contains("--warm-up-time") && line.contains("--h1"),
+        "{line}"
+    );
+    assert!(m(it, "load.latency.mean").is_some());
+    assert!(
+        m(it, "load.latency.p99").is_none(),
+        "h2load prints no percentiles"
+    );
+    // h2load's warmup requests are not in its summary: the server saw the measured ones and
+    // at most what the warmup sent, so only the lower bound holds here.
+    let served = server_stats(it)["by_path"]["/json"].as_f64().unwrap();
+    let requests = m(it, "load.requests").unwrap();
+    assert!(
+        served >= requests + 1.0 && requests > 100.0,
+        "{served} vs {requests}"
+    );
+    check_cpu(it);
+}
+
+#[test]
+fn oha_drives_a_run_counted_like_the_servers_own_count() {
+    if !installed("oha") {
+        return skip("needs oha");
+    }
+    let dir = temp_dir("tool-oha");
+    let port = free_port();
+    let toml = with_load(&config(port, "", "/plaintext", ""), "tool = \"oha\"");
+    let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
+    let it = &iterations(json.as_ref().unwrap())[0];
+    assert!(it["error"].is_null(), "{t}");
+    for id in ["load.rps", "load.latency.p50", "load.latency.p999"] {
+        assert!(m(it, id).is_some_and(|v| v > 0.0), "{id}");
+    }
+    check_against_server(it, "/plaintext", 8.0);
+    check_cpu(it);
+}
+
+/// A folder holding only `sh` (rigor starts the application through it): a PATH without any
+/// load tool.
+fn path_without_tools(dir: &Path) -> PathBuf {
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let _ = std::os::unix::fs::symlink("/bin/sh", bin.join("sh"));
+    bin
+}
+
+#[test]
+fn a_missing_tool_fails_the_iteration_naming_it() {
+    let dir = temp_dir("tool-missing");
+    let port = free_port();
+    let toml = with_load(&config(port, "", "/plaintext", ""), "tool = \"wrk\"");
+    std::fs::write(dir.join("rigor.toml"), toml).unwrap();
+    let out = rigor_command(&dir, &[RUN, &["-i", "1"]].concat())
+        .env("PATH", path_without_tools(&dir))
+        .output()
+        .unwrap();
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    let json = result(&dir);
+    let it = &iterations(&json)[0];
+    let error = it["error"].as_str().unwrap();
+    assert!(
+        error.starts_with(
+            "wrk is not installed: `wrk` is not on PATH (Debian/Ubuntu: apt-get install wrk)"
+        ),
+        "{error}"
+    );
+    assert!(t.contains("wrk is not installed"), "{t}");
+    assert!(processes_with(&format!("--port {port} ")).is_empty());
+}
+
+#[test]
+fn a_tool_that_exits_non_zero_fails_the_iteration_with_its_output() {
+    if !installed("wrk") {
+        return skip("needs wrk");
+    }
+    let dir = temp_dir("tool-fails");
+    let port = free_port();
+    let toml = with_load(
+        &config(port, "", "/plaintext", ""),
+        "tool = \"wrk\"\nargs = [\"--no-such-flag\"]",
+    )
+    .replacen("warmup = \"1s\"", "warmup = \"0s\"", 1);
+    let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 1);
+    let it = &iterations(json.as_ref().unwrap())[0];
+    let error = it["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("wrk exited with exit status: 1: `wrk -c 8"),
+        "{error}"
+    );
+    assert!(
+        error.contains("--no-such-flag") && error.contains("Usage: wrk"),
+        "{error}"
+    );
+    // What it printed is kept whole in the result.
+    assert!(
+        it["tool"]["output"]
+            .as_str()
+            .unwrap()
+            .contains("Usage: wrk"),
+        "{t}"
+    );
+}
+
+#[test]
+fn keys_a_tool_cannot_honour_are_config_errors() {
+    let dir = temp_dir("tool-keys");
+    let port = free_port();
+    let toml = with_load(
+        &config(port, "", "/plaintext", ""),
+        "tool = \"wrk\"\nrate = 100\npipeline = 4",
+    );
+    let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 2);
+    assert!(json.is_none());
+    assert!(t.contains("jobs.load.rate: wrk has no rate"), "{t}");
+    assert!(
+        t.contains("jobs.load.pipeline: wrk has no pipelining flag"),
+        "{t}"
+    );
+    let toml = with_load(&config(port, "", "/plaintext", ""), "tool = \"ab\"");
+    let (t, _) = run_exit(&dir, &toml, &["-i", "1"], 2);
+    assert!(
+        t.contains(
+            "jobs.load.tool: unknown load tool `ab` (known: wrk, wrk2, bombardier, h2load, oha)"
+        ),
+        "{t}"
+    );
+}
