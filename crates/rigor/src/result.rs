@@ -59,6 +59,10 @@ pub struct RunResult {
     /// measurement, said up front and kept with the result.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub noise_floor: Vec<NoiseFloor>,
+    /// With `--cross-check TOOL`: each compared measurement of the engine against the tool,
+    /// agreeing, disagreeing beyond noise, or undecided, with the known cause.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cross_check: Option<crate::tools::crosscheck::CrossCheck>,
 }
 
 /// The looks of a `--until-conclusive` run: each look tests at a nominal confidence above the
