@@ -267,3 +267,77 @@ fn keys_a_tool_cannot_honour_are_config_errors() {
         "{t}"
     );
 }
+
+#[test]
+fn cross_check_runs_engine_and_tool_interleaved_and_compares_them() {
+    if !installed("wrk") {
+        return skip("needs wrk");
+    }
+    let dir = temp_dir("tool-cross");
+    let port = free_port();
+    let toml = with_load(&config(port, "", "/plaintext", ""), "");
+    let (t, json) = run_exit(&dir, &toml, &["-i", "2", "--cross-check", "wrk"], 0);
+    let json = json.unwrap();
+    let rows = json["rows"].as_array().unwrap();
+    let variants: Vec<&str> = rows
+        .iter()
+        .map(|r| r["variant"].as_str().unwrap())
+        .collect();
+    assert_eq!(variants, ["engine", "wrk"], "{t}");
+    // The engine's rows ran the engine, the tool's the tool.
+    for it in rows[0]["iterations"].as_array().unwrap() {
+        assert!(it["load"].is_object() && it["tool"].is_null());
+    }
+    for it in rows[1]["iterations"].as_array().unwrap() {
+        assert!(it["load"].is_null() && it["tool"]["tool"] == "wrk");
+    }
+    // Interleaved: each round holds one iteration of each, in consecutive sequence numbers.
+    let mut seq: Vec<(u64, &str)> = rows
+        .iter()
+        .flat_map(|r| {
+            r["iterations"].as_array().unwrap().iter().map(move |it| {
+                (
+                    it["sequence"].as_u64().unwrap(),
+                    r["variant"].as_str().unwrap(),
+                )
+            })
+        })
+        .collect();
+    seq.sort();
+    assert_ne!(seq[0].1, seq[1].1, "{seq:?}");
+    assert_ne!(seq[2].1, seq[3].1, "{seq:?}");
+    let c = &json["cross_check"];
+    assert_eq!(c["tool"], "wrk");
+    let rps = c["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["measurement"] == "load.rps")
+        .unwrap_or_else(|| panic!("no load.rps finding: {c}"));
+    assert!(rps["engine_median"].as_f64().unwrap() > 0.0);
+    assert!(rps["tool_median"].as_f64().unwrap() > 0.0);
+    assert!(["agree", "disagree", "undecided"].contains(&rps["outcome"].as_str().unwrap()));
+    assert_eq!(
+        c["engine_only"],
+        serde_json::json!(["load.latency.p999"]),
+        "{c}"
+    );
+    assert!(t.contains("cross-check: wrk against the engine"), "{t}");
+    assert!(t.contains("only engine reports: load.latency.p999"), "{t}");
+}
+
+#[test]
+fn cross_check_refuses_what_it_cannot_compare() {
+    let dir = temp_dir("tool-cross-bad");
+    let port = free_port();
+    let toml = with_load(&config(port, "", "/plaintext", ""), "rate = 500")
+        + "\n[scenarios.s.variants.a]\n[scenarios.s.variants.b]\n";
+    let (t, _) = run_exit(&dir, &toml, &["-i", "1", "--cross-check", "wrk"], 2);
+    assert!(
+        t.contains("--cross-check wrk: scenario `s` compares its own variants (a, b)"),
+        "{t}"
+    );
+    assert!(t.contains("`rate`: wrk has no rate"), "{t}");
+    let (t, _) = run_exit(&dir, &toml, &["-i", "1", "--cross-check", "ab"], 2);
+    assert!(t.contains("--cross-check: unknown load tool `ab`"), "{t}");
+}

@@ -14,7 +14,8 @@ pub const ENGINE: &str = "engine";
 
 /// `--cross-check "TOOL [ARGS…]"`: the tool, and options for it (`"h2load --h1"`).
 pub fn parse(text: &str) -> Result<ToolSpec, String> {
-    let words = shlex::split(text).ok_or_else(|| format!("--cross-check `{text}`: an unclosed quote"))?;
+    let words =
+        shlex::split(text).ok_or_else(|| format!("--cross-check `{text}`: an unclosed quote"))?;
     let (name, args) = words
         .split_first()
         .ok_or("--cross-check: name a tool (wrk, wrk2, bombardier, h2load, oha)")?;
