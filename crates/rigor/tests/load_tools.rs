@@ -8,6 +8,18 @@ use common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
+/// A result must still be a valid `rigor.run.v1` with the tool's fields in it.
+fn assert_schema(result: &Value) {
+    let path = workspace().join("docs/rigor.run.v1.schema.json");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let v = jsonschema::draft202012::new(&schema).expect("the schema compiles");
+    let errors: Vec<String> = v
+        .iter_errors(result)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+}
+
 /// Whether `program` is on PATH.
 fn installed(program: &str) -> bool {
     std::env::var_os("PATH")
@@ -115,6 +127,7 @@ fn wrk_drives_a_run_counted_like_the_servers_own_count() {
     }
     check_against_server(it, "/plaintext", 8.0);
     check_cpu(it);
+    assert_schema(json.as_ref().unwrap());
     // The warmup run's requests reached the server outside the window.
     let warm = tool["warmup"]["requests"].as_f64().unwrap();
     assert!(warm > 0.0);
@@ -323,6 +336,7 @@ fn cross_check_runs_engine_and_tool_interleaved_and_compares_them() {
         "{c}"
     );
     assert!(t.contains("cross-check: wrk against the engine"), "{t}");
+    assert_schema(&json);
     assert!(t.contains("only engine reports: load.latency.p999"), "{t}");
 }
 
