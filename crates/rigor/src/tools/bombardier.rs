@@ -21,7 +21,7 @@ pub fn parse(text: &str) -> Result<ToolFigures, String> {
     let num = |v: &Value, key: &str| v.get(key).and_then(Value::as_f64);
     let need = |key: &str| num(r, key).ok_or(format!("bombardier's `result` has no `{key}`"));
     let classes = ["req1xx", "req2xx", "req3xx", "req4xx", "req5xx", "others"]
-        .map(|k| need(k))
+        .map(&need)
         .into_iter()
         .collect::<Result<Vec<f64>, String>>()?;
     let secs = need("timeTakenSeconds")?;
