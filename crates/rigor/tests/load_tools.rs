@@ -355,3 +355,58 @@ fn cross_check_refuses_what_it_cannot_compare() {
     let (t, _) = run_exit(&dir, &toml, &["-i", "1", "--cross-check", "ab"], 2);
     assert!(t.contains("--cross-check: unknown load tool `ab`"), "{t}");
 }
+
+/// Starts `rigor run` on a 30 s wrk load, waits until wrk runs, sends `signal` to rigor, and
+/// returns rigor's exit status once it is gone, with the wrk processes still alive 5 s later.
+fn signal_during_wrk(name: &str, signal: i32) -> (std::process::ExitStatus, Vec<i32>) {
+    let dir = temp_dir(name);
+    let port = free_port();
+    let toml = with_load(&config(port, "", "/plaintext", ""), "tool = \"wrk\"")
+        .replacen("duration = \"2s\"", "duration = \"30s\"", 1)
+        .replacen("warmup = \"1s\"", "warmup = \"0s\"", 1);
+    std::fs::write(dir.join("rigor.toml"), toml).unwrap();
+    let mut child = rigor_command(&dir, &[RUN, &["-i", "1"]].concat())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let url = format!("127.0.0.1:{port}/plaintext");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while processes_with(&url).is_empty() {
+        assert!(std::time::Instant::now() < deadline, "wrk never started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // SAFETY: kill only sends a signal, to the rigor this test started.
+    unsafe { libc::kill(child.id() as i32, signal) };
+    let status = child.wait().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !processes_with(&url).is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let left = processes_with(&url);
+    for pid in &left {
+        // SAFETY: only the processes this test's rigor started, found by their unique URL.
+        unsafe { libc::kill(*pid, libc::SIGKILL) };
+    }
+    (status, left)
+}
+
+#[test]
+fn ctrl_c_and_a_killed_rigor_leave_no_tool_running() {
+    if !installed("wrk") {
+        return skip("needs wrk");
+    }
+    let (status, left) = signal_during_wrk("tool-sigint", libc::SIGINT);
+    assert!(
+        left.is_empty(),
+        "wrk outlived an interrupted rigor: {left:?}"
+    );
+    assert_eq!(
+        status.code(),
+        Some(1),
+        "an interrupted run exits 1 after writing its result"
+    );
+    let (_, left) = signal_during_wrk("tool-sigkill", libc::SIGKILL);
+    assert!(left.is_empty(), "wrk outlived a killed rigor: {left:?}");
+}
