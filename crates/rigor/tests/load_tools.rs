@@ -410,3 +410,58 @@ fn ctrl_c_and_a_killed_rigor_leave_no_tool_running() {
     let (_, left) = signal_during_wrk("tool-sigkill", libc::SIGKILL);
     assert!(left.is_empty(), "wrk outlived a killed rigor: {left:?}");
 }
+
+#[test]
+fn rigor_load_with_a_tool_prints_its_output_and_writes_its_reading() {
+    if !installed("wrk") {
+        return skip("needs wrk");
+    }
+    let dir = temp_dir("tool-load-cli");
+    let port = free_port();
+    let mut server = std::process::Command::new(hello_server())
+        .args(["--port", &port.to_string(), "--threads", "1"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let url = format!("http://127.0.0.1:{port}/plaintext");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the testbed never listened"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = rigor(
+        &dir,
+        &[
+            "load", "--tool", "wrk", "-c", "4", "-d", "1s", &url, "--json", "out.json",
+        ],
+    );
+    let refused = rigor(&dir, &["load", "--tool", "wrk", "--rate", "5", &url]);
+    let _ = server.kill();
+    let _ = server.wait();
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    assert!(
+        t.contains("Requests/sec:") && t.contains("rigor read from wrk:"),
+        "{t}"
+    );
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out.json")).unwrap()).unwrap();
+    assert_eq!(doc["schema"], "rigor.load.v1");
+    assert!(doc["report"].is_null());
+    assert!(doc["measurements"]["load.rps"].as_f64().unwrap() > 0.0);
+    assert!(doc["measurements"]["load.cpu"].as_f64().unwrap() > 0.0);
+    assert!(doc["measurements"].get("load.latency.p999").is_none());
+    assert!(doc["tool"]["output"]
+        .as_str()
+        .unwrap()
+        .contains("requests in"));
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    assert!(
+        text(&refused).contains("--rate: wrk has no rate"),
+        "{}",
+        text(&refused)
+    );
+}
