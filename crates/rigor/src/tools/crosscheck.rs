@@ -177,10 +177,6 @@ pub fn findings(result: &RunResult, tool: Tool, pipelined: bool) -> CrossCheck {
 /// What is known to make `tool` read `id` differently from the engine.
 pub fn cause(tool: Tool, id: &str, pipelined: bool) -> Option<String> {
     let latency = id.starts_with("load.latency.");
-    let high = matches!(
-        id,
-        "load.latency.mean" | "load.latency.p99" | "load.latency.p999" | "load.latency.max"
-    );
     let text = match (tool, id) {
         (_, "load.cpu") => "the clients are different programs: each one's own CPU is its cost, \
                             not a reading of the same thing"
@@ -190,15 +186,18 @@ pub fn cause(tool: Tool, id: &str, pipelined: bool) -> Option<String> {
              where the engine pipelined, so it offered a different load",
             tool.name()
         ),
-        (Tool::Wrk, _) if high => "wrk back-fills its latency after the run (coordinated-omission \
-             correction: each sample longer than a connection's mean interval adds the requests \
-             it held up), so its mean and high percentiles count requests never sent, while the \
-             engine's closed model records real requests only"
+        (Tool::Wrk, _) if latency => {
+            "wrk back-fills its latency after the run (coordinated-omission \
+             correction: each sample longer than a connection's mean interval adds samples for \
+             the requests it held up), so its whole distribution above that interval counts \
+             requests never sent, while the engine's closed model records real requests only; \
+             wrk also prints latencies to 2 decimals of their unit"
+                .to_string()
+        }
+        (Tool::Wrk2, _) if latency => "wrk2 counts from each request's intended send time at its \
+             -R rate (as the engine does with a `rate`), calibrates for its first 10 s, and \
+             prints latencies to 2 decimals of their unit"
             .to_string(),
-        (Tool::Wrk | Tool::Wrk2, _) if latency => format!(
-            "{} prints latencies rounded to 2 decimals of their unit (10 µs at `ms`)",
-            tool.name()
-        ),
         (Tool::H2load, _) if latency => "h2load's `time for request` runs from the request's \
              start to its stream's close (a pipelined request's wait included), and it prints no \
              percentiles, only mean and max"
@@ -210,9 +209,11 @@ pub fn cause(tool: Tool, id: &str, pipelined: bool) -> Option<String> {
              its duration ends (`aborted due to deadline`, not counted), where the engine waits \
              for the window's last answers"
             .to_string(),
-        (_, "load.rps" | "load.requests") => format!(
-            "{} times its own run (connection set-up included) and warms up in a separate run, \
-             so its window is not the engine's",
+        (_, "load.rps" | "load.requests" | "load.throughput") => format!(
+            "{} times its own run (connection set-up included) and warms up in a separate run \
+             on new connections, so its window is not the engine's; and where the client shares \
+             the machine with the server, a client that costs more CPU per request leaves the \
+             server less (compare load.cpu against load.rps)",
             tool.name()
         ),
         _ if id.starts_with("app.") => format!(
@@ -284,9 +285,9 @@ mod tests {
 
     #[test]
     fn causes_are_named_where_known() {
-        assert!(cause(Tool::Wrk, "load.latency.p99", false)
-            .unwrap()
-            .contains("back-fills"));
+        for id in ["load.latency.p50", "load.latency.p99", "load.latency.max"] {
+            assert!(cause(Tool::Wrk, id, false).unwrap().contains("back-fills"));
+        }
         assert!(cause(Tool::Oha, "load.rps", true)
             .unwrap()
             .contains("does not pipeline"));
