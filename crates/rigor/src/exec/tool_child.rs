@@ -234,3 +234,83 @@ pub fn version(tool: Tool) -> Option<String> {
         })
         .clone()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inv(program: &str, script: &str) -> Invocation {
+        Invocation {
+            program: program.into(),
+            args: vec!["-c".into(), script.into()],
+            files: vec![],
+        }
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let d =
+            std::env::temp_dir().join(format!("rigor-tool-child-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn a_finished_tool_has_its_output_exit_and_cpu() {
+        let dir = scratch("done");
+        let busy =
+            "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; echo counted $i; echo oops >&2";
+        let mut p = ToolProcess::spawn(Tool::Wrk, &inv("sh", busy), None, &dir, "t").unwrap();
+        let exit = p.wait(|_| true);
+        assert!(exit.success(), "{exit}");
+        let (out, err) = p.output();
+        assert_eq!((out.as_str(), err.as_str()), ("counted 300000\n", "oops\n"));
+        let cpu = p.cpu_ns().expect("CPU of a reaped tool");
+        assert!(cpu > 10_000_000, "a shell counting to 300000 used {cpu} ns");
+        assert!(cpu as f64 <= p.wall().as_secs_f64() * 1e9 * 1.05 + 1e7);
+        assert!(finished_cpu_ns() >= cpu);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_tool_told_to_stop_is_stopped_with_its_group() {
+        let dir = scratch("stop");
+        // A child of the tool that ignores SIGINT: the group's SIGKILL still ends it.
+        let script = "trap '' INT; sleep 30 & wait";
+        let mut p = ToolProcess::spawn(Tool::Oha, &inv("sh", script), None, &dir, "t").unwrap();
+        let pid = p.pid;
+        let t = Instant::now();
+        let exit = p.wait(|ran| ran < Duration::from_millis(200));
+        assert!(!exit.success());
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+        // Zombies wait for a reaper this test process is not; living members would be a leak.
+        let living: Vec<_> = super::super::procs::all()
+            .into_iter()
+            .filter(|p| p.pgrp == pid && !p.zombie)
+            .collect();
+        assert!(
+            living.is_empty(),
+            "the tool's group outlived it: {living:?}"
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_tool_that_is_not_installed_says_so_and_how_to_install_it() {
+        let dir = scratch("missing");
+        let e = ToolProcess::spawn(
+            Tool::H2load,
+            &inv("rigor-no-such-tool", ""),
+            None,
+            &dir,
+            "t",
+        )
+        .err()
+        .unwrap();
+        assert_eq!(
+            e,
+            "h2load is not installed: `rigor-no-such-tool` is not on PATH (Debian/Ubuntu: apt-get \
+             install nghttp2-client)"
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
