@@ -247,3 +247,5 @@ mod hostile_tests;
 pub(crate) mod keys;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tool_tests;
