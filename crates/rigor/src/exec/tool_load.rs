@@ -175,7 +175,7 @@ pub(super) fn load(
 }
 
 /// The cores `load.cpu` is a share of: the CPUs the tool may use, and no more than its threads
-/// for the tools that take `threads`.
+/// for the tools that take `threads` (all but bombardier).
 pub(crate) fn cores(tool: &ToolSpec, spec: &rigor_load::LoadSpec) -> usize {
     let cpus = spec
         .cpus

@@ -73,10 +73,15 @@ impl Invocation {
             }
             Tool::Oha => {
                 a.flag("-c", c);
+                a.flag("--worker-threads", spec.threads.to_string());
                 a.flag("-z", millis(length));
+                // Wait for the requests in flight at the end, as the engine does.
+                a.word("-w");
                 a.flag("-t", millis(spec.timeout));
                 if let Some(r) = spec.rate {
                     a.flag("-q", format!("{r}"));
+                    // From each request's intended send time, as the engine counts with a rate.
+                    a.word("--latency-correction");
                 }
                 a.flag("-m", spec.method.clone());
                 for (k, v) in &spec.headers {
@@ -191,7 +196,7 @@ pub fn check(tool: Tool, spec: &LoadSpec) -> Vec<(&'static str, String)> {
             }
         }
     }
-    if tool.takes_threads() && spec.threads > spec.connections {
+    if matches!(tool, Tool::Wrk | Tool::Wrk2 | Tool::H2load) && spec.threads > spec.connections {
         p.push((
             "threads",
             format!(
@@ -271,8 +276,8 @@ mod tests {
         );
         assert_eq!(
             args(Tool::Oha, &rated, &[]).join(" "),
-            "oha -c 32 -z 5000ms -t 2000ms -q 2000 -m GET -H X-A: b --no-tui --output-format json \
-             http://127.0.0.1:5080/json"
+            "oha -c 32 --worker-threads 2 -z 5000ms -w -t 2000ms -q 2000 --latency-correction -m GET \
+             -H X-A: b --no-tui --output-format json http://127.0.0.1:5080/json"
         );
         assert_eq!(
             args(Tool::Bombardier, &s, &[]).join(" "),

@@ -205,10 +205,6 @@ pub fn cause(tool: Tool, id: &str, pipelined: bool) -> Option<String> {
         (Tool::Oha, "load.throughput") => {
             "oha counts response bodies only; the engine counts every byte read".to_string()
         }
-        (Tool::Oha, "load.rps" | "load.requests") => "oha cancels the requests in flight when \
-             its duration ends (`aborted due to deadline`, not counted), where the engine waits \
-             for the window's last answers"
-            .to_string(),
         (_, "load.rps" | "load.requests" | "load.throughput") => format!(
             "{} times its own run (connection set-up included) and warms up in a separate run \
              on new connections, so its window is not the engine's; and where the client shares \

@@ -87,9 +87,9 @@ impl Tool {
         }
     }
 
-    /// Whether `threads` is passed to the tool (the others size their own thread pools).
+    /// Whether `threads` is passed to the tool (bombardier sizes its own Go runtime).
     pub fn takes_threads(self) -> bool {
-        matches!(self, Tool::Wrk | Tool::Wrk2 | Tool::H2load)
+        self != Tool::Bombardier
     }
 
     /// Whether the tool warms up on its own (h2load's `--warm-up-time`); the others get a

@@ -90,6 +90,57 @@ pub fn aborted_at_deadline(text: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Recorded with oha 1.16.0 against testbeds/hello-server (fixtures/README.md).
+    const PLAIN: &str = include_str!("fixtures/oha_plain.json");
+    const DEADLINE: &str = include_str!("fixtures/oha_deadline.json");
+    const NON2XX: &str = include_str!("fixtures/oha_non2xx.json");
+    const TIMEOUT: &str = include_str!("fixtures/oha_timeout.json");
+    const REFUSED: &str = include_str!("fixtures/oha_refused.json");
+
+    #[test]
+    fn the_summary_and_its_percentiles() {
+        let f = parse(PLAIN).unwrap();
+        assert_eq!(f.requests, Some(37090.0));
+        assert_eq!(f.measured_secs, Some(2.006379747));
+        assert!((f.rps.unwrap() - 37090.0 / 2.006379747).abs() < 1e-9);
+        assert!((f.latency_mean_ms.unwrap() - 0.8580588992720472).abs() < 1e-12);
+        assert!((f.latency_p50_ms.unwrap() - 0.503475).abs() < 1e-12);
+        assert!((f.latency_p999_ms.unwrap() - 12.646043).abs() < 1e-9);
+        assert!((f.latency_max_ms.unwrap() - 16.783052).abs() < 1e-9);
+        assert_eq!(f.bad_responses, Some(0.0));
+        assert_eq!(f.bytes_read, Some(482170.0));
+        assert_eq!(f.measurements()["load.socket_errors"], 0.0);
+    }
+
+    #[test]
+    fn requests_cut_at_the_deadline_are_not_errors() {
+        let f = parse(DEADLINE).unwrap();
+        assert_eq!(f.requests, Some(31129.0));
+        assert_eq!(f.measurements()["load.socket_errors"], 0.0);
+        assert_eq!(aborted_at_deadline(DEADLINE), 11.0);
+        assert_eq!(aborted_at_deadline(PLAIN), 0.0);
+    }
+
+    #[test]
+    fn bad_statuses_timeouts_and_refused_connects() {
+        let f = parse(NON2XX).unwrap();
+        assert_eq!((f.requests, f.bad_responses), (Some(20027.0), Some(2002.0)));
+        let f = parse(TIMEOUT).unwrap();
+        assert_eq!((f.requests, f.errors_timeout), (Some(0.0), Some(16.0)));
+        assert_eq!(f.latency_mean_ms, None, "no response, no latency");
+        let f = parse(REFUSED).unwrap();
+        assert_eq!(f.errors_connect, Some(4984.0));
+        assert_eq!(f.measurements()["load.socket_errors"], 4984.0);
+        assert!(parse("Summary:\n  Success rate: 100.00%")
+            .unwrap_err()
+            .contains("--output-format json"));
+    }
+}
+
 /// The JSON document of oha's output (the first `{` to the last `}`).
 fn json(text: &str) -> Result<Value, String> {
     let body = match (text.find('{'), text.rfind('}')) {

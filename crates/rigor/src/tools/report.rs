@@ -25,8 +25,8 @@ pub struct ToolReport {
     pub wall_secs: f64,
     /// CPU the tool's process tree used over its whole run (user + system), seconds.
     pub cpu_secs: Option<f64>,
-    /// The cores `load.cpu` is a share of: the tool's threads (for tools that take `threads`)
-    /// or the CPUs it may run on, whichever is fewer.
+    /// The cores `load.cpu` is a share of: the CPUs it may run on, and no more than its
+    /// `threads` for the tools that take them.
     pub cores: usize,
     /// What was read from `output`.
     pub figures: ToolFigures,
