@@ -90,6 +90,19 @@ pub fn aborted_at_deadline(text: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
+/// The JSON document of oha's output (the first `{` to the last `}`).
+fn json(text: &str) -> Result<Value, String> {
+    let body = match (text.find('{'), text.rfind('}')) {
+        (Some(a), Some(b)) if a < b => &text[a..=b],
+        _ => {
+            return Err(
+                "oha's output holds no JSON summary (run it with --output-format json)".into(),
+            )
+        }
+    };
+    serde_json::from_str(body).map_err(|e| format!("oha's JSON summary cannot be read: {e}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,17 +152,4 @@ mod tests {
             .unwrap_err()
             .contains("--output-format json"));
     }
-}
-
-/// The JSON document of oha's output (the first `{` to the last `}`).
-fn json(text: &str) -> Result<Value, String> {
-    let body = match (text.find('{'), text.rfind('}')) {
-        (Some(a), Some(b)) if a < b => &text[a..=b],
-        _ => {
-            return Err(
-                "oha's output holds no JSON summary (run it with --output-format json)".into(),
-            )
-        }
-    };
-    serde_json::from_str(body).map_err(|e| format!("oha's JSON summary cannot be read: {e}"))
 }
