@@ -74,6 +74,11 @@ pub fn parse(text: &str) -> Result<ToolFigures, String> {
             ));
         }
     }
+    // `finished in` counts the warm-up too, while the counts and `req/s` cover the main
+    // duration only: that duration is what the counts were divided by.
+    if let (Some(n), Some(rps)) = (f.requests, f.rps.filter(|r| *r > 0.0)) {
+        f.measured_secs = Some(n / rps);
+    }
     if let (Some(b), Some(s)) = (f.bytes_read, f.measured_secs.filter(|s| *s > 0.0)) {
         f.throughput_mib_s = Some(mib(b / s));
     }
@@ -92,6 +97,7 @@ mod tests {
     const NON2XX: &str = include_str!("fixtures/h2load_non2xx.txt");
     const REFUSED: &str = include_str!("fixtures/h2load_refused.txt");
     const CRASH: &str = include_str!("fixtures/h2load_crash.txt");
+    const WARMUP: &str = include_str!("fixtures/h2load_warmup.txt");
 
     #[test]
     fn the_summary() {
@@ -113,6 +119,20 @@ mod tests {
         ] {
             assert!(!m.contains_key(absent), "{absent}");
         }
+    }
+
+    #[test]
+    fn with_a_warm_up_the_window_is_the_main_duration() {
+        // `-D 2000ms --warm-up-time 1000ms`: `finished in 3.00s`, the rest over 2 s.
+        let f = parse(WARMUP).unwrap();
+        assert_eq!(f.requests, Some(62186.0));
+        assert_eq!(f.rps, Some(31093.0));
+        assert_eq!(f.measured_secs, Some(2.0));
+        let mib_s = f.throughput_mib_s.unwrap();
+        assert!(
+            (mib_s - 6218600.0 / 2.0 / 1048576.0).abs() < 1e-9,
+            "{mib_s}"
+        );
     }
 
     #[test]
