@@ -34,7 +34,7 @@ fn drive(options: &LoadOptions, tool: &ToolSpec, dir: &Path) -> Result<Exit, Fai
     let warmup = if !tool.tool.warms_up_itself() && !spec.warmup.is_zero() {
         let inv = Invocation::new(tool, spec, spec.warmup, None, dir);
         human(&format!("warmup: {}\n", inv.command_line().join(" ")));
-        let (mut p, exit) = run_one(tool, &inv, options, dir, "warmup").map_err(failed)?;
+        let (p, exit) = run_one(tool, &inv, options, dir, "warmup").map_err(failed)?;
         let (output, stderr) = p.output();
         if crate::interrupt::interrupted() {
             console::err("rigor: interrupted during the warmup; nothing was measured");
@@ -46,7 +46,6 @@ fn drive(options: &LoadOptions, tool: &ToolSpec, dir: &Path) -> Result<Exit, Fai
                 tail(&output, &stderr, 12)
             )));
         }
-        p.poll();
         Some(WarmupReport {
             command: inv.command_line(),
             requests: tool.tool.parse(&output).ok().and_then(|f| f.requests),
