@@ -176,7 +176,17 @@ pub fn findings(result: &RunResult, tool: Tool, pipelined: bool) -> CrossCheck {
 
 /// What is known to make `tool` read `id` differently from the engine.
 pub fn cause(tool: Tool, id: &str, pipelined: bool) -> Option<String> {
-    let latency = id.starts_with("load.latency.");
+    use crate::measurements::ids;
+    let latency = [
+        ids::LOAD_LATENCY_MEAN,
+        ids::LOAD_LATENCY_P50,
+        ids::LOAD_LATENCY_P75,
+        ids::LOAD_LATENCY_P90,
+        ids::LOAD_LATENCY_P99,
+        ids::LOAD_LATENCY_P999,
+        ids::LOAD_LATENCY_MAX,
+    ]
+    .contains(&id);
     let text = match (tool, id) {
         (_, "load.cpu") => "the clients are different programs: each one's own CPU is its cost, \
                             not a reading of the same thing"
