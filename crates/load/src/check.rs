@@ -89,6 +89,39 @@ fn validate(spec: &LoadSpec) -> Result<(), LoadError> {
     Ok(())
 }
 
+/// Source addresses of the server's family, and enough of them for the connections: each has
+/// the kernel's ephemeral port range towards one server address and port.
+fn check_sources(spec: &LoadSpec, to: std::net::SocketAddr) -> Result<(), LoadError> {
+    let bad = |m: String| Err(LoadError::InvalidSpec(m));
+    if let Some(a) = spec
+        .source_addrs
+        .iter()
+        .find(|a| a.is_ipv4() != to.is_ipv4())
+    {
+        return bad(format!(
+            "source address {a} cannot reach {to}: give {} source addresses",
+            if to.is_ipv4() { "IPv4" } else { "IPv6" }
+        ));
+    }
+    let ports = crate::source::local_ports();
+    let sources = spec.source_addrs.len().max(1);
+    if spec.connections > ports * sources {
+        let needed = spec.connections.div_ceil(ports);
+        return bad(format!(
+            "{} connections to {to} need more than the {ports} local ports {} has \
+             (net.ipv4.ip_local_port_range): spread them over {needed} source addresses, \
+             e.g. --source-addr 127.0.0.1-127.0.0.{needed} on loopback",
+            spec.connections,
+            if spec.source_addrs.is_empty() {
+                "one source address".to_string()
+            } else {
+                format!("each of {} source addresses", sources)
+            }
+        ));
+    }
+    Ok(())
+}
+
 /// Descriptors a run needs: one per connection, plus each worker's poll and timer and slack.
 fn fds_needed(spec: &LoadSpec) -> u64 {
     let threads = spec.threads.min(spec.connections) as u64;
@@ -120,6 +153,9 @@ pub(crate) fn prepare(spec: &LoadSpec) -> Result<(url::Target, Vec<u8>), LoadErr
             request.len(),
             MAX_BATCH_BYTES >> 20
         )));
+    }
+    if let Some(to) = target.addrs.first() {
+        check_sources(spec, *to)?;
     }
     cpu::ensure_fd_limit(fds_needed(spec)).map_err(LoadError::Resources)?;
     Ok((target, request))

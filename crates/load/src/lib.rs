@@ -17,6 +17,7 @@ mod request;
 mod run;
 mod schedule;
 mod second;
+mod source;
 mod stats;
 mod url;
 mod worker;
@@ -36,6 +37,13 @@ pub use report::{
     TimelineSecond,
 };
 pub use run::run;
+pub use source::{local_ports, parse_sources};
+
+/// `url`'s host and port, checked but not resolved: a URL only other machines can reach (a
+/// load host's network) is still a well-formed one.
+pub fn url_host_port(url: &str) -> Result<(String, u16), LoadError> {
+    url::host_port(url)
+}
 
 /// The address the engine would connect to for `url` (scheme, host and port checked, host
 /// resolved, nothing connected), so callers fail early and check the same socket the load hits.
@@ -74,6 +82,9 @@ pub struct LoadSpec {
     pub body: Option<Vec<u8>>,
     /// CPUs to pin worker threads to (thread i on `cpus[i % len]`).
     pub cpus: Option<Vec<usize>>,
+    /// Addresses connections come from, in turn (empty: the kernel's choice). Each has the
+    /// ephemeral port range towards the server; several lift that limit on connections.
+    pub source_addrs: Vec<std::net::IpAddr>,
 }
 
 impl Default for LoadSpec {
@@ -91,6 +102,7 @@ impl Default for LoadSpec {
             headers: Vec::new(),
             body: None,
             cpus: None,
+            source_addrs: Vec::new(),
         }
     }
 }

@@ -2,21 +2,23 @@
 //! interrupted at once.
 
 use crate::LoadError;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Connects once to find an address that answers (and fail clearly if none does). Waits at most
 /// `timeout` per address, and gives up at once when `cancel` is set.
+/// From `source` when given, as the first connection of the load would.
 pub fn preflight(
     url: &str,
     addrs: &[SocketAddr],
+    source: Option<IpAddr>,
     timeout: Duration,
     cancel: &AtomicBool,
 ) -> Result<SocketAddr, LoadError> {
     let mut last = None;
     for &addr in addrs {
-        match connect_interruptible(addr, timeout, cancel) {
+        match connect_interruptible(addr, source, timeout, cancel) {
             Ok(()) => return Ok(addr),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
                 return Err(LoadError::Interrupted)
@@ -35,11 +37,12 @@ pub fn preflight(
 /// A non-blocking connect watched in short slices, so `cancel` is noticed within 50 ms.
 fn connect_interruptible(
     addr: SocketAddr,
+    source: Option<IpAddr>,
     timeout: Duration,
     cancel: &AtomicBool,
 ) -> std::io::Result<()> {
     use mio::{Events, Interest, Poll, Token};
-    let mut stream = mio::net::TcpStream::connect(addr)?;
+    let mut stream = crate::source::connect_from(addr, source)?;
     let mut poll = Poll::new()?;
     poll.registry()
         .register(&mut stream, Token(0), Interest::WRITABLE)?;

@@ -15,11 +15,13 @@ use std::time::Instant;
 pub fn run(spec: &LoadSpec, live: &Live, cancel: &AtomicBool) -> Result<LoadReport, LoadError> {
     let (target, request) = prepare(spec)?;
     let threads = spec.threads.min(spec.connections);
-    let addr = preflight(&spec.url, &target.addrs, spec.timeout, cancel)?;
+    let source = spec.source_addrs.first().copied();
+    let addr = preflight(&spec.url, &target.addrs, source, spec.timeout, cancel)?;
     let batch = request.repeat(spec.pipeline);
     let warm_end = spec.warmup.as_nanos() as u64;
     let plan = Plan {
         addr,
+        sources: &spec.source_addrs,
         request: &request,
         batch: &batch,
         pipeline: spec.pipeline,

@@ -45,6 +45,16 @@ pub fn parse(url: &str) -> Result<Target, LoadError> {
     })
 }
 
+/// The host and port of `url`, checked but not resolved: for a URL only other hosts reach.
+pub fn host_port(url: &str) -> Result<(String, u16), LoadError> {
+    let rest = after_scheme(url)?;
+    let split = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(split);
+    path_of(url, tail)?;
+    let (host, port) = host_and_port(url, authority)?;
+    Ok((host.to_string(), port))
+}
+
 /// What follows `http://`; any other scheme is an error saying what is supported.
 fn after_scheme(url: &str) -> Result<&str, LoadError> {
     let (scheme, rest) = url

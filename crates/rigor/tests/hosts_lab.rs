@@ -400,7 +400,7 @@ fn a_new_lab_sweeps_what_a_dead_process_left() {
 
 #[test]
 #[ignore = "needs root"]
-fn delay_adds_latency_where_the_kernel_has_netem() {
+fn delay_adds_latency() {
     let Some(lab) = Lab::or_skip(&["a"]) else {
         return;
     };
@@ -422,8 +422,8 @@ fn delay_adds_latency_where_the_kernel_has_netem() {
             assert!(connect() < Duration::from_millis(90));
         }
         Err(why) => {
-            assert!(why.contains("netem"), "{why}");
-            skip("needs netem");
+            assert!(why.contains("iptables"), "{why}");
+            skip("needs iptables");
         }
     }
 }

@@ -118,6 +118,13 @@ fn two_load_hosts_share_the_load_and_add_up_to_what_the_server_answered() {
             assert_eq!(h["environment"]["hostname"], name, "{h}");
             assert_eq!(h["report"]["connections"], 4, "{h}");
             assert!(h["clock_rtt_ms"].as_f64().unwrap() >= 0.0);
+            // It reached the server over the lab's network, not on itself.
+            assert_eq!(h["network"]["path"], "other host", "{h}");
+            assert_eq!(
+                h["network"]["target"],
+                format!("{}:{port}", lab.root_addr()),
+                "{h}"
+            );
         }
     }
     for name in ["l1", "l2"] {
@@ -193,6 +200,105 @@ fn a_transport_that_dies_mid_run_fails_naming_the_host_and_leaves_nothing_runnin
     // Nor an ssh client of this lab here (other tests run agents of their own meanwhile).
     let config = lab.ssh_config_path().display().to_string();
     assert!(processes_with(&config).is_empty());
+}
+
+#[test]
+#[ignore = "needs root"]
+fn a_delay_on_one_load_hosts_link_shows_in_its_latency_and_not_the_others() {
+    let Some(lab) = Lab::or_skip(&["n1", "n2"]) else {
+        return;
+    };
+    if let Err(why) = lab.delay("n1", 20) {
+        assert!(why.contains("iptables"), "{why}");
+        println!("test-skip: needs iptables: a_delay_on_one_load_hosts_link_shows_in_its_latency");
+        return;
+    }
+    let dir = temp_dir("hosts-delay");
+    let port = free_port();
+    let toml = lab_config(&lab, port, &["n1", "n2"], "1s");
+    let (t, json) = run_exit(&dir, &toml, &["-p", "lab", "-i", "1"], 0);
+    let it = &iterations(json.as_ref().expect("a result"))[0];
+    assert!(it["error"].is_null(), "{t}");
+    let (d, n) = (
+        m(it, "load.hosts.n1.latency.p50").unwrap(),
+        m(it, "load.hosts.n2.latency.p50").unwrap(),
+    );
+    // Every request n1 sends waits 20 ms on its way out; n2's do not.
+    assert!(d >= 20.0, "n1's median {d} ms under a 20 ms delay");
+    assert!(n < 20.0, "n2's median {n} ms without one");
+    // The merged median lies between the two hosts' own.
+    let p50 = m(it, "load.latency.p50").unwrap();
+    assert!(p50 >= n - 1e-9 && p50 <= d + 1e-9, "{n} <= {p50} <= {d}");
+    lab.delay("n1", 0).unwrap();
+}
+
+#[test]
+#[ignore = "needs root"]
+fn a_url_only_the_load_hosts_resolve_is_loaded_from_them() {
+    let Some(lab) = Lab::or_skip(&["r1"]) else {
+        return;
+    };
+    // A name only r1 knows: `ip netns exec` gives its commands /etc/netns/NS/hosts as
+    // /etc/hosts, and that is r1's transport here.
+    let name = format!("rigor-only-r1-{}", std::process::id());
+    let etc = std::path::PathBuf::from("/etc/netns").join(lab.netns("r1"));
+    std::fs::create_dir_all(&etc).unwrap();
+    std::fs::write(
+        etc.join("hosts"),
+        format!("127.0.0.1 localhost\n{} {name}\n", lab.root_addr()),
+    )
+    .unwrap();
+    let dir = temp_dir("hosts-name");
+    let port = free_port();
+    let toml = lab_config(&lab, port, &["r1"], "1s")
+        .replace(
+            &format!("http://{}:{port}/json", lab.root_addr()),
+            &format!("http://{name}:{port}/json"),
+        )
+        .replace(
+            &format!(
+                "ssh = \"r1\"\noptions = [\"-F\", {}]",
+                toml_string(&lab.ssh_config_path().display().to_string())
+            ),
+            &format!("transport = \"ip netns exec {}\"", lab.netns("r1")),
+        );
+    let (t, json) = run_exit(&dir, &toml, &["-p", "lab", "-i", "1"], 0);
+    let _ = std::fs::remove_dir_all(&etc);
+    let it = &iterations(json.as_ref().expect("a result"))[0];
+    assert!(it["error"].is_null(), "{t}");
+    assert!(m(it, "app.first_request").unwrap() > 0.0, "sent from r1");
+    let merged = m(it, "load.requests").unwrap();
+    let served = server_stats(it)["by_path"]["/json"].as_f64().unwrap();
+    let load = &it["load"];
+    let outside = load["outside_window"]["requests"].as_f64().unwrap();
+    let in_flight = load["in_flight_at_end"].as_f64().unwrap();
+    let sent = merged + outside + 1.0;
+    assert!(
+        served <= sent && served >= sent - in_flight,
+        "server answered {served}; r1: {merged} + {outside} outside + the first request"
+    );
+}
+
+#[test]
+#[ignore = "needs root"]
+fn a_load_host_that_would_load_itself_is_refused_naming_it() {
+    let Some(lab) = Lab::or_skip(&["s1"]) else {
+        return;
+    };
+    let dir = temp_dir("hosts-self");
+    let port = free_port();
+    // 127.0.0.1 is this machine here, but s1's own loopback there.
+    let toml = lab_config(&lab, port, &["s1"], "1s").replace(
+        &format!("http://{}:{port}/json", lab.root_addr()),
+        &format!("http://127.0.0.1:{port}/json"),
+    );
+    let (t, json) = run_exit(&dir, &toml, &["-p", "lab", "-i", "1"], 1);
+    let it = &iterations(json.as_ref().expect("a result"))[0];
+    let e = it["error"].as_str().unwrap_or_default();
+    assert!(
+        e.contains("load host s1") && e.contains("loopback") && e.contains("would not reach"),
+        "{e}\n{t}"
+    );
 }
 
 #[test]

@@ -3,7 +3,6 @@
 
 use super::{Kind, Worker, CONNECT_RETRY_NS, MAX_SLEEP_NS};
 use crate::connection::ConnState;
-use mio::net::TcpStream;
 use mio::{Events, Interest, Token};
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,7 +17,7 @@ impl Worker<'_> {
         let mut pending = 0usize;
         let mut idle = Vec::new();
         for idx in std::mem::take(&mut self.reconnect) {
-            match TcpStream::connect(self.plan.addr) {
+            match self.open_stream(idx) {
                 Ok(mut stream) => {
                     self.poll.registry().register(
                         &mut stream,
@@ -146,7 +145,7 @@ impl Worker<'_> {
     }
 
     pub(super) fn connect(&mut self, idx: usize, now: u64) {
-        match TcpStream::connect(self.plan.addr) {
+        match self.open_stream(idx) {
             Ok(mut stream) => {
                 if self
                     .poll

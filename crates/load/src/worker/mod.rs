@@ -40,6 +40,8 @@ const MAX_SLEEP_NS: u64 = 50_000_000;
 /// What every worker shares (read-only).
 pub struct Plan<'a> {
     pub addr: SocketAddr,
+    /// Source addresses connections take in turn (empty: the kernel's choice).
+    pub sources: &'a [std::net::IpAddr],
     pub request: &'a [u8],
     /// The request repeated `pipeline` times, so a whole pipeline goes out in one write.
     pub batch: &'a [u8],
@@ -90,6 +92,8 @@ struct Worker<'a> {
     measuring: bool,
     live_completed: u64,
     live_errors: u64,
+    /// Where this worker's connections start in the turn of source addresses.
+    source_offset: usize,
 }
 
 /// Runs one worker until the window closes or `cancel` is set.
@@ -134,6 +138,7 @@ fn setup<'a>(plan: &'a Plan<'a>, share: &Share) -> io::Result<Worker<'a>> {
         measuring: false,
         live_completed: 0,
         live_errors: 0,
+        source_offset: share.index,
     };
     if open {
         w.timer = Some(Timer::new(&w.poll)?);
@@ -145,6 +150,14 @@ fn setup<'a>(plan: &'a Plan<'a>, share: &Share) -> io::Result<Worker<'a>> {
 }
 
 impl Worker<'_> {
+    /// Starts connection `idx`'s TCP connect, from its source address when some are given.
+    fn open_stream(&self, idx: usize) -> io::Result<mio::net::TcpStream> {
+        let sources = self.plan.sources;
+        let from =
+            (!sources.is_empty()).then(|| sources[(idx + self.source_offset) % sources.len()]);
+        crate::source::connect_from(self.plan.addr, from)
+    }
+
     #[inline]
     fn now(&self) -> u64 {
         self.t0.elapsed().as_nanos() as u64

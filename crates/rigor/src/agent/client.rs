@@ -5,9 +5,11 @@
 
 use super::install::{self, Install, LocalBinary};
 use super::protocol::{
-    line, unix_ns, FromAgent, HostInfo, SpecWire, ToAgent, PROTOCOL, RIGOR_VERSION,
+    line, unix_ns, AppWire, BuiltWire, FromAgent, HostInfo, SpecWire, ToAgent, PROTOCOL,
+    RIGOR_VERSION,
 };
 use super::transport::{describe, stderr_tail, HostSpec, SSH_FAILED};
+use base64::Engine as _;
 use rigor_load::{LoadReport, LoadSpec};
 use std::collections::{HashMap, VecDeque};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -69,6 +71,23 @@ pub struct Agent {
     install: Install,
     offset: Option<ClockOffset>,
     progress: HashMap<String, Progress>,
+    capabilities: Vec<String>,
+    /// Applications that exited on their own, with how.
+    exits: HashMap<String, String>,
+}
+
+/// Sources go in pieces of this size (before base64), one message each.
+const SOURCES_CHUNK: usize = 1 << 20;
+
+/// How long unpacking the sources and a build's bookkeeping may take beyond the build itself.
+const SLACK: Duration = Duration::from_secs(120);
+
+/// What an application's start on its host recorded.
+pub struct AppStarted {
+    pub pid: i32,
+    pub ready: Duration,
+    /// What the start recorded, as an iteration of the result file.
+    pub iteration: serde_json::Value,
 }
 
 impl Agent {
@@ -135,6 +154,8 @@ impl Agent {
             install,
             offset: None,
             progress: HashMap::new(),
+            capabilities: Vec::new(),
+            exits: HashMap::new(),
         };
         agent.hello()?;
         Ok(agent)
@@ -169,6 +190,7 @@ impl Agent {
                         ));
                     }
                     self.info = host;
+                    self.capabilities = capabilities;
                     return Ok(());
                 }
                 FromAgent::Error { message, .. } => {
@@ -195,6 +217,11 @@ impl Agent {
     /// Whether connecting copied the binary or found it installed.
     pub fn install(&self) -> Install {
         self.install
+    }
+
+    /// Whether the transport still runs and its stdin is open: an agent worth keeping.
+    pub fn alive(&mut self) -> bool {
+        self.stdin.is_some() && matches!(self.child.try_wait(), Ok(None))
     }
 
     /// The process id of the local transport process (ssh, kubectl, …).
@@ -295,13 +322,232 @@ impl Agent {
         }
     }
 
+    /// Sends one request to `url` from the host: (status, latency, bytes sent, whether `find`
+    /// was in the body).
+    pub fn probe(
+        &mut self,
+        url: &str,
+        method: &str,
+        headers: &[(String, String)],
+        body: Option<&[u8]>,
+        timeout: Duration,
+        find: Option<&[u8]>,
+    ) -> Result<(u16, Duration, u64, Option<bool>), String> {
+        let enc = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+        let id = "probe".to_string();
+        self.send(&ToAgent::Probe {
+            id: id.clone(),
+            url: url.into(),
+            method: method.into(),
+            headers: headers.to_vec(),
+            body_base64: body.map(enc),
+            timeout_ns: u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX),
+            find_base64: find.map(enc),
+        })?;
+        let deadline = Instant::now() + timeout + CLOCK_TIMEOUT;
+        loop {
+            match self.next(deadline, "the first request")? {
+                FromAgent::Probed {
+                    id: i,
+                    status,
+                    latency_ns,
+                    bytes_sent,
+                    found,
+                } if i == id => {
+                    return Ok((status, Duration::from_nanos(latency_ns), bytes_sent, found))
+                }
+                FromAgent::Error { id: i, message } if i.as_deref().is_none_or(|i| i == id) => {
+                    return Err(format!("{}: {message}", self.host.label()))
+                }
+                other => self.note(other),
+            }
+        }
+    }
+
+    /// How the host reaches `url`: the address it resolves to and whether that is itself.
+    pub fn network_path(&mut self, url: &str) -> Result<super::protocol::HostPath, String> {
+        self.send(&ToAgent::Path { url: url.into() })?;
+        let deadline = Instant::now() + CLOCK_TIMEOUT;
+        loop {
+            match self.next(deadline, "the network path")? {
+                FromAgent::Path { url: u, path } if u == url => return Ok(path),
+                FromAgent::Error { id: None, message } => {
+                    return Err(format!("{}: path: {message}", self.host.label()))
+                }
+                other => self.note(other),
+            }
+        }
+    }
+
     /// Asks the agent to stop load `id`; its (cancelled) report still comes to `wait_load`.
     pub fn cancel(&mut self, id: &str) -> Result<(), String> {
         self.send(&ToAgent::Cancel { id: id.into() })
     }
 
+    /// Fails unless the agent can run applications.
+    fn needs_app(&self) -> Result<(), String> {
+        if self.capabilities.iter().any(|c| c == "app") {
+            return Ok(());
+        }
+        Err(format!(
+            "{}: the agent cannot run applications (it offers {:?})",
+            self.host.label(),
+            self.capabilities
+        ))
+    }
+
+    /// Sends the tar stream `tar` as the sources of folder `key` and waits until the host has
+    /// unpacked them: (files, bytes) as the host counted them.
+    pub fn send_sources(&mut self, key: &str, tar: &[u8]) -> Result<(u64, u64), String> {
+        self.needs_app()?;
+        let chunks: Vec<&[u8]> = if tar.is_empty() {
+            vec![&[][..]]
+        } else {
+            tar.chunks(SOURCES_CHUNK).collect()
+        };
+        let n = chunks.len();
+        for (i, c) in chunks.into_iter().enumerate() {
+            self.send(&ToAgent::Sources {
+                key: key.into(),
+                data_base64: base64::engine::general_purpose::STANDARD.encode(c),
+                last: i + 1 == n,
+            })?;
+        }
+        let deadline = Instant::now() + SLACK;
+        loop {
+            match self.next(deadline, "the sources to unpack")? {
+                FromAgent::SourcesReady {
+                    key: k,
+                    files,
+                    bytes,
+                } if k == key => return Ok((files, bytes)),
+                FromAgent::Error { id, message } if id.as_deref().is_none_or(|i| i == key) => {
+                    return Err(format!("{}: sources: {message}", self.host.label()))
+                }
+                other => self.note(other),
+            }
+        }
+    }
+
+    /// Builds `app` in folder `key` on the host as build `build`.
+    pub fn build(&mut self, key: &str, build: &str, app: &AppWire) -> Result<BuiltWire, String> {
+        self.needs_app()?;
+        let timeout = Duration::from_nanos(app.build_timeout_ns) + SLACK;
+        self.send(&ToAgent::Build {
+            key: key.into(),
+            build: build.into(),
+            app: app.clone(),
+        })?;
+        let deadline = Instant::now() + timeout;
+        loop {
+            match self.next(deadline, "the build")? {
+                FromAgent::Built { build: b, built } if b == build => return Ok(built),
+                FromAgent::Error { id, message } if id.as_deref().is_none_or(|i| i == build) => {
+                    return Err(format!("{}: {message}", self.host.label()))
+                }
+                other => self.note(other),
+            }
+        }
+    }
+
+    /// Starts build `build` of `app` (sources in `key`) as application `id` and waits until it
+    /// is ready.
+    #[allow(clippy::too_many_arguments)]
+    pub fn start_app(
+        &mut self,
+        id: &str,
+        key: &str,
+        build: &str,
+        app: &AppWire,
+        sequence: usize,
+        sample_interval: Duration,
+        drop_caches: bool,
+        load_url: &str,
+    ) -> Result<AppStarted, String> {
+        self.needs_app()?;
+        self.exits.remove(id);
+        self.send(&ToAgent::StartApp {
+            id: id.into(),
+            key: key.into(),
+            build: build.into(),
+            app: app.clone(),
+            sequence,
+            sample_interval_ns: u64::try_from(sample_interval.as_nanos()).unwrap_or(u64::MAX),
+            drop_caches,
+            load_url: load_url.into(),
+        })?;
+        let deadline = Instant::now() + Duration::from_nanos(app.ready_timeout_ns) + SLACK;
+        loop {
+            match self.next(deadline, "the application to be ready")? {
+                FromAgent::AppStarted {
+                    id: i,
+                    pid,
+                    ready_ms,
+                    iteration,
+                } if i == id => {
+                    return Ok(AppStarted {
+                        pid,
+                        ready: Duration::from_secs_f64(ready_ms.max(0.0) / 1e3),
+                        iteration,
+                    })
+                }
+                FromAgent::Error { id: i, message } if i.as_deref().is_none_or(|i| i == id) => {
+                    return Err(format!("{}: {message}", self.host.label()))
+                }
+                other => self.note(other),
+            }
+        }
+    }
+
+    /// Marks a window edge of application `id` (`window_start`, `window_end`).
+    pub fn app_mark(&mut self, id: &str, mark: &str) -> Result<(), String> {
+        self.send(&ToAgent::AppMark {
+            id: id.into(),
+            mark: mark.into(),
+        })
+    }
+
+    /// How application `id` exited, if the agent said it did; reads what has arrived without
+    /// waiting.
+    pub fn app_exited(&mut self, id: &str) -> Result<Option<String>, String> {
+        while let Some(msg) = self.next_within(Instant::now(), "news of the application")? {
+            if let FromAgent::Error { id: None, message } = msg {
+                return Err(format!("{}: the agent: {message}", self.host.label()));
+            }
+            self.note(msg);
+        }
+        Ok(self.exits.get(id).cloned())
+    }
+
+    /// Stops application `id` and waits for what was measured on its host, and its log.
+    pub fn stop_app(
+        &mut self,
+        id: &str,
+        stop_timeout: Duration,
+    ) -> Result<(serde_json::Value, String), String> {
+        self.send(&ToAgent::StopApp { id: id.into() })?;
+        let deadline = Instant::now() + stop_timeout + SLACK;
+        loop {
+            match self.next(deadline, "the application to stop")? {
+                FromAgent::AppStopped {
+                    id: i,
+                    iteration,
+                    log,
+                } if i == id => return Ok((iteration, log)),
+                FromAgent::Error { id: i, message } if i.as_deref().is_none_or(|i| i == id) => {
+                    return Err(format!("{}: {message}", self.host.label()))
+                }
+                other => self.note(other),
+            }
+        }
+    }
+
     /// Keeps what a message says while waiting for another.
     fn note(&mut self, msg: FromAgent) {
+        if let FromAgent::AppExited { id, status } = &msg {
+            self.exits.insert(id.clone(), status.clone());
+            return;
+        }
         if let FromAgent::Progress {
             id,
             phase,

@@ -1,12 +1,16 @@
-//! Load on other hosts: `rigor agent --stdio` runs the load engine on a load host and speaks
+//! Work on other hosts: `rigor agent --stdio` runs the load engine on a load host, or builds,
+//! starts and measures the application on its host, and speaks
 //! a line-based JSON protocol on its stdin and stdout; the client reaches it over any command
 //! that gives a remote shell on stdio (ssh, `kubectl exec -i`, `docker exec -i`), installing
 //! this same binary there first. Nothing listens on a port.
 
+pub mod app_host;
+pub mod app_wire;
 pub mod client;
 pub mod install;
 pub mod protocol;
 pub mod serve;
+pub mod sources;
 pub mod transport;
 
 pub use client::Agent;

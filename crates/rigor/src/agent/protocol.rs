@@ -2,19 +2,20 @@
 //! [`PROTOCOL`]. The client writes [`ToAgent`] to the agent's stdin and reads [`FromAgent`] from
 //! its stdout; stderr carries only logs.
 
+pub use super::app_wire::AppWire;
 use base64::Engine as _;
 use rigor_load::{LoadSpec, ReportWire};
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The protocol version both sides must speak; any change to a message's meaning raises it.
-pub const PROTOCOL: u32 = 1;
+pub const PROTOCOL: u32 = 2;
 
 /// This build's version, which the agent's must equal.
 pub const RIGOR_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// What the agent can do; a client asks for nothing outside it.
-pub const CAPABILITIES: &[&str] = &["load"];
+pub const CAPABILITIES: &[&str] = &["load", "app"];
 
 /// A message from the client to the agent.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -35,7 +36,50 @@ pub enum ToAgent {
     },
     /// Stops load `id` early; its report (marked cancelled) still comes.
     Cancel { id: String },
-    /// The client is done: the agent stops any load and exits.
+    /// Asks how this host reaches `url`: the address it resolves to, and whether that is the
+    /// host itself (loopback, an interface of its own) or another host.
+    Path { url: String },
+    /// Sends one request from this host on a new connection (the row's first request, when
+    /// only the load hosts reach the URL); `find_base64`: text searched for in the body.
+    Probe {
+        id: String,
+        url: String,
+        method: String,
+        headers: Vec<(String, String)>,
+        body_base64: Option<String>,
+        timeout_ns: u64,
+        find_base64: Option<String>,
+    },
+    /// A piece of the application's sources, a tar stream, for the folder `key` (letters,
+    /// digits and `-`); the `last` one unpacks the whole stream into a fresh folder.
+    Sources {
+        key: String,
+        data_base64: String,
+        last: bool,
+    },
+    /// Builds the application in folder `key`; `build` names this build (its artifact copy).
+    Build {
+        key: String,
+        build: String,
+        app: AppWire,
+    },
+    /// Starts a fresh process of build `build` as application `id`, sampled from its start
+    /// and watched until ready; `load_url` is what the load will hit (its owner is checked).
+    StartApp {
+        id: String,
+        key: String,
+        build: String,
+        app: AppWire,
+        sequence: usize,
+        sample_interval_ns: u64,
+        drop_caches: bool,
+        load_url: String,
+    },
+    /// The measured window of application `id` starts (`window_start`) or ends (`window_end`).
+    AppMark { id: String, mark: String },
+    /// Stops application `id`; its figures come back in `app_stopped`.
+    StopApp { id: String },
+    /// The client is done: the agent stops any load and application and exits.
     Bye {},
 }
 
@@ -66,12 +110,115 @@ pub enum FromAgent {
         id: String,
         report: Box<ReportWire>,
     },
+    /// How this host reaches `url` (the answer to `path`).
+    Path {
+        url: String,
+        path: HostPath,
+    },
+    /// The answer to `probe`.
+    Probed {
+        id: String,
+        status: u16,
+        latency_ns: u64,
+        bytes_sent: u64,
+        found: Option<bool>,
+    },
+    /// The sources of folder `key` are unpacked.
+    SourcesReady {
+        key: String,
+        files: u64,
+        bytes: u64,
+    },
+    /// Build `build` is done.
+    Built {
+        build: String,
+        built: BuiltWire,
+    },
+    /// Application `id` is ready; `iteration` holds what its start recorded (PID, warnings,
+    /// priority, network path), in the form of an iteration of the result file.
+    AppStarted {
+        id: String,
+        pid: i32,
+        ready_ms: f64,
+        iteration: serde_json::Value,
+    },
+    /// Application `id` exited on its own (sent once, unasked).
+    AppExited {
+        id: String,
+        status: String,
+    },
+    /// Application `id` is stopped: its figures, series, warnings, the host's machine
+    /// readings over the window and any error, with its log (the last MiB).
+    AppStopped {
+        id: String,
+        iteration: serde_json::Value,
+        log: String,
+    },
     /// A failure: of load `id`, or (without an id) of the message just received.
     Error {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<String>,
         message: String,
     },
+}
+
+/// How a host reaches a URL.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HostPath {
+    /// The address the URL resolves to there, with its port; empty when it does not resolve.
+    pub target: String,
+    /// `loopback`, `local interface` (an address of the host's own) or `other host`.
+    pub path: String,
+    /// Who listens on that address there (`PID (name)`), when the host itself serves it.
+    pub owners: Vec<String>,
+    /// Why the URL does not resolve there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl HostPath {
+    /// How this host reaches `url`.
+    pub fn of(url: &str) -> HostPath {
+        match rigor_load::resolve_url(url) {
+            Ok(addr) => HostPath {
+                target: addr.to_string(),
+                path: match rigor_probe::net_path(addr.ip()) {
+                    rigor_probe::NetPath::Loopback => "loopback",
+                    rigor_probe::NetPath::LocalInterface => "local interface",
+                    rigor_probe::NetPath::OtherHost => "other host",
+                }
+                .to_string(),
+                owners: rigor_probe::listener_owners(addr)
+                    .iter()
+                    .map(|o| format!("{} ({})", o.pid, o.comm))
+                    .collect(),
+                error: None,
+            },
+            Err(e) => HostPath {
+                target: String::new(),
+                path: String::new(),
+                owners: Vec::new(),
+                error: Some(e.to_string()),
+            },
+        }
+    }
+
+    /// Whether the URL leads to the host itself.
+    pub fn is_own(&self) -> bool {
+        self.path == "loopback" || self.path == "local interface"
+    }
+}
+
+/// A build on the application's host, as the client records it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct BuiltWire {
+    pub build_time_ms: Option<f64>,
+    pub size_kib: Option<f64>,
+    pub note: Option<String>,
+    pub hash: Option<String>,
+    pub rewritten: bool,
+    /// The build's output (the last MiB).
+    pub log: String,
 }
 
 /// The machine an agent runs on.
@@ -98,6 +245,9 @@ pub struct SpecWire {
     pub body_base64: Option<String>,
     /// CPUs of the agent's host to pin its worker threads to.
     pub cpus: Option<Vec<usize>>,
+    /// Source addresses on the agent's host, in turn.
+    #[serde(default)]
+    pub source_addrs: Vec<std::net::IpAddr>,
 }
 
 fn nanos(d: Duration) -> u64 {
@@ -122,6 +272,7 @@ impl From<&LoadSpec> for SpecWire {
                 .as_ref()
                 .map(|b| base64::engine::general_purpose::STANDARD.encode(b)),
             cpus: s.cpus.clone(),
+            source_addrs: s.source_addrs.clone(),
         }
     }
 }
@@ -150,6 +301,7 @@ impl SpecWire {
             headers: self.headers.clone(),
             body,
             cpus: self.cpus.clone(),
+            source_addrs: self.source_addrs.clone(),
         })
     }
 }
@@ -247,6 +399,7 @@ mod tests {
             headers: vec![("x-a".into(), "b".into())],
             body: Some(vec![0, 1, 2, 255]),
             cpus: Some(vec![1, 3]),
+            source_addrs: vec!["127.0.0.2".parse().unwrap(), "::1".parse().unwrap()],
             method: "POST".into(),
             ..LoadSpec::default()
         };

@@ -1,11 +1,14 @@
 //! `rigor agent --stdio`: serves the agent protocol on stdin/stdout until `bye` or until stdin
 //! closes. A closed stdin means the transport is gone: every load is cancelled and the process
-//! exits, so nothing is left running on the host. The agent starts no process and writes no
-//! file; its loads run as threads of its own.
+//! exits, so nothing is left running on the host. Loads run as threads of the agent; the
+//! applications it is asked to build and start run as its children, in cgroups of their own,
+//! with their files under its work dir only.
 
+use super::app_host::AppService;
 use super::protocol::{
     line, unix_ns, FromAgent, HostInfo, SpecWire, ToAgent, CAPABILITIES, PROTOCOL, RIGOR_VERSION,
 };
+use base64::Engine as _;
 use rigor_load::{Live, Phase, ReportWire};
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -67,7 +70,9 @@ enum Input {
 
 /// Serves the protocol until `bye` (Ok) or a closed stdin (Ok); an unsupported protocol
 /// version is an Err after the error message was sent.
-pub fn serve_stdio() -> Result<(), String> {
+/// `apps` runs the applications it is asked to; `on_closed` is called (on another thread) the
+/// moment stdin closes, so a wait in progress (readiness, a build) can end at once.
+pub fn serve_stdio(apps: &mut dyn AppService, on_closed: fn()) -> Result<(), String> {
     // The engine's writes to a closed socket must fail, not kill the process; Rust already
     // ignores SIGPIPE, so a vanished client shows up as a failed write to stdout too.
     let out = Out {
@@ -88,16 +93,21 @@ pub fn serve_stdio() -> Result<(), String> {
                     Err(_) => break,
                 }
             }
+            // A readiness wait or a build in progress ends now; the main loop then stops
+            // everything.
+            on_closed();
             let _ = tx.send(Input::Closed);
         })
         .map_err(|e| format!("starting the input thread: {e}"))?;
 
     let mut loads: HashMap<String, Running> = HashMap::new();
+    let send = |m: &FromAgent| out.send(m);
     let outcome = loop {
-        let input = match rx.recv_timeout(Duration::from_millis(200)) {
+        let input = match rx.recv_timeout(Duration::from_millis(100)) {
             Ok(i) => i,
             Err(mpsc::RecvTimeoutError::Timeout) if !out.gone.load(Ordering::Relaxed) => {
                 loads.retain(|_, r| !r.thread.is_finished());
+                super::app_host::report_exits(apps, &send);
                 continue;
             }
             Err(_) => Input::Closed,
@@ -116,6 +126,10 @@ pub fn serve_stdio() -> Result<(), String> {
                 out.error(None, unknown_message(&text, &e));
                 continue;
             }
+        };
+        let Some(msg) = super::app_host::handle(apps, msg, &send) else {
+            super::app_host::report_exits(apps, &send);
+            continue;
         };
         match msg {
             ToAgent::Hello { protocol, .. } if protocol != PROTOCOL => {
@@ -152,14 +166,59 @@ pub fn serve_stdio() -> Result<(), String> {
                     Err(e) => out.error(Some(&id), e),
                 }
             }
+            ToAgent::Probe {
+                id,
+                url,
+                method,
+                headers,
+                body_base64,
+                timeout_ns,
+                find_base64,
+            } => {
+                let decode = |b: Option<String>| {
+                    b.map(|b| base64::engine::general_purpose::STANDARD.decode(b))
+                        .transpose()
+                };
+                match (decode(body_base64), decode(find_base64)) {
+                    (Ok(body), Ok(find)) => match rigor_load::probe_request_finding(
+                        &url,
+                        &method,
+                        &headers,
+                        body.as_deref(),
+                        Duration::from_nanos(timeout_ns),
+                        find.as_deref(),
+                    ) {
+                        Ok(r) => out.send(&FromAgent::Probed {
+                            id,
+                            status: r.status,
+                            latency_ns: u64::try_from(r.latency.as_nanos()).unwrap_or(u64::MAX),
+                            bytes_sent: r.bytes_sent,
+                            found: r.found,
+                        }),
+                        Err(e) => out.error(Some(&id), e.to_string()),
+                    },
+                    _ => out.error(Some(&id), "the probe's body is not valid base64"),
+                }
+            }
+            ToAgent::Path { url } => out.send(&FromAgent::Path {
+                path: super::protocol::HostPath::of(&url),
+                url,
+            }),
             ToAgent::Cancel { id } => match loads.get(&id) {
                 Some(r) => r.cancel.store(true, Ordering::Relaxed),
                 None => out.error(Some(&id), format!("no load {id} is running")),
             },
             ToAgent::Bye {} => break Ok(()),
+            // Handled above.
+            ToAgent::Sources { .. }
+            | ToAgent::Build { .. }
+            | ToAgent::StartApp { .. }
+            | ToAgent::AppMark { .. }
+            | ToAgent::StopApp { .. } => {}
         }
     };
     stop_all(loads);
+    apps.stop_all();
     outcome
 }
 

@@ -1,5 +1,5 @@
-//! `rigor agent --stdio`: the load agent a remote rigor starts over ssh (or another stdio
-//! transport). People do not run it by hand; docs/agent.md describes the protocol.
+//! `rigor agent --stdio`: the agent a remote rigor starts over ssh (or another stdio
+//! transport) to run load, or to build, start and measure the application, on that host. People do not run it by hand; docs/agent.md describes the protocol.
 
 use crate::exit::Exit;
 use crate::failure::Failure;
@@ -20,7 +20,11 @@ pub fn execute(a: &AgentArgs) -> Result<Exit, Failure> {
             "rigor agent needs --stdio: it speaks its protocol on stdin and stdout only",
         ));
     }
-    crate::agent::serve::serve_stdio()
-        .map(|()| Exit::Success)
-        .map_err(|e| Failure::Failed(anyhow::anyhow!("agent: {e}")))
+    crate::exec::agent_guards();
+    let mut apps = crate::exec::AppHost::new(crate::exec::AppHost::default_root());
+    crate::agent::serve::serve_stdio(&mut apps, || {
+        crate::interrupt::flag().store(true, std::sync::atomic::Ordering::SeqCst)
+    })
+    .map(|()| Exit::Success)
+    .map_err(|e| Failure::Failed(anyhow::anyhow!("agent: {e}")))
 }

@@ -50,6 +50,10 @@ pub struct LoadArgs {
     /// Pin worker threads to these CPUs, e.g. '1' or '0,2-3'
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
+    /// Source addresses the connections take in turn, e.g. '127.0.0.1-127.0.0.4' or
+    /// '10.0.0.5,10.0.0.6': each has its own local ports, so more connections fit
+    #[arg(long = "source-addr", value_name = "ADDRS")]
+    pub source_addr: Option<String>,
     /// Drive the load with an external tool instead of the engine: wrk, wrk2, bombardier,
     /// h2load or oha (the flags above are mapped onto its own; see docs/load-tools.md)
     #[arg(long, value_name = "NAME")]

@@ -136,13 +136,6 @@ impl Config {
                 )),
             }
         }
-        if role == "application" && hosts.iter().any(|h| h.name != LOCAL) {
-            p.add(at(
-                "host",
-                "the application runs on this machine (`local`) in this version of rigor; \
-                 load hosts may be remote",
-            ));
-        }
         // Only this machine: the same as naming no host.
         if hosts.iter().all(|h| h.name == LOCAL) {
             return Vec::new();

@@ -30,6 +30,7 @@ pub use model::{
 pub use problems::Problems;
 pub use resolve::MAX_ROWS;
 pub use resolve_command::valid_figure_name;
+pub use resolve_load::MAX_SOURCES;
 pub use vars::Vars;
 
 /// The most iterations of one row (`-i`, `iterations`, `--until-conclusive`): more is a typo,

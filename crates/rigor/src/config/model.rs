@@ -40,6 +40,8 @@ pub struct AppJob {
     pub metrics: Option<MetricsScrape>,
     /// `ref` on the row's variant: the commit `dir` is a worktree of.
     pub git_ref: Option<super::GitRef>,
+    /// The host it builds and runs on (its sources travel there); `None` is this machine.
+    pub host: Option<super::Host>,
 }
 
 /// Where an application's runtime metrics are read and which series count.

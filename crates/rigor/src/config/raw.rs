@@ -206,6 +206,8 @@ pub struct RawJob {
     pub headers: IndexMap<String, String>,
     pub body: Option<String>,
     pub validate: Option<RawValidate>,
+    /// Addresses the connections come from in turn: `127.0.0.1-127.0.0.4`, or a list.
+    pub source_addrs: Option<String>,
     /// An external load tool (`wrk`, `wrk2`, `bombardier`, `h2load`, `oha`) in place of the
     /// engine.
     pub tool: Option<String>,

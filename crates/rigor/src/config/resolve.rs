@@ -244,12 +244,36 @@ impl Config {
                     p,
                 );
                 if app.ready == Ready::Tcp(String::new()) {
-                    app.ready = Ready::Tcp(load.addr.to_string());
+                    app.ready = Ready::Tcp(if load.addr.ip().is_unspecified() {
+                        // Not resolved here: the application's host resolves the name itself.
+                        rigor_load::url_host_port(&load.spec.url)
+                            .map(|(h, port)| {
+                                if h.contains(':') {
+                                    format!("[{h}]:{port}")
+                                } else {
+                                    format!("{h}:{port}")
+                                }
+                            })
+                            .unwrap_or_else(|_| load.addr.to_string())
+                    } else {
+                        load.addr.to_string()
+                    });
                 }
                 Work::Load(Box::new(load))
             }
             None => {
                 let work = self.resolve_command(src.app_name, src.app_job, &vars, p);
+                if let Some(h) = &app.host {
+                    p.add(self.error_at(
+                        &format!("profiles.{}", req.profile),
+                        Some("application"),
+                        &format!(
+                            "scenario `{scenario}` runs a command job (`{}` has no load), which \
+                             runs on this machine: host `{}` serves applications under load",
+                            src.app_name, h.name
+                        ),
+                    ));
+                }
                 for rule in &work.extract {
                     if let Some(row) = rule.row.as_ref().filter(|r| s.matrix.contains_key(*r)) {
                         p.add(self.error_at(

@@ -118,8 +118,11 @@ impl Config {
             None => Ready::Tcp(String::new()),
         };
         let (cpus, priority_high) = self.role(profile, req, "application", p);
-        // Checked for what it names; the application runs here.
-        self.role_hosts(profile, req, "application", p);
+        // The application's one host; no host (or `local`) is this machine.
+        let host = self
+            .role_hosts(profile, req, "application", p)
+            .into_iter()
+            .next();
         let metrics = self.metrics(job, table, vars, p);
         AppJob {
             name: name.to_string(),
@@ -141,6 +144,7 @@ impl Config {
             priority_high,
             metrics,
             git_ref,
+            host,
         }
     }
 

@@ -28,6 +28,8 @@ const MAX_THREADS: u64 = rigor_load::MAX_THREADS as u64;
 const MAX_PIPELINE: u64 = rigor_load::MAX_PIPELINE as u64;
 const MAX_IN_FLIGHT: u64 = rigor_load::MAX_IN_FLIGHT as u64;
 const MAX_CONNECTIONS: u64 = rigor_load::MAX_CONNECTIONS as u64;
+/// Most source addresses one load may name.
+pub const MAX_SOURCES: usize = 4096;
 /// A load key's text and where it was written.
 enum Source<'a> {
     Key,
@@ -93,7 +95,10 @@ impl Config {
         );
         keys.check_in_flight(connections, pipeline, p);
         let rate = keys.rate(&job.rate, p);
-        let (url, addr) = self.target(job, table, vars, p);
+        let hosts = self.role_hosts(profile, req, "load", p);
+        // Only other hosts load it: they must reach the URL, this machine need not.
+        let elsewhere = !hosts.is_empty() && hosts.iter().all(|h| h.name != super::LOCAL);
+        let (url, addr) = self.target(job, table, vars, elsewhere, p);
         let (method, headers, body) = self.request(job, table, vars, p);
         let validate = job.validate.as_ref().map(|v| {
             if let Some(Err(e)) = v.status.map(checks::status) {
@@ -108,7 +113,16 @@ impl Config {
             }
         });
         let (cpus, priority_high) = self.role(profile, req, "load", p);
-        let hosts = self.role_hosts(profile, req, "load", p);
+        let source_addrs = job
+            .source_addrs
+            .as_ref()
+            .and_then(|text| {
+                let text = p.take(self.expand(vars, table, "source_addrs", text))?;
+                let parsed = rigor_load::parse_sources(&text, MAX_SOURCES)
+                    .map_err(|e| self.error_at(table, Some("source_addrs"), &e));
+                p.take(parsed)
+            })
+            .unwrap_or_default();
         if hosts.len() > connections {
             p.add(self.error_at(
                 table,
@@ -132,6 +146,7 @@ impl Config {
             headers,
             body: body.map(String::into_bytes),
             cpus,
+            source_addrs,
         };
         let tool = keys.tool(job, &spec, hosts.is_empty(), p);
         LoadJob {
@@ -146,11 +161,15 @@ impl Config {
 
     /// The URL and the address it resolves to (a placeholder when it cannot be resolved; the
     /// problem is recorded).
+    /// The URL and the address it resolves to here. With `elsewhere` (only other hosts load
+    /// it), a URL this machine cannot resolve is fine when well formed: its address is then
+    /// unknown here (unspecified, with the URL's port).
     fn target(
         &self,
         job: &RawJob,
         table: &str,
         vars: &Vars,
+        elsewhere: bool,
         p: &mut Problems,
     ) -> (String, std::net::SocketAddr) {
         let url = p
@@ -159,10 +178,13 @@ impl Config {
         let addr = if url.is_empty() {
             None
         } else {
-            p.take(
-                rigor_load::resolve_url(&url)
-                    .map_err(|e| self.error_at(table, Some("url"), &e.to_string())),
-            )
+            let resolved = rigor_load::resolve_url(&url).or_else(|e| match e {
+                rigor_load::LoadError::Resolve { .. } if elsewhere => {
+                    rigor_load::url_host_port(&url).map(|(_, port)| ([0, 0, 0, 0], port).into())
+                }
+                e => Err(e),
+            });
+            p.take(resolved.map_err(|e| self.error_at(table, Some("url"), &e.to_string())))
         }
         .unwrap_or_else(|| ([127, 0, 0, 1], 0).into());
         (url, addr)

@@ -27,6 +27,9 @@ pub struct Built {
     pub rewritten: bool,
     /// This build's artifact, kept apart; every start runs exactly these bytes.
     pub snapshot: Option<Snapshot>,
+    /// The build's name on the application's host, when it was made there (the host keeps
+    /// its artifact copy).
+    pub remote_build: Option<String>,
 }
 
 impl Built {

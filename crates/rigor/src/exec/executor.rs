@@ -1,7 +1,8 @@
 //! The seam between deciding what runs and running it. The runner decides which build, which
 //! row and which iteration come next and records what happened; an [`Executor`] does the work
-//! that touches processes. [`LocalExecutor`] runs everything on this machine; a remote host or a
-//! test's scripted executor plugs in at the same place.
+//! that touches processes. [`LocalExecutor`] runs everything from this machine (an application
+//! with a host of its own through that host's agent); a test's scripted executor plugs in at the
+//! same place.
 
 use super::build::{self, Built};
 use super::iteration::{self, IterationContext};
@@ -29,7 +30,10 @@ pub struct LocalExecutor;
 
 impl Executor for LocalExecutor {
     fn build(&mut self, app: &AppJob, log: &Path, snapshots: &Path) -> Result<Built, String> {
-        build::build(app, log, snapshots)
+        match &app.host {
+            Some(host) => super::app_remote::build(app, host, log, snapshots),
+            None => build::build(app, log, snapshots),
+        }
     }
 
     fn builds_done(&mut self, progress: &Progress) {

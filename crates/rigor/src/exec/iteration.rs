@@ -67,6 +67,9 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
         Work::Command(c) => return super::command::run(ctx, it, c),
     };
     let app_job = &ctx.row.app;
+    if let Some(host) = &app_job.host {
+        return super::app_remote::run(ctx, it, load_job, host);
+    }
     port_is_free(&app_job.ready)?;
     // Verified (hashed, so read) before the caches are dropped: the start stays cold.
     ctx.built.ensure_artifact()?;
@@ -98,7 +101,7 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
     if let Some(c) = cgroup {
         let _ = c.remove();
     }
-    let result = stopped(ctx, it, &stop, result);
+    let result = stopped(it, &stop, app_job.stop_timeout, &ctx.log, result);
     if result.is_ok() {
         guards::iteration_guards(it);
     }
@@ -131,7 +134,7 @@ fn port_is_free(ready: &Ready) -> Result<(), String> {
 }
 
 /// A fresh cgroup for this iteration's application, or a warning saying why there is none.
-fn make_cgroup(sequence: usize, it: &mut Iteration) -> Option<Cgroup> {
+pub(super) fn make_cgroup(sequence: usize, it: &mut Iteration) -> Option<Cgroup> {
     match Cgroup::create(&format!("rigor-{}-{sequence}", std::process::id())) {
         Ok(c) => Some(c),
         Err(why) => {
@@ -188,16 +191,15 @@ pub(super) fn launch(
 
 /// What the stop said about the application, turned into warnings and errors: killed after
 /// SIGTERM, processes left behind, an exit during the run, survivors of SIGKILL.
-fn stopped(
-    ctx: &IterationContext,
+pub(super) fn stopped(
     it: &mut Iteration,
     stop: &super::app::StopOutcome,
+    stop_timeout: Duration,
+    log: &std::path::Path,
     result: Result<(), String>,
 ) -> Result<(), String> {
-    let app_job = &ctx.row.app;
     if stop.forced {
-        it.warnings
-            .push(ignored_sigterm(stop, app_job.stop_timeout));
+        it.warnings.push(ignored_sigterm(stop, stop_timeout));
     }
     if !stop.left_behind.is_empty() {
         it.warnings.push(Warning::of(
@@ -213,7 +215,7 @@ fn stopped(
         if let Some(status) = &stop.exited_early {
             result = Err(format!(
                 "the application exited ({status}) during the run\n{}",
-                super::logtail::tail(&ctx.log, 15)
+                super::logtail::tail(log, 15)
             ));
         }
     }
@@ -252,6 +254,40 @@ fn ignored_sigterm(stop: &super::app::StopOutcome, stop_timeout: Duration) -> Wa
     }
 }
 
+/// The application as the load phase watches it: a process here, or one on its host that
+/// the agent there runs.
+pub(super) trait Watched {
+    /// How it exited, once it has on its own.
+    fn exited(&mut self) -> Option<String>;
+    /// Marks a window edge where it is sampled.
+    fn mark(&mut self, mark: Mark);
+    /// The end of its log, for error messages.
+    fn log_tail(&self) -> String;
+    /// When it was started, on this machine's monotonic clock (the series' zero).
+    fn spawned_at(&self) -> std::time::Instant;
+}
+
+/// A process on this machine and its sampler.
+struct Here<'a> {
+    app: &'a mut AppProcess,
+    sampler: &'a Sampler,
+}
+
+impl Watched for Here<'_> {
+    fn exited(&mut self) -> Option<String> {
+        self.app.exited().map(|s| s.to_string())
+    }
+    fn mark(&mut self, mark: Mark) {
+        self.sampler.mark(mark);
+    }
+    fn log_tail(&self) -> String {
+        self.app.log_tail()
+    }
+    fn spawned_at(&self) -> std::time::Instant {
+        self.app.spawned_at
+    }
+}
+
 /// Readiness, validation and load, with the sampler marking the measured window.
 fn drive(
     ctx: &IterationContext,
@@ -271,18 +307,31 @@ fn drive(
         load_job.addr,
         &mut it.warnings,
     ));
-    status("first request");
-    first_request(load_job, it, app)?;
-    let mut scraper = crate::metrics::start(&ctx.row.app, ctx.sample_interval, app.spawned_at);
     let app_cpu = super::readings::AppCpu::of(app.pid, cgroup);
+    let mut here = Here { app, sampler };
+    under_load(ctx, load_job, it, &mut here, app_cpu, status)
+}
+
+/// From the first request to the load's end, on an application that is ready.
+pub(super) fn under_load(
+    ctx: &IterationContext,
+    load_job: &LoadJob,
+    it: &mut Iteration,
+    app: &mut dyn Watched,
+    app_cpu: super::readings::AppCpu,
+    status: &dyn Fn(&str),
+) -> Result<(), String> {
+    status("first request");
+    let app_host = ctx.row.app.host.as_ref().map(|h| h.name.as_str());
+    first_request(load_job, app_host, it, &*app)?;
+    let mut scraper = crate::metrics::start(&ctx.row.app, ctx.sample_interval, app.spawned_at());
     let result = match &load_job.tool {
         Some(tool) => super::tool_load::load(
             load_job,
             tool,
             it,
-            super::tool_load::Watched {
+            super::tool_load::Around {
                 app,
-                sampler,
                 app_cpu,
                 scraper: scraper.as_mut(),
                 status,
@@ -291,9 +340,9 @@ fn drive(
         ),
         None => load(
             load_job,
+            app_host,
             it,
             app,
-            sampler,
             app_cpu,
             scraper.as_mut(),
             status,
@@ -305,29 +354,72 @@ fn drive(
     result
 }
 
+/// What the row's first request found.
+struct First {
+    status: u16,
+    latency: Duration,
+    bytes_sent: u64,
+    found: Option<bool>,
+}
+
 /// The row's own URL, once: first-request latency and the optional validation.
-fn first_request(load_job: &LoadJob, it: &mut Iteration, app: &AppProcess) -> Result<(), String> {
+fn first_request(
+    load_job: &LoadJob,
+    app_host: Option<&str>,
+    it: &mut Iteration,
+    app: &dyn Watched,
+) -> Result<(), String> {
     let spec = &load_job.spec;
     let find = load_job
         .validate
         .as_ref()
         .and_then(|v| v.body_contains.as_ref())
         .map(|t| t.as_bytes());
-    let first = rigor_load::probe_request_finding(
-        &spec.url,
-        &spec.method,
-        &spec.headers,
-        spec.body.as_deref(),
-        spec.timeout.max(Duration::from_secs(5)),
-        find,
-    )
-    .map_err(|e| {
-        format!(
-            "first request to {} failed: {e}\n{}",
-            spec.url,
-            app.log_tail()
+    let timeout = spec.timeout.max(Duration::from_secs(5));
+    // From the first load host that is not this machine when the load comes from other hosts:
+    // they reach the URL, this machine may not.
+    let remote = load_job
+        .hosts
+        .iter()
+        .find(|h| h.name != crate::config::LOCAL);
+    let first = match remote {
+        Some(host) => super::load_hosts::first_request(host, app_host, spec, timeout, find)
+            .map(|(status, latency, bytes_sent, found)| First {
+                status,
+                latency,
+                bytes_sent,
+                found,
+            })
+            .map_err(|e| {
+                format!(
+                    "first request to {} from load host {} failed: {e}\n{}",
+                    spec.url,
+                    host.name,
+                    app.log_tail()
+                )
+            })?,
+        None => rigor_load::probe_request_finding(
+            &spec.url,
+            &spec.method,
+            &spec.headers,
+            spec.body.as_deref(),
+            timeout,
+            find,
         )
-    })?;
+        .map(|r| First {
+            status: r.status,
+            latency: r.latency,
+            bytes_sent: r.bytes_sent,
+            found: r.found,
+        })
+        .map_err(|e| {
+            format!(
+                "first request to {} failed: {e}\n{}",
+                spec.url,
+                app.log_tail()
+            )
+        })?,
+    };
     it.outside_window.requests += 1;
     it.outside_window.bytes += first.bytes_sent;
     it.measurements.insert(
@@ -359,6 +451,7 @@ fn first_request(load_job: &LoadJob, it: &mut Iteration, app: &AppProcess) -> Re
 /// The engine in rigor itself, or shared by the load role's hosts (with what each measured).
 fn engine(
     job: &LoadJob,
+    app_host: Option<&str>,
     live: &Live,
     stop: &AtomicBool,
 ) -> Result<(rigor_load::LoadReport, Vec<super::load_hosts::HostLoad>), String> {
@@ -367,16 +460,17 @@ fn engine(
             .map(|r| (r, Vec::new()))
             .map_err(|e| e.to_string());
     }
-    super::load_hosts::run(&job.spec, &job.hosts, live, stop).map(|h| (h.merged, h.hosts))
+    super::load_hosts::run(&job.spec, &job.hosts, app_host, live, stop).map(|h| (h.merged, h.hosts))
 }
 
 /// The measured load: the engine runs while the app is watched (a crash or an interrupt stops
 /// the engine) and the sampler marks the window; then the engine's report is recorded.
+#[allow(clippy::too_many_arguments)]
 fn load(
     load_job: &LoadJob,
+    app_host: Option<&str>,
     it: &mut Iteration,
-    app: &mut AppProcess,
-    sampler: &Sampler,
+    app: &mut dyn Watched,
     app_cpu: super::readings::AppCpu,
     mut scraper: Option<&mut crate::metrics::Scraper>,
     status: &dyn Fn(&str),
@@ -386,7 +480,7 @@ fn load(
     let mut machine = super::readings::MachineWatch::start(app_cpu);
     let stop = AtomicBool::new(false);
     let (report, crashed) = std::thread::scope(|s| {
-        let handle = s.spawn(|| engine(load_job, &live, &stop));
+        let handle = s.spawn(|| engine(load_job, app_host, &live, &stop));
         let mut marked_start = false;
         let mut crashed = None;
         crate::live_rate::watch(
@@ -396,7 +490,7 @@ fn load(
             |r| {
                 machine.tick();
                 if r.phase == Phase::Measuring && !marked_start {
-                    sampler.mark(Mark::WindowStart);
+                    app.mark(Mark::WindowStart);
                     if let Some(m) = scraper.as_mut() {
                         m.window_start();
                     }
@@ -407,7 +501,7 @@ fn load(
                 }
                 if r.phase == Phase::Done && marked_start {
                     // The sampler's edge first: a slow metrics page must not widen the window.
-                    sampler.mark(Mark::WindowEnd);
+                    app.mark(Mark::WindowEnd);
                     if let Some(m) = scraper.as_mut() {
                         m.window_end();
                     }
@@ -434,7 +528,7 @@ fn load(
             if let Some(m) = scraper.as_mut() {
                 m.window_end();
             }
-            sampler.mark(Mark::WindowEnd);
+            app.mark(Mark::WindowEnd);
         }
         (handle.join(), crashed)
     });
@@ -456,7 +550,7 @@ fn load(
     it.outside_window.requests += report.outside_window.requests;
     it.outside_window.bytes += report.outside_window.bytes;
     crate::measurements::record_load(&report, &mut it.measurements);
-    crate::series::record_load(it, &report, app.spawned_at);
+    crate::series::record_load(it, &report, app.spawned_at());
     guards::load_guards(&report, &mut it.warnings);
     it.load = serde_json::to_value(&report).ok();
     super::load_hosts::record(&hosts, it);

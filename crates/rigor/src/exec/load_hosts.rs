@@ -4,6 +4,7 @@
 //! summed counts, merged latency histograms. Agents stay connected between iterations, and one
 //! whose transport failed is connected afresh next time.
 
+use crate::agent::protocol::HostPath;
 use crate::agent::{Agent, Install};
 use crate::config::Host;
 use rigor_load::{Live, LoadReport, LoadSpec, Phase};
@@ -32,6 +33,8 @@ pub struct HostLoad {
     pub clock_rtt_ms: f64,
     /// The host as its agent described itself.
     pub environment: serde_json::Value,
+    /// How the host reached the load's URL.
+    pub network: HostPath,
 }
 
 /// Agents connected by earlier iterations, by host name.
@@ -42,12 +45,14 @@ static AGENTS: Mutex<Vec<Agent>> = Mutex::new(Vec::new());
 pub fn run(
     spec: &LoadSpec,
     hosts: &[Host],
+    app_host: Option<&str>,
     live: &Live,
     stop: &AtomicBool,
 ) -> Result<HostLoads, String> {
     let shares = shares(spec, hosts.len());
     let mut agents = connected(hosts)?;
-    let result = drive(&mut agents, &shares, spec, live, stop);
+    let result = paths(&mut agents, &spec.url, app_host)
+        .and_then(|paths| drive(&mut agents, &shares, spec, live, stop, paths));
     // After a failure no agent of this load is trusted again: each is connected afresh.
     if result.is_ok() {
         AGENTS
@@ -56,6 +61,37 @@ pub fn run(
             .extend(agents);
     } else {
         agents.into_iter().for_each(disconnect);
+    }
+    result
+}
+
+/// The row's first request, sent from `host` (the first load host that is not this machine):
+/// (status, latency, bytes sent, whether `find` was in the body). The load hosts reach the URL;
+/// this machine may not.
+pub fn first_request(
+    host: &Host,
+    app_host: Option<&str>,
+    spec: &LoadSpec,
+    timeout: Duration,
+    find: Option<&[u8]>,
+) -> Result<(u16, Duration, u64, Option<bool>), String> {
+    let mut agents = connected(std::slice::from_ref(host))?;
+    // The path first: a host that would reach the URL on itself is said as such.
+    let result = paths(&mut agents, &spec.url, app_host).and_then(|_| {
+        agents[0].probe(
+            &spec.url,
+            &spec.method,
+            &spec.headers,
+            spec.body.as_deref(),
+            timeout,
+            find,
+        )
+    });
+    let mut agent = agents.pop().expect("one agent");
+    if agent.alive() {
+        AGENTS.lock().unwrap_or_else(|e| e.into_inner()).push(agent);
+    } else {
+        disconnect(agent);
     }
     result
 }
@@ -103,12 +139,53 @@ fn connected(hosts: &[Host]) -> Result<Vec<Agent>, String> {
     Ok(agents)
 }
 
+/// How each load host reaches the URL. A host other than this machine and the application's
+/// that reaches it on itself (loopback, an address of its own) would load itself, not the
+/// application: refused, naming the host.
+fn paths(agents: &mut [Agent], url: &str, app_host: Option<&str>) -> Result<Vec<HostPath>, String> {
+    let mut out = Vec::new();
+    for a in agents.iter_mut() {
+        let path = a.network_path(url)?;
+        let name = a.name().to_string();
+        if let Some(e) = &path.error {
+            return Err(format!(
+                "load host {name}: {url} does not resolve there: {e}"
+            ));
+        }
+        let app_here = match app_host {
+            Some(h) => h == name,
+            None => name == crate::config::LOCAL,
+        };
+        if path.is_own() && !app_here {
+            return Err(format!(
+                "load host {name}: {url} is {} there, {} of that host, not of the \
+                 application's{}: its load would not reach the application (use an address \
+                 the load hosts reach the application's host by)",
+                path.target,
+                if path.path == "loopback" {
+                    "the loopback"
+                } else {
+                    "an address"
+                },
+                if path.owners.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (there it is served by {})", path.owners.join(", "))
+                }
+            ));
+        }
+        out.push(path);
+    }
+    Ok(out)
+}
+
 fn drive(
     agents: &mut [Agent],
     shares: &[LoadSpec],
     spec: &LoadSpec,
     live: &Live,
     stop: &AtomicBool,
+    paths: Vec<HostPath>,
 ) -> Result<HostLoads, String> {
     let mut offsets = Vec::new();
     for a in agents.iter_mut() {
@@ -167,7 +244,9 @@ fn drive(
         .iter()
         .zip(reports)
         .zip(offsets)
-        .map(|((a, report), o)| HostLoad {
+        .zip(paths)
+        .map(|(((a, report), o), network)| HostLoad {
+            network,
             name: a.name().to_string(),
             report,
             clock_offset_ms: o.offset_ns as f64 / 1e6,
@@ -203,6 +282,7 @@ pub fn record(hosts: &[HostLoad], it: &mut crate::result::Iteration) {
                 "clock_offset_ms": h.clock_offset_ms,
                 "clock_rtt_ms": h.clock_rtt_ms,
                 "environment": h.environment,
+                "network": h.network,
             }),
         );
     }

@@ -5,6 +5,9 @@
 //! for every executor.
 
 mod app;
+mod app_on_host;
+mod app_remote;
+mod app_wire_job;
 mod artifact;
 mod build;
 mod builds;
@@ -45,11 +48,19 @@ use crate::failure::Failure;
 use crate::options::run::RunOptions;
 use crate::result::{RunResult, RunStatus};
 use crate::{interrupt, report};
+pub use app_on_host::AppHost;
 use executor::LocalExecutor;
 use output::Outputs;
 use progress::Progress;
 use runner::Runner;
 use std::path::Path;
+
+/// What `rigor agent` needs before it starts anything: the sentinel (forked while it is still
+/// single-threaded) and the reaper, so no application outlives the agent however it ends.
+pub fn agent_guards() {
+    sentinel::start();
+    reaper::become_subreaper();
+}
 
 /// Runs `rigor run` on this machine; returns how it ended.
 pub fn execute(options: &RunOptions) -> Result<Exit, Failure> {
@@ -126,6 +137,8 @@ pub fn measure(options: &RunOptions) -> Result<Measured, Failure> {
         .with_machine_before(busy_before_pct);
     let mut failed = runner.run(&mut executor, &mut result, seed, &mut save);
     load_hosts::disconnect_all();
+    app_remote::record_hosts(&mut result.environment);
+    app_remote::disconnect_all();
     finish::conclude(&mut result, options, &plan, failed);
     if let Some(tool) = &options.selection.cross_check {
         let pipelined = plan

@@ -71,6 +71,8 @@ pub enum AppCpu<'a> {
     Tree(i32),
     /// What rigor's reaped children used: a command that exits inside the span.
     ReapedChildren,
+    /// The application runs on another host: none of this machine's CPU is its.
+    Elsewhere,
 }
 
 impl AppCpu<'_> {
@@ -88,6 +90,7 @@ impl AppCpu<'_> {
             AppCpu::Cgroup(c) => c.cpu_usage_ns(),
             AppCpu::Tree(pid) => rigor_probe::tree_cpu_ns(*pid),
             AppCpu::ReapedChildren => super::command::children_cpu_ns(),
+            AppCpu::Elsewhere => Some(0),
         }
     }
 }

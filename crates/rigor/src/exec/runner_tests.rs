@@ -46,6 +46,7 @@ fn app(build: Option<&str>) -> AppJob {
         priority_high: false,
         metrics: None,
         git_ref: None,
+        host: None,
     }
 }
 

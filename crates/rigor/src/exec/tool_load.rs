@@ -5,7 +5,7 @@
 //! figures go under the engine's `load.*` ids; its command line and raw output go in the
 //! iteration's `tool`, kept even when the run fails.
 
-use super::app::AppProcess;
+use super::iteration::Watched;
 use super::readings::{AppCpu, MachineWatch};
 use super::tool_child::{self, ToolProcess};
 use crate::config::LoadJob;
@@ -13,7 +13,7 @@ use crate::measurements::ids;
 use crate::result::{Iteration, Warning, WarningKind};
 use crate::tools::report::{tail, ToolReport, WarmupReport};
 use crate::tools::{Invocation, ToolSpec};
-use rigor_probe::{Mark, Sampler};
+use rigor_probe::Mark;
 use std::path::Path;
 use std::time::Duration;
 
@@ -21,9 +21,10 @@ use std::time::Duration;
 const TAIL_LINES: usize = 12;
 
 /// What the iteration's load needs besides the job and the tool.
-pub(super) struct Watched<'a> {
-    pub app: &'a mut AppProcess,
-    pub sampler: &'a Sampler,
+pub(super) struct Around<'a> {
+    /// The application (here or on its host), watched for a crash and marked at the window's
+    /// edges.
+    pub app: &'a mut dyn Watched,
     pub app_cpu: AppCpu<'a>,
     pub scraper: Option<&'a mut crate::metrics::Scraper>,
     pub status: &'a dyn Fn(&str),
@@ -37,11 +38,10 @@ pub(super) fn load(
     job: &LoadJob,
     tool: &ToolSpec,
     it: &mut Iteration,
-    w: Watched,
+    w: Around,
 ) -> Result<(), String> {
-    let Watched {
+    let Around {
         app,
-        sampler,
         app_cpu,
         mut scraper,
         status,
@@ -57,15 +57,13 @@ pub(super) fn load(
     let cpus = spec.cpus.as_deref();
     let mut machine = MachineWatch::start(app_cpu);
     let mut crashed = None;
-    let cut = |app: &mut AppProcess, crashed: &mut Option<String>| {
+    let cut = |app: &mut dyn Watched, crashed: &mut Option<String>| {
         if crashed.is_none() {
-            if let Some(st) = app.exited() {
-                *crashed = Some(st.to_string());
-            }
+            *crashed = app.exited();
         }
         crashed.is_some() || crate::interrupt::interrupted()
     };
-    let cause = |crashed: &Option<String>, app: &AppProcess| match crashed {
+    let cause = |crashed: &Option<String>, app: &dyn Watched| match crashed {
         Some(st) => Some(format!(
             "the application crashed during the load ({st})\n{}",
             app.log_tail()
@@ -116,7 +114,7 @@ pub(super) fn load(
     let exit = p.wait(|elapsed| {
         machine.tick();
         if !marked && elapsed >= own_warmup.unwrap_or(Duration::ZERO) {
-            sampler.mark(Mark::WindowStart);
+            app.mark(Mark::WindowStart);
             if let Some(m) = scraper.as_mut() {
                 m.window_start();
             }
@@ -130,7 +128,7 @@ pub(super) fn load(
     });
     if marked {
         // The sampler's edge first: a slow metrics page must not widen the window.
-        sampler.mark(Mark::WindowEnd);
+        app.mark(Mark::WindowEnd);
         if let Some(m) = scraper.as_mut() {
             m.window_end();
         }

@@ -71,6 +71,7 @@ fn tool(args: &LoadArgs, spec: &LoadSpec) -> Result<Option<crate::tools::ToolSpe
         .into_iter()
         .map(|(key, why)| match key {
             "tool" => format!("--tool {name}: {why}"),
+            "source_addrs" => format!("--source-addr: {why}"),
             key => format!("--{key}: {why}"),
         })
         .collect();
@@ -96,6 +97,13 @@ fn build_spec(args: &LoadArgs) -> Result<LoadSpec, String> {
         .map(crate::config::parse_cpu_list)
         .transpose()
         .map_err(|e| format!("--cpus: {e}"))?;
+    let source_addrs = args
+        .source_addr
+        .as_deref()
+        .map(|a| rigor_load::parse_sources(a, crate::config::MAX_SOURCES))
+        .transpose()
+        .map_err(|e| format!("--source-addr: {e}"))?
+        .unwrap_or_default();
     let spec = LoadSpec {
         url: args.url.clone(),
         connections: args.connections,
@@ -109,6 +117,7 @@ fn build_spec(args: &LoadArgs) -> Result<LoadSpec, String> {
         headers,
         body: args.body.as_ref().map(|b| b.clone().into_bytes()),
         cpus,
+        source_addrs,
     };
     rigor_load::check(&spec).map_err(|e| e.to_string())?;
     Ok(spec)

@@ -214,6 +214,14 @@ pub fn check(tool: Tool, spec: &LoadSpec) -> Vec<(&'static str, String)> {
             ),
         ));
     }
+    if !spec.source_addrs.is_empty() {
+        p.push((
+            "source_addrs",
+            format!(
+                "{name} takes no source addresses (they are the engine's): drop `source_addrs`"
+            ),
+        ));
+    }
     match (tool, spec.rate) {
         (Tool::Wrk, Some(_)) => p.push((
             "rate",
@@ -352,6 +360,11 @@ mod tests {
         assert_eq!(keys(Tool::Bombardier, &s), ["pipeline", "rate"]);
         assert_eq!(keys(Tool::Wrk2, &spec()), ["tool"]);
         assert!(check(Tool::Wrk, &spec()).is_empty());
+        let sourced = LoadSpec {
+            source_addrs: vec![[127, 0, 0, 2].into()],
+            ..spec()
+        };
+        assert_eq!(keys(Tool::Oha, &sourced), ["source_addrs"]);
         let (_, why) = &check(
             Tool::Wrk,
             &LoadSpec {

@@ -17,6 +17,8 @@
 //! test to report as a counted skip.
 #![allow(dead_code)]
 
+mod nfqueue;
+
 use std::collections::HashSet;
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -70,6 +72,8 @@ pub struct Lab {
     hosts: Vec<Host>,
     dir: PathBuf,
     sshds: Vec<Child>,
+    /// Delays made without netem: the host, its queue's delayer.
+    delayers: std::sync::Mutex<Vec<(String, nfqueue::Delayer)>>,
 }
 
 impl Lab {
@@ -108,6 +112,7 @@ impl Lab {
             hosts: Vec::new(),
             dir,
             sshds: Vec::new(),
+            delayers: Default::default(),
         };
         let _ = std::fs::remove_dir_all(&lab.dir);
         std::fs::create_dir_all(&lab.dir).unwrap();
@@ -315,14 +320,40 @@ impl Lab {
         ip(&["link", "set", &self.host(name).veth, "up"]);
     }
 
-    /// Delays everything host `name` sends by `ms` milliseconds (0: no delay), with the netem
-    /// qdisc on its side of the link. `Err` says why not where the kernel has no netem: there
-    /// is no other qdisc that delays by a fixed time (tbf and htb limit a rate; a packet waits
-    /// only behind others, never by itself).
+    /// Delays everything host `name` sends by `ms` milliseconds (0: no delay): with the netem
+    /// qdisc on its side of the link where the kernel has it, else by an NFQUEUE that this
+    /// process holds each packet in for the delay (needs `iptables`). `Err` says why neither
+    /// works.
     pub fn delay(&self, name: &str, ms: u32) -> Result<(), String> {
-        let ns = self.netns(name);
+        let ns = self.netns(name).to_string();
+        let queue = 100 + self.hosts.iter().position(|h| h.name == name).unwrap() as u16;
+        let rule = |op: &str| {
+            let q = queue.to_string();
+            run(
+                "ip",
+                &[
+                    "netns",
+                    "exec",
+                    &ns,
+                    "iptables",
+                    "-w",
+                    op,
+                    "OUTPUT",
+                    "-j",
+                    "NFQUEUE",
+                    "--queue-num",
+                    &q,
+                    "--queue-bypass",
+                ],
+            )
+        };
+        let mut delayers = self.delayers.lock().unwrap();
+        if let Some(i) = delayers.iter().position(|(h, _)| h == name) {
+            let _ = rule("-D");
+            delayers.swap_remove(i);
+        }
         let out = if ms == 0 {
-            let out = run("tc", &["-n", ns, "qdisc", "del", "dev", "eth0", "root"]);
+            let out = run("tc", &["-n", &ns, "qdisc", "del", "dev", "eth0", "root"]);
             let err = String::from_utf8_lossy(&out.stderr);
             // No qdisc to delete is no delay already.
             if !out.status.success() && err.contains("Cannot delete qdisc with handle of zero") {
@@ -331,18 +362,37 @@ impl Lab {
             out
         } else {
             let delay = format!("{ms}ms");
-            let args = ["-n", ns, "qdisc", "replace", "dev", "eth0", "root"];
+            let args = ["-n", ns.as_str(), "qdisc", "replace", "dev", "eth0", "root"];
             run("tc", &[&args[..], &["netem", "delay", &delay]].concat())
         };
         if out.status.success() {
-            Ok(())
-        } else {
-            Err(format!(
-                "tc netem failed ({}): this kernel has no netem qdisc, and no other qdisc \
-                 delays by a fixed time",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ))
+            return Ok(());
         }
+        let netem = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        if ms == 0 {
+            return Ok(());
+        }
+        if !has("iptables") {
+            return Err(format!(
+                "tc netem failed ({netem}): this kernel has no netem qdisc, and the NFQUEUE \
+                 delay needs iptables (apt-get install iptables)"
+            ));
+        }
+        let d = nfqueue::Delayer::start(
+            &format!("/run/netns/{ns}"),
+            queue,
+            Duration::from_millis(ms as u64),
+        )
+        .map_err(|e| format!("tc netem failed ({netem}); the NFQUEUE delay failed: {e}"))?;
+        let out = rule("-I");
+        if !out.status.success() {
+            return Err(format!(
+                "tc netem failed ({netem}); iptables could not add the NFQUEUE rule: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        delayers.push((name.to_string(), d));
+        Ok(())
     }
 
     fn write_keys_and_configs(&self) {
@@ -404,8 +454,9 @@ impl Lab {
         std::fs::write(self.ssh_config_path(), client).unwrap();
     }
 
-    /// Starts each host's sshd (in a UTS namespace of its own whose hostname is the host's
-    /// name, so `ssh NAME hostname` says where it ran) and waits until each accepts a login.
+    /// Starts each host's sshd (in its network namespace, and a UTS namespace of its own whose
+    /// hostname is the host's name, so `ssh NAME hostname` says where it ran) and waits until
+    /// each accepts a login.
     fn start_sshds(&mut self) {
         // The privilege-separation folder sshd insists on; the system's sshd uses the same one.
         if !Path::new("/run/sshd").is_dir() {
@@ -416,8 +467,11 @@ impl Lab {
             let h = &self.hosts[i];
             let conf = self.dir.join(format!("sshd_{}.conf", h.name));
             let log = std::fs::File::create(self.sshd_log_path(&h.name)).unwrap();
-            let child = Command::new("ip")
-                .args(["netns", "exec", &h.ns, "unshare", "--uts", "sh", "-c"])
+            // `nsenter --net` rather than `ip netns exec`: only the network changes, so the
+            // host sees the machine's /sys (its cgroups) as a real host sees its own.
+            let child = Command::new("nsenter")
+                .arg(format!("--net=/run/netns/{}", h.ns))
+                .args(["--", "unshare", "--uts", "sh", "-c"])
                 .arg(r#"hostname "$0" && exec "$1" -D -e -f "$2""#)
                 .arg(&h.name)
                 .arg(SSHD)
@@ -470,6 +524,11 @@ impl Lab {
 
 impl Drop for Lab {
     fn drop(&mut self) {
+        // Delayers first: their threads hold sockets in the namespaces about to go.
+        self.delayers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
         for h in &self.hosts {
             kill_all_in(&h.ns);
         }
@@ -670,6 +729,17 @@ fn keygen(path: &Path) {
         path.display(),
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Whether `program` runs here (found on PATH).
+fn has(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok()
 }
 
 fn run(program: &str, args: &[&str]) -> Output {

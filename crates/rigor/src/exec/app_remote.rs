@@ -1,0 +1,382 @@
+//! An application on a host of its own, driven from here: its sources sent once per run, its
+//! build made there, and each iteration started, sampled and stopped there by the agent while
+//! the load runs from here (or from the load hosts). What the agent measured is merged into the
+//! iteration; every error names the host.
+
+use super::app_wire_job::WireJob;
+use super::build::Built;
+use super::iteration::{self, IterationContext, Watched};
+use super::readings::AppCpu;
+use crate::agent::protocol::AppWire;
+use crate::agent::{sources, Agent};
+use crate::config::{AppJob, Host, LoadJob};
+use crate::measurements::ids;
+use crate::result::Iteration;
+use rigor_probe::Mark;
+use sha2::{Digest, Sha256};
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// Agents of application hosts, connected once and kept for the run.
+static AGENTS: Mutex<Vec<Agent>> = Mutex::new(Vec::new());
+
+/// Each application host as its agent described itself, for the run's environment.
+static SEEN: Mutex<Vec<(String, serde_json::Value)>> = Mutex::new(Vec::new());
+
+/// The (host, folder key) pairs whose sources the host already unpacked in this run.
+static SENT: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+
+/// The folder the host keeps `dir`'s sources in: named by the host, the folder and this user,
+/// so two configs never share one.
+fn key_of(host: &Host, dir: &Path) -> String {
+    let mut h = Sha256::new();
+    h.update(host.name.as_bytes());
+    h.update([0]);
+    h.update(dir.as_os_str().as_encoded_bytes());
+    let hex: String = h
+        .finalize()
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("src-{hex}")
+}
+
+/// The name of one distinct build on the host (its artifact copy), from where rigor keeps its
+/// snapshots here: one per build of the run.
+fn build_name(key: &str, snapshots: &Path) -> String {
+    let digest = Sha256::digest(snapshots.as_os_str().as_encoded_bytes());
+    let hex: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
+    format!("{key}-b{hex}")
+}
+
+/// The host's agent, connected now if none is.
+fn take(host: &Host) -> Result<Agent, String> {
+    let kept = {
+        let mut agents = AGENTS.lock().unwrap_or_else(|e| e.into_inner());
+        agents
+            .iter()
+            .position(|a| a.name() == host.name)
+            .map(|i| agents.swap_remove(i))
+    };
+    if let Some(a) = kept {
+        return Ok(a);
+    }
+    let agent = Agent::connect(host)?;
+    if agent.install() == crate::agent::Install::Copied {
+        crate::console::err(&format!(
+            "application host {}: rigor copied into its cache (checksum verified)",
+            host.name
+        ));
+    }
+    // The transport serves every iteration: no iteration's sweep may end it.
+    super::reaper::spare(agent.transport_pid());
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if !seen.iter().any(|(n, _)| *n == host.name) {
+        let mut info = serde_json::to_value(agent.host_info()).unwrap_or_default();
+        if let serde_json::Value::Object(o) = &mut info {
+            o.insert("role".into(), "application".into());
+        }
+        seen.push((host.name.clone(), info));
+    }
+    Ok(agent)
+}
+
+/// Keeps a working agent for the next iteration; one whose transport died is ended (and its
+/// host's sources are sent again by the next connection).
+fn give_back(mut agent: Agent) {
+    if agent.alive() {
+        AGENTS.lock().unwrap_or_else(|e| e.into_inner()).push(agent);
+    } else {
+        let name = agent.name().to_string();
+        SENT.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|(h, _)| *h != name);
+        end(agent);
+    }
+}
+
+fn end(agent: Agent) {
+    let pid = agent.transport_pid();
+    drop(agent);
+    super::reaper::unspare(pid);
+}
+
+/// Adds the application hosts of the run, as their agents described themselves, to the run's
+/// environment under `hosts`.
+pub fn record_hosts(environment: &mut serde_json::Value) {
+    let seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    let serde_json::Value::Object(env) = environment else {
+        return;
+    };
+    if seen.is_empty() {
+        return;
+    }
+    let hosts = env
+        .entry("hosts")
+        .or_insert_with(|| serde_json::Value::Object(Default::default()));
+    if let serde_json::Value::Object(h) = hosts {
+        for (name, info) in seen.iter() {
+            h.insert(name.clone(), info.clone());
+        }
+    }
+}
+
+/// Ends every application host's agent: at the end of a run.
+pub fn disconnect_all() {
+    let agents = std::mem::take(&mut *AGENTS.lock().unwrap_or_else(|e| e.into_inner()));
+    agents.into_iter().for_each(end);
+    SENT.lock().unwrap_or_else(|e| e.into_inner()).clear();
+}
+
+/// Builds `app` on its host: its sources sent there first (once per run), the build's output
+/// copied into `log`.
+pub fn build(app: &AppJob, host: &Host, log: &Path, snapshots: &Path) -> Result<Built, String> {
+    let wire = AppWire::of(app)?;
+    let key = key_of(host, &app.dir);
+    let name = build_name(&key, snapshots);
+    let mut agent = take(host)?;
+    let result = build_with(&mut agent, app, host, &key, &name, &wire, log);
+    give_back(agent);
+    result
+}
+
+fn build_with(
+    agent: &mut Agent,
+    app: &AppJob,
+    host: &Host,
+    key: &str,
+    name: &str,
+    wire: &AppWire,
+    log: &Path,
+) -> Result<Built, String> {
+    let pair = (host.name.clone(), key.to_string());
+    let sent = SENT
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .contains(&pair);
+    if !sent {
+        let (tar, files) = sources::pack(&app.dir)?;
+        crate::console::err(&format!(
+            "rigor: sending {files} files ({:.1} MiB) of {} to host {}",
+            tar.len() as f64 / (1024.0 * 1024.0),
+            app.dir.display(),
+            host.name
+        ));
+        agent.send_sources(key, &tar)?;
+        SENT.lock().unwrap_or_else(|e| e.into_inner()).push(pair);
+    }
+    if let Some(cmd) = &app.build {
+        crate::console::err(&format!(
+            "rigor: building `{}` on host {}: {cmd}",
+            app.name, host.name
+        ));
+    }
+    let built = agent.build(key, name, wire);
+    let built = built?;
+    if let Some(parent) = log.parent() {
+        let _ = std::fs::create_dir_all(parent);
+    }
+    let wrote = app.build.is_some() && std::fs::write(log, &built.log).is_ok();
+    Ok(Built {
+        build_time_ms: built.build_time_ms,
+        size_kib: built.size_kib,
+        log: wrote.then(|| log.to_path_buf()),
+        note: built.note.map(|n| format!("on host {}: {n}", host.name)),
+        hash: built.hash,
+        rewritten: built.rewritten,
+        snapshot: None,
+        remote_build: Some(name.to_string()),
+    })
+}
+
+/// The application as the load phase sees it: on its host, through the agent.
+struct Remote<'a> {
+    agent: &'a mut Agent,
+    id: String,
+    spawned_at: Instant,
+    /// The first failure to reach the agent while the load ran.
+    lost: Option<String>,
+}
+
+impl Watched for Remote<'_> {
+    fn exited(&mut self) -> Option<String> {
+        if self.lost.is_some() {
+            return None;
+        }
+        match self.agent.app_exited(&self.id) {
+            Ok(status) => status,
+            Err(e) => {
+                self.lost = Some(e);
+                None
+            }
+        }
+    }
+    fn mark(&mut self, mark: Mark) {
+        let edge = match mark {
+            Mark::WindowStart => "window_start",
+            Mark::WindowEnd => "window_end",
+        };
+        if let Err(e) = self.agent.app_mark(&self.id, edge) {
+            self.lost.get_or_insert(e);
+        }
+    }
+    fn log_tail(&self) -> String {
+        format!(
+            "(the application's log is on host {}; it is copied into this iteration's log \
+             when the application stops)",
+            self.agent.name()
+        )
+    }
+    fn spawned_at(&self) -> Instant {
+        self.spawned_at
+    }
+}
+
+/// Runs one iteration of an application on `host` under `load_job`.
+pub fn run(
+    ctx: &IterationContext,
+    it: &mut Iteration,
+    load_job: &LoadJob,
+    host: &Host,
+) -> Result<(), String> {
+    let name = ctx.built.remote_build.clone().ok_or_else(|| {
+        format!(
+            "no build of `{}` was made on host {}",
+            ctx.row.app.name, host.name
+        )
+    })?;
+    let wire = AppWire::of(&ctx.row.app)?;
+    let key = key_of(host, &ctx.row.app.dir);
+    let mut agent = take(host)?;
+    let result = run_with(ctx, it, load_job, &mut agent, &key, &name, &wire);
+    give_back(agent);
+    let result = result.map_err(|e| name_host(e, &host.name));
+    if result.is_ok() {
+        crate::guards::iteration_guards(it);
+    }
+    result
+}
+
+/// Errors that come from the agent name the host already; others get it.
+fn name_host(e: String, host: &str) -> String {
+    if e.contains(host) {
+        e
+    } else {
+        format!("host {host}: {e}")
+    }
+}
+
+fn run_with(
+    ctx: &IterationContext,
+    it: &mut Iteration,
+    load_job: &LoadJob,
+    agent: &mut Agent,
+    key: &str,
+    name: &str,
+    wire: &AppWire,
+) -> Result<(), String> {
+    let id = format!("{}-{}-{}", std::process::id(), ctx.sequence, next_attempt());
+    let status = |phase: &str| ctx.status(phase);
+    status(&format!("starting on {}", agent.name()));
+    let started = agent.start_app(
+        &id,
+        key,
+        name,
+        wire,
+        ctx.sequence,
+        ctx.sample_interval,
+        ctx.drop_caches,
+        &load_job.spec.url,
+    )?;
+    let spawned_at = Instant::now()
+        .checked_sub(started.ready)
+        .unwrap_or_else(Instant::now);
+    let mut start: Iteration = from_host(started.iteration, agent.name())?;
+    said_on(&mut start, agent.name());
+    it.pid = Some(started.pid);
+    it.warnings.extend(start.warnings);
+    it.priority = start.priority;
+    it.caches_dropped = start.caches_dropped;
+    it.network = start.network;
+    it.outside_window.requests += start.outside_window.requests;
+    it.outside_window.bytes += start.outside_window.bytes;
+    it.measurements.insert(
+        ids::APP_START_TIME.into(),
+        started.ready.as_secs_f64() * 1e3,
+    );
+    let mut remote = Remote {
+        agent,
+        id: id.clone(),
+        spawned_at,
+        lost: None,
+    };
+    let result = iteration::under_load(ctx, load_job, it, &mut remote, AppCpu::Elsewhere, &status);
+    let lost = remote.lost.take();
+    status("stopping");
+    let stopped = agent.stop_app(&id, ctx.row.app.stop_timeout);
+    let (there, log) = match stopped {
+        Ok(s) => s,
+        Err(e) => {
+            let e = match lost {
+                Some(l) if l != e => format!("{l}; {e}"),
+                _ => e,
+            };
+            return Err(match result {
+                Err(r) => format!("{r}; {e}"),
+                Ok(()) => e,
+            });
+        }
+    };
+    let _ = std::fs::write(&ctx.log, &log);
+    let mut there = from_host(there, agent.name())?;
+    said_on(&mut there, agent.name());
+    merge_stopped(it, there);
+    match (result, it.error.take()) {
+        (Err(r), _) => Err(r),
+        (Ok(()), Some(e)) => Err(e),
+        (Ok(()), None) => Ok(()),
+    }
+}
+
+/// The host's warnings say where they were raised: this machine drives the load and has
+/// warnings of its own about the same figures (its CPU, its steal).
+fn said_on(it: &mut Iteration, host: &str) {
+    for w in &mut it.warnings {
+        w.message = format!("on host {host}: {}", w.message);
+    }
+}
+
+/// An iteration as the host's agent sent it.
+fn from_host(v: serde_json::Value, host: &str) -> Result<Iteration, String> {
+    serde_json::from_value(v)
+        .map_err(|e| format!("host {host}: the agent's figures cannot be read: {e}"))
+}
+
+/// A number per attempt, so a re-run of the same slot is a new application on the host.
+fn next_attempt() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    N.fetch_add(1, Ordering::Relaxed)
+}
+
+/// What the host measured, merged into the iteration: the app.* figures, the application's
+/// series (the load's, measured here, kept), its warnings, the host's machine over the window
+/// (interference where the application ran) and how it ended.
+fn merge_stopped(it: &mut Iteration, there: Iteration) {
+    it.measurements.extend(there.measurements);
+    it.warnings.extend(there.warnings);
+    if there.machine.is_some() {
+        it.machine = there.machine;
+    }
+    if let Some(mut s) = there.series {
+        if let Some(here) = it.series.take() {
+            s.load = here.load;
+            s.metrics = here.metrics;
+            s.metrics_t_ms = here.metrics_t_ms;
+        }
+        it.series = Some(s);
+    }
+    it.error = there.error;
+}

@@ -1,0 +1,181 @@
+//! An application job as it travels to its host and back into a job there: the job's folder
+//! is left out (the host unpacks the sources into one of its own) and the artifact goes
+//! relative to it, so no path the client sends can point outside that folder.
+
+use crate::agent::app_wire::{AppWire, ReadyWire};
+use crate::config::{AppJob, Ready};
+use std::path::{Component, Path, PathBuf};
+use std::time::Duration;
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Conversions between a job and its wire form.
+pub trait WireJob: Sized {
+    fn of(job: &AppJob) -> Result<Self, String>;
+    fn into_job(self, dir: &Path) -> Result<AppJob, String>;
+}
+
+impl WireJob for AppWire {
+    /// The job as it travels; fails when its artifact lies outside its folder (only the
+    /// folder reaches the host).
+    fn of(job: &AppJob) -> Result<AppWire, String> {
+        let artifact = match &job.artifact {
+            Some(a) => Some(relative_inside(a, &job.dir).ok_or_else(|| {
+                format!(
+                    "`{}`: the artifact {} is outside the job's folder {}: only the folder \
+                     reaches the application's host",
+                    job.name,
+                    a.display(),
+                    job.dir.display()
+                )
+            })?),
+            None => None,
+        };
+        Ok(AppWire {
+            name: job.name.clone(),
+            build: job.build.clone(),
+            artifact,
+            command: job.command.clone(),
+            ready: match &job.ready {
+                Ready::Http(u) => ReadyWire::Http(u.clone()),
+                Ready::Tcp(a) => ReadyWire::Tcp(a.clone()),
+                Ready::Stdout(t) => ReadyWire::Stdout(t.clone()),
+                Ready::Stderr(t) => ReadyWire::Stderr(t.clone()),
+            },
+            ready_timeout_ns: nanos(job.ready_timeout),
+            stop_timeout_ns: nanos(job.stop_timeout),
+            build_timeout_ns: nanos(job.build_timeout),
+            env: job.env.clone(),
+            cpus: job.cpus.clone(),
+            priority_high: job.priority_high,
+            configuration: job.configuration.clone(),
+        })
+    }
+
+    /// The job on the agent's host, in `dir`; fails on an artifact path that would leave it.
+    fn into_job(self, dir: &Path) -> Result<AppJob, String> {
+        let artifact = match self.artifact {
+            Some(a) => {
+                let rel = Path::new(&a);
+                if !rel.components().all(|c| matches!(c, Component::Normal(_))) {
+                    return Err(format!(
+                        "the artifact path {a:?} is not a plain path inside the job's folder"
+                    ));
+                }
+                Some(dir.join(rel))
+            }
+            None => None,
+        };
+        Ok(AppJob {
+            name: self.name,
+            dir: dir.to_path_buf(),
+            build: self.build,
+            artifact,
+            command: self.command,
+            ready: match self.ready {
+                ReadyWire::Http(u) => Ready::Http(u),
+                ReadyWire::Tcp(a) => Ready::Tcp(a),
+                ReadyWire::Stdout(t) => Ready::Stdout(t),
+                ReadyWire::Stderr(t) => Ready::Stderr(t),
+            },
+            ready_timeout: Duration::from_nanos(self.ready_timeout_ns),
+            stop_timeout: Duration::from_nanos(self.stop_timeout_ns),
+            build_timeout: Duration::from_nanos(self.build_timeout_ns),
+            env: self.env,
+            versions: Vec::new(),
+            configuration: self.configuration,
+            cpus: self.cpus,
+            priority_high: self.priority_high,
+            metrics: None,
+            git_ref: None,
+            host: None,
+        })
+    }
+}
+
+/// `path` relative to `dir` when it lies inside it (after resolving `.` and `..` by text).
+fn relative_inside(path: &Path, dir: &Path) -> Option<String> {
+    let norm = |p: &Path| -> Option<PathBuf> {
+        let mut out = PathBuf::new();
+        for c in p.components() {
+            match c {
+                Component::ParentDir => {
+                    if !out.pop() {
+                        return None;
+                    }
+                }
+                Component::CurDir => {}
+                other => out.push(other),
+            }
+        }
+        Some(out)
+    };
+    let (p, d) = (norm(&dir.join(path))?, norm(dir)?);
+    let rel = p.strip_prefix(&d).ok()?;
+    if rel.as_os_str().is_empty() {
+        return None;
+    }
+    rel.to_str().map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job() -> AppJob {
+        AppWire {
+            name: "app".into(),
+            build: Some("make".into()),
+            artifact: Some("out/server".into()),
+            command: "./out/server".into(),
+            ready: ReadyWire::Http("http://127.0.0.1:1/".into()),
+            ready_timeout_ns: 1,
+            stop_timeout_ns: 2,
+            build_timeout_ns: 3,
+            env: vec![("A".into(), "b".into())],
+            cpus: Some(vec![0]),
+            priority_high: true,
+            configuration: None,
+        }
+        .into_job(Path::new("/src/app"))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_job_travels_with_its_artifact_relative_to_its_folder() {
+        let j = job();
+        assert_eq!(
+            j.artifact.as_deref(),
+            Some(Path::new("/src/app/out/server"))
+        );
+        let wire = AppWire::of(&j).unwrap();
+        assert_eq!(wire.artifact.as_deref(), Some("out/server"));
+        let back = wire.clone().into_job(Path::new("/elsewhere")).unwrap();
+        assert_eq!(
+            back.artifact.as_deref(),
+            Some(Path::new("/elsewhere/out/server"))
+        );
+        assert_eq!(back.ready, Ready::Http("http://127.0.0.1:1/".into()));
+        assert_eq!(AppWire::of(&back).unwrap(), wire);
+    }
+
+    #[test]
+    fn an_artifact_outside_the_folder_is_refused_on_both_sides() {
+        let mut j = job();
+        j.artifact = Some("/src/app/../other/bin".into());
+        assert!(AppWire::of(&j)
+            .unwrap_err()
+            .contains("outside the job's folder"));
+        let mut w = AppWire::of(&job()).unwrap();
+        w.artifact = Some("../../etc/passwd".into());
+        assert!(w
+            .into_job(Path::new("/x"))
+            .unwrap_err()
+            .contains("not a plain path"));
+        let mut w = AppWire::of(&job()).unwrap();
+        w.artifact = Some("/etc/passwd".into());
+        assert!(w.into_job(Path::new("/x")).is_err());
+    }
+}

@@ -1,0 +1,313 @@
+//! The application on a host of its own: its sources travel to the host (a network namespace
+//! with its own sshd), are built and started there in a cgroup, sampled there, and loaded from
+//! two other hosts. The server's own count equals the merged count, the app's PID and cgroup
+//! live on its host, its figures and log come back; a crash there, or its transport dying, ends
+//! the iteration with an error naming the host and leaves nothing running in any namespace.
+
+mod common;
+mod hosts_support;
+use common::*;
+use hosts_support::*;
+use serde_json::Value;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// A source folder holding the testbed's binary; `build` copies it to the artifact, as a real
+/// build would produce one. `marker` names a file that tells the host's copy of it apart.
+fn sources(dir: &Path, marker: &str) -> std::path::PathBuf {
+    let src = dir.join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::copy(hello_server(), src.join("hello-server.bin")).unwrap();
+    std::fs::write(src.join(marker), "the test's sources").unwrap();
+    src
+}
+
+/// The application on host `app_host`, the load from `load_hosts` (none: from here).
+fn app_config(
+    lab: &Lab,
+    src: &Path,
+    port: u16,
+    app_host: &str,
+    load_hosts: &[&str],
+    flags: &str,
+    duration: &str,
+) -> String {
+    let load_role = if load_hosts.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "\nload = {{ hosts = [{}] }}",
+            load_hosts
+                .iter()
+                .map(|h| format!("\"{h}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let mut toml = format!(
+        r#"
+[jobs.app]
+dir = {src}
+build = "cp hello-server.bin app && chmod +x app"
+artifact = "app"
+command = "./app --port {port} --threads 2 --host 0.0.0.0 {flags}"
+ready = {{ http = "http://127.0.0.1:{port}/health", timeout = "10s" }}
+stop_timeout = "2s"
+
+[jobs.load]
+url = "http://{addr}:{port}/json"
+connections = 8
+warmup = "300ms"
+duration = "{duration}"
+
+[scenarios.s]
+application = "app"
+load = "load"
+
+[profiles.lab]
+application = {{ host = "{app_host}" }}{load_role}
+"#,
+        src = toml_string(&src.display().to_string()),
+        addr = lab.addr(app_host),
+    );
+    let mut hosts = vec![app_host];
+    hosts.extend(load_hosts);
+    for h in hosts {
+        toml.push_str(&format!(
+            "\n[hosts.{h}]\nssh = \"{h}\"\noptions = [\"-F\", {}]\n",
+            toml_string(&lab.ssh_config_path().display().to_string())
+        ));
+    }
+    toml
+}
+
+fn cmdline(pid: u32) -> String {
+    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    String::from_utf8_lossy(&raw).replace('\0', " ")
+}
+
+/// The application processes (`./app --port`) in host `name`'s namespace.
+fn apps_in(lab: &Lab, name: &str) -> Vec<u32> {
+    lab.pids_in(name)
+        .into_iter()
+        .filter(|&p| cmdline(p).starts_with("./app --port"))
+        .collect()
+}
+
+/// Removes the host's copies of the test's sources (the agent keeps them for the next run).
+fn forget_sources(marker: &str) {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let Some(work) = home.map(|h| h.join(".cache/rigor/work")) else {
+        return;
+    };
+    for e in std::fs::read_dir(&work).into_iter().flatten().flatten() {
+        if e.path().join(marker).exists() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+fn nothing_left(lab: &Lab, names: &[&str]) {
+    std::thread::sleep(Duration::from_millis(500));
+    for name in names {
+        let left: Vec<String> = lab
+            .pids_in(name)
+            .into_iter()
+            .map(cmdline)
+            .filter(|c| !c.contains("sshd"))
+            .collect();
+        assert!(left.is_empty(), "left running on {name}: {left:?}");
+    }
+}
+
+#[test]
+#[ignore = "needs root"]
+fn the_application_runs_on_its_host_under_load_from_two_others() {
+    let Some(lab) = Lab::or_skip(&["a1", "l1", "l2"]) else {
+        return;
+    };
+    let dir = temp_dir("hosts-app");
+    let marker = format!("marker-{}", std::process::id());
+    let src = sources(&dir, &marker);
+    let port = free_port();
+    std::fs::write(
+        dir.join("rigor.toml"),
+        app_config(&lab, &src, port, "a1", &["l1", "l2"], "", "1s"),
+    )
+    .unwrap();
+    let mut child = rigor_command(
+        &dir,
+        &["run", "-p", "lab", "-i", "2", "--json", "result.json"],
+    )
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    // The application, as the host's namespace sees it: its PID and its cgroup.
+    let mut seen: Vec<(u32, String)> = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while Instant::now() < deadline && matches!(child.try_wait(), Ok(None)) {
+        for p in apps_in(&lab, "a1") {
+            if !seen.iter().any(|(s, _)| *s == p) {
+                let cg = std::fs::read_to_string(format!("/proc/{p}/cgroup")).unwrap_or_default();
+                seen.push((p, cg));
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    assert!(
+        t.contains("to host a1"),
+        "the sources' journey is said: {t}"
+    );
+    let json = result(&dir);
+    let its = iterations(&json);
+    assert_eq!(its.len(), 2);
+    for it in its {
+        assert!(it["error"].is_null(), "{t}");
+        let app_pid = it["pid"].as_u64().expect("the app's PID") as u32;
+        let (_, cgroup) = seen
+            .iter()
+            .find(|(p, _)| *p == app_pid)
+            .unwrap_or_else(|| panic!("PID {app_pid} never ran in a1's namespace: {seen:?}"));
+        assert!(
+            cgroup.contains("/rigor-"),
+            "not in a cgroup of its own: {cgroup}"
+        );
+        // The server's own count: what the load hosts measured, plus what rigor sent outside
+        // the window (warmup, the first request, readiness), less what was in flight.
+        let merged = m(it, "load.requests").unwrap();
+        let (r1, r2) = (
+            m(it, "load.hosts.l1.requests").unwrap(),
+            m(it, "load.hosts.l2.requests").unwrap(),
+        );
+        assert_eq!(merged, r1 + r2);
+        assert!(r1 > 0.0 && r2 > 0.0);
+        let stats = server_stats(it);
+        let served = stats["by_path"]["/json"].as_f64().unwrap();
+        let load = &it["load"];
+        let outside = load["outside_window"]["requests"].as_f64().unwrap();
+        let in_flight = load["in_flight_at_end"].as_f64().unwrap();
+        let sent = merged + outside + 1.0;
+        assert!(
+            served <= sent && served >= sent - in_flight,
+            "server answered {served} on /json; hosts: {merged} measured + {outside} outside \
+             (+1 first request), {in_flight} in flight"
+        );
+        // Measured where it ran: memory, CPU and threads from the host's /proc.
+        assert!(m(it, "app.rss").unwrap() > 1.0, "{it}");
+        assert!(m(it, "app.cpu").unwrap() > 0.0, "{it}");
+        assert!(m(it, "app.threads.max").unwrap() >= 2.0, "{it}");
+        assert!(m(it, "app.start_time").unwrap() > 0.0);
+        assert_eq!(it["network"]["owned_by_app"], true, "{}", it["network"]);
+        assert!(
+            it["machine"].is_object(),
+            "the app host's machine over the window"
+        );
+        assert!(
+            !it["series"]["t_ms"].as_array().unwrap().is_empty(),
+            "the app's samples come back as a series"
+        );
+    }
+    let build = &json["builds"][0];
+    assert!(build["build_time_ms"].as_f64().unwrap() > 0.0, "{build}");
+    assert!(build["artifact_hash"]
+        .as_str()
+        .unwrap()
+        .starts_with("sha256:"));
+    let hosts = &json["environment"]["hosts"];
+    assert_eq!(hosts["a1"]["hostname"], "a1", "{hosts}");
+    nothing_left(&lab, &["a1", "l1", "l2"]);
+    forget_sources(&marker);
+}
+
+#[test]
+#[ignore = "needs root"]
+fn a_crash_on_the_application_host_fails_the_iteration_naming_it() {
+    let Some(lab) = Lab::or_skip(&["c1"]) else {
+        return;
+    };
+    let dir = temp_dir("hosts-app-crash");
+    let marker = format!("marker-{}", std::process::id());
+    let src = sources(&dir, &marker);
+    let port = free_port();
+    let toml = app_config(
+        &lab,
+        &src,
+        port,
+        "c1",
+        &[],
+        "--exit-after-requests 3000",
+        "3s",
+    );
+    let (t, json) = run_exit(&dir, &toml, &["-p", "lab", "-i", "2"], 1);
+    let json = json.expect("a result");
+    let its = iterations(&json);
+    assert_eq!(
+        its.len(),
+        2,
+        "the second iteration ran after the first crashed: {t}"
+    );
+    for it in its {
+        let e = it["error"].as_str().unwrap_or_default();
+        assert!(e.contains("crashed") && e.contains("c1"), "{e}");
+    }
+    nothing_left(&lab, &["c1"]);
+    forget_sources(&marker);
+}
+
+#[test]
+#[ignore = "needs root"]
+fn the_application_hosts_transport_dying_fails_clearly_and_leaves_nothing_there() {
+    let Some(lab) = Lab::or_skip(&["d1"]) else {
+        return;
+    };
+    let dir = temp_dir("hosts-app-die");
+    let marker = format!("marker-{}", std::process::id());
+    let src = sources(&dir, &marker);
+    let port = free_port();
+    std::fs::write(
+        dir.join("rigor.toml"),
+        app_config(&lab, &src, port, "d1", &[], "", "4s"),
+    )
+    .unwrap();
+    let child = rigor_command(
+        &dir,
+        &["run", "-p", "lab", "-i", "1", "--json", "result.json"],
+    )
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    // Once the application runs on d1, kill the agent that started it.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while apps_in(&lab, "d1").is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the application never started on d1"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let agent = lab
+        .pids_in("d1")
+        .into_iter()
+        .find(|&p| cmdline(p).contains("agent --stdio") && !cmdline(p).starts_with("sh"))
+        .expect("the agent on d1");
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(agent as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+    let out = child.wait_with_output().unwrap();
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    let json = result(&dir);
+    let it: &Value = &iterations(&json)[0];
+    let e = it["error"].as_str().unwrap_or_default();
+    assert!(e.contains("host d1"), "the error names the host: {e}");
+    nothing_left(&lab, &["d1"]);
+    assert!(apps_in(&lab, "d1").is_empty());
+    forget_sources(&marker);
+}
