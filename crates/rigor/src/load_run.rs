@@ -18,6 +18,9 @@ pub const LOAD_SCHEMA: &str = "rigor.load.v1";
 /// Runs the load `options` describe: 0 when the window ran to its end, 130 when interrupted
 /// (after printing what was measured). An engine error is a failure.
 pub fn run(options: &LoadOptions) -> Result<Exit, Failure> {
+    if let Some(tool) = &options.tool {
+        return crate::load_tool::run(options, tool);
+    }
     let human = |text: &str| human(options, text);
     human(&load_text::banner(&options.spec));
     let Some(report) = drive(&options.spec)? else {
@@ -33,7 +36,7 @@ pub fn run(options: &LoadOptions) -> Result<Exit, Failure> {
 
 /// The human text: on stdout, or on stderr when stdout carries the JSON alone. A closed terminal
 /// or pipe (`| head`) must not end the run: the human text is best-effort.
-fn human(options: &LoadOptions, text: &str) {
+pub(crate) fn human(options: &LoadOptions, text: &str) {
     let _ = if options.json_to_stdout() {
         std::io::stderr().write_all(text.as_bytes())
     } else {
@@ -67,7 +70,12 @@ fn write_json(report: &LoadReport, out: &JsonOut) -> anyhow::Result<()> {
         "measurements": report.measurements(),
         "report": report,
     });
-    let text = serde_json::to_string_pretty(&doc)? + "\n";
+    write_doc(&doc, out)
+}
+
+/// Writes a `rigor.load.v1` document to `out`.
+pub(crate) fn write_doc(doc: &serde_json::Value, out: &JsonOut) -> anyhow::Result<()> {
+    let text = serde_json::to_string_pretty(doc)? + "\n";
     match out {
         JsonOut::Stdout => {
             let mut stdout = std::io::stdout().lock();

@@ -25,6 +25,7 @@ mod history;
 mod interrupt;
 mod live_rate;
 mod load_run;
+mod load_tool;
 mod measurements;
 mod metrics;
 mod options;
@@ -33,6 +34,7 @@ mod report;
 mod result;
 mod selfreport;
 mod series;
+mod tools;
 
 use clap::Parser;
 use cli::{Cli, Command};

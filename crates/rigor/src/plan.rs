@@ -101,6 +101,16 @@ pub fn plan(config: &Config, selection: &Selection, limits: Limits) -> Result<Ru
                 continue;
             }
         };
+        let plan = match &selection.cross_check {
+            None => plan,
+            Some(tool) => match crate::tools::crosscheck::split(s, plan, tool) {
+                Ok(plan) => plan,
+                Err(messages) => {
+                    messages.into_iter().for_each(|m| problems.add(m));
+                    continue;
+                }
+            },
+        };
         for v in plan.variants.iter().flatten() {
             if !variant_order.contains(v) {
                 variant_order.push(v.clone());

@@ -59,6 +59,10 @@ pub struct RunResult {
     /// measurement, said up front and kept with the result.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub noise_floor: Vec<NoiseFloor>,
+    /// With `--cross-check TOOL`: each compared measurement of the engine against the tool,
+    /// agreeing, disagreeing beyond noise, or undecided, with the known cause.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cross_check: Option<crate::tools::crosscheck::CrossCheck>,
 }
 
 /// The looks of a `--until-conclusive` run: each look tests at a nominal confidence above the
@@ -308,6 +312,10 @@ pub struct Iteration {
     /// `outside_window`, which counts only what rigor sent to the load's own URL around it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics_scrapes: Option<u64>,
+    /// With `tool = "…"` on the load job: the tool that drove the load, its version, command
+    /// line and raw output ([`crate::tools::report::ToolReport`]); `load` is then null.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<serde_json::Value>,
     /// Figures a command reported for rows of their own; the runner moves each into its row.
     #[serde(skip)]
     pub row_figures: Vec<RowFigure>,
@@ -380,6 +388,7 @@ impl Iteration {
             caches_dropped: None,
             series: None,
             metrics_scrapes: None,
+            tool: None,
             row_figures: Vec::new(),
             declared: Default::default(),
         }

@@ -265,6 +265,7 @@ pub(crate) mod tests {
             measurements: Default::default(),
             sequential: None,
             noise_floor: Vec::new(),
+            cross_check: None,
         }
     }
 

@@ -28,6 +28,7 @@ pub fn prepare(args: &BisectArgs) -> Result<Setup, Failure> {
         vars: Vec::new(),
         variants: None,
         refs: Vec::new(),
+        cross_check: None,
     };
     let plan = crate::plan::prepare(&selection).map_err(|p| refused(&p))?;
     let Some(first) = plan.rows.first() else {

@@ -101,6 +101,7 @@ impl Bench {
             vars: Vec::new(),
             variants: None,
             refs: refs.to_vec(),
+            cross_check: None,
         }
     }
 

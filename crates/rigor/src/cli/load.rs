@@ -54,6 +54,13 @@ pub struct LoadArgs {
     /// '10.0.0.5,10.0.0.6': each has its own local ports, so more connections fit
     #[arg(long = "source-addr", value_name = "ADDRS")]
     pub source_addr: Option<String>,
+    /// Drive the load with an external tool instead of the engine: wrk, wrk2, bombardier,
+    /// h2load or oha (the flags above are mapped onto its own; see docs/load-tools.md)
+    #[arg(long, value_name = "NAME")]
+    pub tool: Option<String>,
+    /// Extra options for --tool, after `--` (e.g. `-- --h1` for h2load)
+    #[arg(last = true, value_name = "TOOL_ARGS")]
+    pub tool_args: Vec<String>,
 }
 
 /// Runs `rigor load`: bad flags are usage failures (exit 2) before anything is printed or

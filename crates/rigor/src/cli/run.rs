@@ -31,6 +31,11 @@ pub struct RunArgs {
     /// Variants to compare (comma-separated; the first is the baseline). Default: all declared.
     #[arg(long = "variants", value_delimiter = ',')]
     pub variants: Option<Vec<String>>,
+    /// Run each row with the built-in engine and with this load tool (wrk, wrk2, bombardier,
+    /// h2load, oha; options may follow: "h2load --h1"), interleaved as two variants, and say
+    /// where they disagree
+    #[arg(long = "cross-check", value_name = "TOOL")]
+    pub cross_check: Option<String>,
     /// Seed of the shuffled interleaving of variants (recorded in the result to replay it).
     #[arg(long = "seed")]
     pub seed: Option<u64>,

@@ -24,7 +24,9 @@ pub use cpus::parse_cpu_list;
 pub use git_ref::{ensure_worktrees, record_refs, GitRef};
 pub use hosts::{Host, LOCAL};
 pub use limits::Limits;
-pub use model::{AppJob, CommandWork, ExtractRule, LoadJob, MetricsScrape, Ready, RowPlan, Work};
+pub use model::{
+    AppJob, CommandWork, ExtractRule, LoadJob, MetricsScrape, Ready, RowPlan, ScenarioPlan, Work,
+};
 pub use problems::Problems;
 pub use resolve::MAX_ROWS;
 pub use resolve_command::valid_figure_name;
@@ -246,3 +248,5 @@ mod hostile_tests;
 pub(crate) mod keys;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tool_tests;

@@ -110,6 +110,9 @@ pub struct LoadJob {
     /// The hosts that share the load, each driving its share of the connections (and of the
     /// rate); empty when the engine runs in rigor itself.
     pub hosts: Vec<super::Host>,
+    /// `tool = "wrk"` (and its `args`): an external load tool drives the load instead of the
+    /// engine, with `spec` mapped onto its flags.
+    pub tool: Option<crate::tools::ToolSpec>,
 }
 
 /// Checks the row's own URL once after readiness.

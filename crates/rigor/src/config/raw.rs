@@ -208,6 +208,11 @@ pub struct RawJob {
     pub validate: Option<RawValidate>,
     /// Addresses the connections come from in turn: `127.0.0.1-127.0.0.4`, or a list.
     pub source_addrs: Option<String>,
+    /// An external load tool (`wrk`, `wrk2`, `bombardier`, `h2load`, `oha`) in place of the
+    /// engine.
+    pub tool: Option<String>,
+    /// Extra options for `tool`, placed after rigor's own flags.
+    pub args: Option<Vec<String>>,
 }
 
 /// A rule that reads one figure from the lines of a command job's output.

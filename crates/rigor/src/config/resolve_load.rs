@@ -133,26 +133,29 @@ impl Config {
                 ),
             ));
         }
+        let spec = LoadSpec {
+            url,
+            connections,
+            threads,
+            duration,
+            warmup,
+            pipeline,
+            rate,
+            timeout,
+            method,
+            headers,
+            body: body.map(String::into_bytes),
+            cpus,
+            source_addrs,
+        };
+        let tool = keys.tool(job, &spec, hosts.is_empty(), p);
         LoadJob {
-            spec: LoadSpec {
-                url,
-                connections,
-                threads,
-                duration,
-                warmup,
-                pipeline,
-                rate,
-                timeout,
-                method,
-                headers,
-                body: body.map(String::into_bytes),
-                cpus,
-                source_addrs,
-            },
+            spec,
             addr,
             priority_high,
             validate,
             hosts,
+            tool,
         }
     }
 
@@ -381,6 +384,60 @@ impl<'a> LoadKeys<'a> {
                  {MAX_IN_FLIGHT} requests in flight"
             ),
         ));
+    }
+
+    /// `tool` and `args`: the tool named, with every load key it cannot honour pointed at (the
+    /// key, or the variable that set it). A tool runs on rigor's own machine only: the agent
+    /// that drives load hosts runs the engine.
+    fn tool(
+        &self,
+        job: &RawJob,
+        spec: &LoadSpec,
+        local: bool,
+        p: &mut Problems,
+    ) -> Option<crate::tools::ToolSpec> {
+        let at = |key: &str, m: &str| self.config.error_at(&self.table, Some(key), m);
+        let Some(raw) = &job.tool else {
+            if job.args.is_some() {
+                p.add(at(
+                    "args",
+                    "`args` are options for a load `tool`; the built-in engine takes none (add                      `tool = \"wrk\"` or another tool, or drop `args`)",
+                ));
+            }
+            return None;
+        };
+        let name = p.take(self.config.expand(self.vars, &self.table, "tool", raw))?;
+        let tool = match crate::tools::Tool::from_name(name.trim()) {
+            Ok(t) => t,
+            Err(e) => {
+                p.add(at("tool", &e));
+                return None;
+            }
+        };
+        let args = job
+            .args
+            .iter()
+            .flatten()
+            .filter_map(|a| p.take(self.config.expand(self.vars, &self.table, "args", a)))
+            .collect();
+        for (key, why) in crate::tools::check(tool, spec) {
+            let src = match self.overrides.get(key) {
+                Some((_, origin)) => Source::Override(origin),
+                None => Source::Key,
+            };
+            p.add(self.error(key, &src, &why));
+        }
+        if !local {
+            p.add(at(
+                "tool",
+                &format!(
+                    "{} runs on rigor's own machine only: the load hosts run rigor's engine \
+                     (remove `host`/`hosts` from the profile's load role, or drop `tool`)",
+                    tool.name()
+                ),
+            ));
+        }
+        Some(crate::tools::ToolSpec { tool, args })
     }
 
     /// `rate`: requests per second within the engine's range, or none (closed model).

@@ -325,15 +325,29 @@ pub(super) fn under_load(
     let app_host = ctx.row.app.host.as_ref().map(|h| h.name.as_str());
     first_request(load_job, app_host, it, &*app)?;
     let mut scraper = crate::metrics::start(&ctx.row.app, ctx.sample_interval, app.spawned_at());
-    let result = load(
-        load_job,
-        app_host,
-        it,
-        app,
-        app_cpu,
-        scraper.as_mut(),
-        status,
-    );
+    let result = match &load_job.tool {
+        Some(tool) => super::tool_load::load(
+            load_job,
+            tool,
+            it,
+            super::tool_load::Around {
+                app,
+                app_cpu,
+                scraper: scraper.as_mut(),
+                status,
+                log: &ctx.log,
+            },
+        ),
+        None => load(
+            load_job,
+            app_host,
+            it,
+            app,
+            app_cpu,
+            scraper.as_mut(),
+            status,
+        ),
+    };
     if let Some(s) = scraper {
         crate::metrics::finish(s, &ctx.row.app, it);
     }

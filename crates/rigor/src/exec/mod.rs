@@ -34,6 +34,8 @@ mod schedule;
 pub mod sentinel;
 mod shell;
 mod stale;
+pub(crate) mod tool_child;
+pub(crate) mod tool_load;
 
 #[cfg(test)]
 mod mock;
@@ -138,6 +140,15 @@ pub fn measure(options: &RunOptions) -> Result<Measured, Failure> {
     app_remote::record_hosts(&mut result.environment);
     app_remote::disconnect_all();
     finish::conclude(&mut result, options, &plan, failed);
+    if let Some(tool) = &options.selection.cross_check {
+        let pipelined = plan
+            .rows
+            .iter()
+            .any(|r| r.plan.work.load().is_some_and(|l| l.spec.pipeline > 1));
+        result.cross_check = Some(crate::tools::crosscheck::findings(
+            &result, tool.tool, pipelined,
+        ));
+    }
     if let Err(e) = outputs.save(&result, true) {
         console::err(&format!("error: {e}"));
         failed = true;
@@ -222,6 +233,9 @@ fn report_run(result: &RunResult, outputs: &Outputs, run_dir: &Path) {
         &outputs.view.on_terminal(),
         report::terminal::use_color(),
     ));
+    if let Some(c) = &result.cross_check {
+        console::out(&crate::tools::crosscheck::render(c));
+    }
     console::err(&format!(
         "results: {} (logs in {})",
         outputs.json.display(),

@@ -174,6 +174,7 @@ pub fn skeleton(
         measurements: plan.declarations.clone(),
         sequential: None,
         noise_floor: Vec::new(),
+        cross_check: None,
     }
 }
 

@@ -99,6 +99,8 @@ impl AppCpu<'_> {
 /// of remote ones) work for rigor: their CPU is rigor's own, not interference.
 fn reading(app: AppCpu) -> rigor_probe::MachineReading {
     let mut r = rigor_probe::machine_reading(app.ns());
+    // Load tools rigor ran work for rigor too (live ones are spared, so counted below).
+    r.self_cpu_ns += super::tool_child::finished_cpu_ns();
     r.self_cpu_ns += super::reaper::spared()
         .into_iter()
         .filter_map(|pid| rigor_probe::tree_cpu_ns(pid as i32))

@@ -60,6 +60,7 @@ fn load() -> LoadJob {
         priority_high: false,
         validate: None,
         hosts: Vec::new(),
+        tool: None,
     }
 }
 

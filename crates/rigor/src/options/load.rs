@@ -22,6 +22,8 @@ pub struct LoadOptions {
     pub spec: LoadSpec,
     /// `--json`, if given.
     pub json: Option<JsonOut>,
+    /// `--tool NAME` (and the options after `--`): an external tool drives the load.
+    pub tool: Option<crate::tools::ToolSpec>,
 }
 
 impl LoadOptions {
@@ -38,6 +40,7 @@ impl TryFrom<&LoadArgs> for LoadOptions {
     /// connecting.
     fn try_from(args: &LoadArgs) -> Result<Self, Failure> {
         let spec = build_spec(args).map_err(Failure::usage)?;
+        let tool = tool(args, &spec).map_err(Failure::usage)?;
         let json = args.json.as_deref().map(|j| match j {
             "-" => JsonOut::Stdout,
             path => JsonOut::File(PathBuf::from(path)),
@@ -47,8 +50,38 @@ impl TryFrom<&LoadArgs> for LoadOptions {
             crate::exec::output::probe(path)
                 .map_err(|e| Failure::usage(format!("--json {}: {e}", path.display())))?;
         }
-        Ok(LoadOptions { spec, json })
+        Ok(LoadOptions { spec, json, tool })
     }
+}
+
+/// `--tool` and its options after `--`, checked against the flags: a flag the tool cannot
+/// honour is named (`--rate: wrk has no rate …`).
+fn tool(args: &LoadArgs, spec: &LoadSpec) -> Result<Option<crate::tools::ToolSpec>, String> {
+    let Some(name) = &args.tool else {
+        if !args.tool_args.is_empty() {
+            return Err(format!(
+                "options after `--` ({}) are for --tool; the engine takes none",
+                args.tool_args.join(" ")
+            ));
+        }
+        return Ok(None);
+    };
+    let tool = crate::tools::Tool::from_name(name).map_err(|e| format!("--tool: {e}"))?;
+    let problems: Vec<String> = crate::tools::check(tool, spec)
+        .into_iter()
+        .map(|(key, why)| match key {
+            "tool" => format!("--tool {name}: {why}"),
+            "source_addrs" => format!("--source-addr: {why}"),
+            key => format!("--{key}: {why}"),
+        })
+        .collect();
+    if !problems.is_empty() {
+        return Err(problems.join("\n"));
+    }
+    Ok(Some(crate::tools::ToolSpec {
+        tool,
+        args: args.tool_args.clone(),
+    }))
 }
 
 /// The spec the flags describe; the error names the flag or value at fault.

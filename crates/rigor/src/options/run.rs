@@ -28,6 +28,8 @@ pub struct Selection {
     /// `(name, rev)`: replaces the selected scenarios' variants with one per commit, built
     /// from a worktree of it (how `rigor bisect` runs commits); empty leaves the config as is.
     pub refs: Vec<(String, String)>,
+    /// `--cross-check TOOL`: each row run by the engine and by the tool, as two variants.
+    pub cross_check: Option<crate::tools::ToolSpec>,
 }
 
 /// Where the result files go. The paths are only checked for writability once the plan is
@@ -117,6 +119,10 @@ impl RunOptions {
             vars: parse_vars(&args.vars).unwrap_or_default(),
             variants: args.variants.clone(),
             refs: Vec::new(),
+            cross_check: args
+                .cross_check
+                .as_deref()
+                .and_then(|t| crate::tools::crosscheck::parse(t).ok()),
         };
         check(args, &selection).map_err(|mut problems| {
             if let Err(config) = crate::plan::prepare(&selection) {
@@ -171,6 +177,9 @@ fn check(args: &RunArgs, selection: &Selection) -> Result<RunOptions, Problems> 
         check_names(flag, names.map(Vec::as_slice), &mut p);
     }
     p.take(parse_vars(&args.vars));
+    if let Some(t) = &args.cross_check {
+        p.take(crate::tools::crosscheck::parse(t));
+    }
     let view = p.take(args.view.view());
     let exclude = p
         .take(args.exclude.as_deref().map(parse_exclude).transpose())

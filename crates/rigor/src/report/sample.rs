@@ -63,6 +63,7 @@ pub fn sample_result() -> RunResult {
         measurements: Default::default(),
         sequential: None,
         noise_floor: Vec::new(),
+        cross_check: None,
         comparisons: vec![Comparison {
             scenario: "plaintext".into(),
             shift_pct: Some(-10.8),

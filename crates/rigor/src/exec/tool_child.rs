@@ -1,0 +1,324 @@
+//! A load tool's process. Started straight from its argv (no shell) in a process group of its
+//! own, pinned to the load's CPUs, carrying rigor's owner mark; registered with the interrupt
+//! handler and the sentinel, and given a parent-death signal, so it never outlives rigor (Ctrl-C
+//! and a killed rigor included). Reaped with wait4, so its CPU is the kernel's account of the
+//! tool and everything it waited for; while it runs, the probe reads its process tree.
+
+use crate::tools::report::MAX_OUTPUT;
+use crate::tools::{Invocation, Tool};
+use nix::sys::prctl::set_pdeathsig;
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// CPU (ns) of every tool process reaped so far: added to rigor's own CPU in the machine's
+/// account, so a tool that exited inside a span is not counted as foreign work.
+static FINISHED_CPU_NS: AtomicU64 = AtomicU64::new(0);
+
+/// CPU of the tools rigor ran, ns: those reaped, plus the live trees of those still running
+/// (they are spared, so the machine readings add their trees already).
+pub fn finished_cpu_ns() -> u64 {
+    FINISHED_CPU_NS.load(Ordering::SeqCst)
+}
+
+/// A running (or reaped) tool.
+pub struct ToolProcess {
+    pub pid: i32,
+    pub started: Instant,
+    stdout: PathBuf,
+    stderr: PathBuf,
+    ended: Option<(ExitStatus, Duration)>,
+    cpu_ns: Option<u64>,
+    /// The probe's last reading of the tree's CPU, for a tool whose rusage cannot be had.
+    tree_ns: Option<u64>,
+}
+
+impl ToolProcess {
+    /// Writes the invocation's files, then starts it with stdout and stderr in
+    /// `dir/STEM.stdout` and `dir/STEM.stderr`. A program that is not on PATH is an error
+    /// saying so and how to install it.
+    pub fn spawn(
+        tool: Tool,
+        inv: &Invocation,
+        cpus: Option<&[usize]>,
+        dir: &Path,
+        stem: &str,
+    ) -> Result<ToolProcess, String> {
+        for (path, bytes) in &inv.files {
+            std::fs::write(path, bytes)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+        let stdout = dir.join(format!("{stem}.stdout"));
+        let stderr = dir.join(format!("{stem}.stderr"));
+        let create = |p: &Path| {
+            std::fs::File::create(p).map_err(|e| format!("cannot create {}: {e}", p.display()))
+        };
+        let (out, err) = (create(&stdout)?, create(&stderr)?);
+        let cpuset = cpus
+            .map(|c| rigor_load::cpu_set(c).map_err(|e| format!("cannot pin {}: {e}", tool.name())))
+            .transpose()?;
+        let mut cmd = Command::new(&inv.program);
+        cmd.args(&inv.args)
+            .env(super::procs::MARK, super::reaper::mark())
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .process_group(0);
+        // SAFETY: the closure only makes async-signal-safe system calls on prepared data.
+        unsafe {
+            cmd.pre_exec(move || {
+                if let Some(set) = &cpuset {
+                    nix::sched::sched_setaffinity(Pid::from_raw(0), set)?;
+                }
+                set_pdeathsig(Signal::SIGKILL)?;
+                Ok(())
+            });
+        }
+        let started = Instant::now();
+        let child = cmd.spawn().map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => format!(
+                "{} is not installed: `{}` is not on PATH ({})",
+                tool.name(),
+                inv.program,
+                tool.install_hint()
+            ),
+            _ => format!("cannot start {} (`{}`): {e}", tool.name(), inv.program),
+        })?;
+        let pid = child.id() as i32;
+        // Reaped here with wait4, never through `child`.
+        drop(child);
+        crate::interrupt::register_group(pid);
+        super::reaper::spare(pid as u32);
+        Ok(ToolProcess {
+            pid,
+            started,
+            stdout,
+            stderr,
+            ended: None,
+            cpu_ns: None,
+            tree_ns: None,
+        })
+    }
+
+    /// Its exit status once it has ended (reaping it then); reads its tree's CPU while it runs.
+    pub fn poll(&mut self) -> Option<ExitStatus> {
+        if let Some((status, _)) = self.ended {
+            return Some(status);
+        }
+        let mut status = 0;
+        // SAFETY: rusage is plain data, written by the kernel.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: wait4 on our own child's PID with out-parameters we own.
+        let r = unsafe { libc::wait4(self.pid, &mut status, libc::WNOHANG, &mut usage) };
+        if r == self.pid {
+            let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+            let cpu = ns(usage.ru_utime) + ns(usage.ru_stime);
+            // The tree reading can hold descendants the tool never waited for.
+            let cpu = cpu.max(self.tree_ns.unwrap_or(0));
+            self.cpu_ns = Some(cpu);
+            FINISHED_CPU_NS.fetch_add(cpu, Ordering::SeqCst);
+            self.finish(ExitStatus::from_raw(status));
+        } else if r < 0 {
+            // Not our child any more (reaped elsewhere): ended, CPU from the last reading.
+            self.cpu_ns = self.tree_ns;
+            self.finish(ExitStatus::from_raw(0));
+        } else if let Some(ns) = rigor_probe::tree_cpu_ns(self.pid) {
+            self.tree_ns = Some(ns);
+        }
+        self.ended.map(|(s, _)| s)
+    }
+
+    fn finish(&mut self, status: ExitStatus) {
+        self.ended = Some((status, self.started.elapsed()));
+        super::reaper::unspare(self.pid as u32);
+        crate::interrupt::unregister_group(self.pid);
+        // Whatever it started and left behind goes with it.
+        let _ = killpg(Pid::from_raw(self.pid), Signal::SIGKILL);
+    }
+
+    /// Stops it: SIGINT to its group (wrk and oha print what they measured on it), `grace`,
+    /// then SIGKILL; returns once it is reaped.
+    pub fn stop(&mut self, grace: Duration) -> ExitStatus {
+        if let Some(s) = self.poll() {
+            return s;
+        }
+        let _ = killpg(Pid::from_raw(self.pid), Signal::SIGINT);
+        let deadline = Instant::now() + grace;
+        loop {
+            if let Some(s) = self.poll() {
+                return s;
+            }
+            if Instant::now() >= deadline || crate::interrupt::hurry() {
+                let _ = killpg(Pid::from_raw(self.pid), Signal::SIGKILL);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Waits until it exits on its own, calling `tick` every 20 ms with the time since it
+    /// started; `tick` returns false to stop it (an interrupt, a crashed application).
+    pub fn wait(&mut self, mut tick: impl FnMut(Duration) -> bool) -> ExitStatus {
+        loop {
+            if let Some(s) = self.poll() {
+                return s;
+            }
+            if !tick(self.started.elapsed()) {
+                return self.stop(Duration::from_secs(2));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// From spawn to exit (to now while it runs).
+    pub fn wall(&self) -> Duration {
+        self.ended
+            .map_or_else(|| self.started.elapsed(), |(_, d)| d)
+    }
+
+    /// CPU its tree used, ns, once it has ended.
+    pub fn cpu_ns(&self) -> Option<u64> {
+        self.cpu_ns
+    }
+
+    /// What it printed on stdout and stderr (each at most [`MAX_OUTPUT`] bytes, lossy UTF-8).
+    pub fn output(&self) -> (String, String) {
+        (read_bounded(&self.stdout), read_bounded(&self.stderr))
+    }
+}
+
+impl Drop for ToolProcess {
+    /// A tool never outlives the code that started it.
+    fn drop(&mut self) {
+        if self.ended.is_none() {
+            self.stop(Duration::ZERO);
+        }
+    }
+}
+
+fn read_bounded(path: &Path) -> String {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    if let Ok(f) = std::fs::File::open(path) {
+        let _ = f.take(MAX_OUTPUT).read_to_end(&mut bytes);
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// The first line `tool` prints for its version flag, asked once per rigor process.
+pub fn version(tool: Tool) -> Option<String> {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    static SEEN: Mutex<Option<HashMap<&'static str, Option<String>>>> = Mutex::new(None);
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    seen.get_or_insert_with(HashMap::new)
+        .entry(tool.name())
+        .or_insert_with(|| {
+            let out = Command::new(tool.program())
+                .arg(tool.version_flag())
+                .stdin(Stdio::null())
+                .output()
+                .ok()?;
+            let text = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            text.lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .map(String::from)
+        })
+        .clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inv(program: &str, script: &str) -> Invocation {
+        Invocation {
+            program: program.into(),
+            args: vec!["-c".into(), script.into()],
+            files: vec![],
+        }
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let d =
+            std::env::temp_dir().join(format!("rigor-tool-child-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn a_finished_tool_has_its_output_exit_and_cpu() {
+        let dir = scratch("done");
+        let busy =
+            "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; echo counted $i; echo oops >&2";
+        let mut p = ToolProcess::spawn(Tool::Wrk, &inv("sh", busy), None, &dir, "t").unwrap();
+        let exit = p.wait(|_| true);
+        assert!(exit.success(), "{exit}");
+        let (out, err) = p.output();
+        assert_eq!((out.as_str(), err.as_str()), ("counted 300000\n", "oops\n"));
+        let cpu = p.cpu_ns().expect("CPU of a reaped tool");
+        assert!(cpu > 10_000_000, "a shell counting to 300000 used {cpu} ns");
+        assert!(cpu as f64 <= p.wall().as_secs_f64() * 1e9 * 1.05 + 1e7);
+        assert!(finished_cpu_ns() >= cpu);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_tool_told_to_stop_is_stopped_with_its_group() {
+        let dir = scratch("stop");
+        // A child of the tool that ignores SIGINT: the group's SIGKILL still ends it.
+        let script = "trap '' INT; sleep 30 & wait";
+        let mut p = ToolProcess::spawn(Tool::Oha, &inv("sh", script), None, &dir, "t").unwrap();
+        let pid = p.pid;
+        let t = Instant::now();
+        let exit = p.wait(|ran| ran < Duration::from_millis(200));
+        assert!(!exit.success());
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+        // Zombies wait for a reaper this test process is not; living members would be a leak.
+        // A SIGKILLed process dies when next scheduled: on a busy machine, a moment later.
+        let living = || -> Vec<_> {
+            super::super::procs::all()
+                .into_iter()
+                .filter(|p| p.pgrp == pid && !p.zombie)
+                .collect()
+        };
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while !living().is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(
+            living().is_empty(),
+            "the tool's group outlived it: {:?}",
+            living()
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_tool_that_is_not_installed_says_so_and_how_to_install_it() {
+        let dir = scratch("missing");
+        let e = ToolProcess::spawn(
+            Tool::H2load,
+            &inv("rigor-no-such-tool", ""),
+            None,
+            &dir,
+            "t",
+        )
+        .err()
+        .unwrap();
+        assert_eq!(
+            e,
+            "h2load is not installed: `rigor-no-such-tool` is not on PATH (Debian/Ubuntu: apt-get \
+             install nghttp2-client)"
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

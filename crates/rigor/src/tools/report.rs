@@ -1,0 +1,101 @@
+//! What a result keeps of one tool run, so a reader can check rigor's reading of it: the tool
+//! and its version, the exact command lines, the raw outputs, the exit status, the tool's own
+//! CPU, and the figures read from it. Stored as the iteration's `tool` (and as `tool` in `rigor
+//! load --json`).
+
+use super::figures::ToolFigures;
+use serde::Serialize;
+
+/// One measured run of a tool, and the unmeasured warmup run before it (if any).
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolReport {
+    /// `wrk`, `h2load`, …
+    pub tool: String,
+    /// The first line the program printed for its version flag (`None` when it printed none).
+    pub version: Option<String>,
+    /// The measured run's command line, program first.
+    pub command: Vec<String>,
+    /// Its standard output, as printed (at most [`MAX_OUTPUT`] bytes).
+    pub output: String,
+    /// Its standard error.
+    pub stderr: String,
+    /// How it ended (`exit status: 0`).
+    pub exit: String,
+    /// From spawn to exit, seconds.
+    pub wall_secs: f64,
+    /// CPU the tool's process tree used over its whole run (user + system), seconds.
+    pub cpu_secs: Option<f64>,
+    /// The cores `load.cpu` is a share of: the CPUs it may run on, and no more than its
+    /// `threads` for the tools that take them.
+    pub cores: usize,
+    /// What was read from `output`.
+    pub figures: ToolFigures,
+    /// oha only: requests it cancelled when its duration ran out (not counted as errors).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aborted_at_deadline: Option<f64>,
+    /// The warmup run, for tools that do not warm up themselves.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<WarmupReport>,
+}
+
+/// The unmeasured run before the measured one.
+#[derive(Debug, Clone, Serialize)]
+pub struct WarmupReport {
+    pub command: Vec<String>,
+    pub output: String,
+    pub stderr: String,
+    pub exit: String,
+    /// Responses it completed, as its output says (these reach the application outside the
+    /// window).
+    pub requests: Option<f64>,
+}
+
+/// The most of a tool's stdout or stderr kept (and parsed): a summary is a few kilobytes.
+pub const MAX_OUTPUT: u64 = 4 * 1024 * 1024;
+
+impl ToolReport {
+    /// `load.cpu`: the tool's CPU over its run on its cores, in % (100 = all of them busy).
+    pub fn cpu_pct(&self) -> Option<f64> {
+        let secs = self.cpu_secs?;
+        (self.wall_secs > 0.0 && self.cores > 0)
+            .then(|| 100.0 * secs / (self.wall_secs * self.cores as f64))
+    }
+}
+
+/// The last `lines` lines of a tool's output, indented, for an error message: what it said
+/// before it failed.
+pub fn tail(output: &str, stderr: &str, lines: usize) -> String {
+    let mut picked: Vec<&str> = Vec::new();
+    for text in [stderr, output] {
+        let mut l: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        let keep = l.len().saturating_sub(lines);
+        picked.extend(l.drain(keep..));
+    }
+    if picked.is_empty() {
+        return "    (it printed nothing)".into();
+    }
+    picked
+        .iter()
+        .map(|l| {
+            let l: String = l.chars().take(300).collect();
+            format!("    {l}")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tail_keeps_the_last_lines_of_each_stream() {
+        let out = (1..=20)
+            .map(|i| format!("out {i}"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let t = tail(&out, "boom\n", 3);
+        assert_eq!(t, "    boom\n    out 18\n    out 19\n    out 20");
+        assert_eq!(tail("", "\n", 5), "    (it printed nothing)");
+    }
+}

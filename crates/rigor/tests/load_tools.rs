@@ -1,0 +1,467 @@
+//! External load tools as load jobs, run for real against the testbed: the tool's figures
+//! under the engine's ids and checked against the server's own count, its CPU, its raw output
+//! in the result, and a missing or failing tool as a failed iteration with a clear error.
+//! A test whose tool is not installed says `test-skip: needs TOOL` and checks nothing.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// A result must still be a valid `rigor.run.v1` with the tool's fields in it.
+fn assert_schema(result: &Value) {
+    let path = workspace().join("docs/rigor.run.v1.schema.json");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let v = jsonschema::draft202012::new(&schema).expect("the schema compiles");
+    let errors: Vec<String> = v
+        .iter_errors(result)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+}
+
+/// Whether `program` is on PATH.
+fn installed(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(program).is_file()))
+}
+
+/// The config of `common::config` loaded for 2 s after a 1 s warmup (wrk takes whole
+/// seconds), with `lines` added to the load job.
+fn with_load(toml: &str, lines: &str) -> String {
+    let at = "warmup = \"300ms\"\nduration = \"1s\"";
+    assert!(toml.contains(at), "no `{at}` in {toml}");
+    toml.replacen(
+        at,
+        &format!("warmup = \"1s\"\nduration = \"2s\"\n{lines}"),
+        1,
+    )
+}
+
+/// The measured run's figures against what the server answered on `path`: every response the
+/// tool counted reached the server, and the server answered at most what was in flight at the
+/// end of each run (one connection's worth per run) beyond them: the first request, the
+/// warmup run's requests and the measured run's.
+fn check_against_server(it: &Value, path: &str, connections: f64) {
+    let stats = server_stats(it);
+    let served = stats["by_path"][path].as_f64().unwrap();
+    let requests = m(it, "load.requests").expect("load.requests");
+    let tool = &it["tool"];
+    let warm = tool["warmup"]["requests"].as_f64().unwrap_or(0.0);
+    let runs = if tool["warmup"].is_object() { 2.0 } else { 1.0 };
+    let counted = requests + warm + 1.0;
+    assert!(
+        served >= counted && served <= counted + runs * connections,
+        "server answered {served} on {path}; {} counted {requests} measured + {warm} warmup \
+         (+1 first request), up to {connections} in flight per run",
+        tool["tool"]
+    );
+    assert!(requests > 100.0, "{requests}");
+}
+
+/// The tool's own CPU: read, not zero, and less than the whole machine over its run.
+fn check_cpu(it: &Value) {
+    let tool = &it["tool"];
+    let cpu_secs = tool["cpu_secs"].as_f64().expect("cpu_secs");
+    let wall = tool["wall_secs"].as_f64().unwrap();
+    let cores = std::thread::available_parallelism().unwrap().get() as f64;
+    assert!(
+        cpu_secs > 0.0 && cpu_secs < wall * cores,
+        "{cpu_secs} s over {wall} s"
+    );
+    let pct = m(it, "load.cpu").expect("load.cpu");
+    assert!(pct > 0.0 && pct <= 100.0 * cores, "{pct}");
+}
+
+#[test]
+fn wrk_drives_a_run_counted_like_the_servers_own_count() {
+    if !installed("wrk") {
+        return skip("needs wrk");
+    }
+    let dir = temp_dir("tool-wrk");
+    let port = free_port();
+    let toml = with_load(&config(port, "", "/plaintext", ""), "tool = \"wrk\"");
+    let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
+    let it = &iterations(json.as_ref().unwrap())[0];
+    assert!(it["error"].is_null(), "{t}");
+    assert!(it["load"].is_null(), "the engine did not run");
+    let tool = &it["tool"];
+    assert_eq!(tool["tool"], "wrk");
+    assert!(
+        tool["version"].as_str().unwrap().starts_with("wrk "),
+        "{tool}"
+    );
+    let command: Vec<&str> = tool["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(command[..3], ["wrk", "-c", "8"], "{command:?}");
+    assert!(command.contains(&"--latency"));
+    let output = tool["output"].as_str().unwrap();
+    assert!(
+        output.contains("requests in") && output.contains("Requests/sec:"),
+        "{output}"
+    );
+    // The figures are read from that output: wrk's own count is load.requests.
+    let said = output
+        .lines()
+        .find_map(|l| l.trim().split_once(" requests in "))
+        .map(|(n, _)| n.parse::<f64>().unwrap());
+    assert_eq!(said, m(it, "load.requests"));
+    for id in [
+        "load.rps",
+        "load.latency.p50",
+        "load.latency.p99",
+        "load.latency.max",
+    ] {
+        assert!(m(it, id).is_some_and(|v| v > 0.0), "{id}");
+    }
+    for absent in [
+        "load.latency.p999",
+        "load.errors.parse",
+        "load.errors.closed",
+    ] {
+        assert!(m(it, absent).is_none(), "{absent}: wrk has no such figure");
+    }
+    check_against_server(it, "/plaintext", 8.0);
+    check_cpu(it);
+    assert_schema(json.as_ref().unwrap());
+    // The warmup run's requests reached the server outside the window.
+    let warm = tool["warmup"]["requests"].as_f64().unwrap();
+    assert!(warm > 0.0);
+    assert!(it["outside_window"]["requests"].as_f64().unwrap() >= warm + 1.0);
+}
+
+#[test]
+fn h2load_drives_a_run_with_its_own_warmup() {
+    if !installed("h2load") {
+        return skip("needs h2load");
+    }
+    let dir = temp_dir("tool-h2load");
+    let port = free_port();
+    let toml = with_load(
+        &config(port, "", "/json", ""),
+        "tool = \"h2load\"\nargs = [\"--h1\"]",
+    );
+    let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
+    let it = &iterations(json.as_ref().unwrap())[0];
+    assert!(it["error"].is_null(), "{t}");
+    let tool = &it["tool"];
+    assert!(tool["warmup"].is_null(), "h2load warms up itself: {tool}");
+    let line = tool["command"].to_string();
+    assert!(
+        line.contains("--warm-up-time") && line.contains("--h1"),
+        "{line}"
+    );
+    assert!(m(it, "load.latency.mean").is_some());
+    assert!(
+        m(it, "load.latency.p99").is_none(),
+        "h2load prints no percentiles"
+    );
+    // h2load's warmup requests are not in its summary: the server saw the measured ones and
+    // at most what the warmup sent, so only the lower bound holds here.
+    let served = server_stats(it)["by_path"]["/json"].as_f64().unwrap();
+    let requests = m(it, "load.requests").unwrap();
+    assert!(
+        served >= requests + 1.0 && requests > 100.0,
+        "{served} vs {requests}"
+    );
+    check_cpu(it);
+}
+
+#[test]
+fn oha_drives_a_run_counted_like_the_servers_own_count() {
+    if !installed("oha") {
+        return skip("needs oha");
+    }
+    let dir = temp_dir("tool-oha");
+    let port = free_port();
+    let toml = with_load(&config(port, "", "/plaintext", ""), "tool = \"oha\"");
+    let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
+    let it = &iterations(json.as_ref().unwrap())[0];
+    assert!(it["error"].is_null(), "{t}");
+    for id in ["load.rps", "load.latency.p50", "load.latency.p999"] {
+        assert!(m(it, id).is_some_and(|v| v > 0.0), "{id}");
+    }
+    check_against_server(it, "/plaintext", 8.0);
+    check_cpu(it);
+}
+
+/// A folder holding only `sh` (rigor starts the application through it): a PATH without any
+/// load tool.
+fn path_without_tools(dir: &Path) -> PathBuf {
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let _ = std::os::unix::fs::symlink("/bin/sh", bin.join("sh"));
+    bin
+}
+
+#[test]
+fn a_missing_tool_fails_the_iteration_naming_it() {
+    let dir = temp_dir("tool-missing");
+    let port = free_port();
+    let toml = with_load(&config(port, "", "/plaintext", ""), "tool = \"wrk\"");
+    std::fs::write(dir.join("rigor.toml"), toml).unwrap();
+    let out = rigor_command(&dir, &[RUN, &["-i", "1"]].concat())
+        .env("PATH", path_without_tools(&dir))
+        .output()
+        .unwrap();
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    let json = result(&dir);
+    let it = &iterations(&json)[0];
+    let error = it["error"].as_str().unwrap();
+    assert!(
+        error.starts_with(
+            "wrk is not installed: `wrk` is not on PATH (Debian/Ubuntu: apt-get install wrk)"
+        ),
+        "{error}"
+    );
+    assert!(t.contains("wrk is not installed"), "{t}");
+    assert!(processes_with(&format!("--port {port} ")).is_empty());
+}
+
+#[test]
+fn a_tool_that_exits_non_zero_fails_the_iteration_with_its_output() {
+    if !installed("wrk") {
+        return skip("needs wrk");
+    }
+    let dir = temp_dir("tool-fails");
+    let port = free_port();
+    let toml = with_load(
+        &config(port, "", "/plaintext", ""),
+        "tool = \"wrk\"\nargs = [\"--no-such-flag\"]",
+    )
+    .replacen("warmup = \"1s\"", "warmup = \"0s\"", 1);
+    let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 1);
+    let it = &iterations(json.as_ref().unwrap())[0];
+    let error = it["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("wrk exited with exit status: 1: `wrk -c 8"),
+        "{error}"
+    );
+    assert!(
+        error.contains("--no-such-flag") && error.contains("Usage: wrk"),
+        "{error}"
+    );
+    // What it printed is kept whole in the result.
+    assert!(
+        it["tool"]["output"]
+            .as_str()
+            .unwrap()
+            .contains("Usage: wrk"),
+        "{t}"
+    );
+}
+
+#[test]
+fn keys_a_tool_cannot_honour_are_config_errors() {
+    let dir = temp_dir("tool-keys");
+    let port = free_port();
+    let toml = with_load(
+        &config(port, "", "/plaintext", ""),
+        "tool = \"wrk\"\nrate = 100\npipeline = 4",
+    );
+    let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 2);
+    assert!(json.is_none());
+    assert!(t.contains("jobs.load.rate: wrk has no rate"), "{t}");
+    assert!(
+        t.contains("jobs.load.pipeline: wrk has no pipelining flag"),
+        "{t}"
+    );
+    let toml = with_load(&config(port, "", "/plaintext", ""), "tool = \"ab\"");
+    let (t, _) = run_exit(&dir, &toml, &["-i", "1"], 2);
+    assert!(
+        t.contains(
+            "jobs.load.tool: unknown load tool `ab` (known: wrk, wrk2, bombardier, h2load, oha)"
+        ),
+        "{t}"
+    );
+}
+
+#[test]
+fn cross_check_runs_engine_and_tool_interleaved_and_compares_them() {
+    if !installed("wrk") {
+        return skip("needs wrk");
+    }
+    let dir = temp_dir("tool-cross");
+    let port = free_port();
+    let toml = with_load(&config(port, "", "/plaintext", ""), "");
+    let (t, json) = run_exit(&dir, &toml, &["-i", "2", "--cross-check", "wrk"], 0);
+    let json = json.unwrap();
+    let rows = json["rows"].as_array().unwrap();
+    let variants: Vec<&str> = rows
+        .iter()
+        .map(|r| r["variant"].as_str().unwrap())
+        .collect();
+    assert_eq!(variants, ["engine", "wrk"], "{t}");
+    // The engine's rows ran the engine, the tool's the tool.
+    for it in rows[0]["iterations"].as_array().unwrap() {
+        assert!(it["load"].is_object() && it["tool"].is_null());
+    }
+    for it in rows[1]["iterations"].as_array().unwrap() {
+        assert!(it["load"].is_null() && it["tool"]["tool"] == "wrk");
+    }
+    // Interleaved: each round holds one iteration of each, in consecutive sequence numbers.
+    let mut seq: Vec<(u64, &str)> = rows
+        .iter()
+        .flat_map(|r| {
+            r["iterations"].as_array().unwrap().iter().map(move |it| {
+                (
+                    it["sequence"].as_u64().unwrap(),
+                    r["variant"].as_str().unwrap(),
+                )
+            })
+        })
+        .collect();
+    seq.sort();
+    assert_ne!(seq[0].1, seq[1].1, "{seq:?}");
+    assert_ne!(seq[2].1, seq[3].1, "{seq:?}");
+    let c = &json["cross_check"];
+    assert_eq!(c["tool"], "wrk");
+    let rps = c["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["measurement"] == "load.rps")
+        .unwrap_or_else(|| panic!("no load.rps finding: {c}"));
+    assert!(rps["engine_median"].as_f64().unwrap() > 0.0);
+    assert!(rps["tool_median"].as_f64().unwrap() > 0.0);
+    assert!(["agree", "disagree", "undecided"].contains(&rps["outcome"].as_str().unwrap()));
+    assert_eq!(
+        c["engine_only"],
+        serde_json::json!(["load.latency.p999"]),
+        "{c}"
+    );
+    assert!(t.contains("cross-check: wrk against the engine"), "{t}");
+    assert_schema(&json);
+    assert!(t.contains("only engine reports: load.latency.p999"), "{t}");
+}
+
+#[test]
+fn cross_check_refuses_what_it_cannot_compare() {
+    let dir = temp_dir("tool-cross-bad");
+    let port = free_port();
+    let toml = with_load(&config(port, "", "/plaintext", ""), "rate = 500")
+        + "\n[scenarios.s.variants.a]\n[scenarios.s.variants.b]\n";
+    let (t, _) = run_exit(&dir, &toml, &["-i", "1", "--cross-check", "wrk"], 2);
+    assert!(
+        t.contains("--cross-check wrk: scenario `s` compares its own variants (a, b)"),
+        "{t}"
+    );
+    assert!(t.contains("`rate`: wrk has no rate"), "{t}");
+    let (t, _) = run_exit(&dir, &toml, &["-i", "1", "--cross-check", "ab"], 2);
+    assert!(t.contains("--cross-check: unknown load tool `ab`"), "{t}");
+}
+
+/// Starts `rigor run` on a 30 s wrk load, waits until wrk runs, sends `signal` to rigor, and
+/// returns rigor's exit status once it is gone, with the wrk processes still alive 5 s later.
+fn signal_during_wrk(name: &str, signal: i32) -> (std::process::ExitStatus, Vec<i32>) {
+    let dir = temp_dir(name);
+    let port = free_port();
+    let toml = with_load(&config(port, "", "/plaintext", ""), "tool = \"wrk\"")
+        .replacen("duration = \"2s\"", "duration = \"30s\"", 1)
+        .replacen("warmup = \"1s\"", "warmup = \"0s\"", 1);
+    std::fs::write(dir.join("rigor.toml"), toml).unwrap();
+    let mut child = rigor_command(&dir, &[RUN, &["-i", "1"]].concat())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let url = format!("127.0.0.1:{port}/plaintext");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while processes_with(&url).is_empty() {
+        assert!(std::time::Instant::now() < deadline, "wrk never started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // SAFETY: kill only sends a signal, to the rigor this test started.
+    unsafe { libc::kill(child.id() as i32, signal) };
+    let status = child.wait().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !processes_with(&url).is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let left = processes_with(&url);
+    for pid in &left {
+        // SAFETY: only the processes this test's rigor started, found by their unique URL.
+        unsafe { libc::kill(*pid, libc::SIGKILL) };
+    }
+    (status, left)
+}
+
+#[test]
+fn ctrl_c_and_a_killed_rigor_leave_no_tool_running() {
+    if !installed("wrk") {
+        return skip("needs wrk");
+    }
+    let (status, left) = signal_during_wrk("tool-sigint", libc::SIGINT);
+    assert!(
+        left.is_empty(),
+        "wrk outlived an interrupted rigor: {left:?}"
+    );
+    assert_eq!(
+        status.code(),
+        Some(1),
+        "an interrupted run exits 1 after writing its result"
+    );
+    let (_, left) = signal_during_wrk("tool-sigkill", libc::SIGKILL);
+    assert!(left.is_empty(), "wrk outlived a killed rigor: {left:?}");
+}
+
+#[test]
+fn rigor_load_with_a_tool_prints_its_output_and_writes_its_reading() {
+    if !installed("wrk") {
+        return skip("needs wrk");
+    }
+    let dir = temp_dir("tool-load-cli");
+    let port = free_port();
+    let mut server = std::process::Command::new(hello_server())
+        .args(["--port", &port.to_string(), "--threads", "1"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let url = format!("http://127.0.0.1:{port}/plaintext");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the testbed never listened"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = rigor(
+        &dir,
+        &[
+            "load", "--tool", "wrk", "-c", "4", "-d", "1s", &url, "--json", "out.json",
+        ],
+    );
+    let refused = rigor(&dir, &["load", "--tool", "wrk", "--rate", "5", &url]);
+    let _ = server.kill();
+    let _ = server.wait();
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    assert!(
+        t.contains("Requests/sec:") && t.contains("rigor read from wrk:"),
+        "{t}"
+    );
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out.json")).unwrap()).unwrap();
+    assert_eq!(doc["schema"], "rigor.load.v1");
+    assert!(doc["report"].is_null());
+    assert!(doc["measurements"]["load.rps"].as_f64().unwrap() > 0.0);
+    assert!(doc["measurements"]["load.cpu"].as_f64().unwrap() > 0.0);
+    assert!(doc["measurements"].get("load.latency.p999").is_none());
+    assert!(doc["tool"]["output"]
+        .as_str()
+        .unwrap()
+        .contains("requests in"));
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    assert!(
+        text(&refused).contains("--rate: wrk has no rate"),
+        "{}",
+        text(&refused)
+    );
+}
