@@ -1,4 +1,4 @@
-//! rigor's HTTP/1.1 load engine: as fast as wrk, as honest as wrk2.
+//! rigor's HTTP/1.1 load engine (over TCP, or TLS for https://): as fast as wrk, as honest as wrk2.
 //!
 //! C keep-alive connections over T threads, each thread its own mio event loop driving its
 //! connections as explicit state machines. Closed model by default; with a rate, an open model
@@ -18,6 +18,8 @@ mod run;
 mod schedule;
 mod second;
 mod stats;
+mod tls;
+mod transport;
 mod url;
 mod worker;
 
@@ -36,6 +38,7 @@ pub use report::{
     TimelineSecond,
 };
 pub use run::run;
+pub use tls::TlsReport;
 
 /// The address the engine would connect to for `url` (scheme, host and port checked, host
 /// resolved, nothing connected), so callers fail early and check the same socket the load hits.
@@ -74,6 +77,9 @@ pub struct LoadSpec {
     pub body: Option<Vec<u8>>,
     /// CPUs to pin worker threads to (thread i on `cpus[i % len]`).
     pub cpus: Option<Vec<usize>>,
+    /// https:// only: accept any certificate (self-signed, expired, another name's), for test
+    /// servers; the handshake's signatures are still checked.
+    pub insecure: bool,
 }
 
 impl Default for LoadSpec {
@@ -91,6 +97,7 @@ impl Default for LoadSpec {
             headers: Vec::new(),
             body: None,
             cpus: None,
+            insecure: false,
         }
     }
 }

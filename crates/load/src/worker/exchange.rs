@@ -3,7 +3,7 @@
 
 use super::{Kind, Worker};
 use crate::connection::{Pending, WriteOutcome};
-use std::io::{self, Read};
+use std::io;
 
 impl Worker<'_> {
     /// Queues one request on `idx`; the caller flushes.
@@ -49,6 +49,11 @@ impl Worker<'_> {
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if crate::tls::rustls_error(&e).is_some() => {
+                    self.note_tls_error(&e);
+                    self.kill(idx, Some(Kind::Tls), now);
+                    return;
+                }
                 Err(_) => {
                     self.kill(idx, Some(Kind::Read), now);
                     return;

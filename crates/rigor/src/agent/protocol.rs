@@ -98,6 +98,9 @@ pub struct SpecWire {
     pub body_base64: Option<String>,
     /// CPUs of the agent's host to pin its worker threads to.
     pub cpus: Option<Vec<usize>>,
+    /// https:// only: accept any certificate. Absent from older rigors' specs: false.
+    #[serde(default)]
+    pub insecure: bool,
 }
 
 fn nanos(d: Duration) -> u64 {
@@ -122,6 +125,7 @@ impl From<&LoadSpec> for SpecWire {
                 .as_ref()
                 .map(|b| base64::engine::general_purpose::STANDARD.encode(b)),
             cpus: s.cpus.clone(),
+            insecure: s.insecure,
         }
     }
 }
@@ -150,6 +154,7 @@ impl SpecWire {
             headers: self.headers.clone(),
             body,
             cpus: self.cpus.clone(),
+            insecure: self.insecure,
         })
     }
 }

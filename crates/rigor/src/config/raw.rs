@@ -206,6 +206,8 @@ pub struct RawJob {
     pub headers: IndexMap<String, String>,
     pub body: Option<String>,
     pub validate: Option<RawValidate>,
+    /// https:// only: accept any certificate.
+    pub insecure: Option<bool>,
 }
 
 /// A rule that reads one figure from the lines of a command job's output.

@@ -28,6 +28,12 @@ const MAX_THREADS: u64 = rigor_load::MAX_THREADS as u64;
 const MAX_PIPELINE: u64 = rigor_load::MAX_PIPELINE as u64;
 const MAX_IN_FLIGHT: u64 = rigor_load::MAX_IN_FLIGHT as u64;
 const MAX_CONNECTIONS: u64 = rigor_load::MAX_CONNECTIONS as u64;
+/// Whether `url`'s scheme is https (any case).
+fn is_https(url: &str) -> bool {
+    url.get(..8)
+        .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
+}
+
 /// A load key's text and where it was written.
 enum Source<'a> {
     Key,
@@ -94,6 +100,14 @@ impl Config {
         keys.check_in_flight(connections, pipeline, p);
         let rate = keys.rate(&job.rate, p);
         let (url, addr) = self.target(job, table, vars, p);
+        let insecure = job.insecure.unwrap_or(false);
+        if insecure && !url.is_empty() && !is_https(&url) {
+            p.add(self.error_at(
+                table,
+                Some("insecure"),
+                &format!("accepting any certificate applies to https:// URLs only, and `{url}` is not one"),
+            ));
+        }
         let (method, headers, body) = self.request(job, table, vars, p);
         let validate = job.validate.as_ref().map(|v| {
             if let Some(Err(e)) = v.status.map(checks::status) {
@@ -133,6 +147,7 @@ impl Config {
                 headers,
                 body: body.map(String::into_bytes),
                 cpus,
+                insecure,
             },
             addr,
             priority_high,

@@ -305,6 +305,7 @@ fn first_request(load_job: &LoadJob, it: &mut Iteration, app: &AppProcess) -> Re
         spec.body.as_deref(),
         spec.timeout.max(Duration::from_secs(5)),
         find,
+        spec.insecure,
     )
     .map_err(|e| {
         format!(

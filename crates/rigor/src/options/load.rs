@@ -77,6 +77,7 @@ fn build_spec(args: &LoadArgs) -> Result<LoadSpec, String> {
         headers,
         body: args.body.as_ref().map(|b| b.clone().into_bytes()),
         cpus,
+        insecure: args.insecure,
     };
     rigor_load::check(&spec).map_err(|e| e.to_string())?;
     Ok(spec)
