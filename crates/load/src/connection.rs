@@ -85,6 +85,11 @@ impl Conn {
         }
     }
 
+    /// Whether the connection speaks TLS.
+    pub fn is_tls(&self) -> bool {
+        self.stream.as_ref().is_some_and(|s| s.is_tls())
+    }
+
     /// Whether bytes wait for room in the socket: requests not yet written, or TLS records.
     pub fn wants_write(&self) -> bool {
         self.unsent > 0 || self.stream.as_ref().is_some_and(|s| s.wants_write())

@@ -38,6 +38,11 @@ impl Transport {
         &self.tcp
     }
 
+    /// Whether this is TLS over TCP.
+    pub fn is_tls(&self) -> bool {
+        self.tls.is_some()
+    }
+
     /// Whether this handshake resumed an earlier session.
     pub fn resumed(&self) -> bool {
         self.tls

@@ -114,6 +114,42 @@ fn pipelined_and_open_model_counts_equal_nginx_log() {
 }
 
 #[test]
+fn large_pipelined_bodies_are_read_whole() {
+    // Responses of many TLS records each: the engine must drain what rustls has not yet taken
+    // from the socket, or a connection waits for an event that never comes (timeouts).
+    if !nginx::available() {
+        testkit::skip("needs nginx");
+        return;
+    }
+    let (cert, key) = self_signed();
+    let body = "x".repeat(300 * 1024);
+    let srv = Nginx::start(
+        "big",
+        "keepalive_requests 1000000;",
+        "listen 127.0.0.1:{port} ssl;\n\
+         ssl_certificate {dir}/cert.pem;\n\
+         ssl_certificate_key {dir}/key.pem;\n\
+         root {dir};",
+        &[("cert.pem", &cert), ("key.pem", &key), ("big.bin", &body)],
+    );
+    let r = go(&LoadSpec {
+        url: format!("https://{}/big.bin", srv.addr),
+        connections: 4,
+        threads: 1,
+        pipeline: 4,
+        insecure: true,
+        duration: Duration::from_millis(1000),
+        ..Default::default()
+    })
+    .expect("run");
+    assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
+    assert!(r.requests > 20, "only {} requests", r.requests);
+    assert!(r.bytes_read >= r.requests * body.len() as u64);
+    let logged = srv.settle(r.requests as usize, Duration::from_secs(2));
+    assert_eq!(logged as u64, r.requests);
+}
+
+#[test]
 fn reconnects_resume_sessions() {
     // nginx closes every connection after 10 requests: each reconnect is a new handshake,
     // which can resume a session an earlier connection got.

@@ -42,8 +42,11 @@ impl Worker<'_> {
                     if !self.on_data(idx, n, now) {
                         return;
                     }
-                    // A short read drained the socket; new data will raise a new event.
-                    if n < self.buf.len() && !closing {
+                    // A short read drained the socket; new data will raise a new event. Not over
+                    // TLS: rustls takes the socket's bytes a record at a time, so a short read
+                    // of plaintext says nothing of what still waits there, and the event that
+                    // woke us will not come again for it.
+                    if n < self.buf.len() && !closing && !self.conns[idx].is_tls() {
                         return;
                     }
                 }
