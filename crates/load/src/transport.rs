@@ -18,10 +18,13 @@ fn tls_error(e: rustls::Error) -> io::Error {
 }
 
 impl Transport {
+    /// A connection (or connect in progress) without TLS: http://, or https:// before its
+    /// TCP connect completes.
     pub fn plain(tcp: TcpStream) -> Transport {
         Transport { tcp, tls: None }
     }
 
+    /// `tcp` with a TLS client session whose handshake has yet to run.
     pub fn tls(tcp: TcpStream, session: ClientConnection) -> Transport {
         Transport {
             tcp,
@@ -34,6 +37,7 @@ impl Transport {
         self.tcp
     }
 
+    /// The socket, for connect checks and socket options.
     pub fn tcp(&self) -> &TcpStream {
         &self.tcp
     }

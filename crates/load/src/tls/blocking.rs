@@ -23,6 +23,7 @@ impl BlockingStream {
         })
     }
 
+    /// The socket, for its timeouts.
     pub fn tcp(&self) -> &TcpStream {
         match self {
             BlockingStream::Plain(t) => t,

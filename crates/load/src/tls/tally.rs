@@ -15,6 +15,7 @@ pub(crate) struct TlsTally {
 }
 
 impl TlsTally {
+    /// No handshake yet.
     pub fn new() -> TlsTally {
         TlsTally {
             handshakes: new_histogram(),
@@ -23,6 +24,7 @@ impl TlsTally {
         }
     }
 
+    /// Adds another worker's handshakes (the first failure kept is the first one seen).
     pub fn merge(&mut self, o: &TlsTally) {
         self.handshakes
             .add(&o.handshakes)
