@@ -157,6 +157,15 @@ pub(crate) fn prepare(spec: &LoadSpec) -> Result<(url::Target, Vec<u8>), LoadErr
     if let Some(to) = target.addrs.first() {
         check_sources(spec, *to)?;
     }
+    if target.tls {
+        // The server name is checked now, not when the first connection needs it.
+        crate::tls::TlsClient::new(&spec.url, &target, spec.insecure, 0)?;
+    } else if spec.insecure {
+        return Err(LoadError::InvalidSpec(format!(
+            "accepting any certificate (insecure) applies to https:// URLs only, and `{}` is not one",
+            spec.url
+        )));
+    }
     cpu::ensure_fd_limit(fds_needed(spec)).map_err(LoadError::Resources)?;
     Ok((target, request))
 }

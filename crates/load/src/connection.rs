@@ -1,15 +1,19 @@
-//! One client connection as an explicit state machine: idle → connecting → open → (dead → idle).
+//! One client connection as an explicit state machine: idle → connecting → (handshaking →)
+//! open → (dead → idle).
 
 use crate::parser::ResponseParser;
-use mio::net::TcpStream;
+use crate::transport::Transport;
 use std::collections::VecDeque;
-use std::io::{self, Write};
+use std::io;
+use std::time::Instant;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConnState {
     /// No socket; waiting in the worker's reconnect list.
     Idle,
     Connecting,
+    /// https://: TCP is connected, the TLS handshake is under way.
+    Handshaking,
     Open,
 }
 
@@ -21,7 +25,7 @@ pub struct Pending {
 }
 
 pub struct Conn {
-    pub stream: Option<TcpStream>,
+    pub stream: Option<Transport>,
     pub state: ConnState,
     /// Bumped on every reconnect so stale free-slot entries can be recognised.
     pub generation: u32,
@@ -34,6 +38,8 @@ pub struct Conn {
     pub since: u64,
     /// Earliest time to reconnect while Idle.
     pub retry_at: u64,
+    /// When the TCP connect completed and the TLS handshake began.
+    pub handshake_from: Option<Instant>,
 }
 
 pub enum WriteOutcome {
@@ -53,11 +59,12 @@ impl Conn {
             unsent: 0,
             since: 0,
             retry_at: 0,
+            handshake_from: None,
         }
     }
 
-    /// Writes queued bytes. All queued requests are identical, so the unsent bytes are always the
-    /// tail of `batch` (the request repeated pipeline times).
+    /// Writes queued bytes, then the TLS records they became. All queued requests are identical,
+    /// so the unsent bytes are always the tail of `batch` (the request repeated pipeline times).
     pub fn flush(&mut self, batch: &[u8]) -> WriteOutcome {
         let Some(stream) = self.stream.as_mut() else {
             return WriteOutcome::Failed;
@@ -71,7 +78,21 @@ impl Conn {
                 Err(_) => return WriteOutcome::Failed,
             }
         }
-        WriteOutcome::Done
+        match stream.flush() {
+            Ok(()) => WriteOutcome::Done,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => WriteOutcome::Blocked,
+            Err(_) => WriteOutcome::Failed,
+        }
+    }
+
+    /// Whether the connection speaks TLS.
+    pub fn is_tls(&self) -> bool {
+        self.stream.as_ref().is_some_and(|s| s.is_tls())
+    }
+
+    /// Whether bytes wait for room in the socket: requests not yet written, or TLS records.
+    pub fn wants_write(&self) -> bool {
+        self.unsent > 0 || self.stream.as_ref().is_some_and(|s| s.wants_write())
     }
 
     /// Requests whose bytes have all been handed to the socket.
@@ -88,5 +109,6 @@ impl Conn {
         self.parser.reset();
         self.inflight.clear();
         self.unsent = 0;
+        self.handshake_from = None;
     }
 }

@@ -21,6 +21,10 @@ pub enum LoadError {
         addr: SocketAddr,
         source: std::io::Error,
     },
+    /// The TLS handshake failed: the certificate was refused, no protocol was agreed, or the
+    /// server does not speak TLS.
+    #[error("TLS handshake with `{url}` failed: {reason}")]
+    Tls { url: String, reason: String },
     #[error("invalid request: {0}")]
     InvalidRequest(String),
     #[error("invalid load settings: {0}")]

@@ -1,4 +1,4 @@
-//! rigor's HTTP/1.1 load engine: as fast as wrk, as honest as wrk2.
+//! rigor's HTTP/1.1 load engine (over TCP, or TLS for https://): as fast as wrk, as honest as wrk2.
 //!
 //! C keep-alive connections over T threads, each thread its own mio event loop driving its
 //! connections as explicit state machines. Closed model by default; with a rate, an open model
@@ -19,6 +19,8 @@ mod schedule;
 mod second;
 mod source;
 mod stats;
+mod tls;
+mod transport;
 mod url;
 mod worker;
 
@@ -44,6 +46,7 @@ pub use source::{local_ports, parse_sources};
 pub fn url_host_port(url: &str) -> Result<(String, u16), LoadError> {
     url::host_port(url)
 }
+pub use tls::TlsReport;
 
 /// The address the engine would connect to for `url` (scheme, host and port checked, host
 /// resolved, nothing connected), so callers fail early and check the same socket the load hits.
@@ -85,6 +88,9 @@ pub struct LoadSpec {
     /// Addresses connections come from, in turn (empty: the kernel's choice). Each has the
     /// ephemeral port range towards the server; several lift that limit on connections.
     pub source_addrs: Vec<std::net::IpAddr>,
+    /// https:// only: accept any certificate (self-signed, expired, another name's), for test
+    /// servers; the handshake's signatures are still checked.
+    pub insecure: bool,
 }
 
 impl Default for LoadSpec {
@@ -103,6 +109,7 @@ impl Default for LoadSpec {
             body: None,
             cpus: None,
             source_addrs: Vec::new(),
+            insecure: false,
         }
     }
 }

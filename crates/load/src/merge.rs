@@ -76,6 +76,7 @@ pub fn merge(parts: &[LoadReport]) -> LoadReport {
         0.0
     };
     let cancelled = parts.iter().any(|p| p.cancelled);
+    let (tls, tls_histogram) = crate::tls::merge_reports(parts);
     let mut merged = LoadReport {
         url: parts[0].url.clone(),
         connections: parts.iter().map(|p| p.connections).sum(),
@@ -104,12 +105,14 @@ pub fn merge(parts: &[LoadReport]) -> LoadReport {
         timeline: merge_timelines(parts),
         window_opened_at: parts.iter().filter_map(|p| p.window_opened_at).min(),
         rate: merge_rates(parts),
+        tls,
         client_cpu_pct,
         client_cpu_secs,
         client_cores,
         warnings: Vec::new(),
         latency_histogram: Some(latency),
         uncorrected_histogram: uncorrected,
+        tls_histogram,
     };
     merged.warnings = merged.compute_warnings();
     add_saturated_parts(parts, &mut merged.warnings);
@@ -148,6 +151,7 @@ fn merge_errors(parts: &[LoadReport]) -> ErrorCounts {
             timeout: a.timeout + p.errors.timeout,
             parse: a.parse + p.errors.parse,
             closed: a.closed + p.errors.closed,
+            tls: a.tls + p.errors.tls,
         })
 }
 
@@ -228,6 +232,9 @@ pub struct ReportWire {
     pub latency_hdr: String,
     /// The uncorrected one, open model only.
     pub uncorrected_hdr: Option<String>,
+    /// The TLS handshake times (µs), https:// only.
+    #[serde(default)]
+    pub tls_hdr: Option<String>,
 }
 
 impl ReportWire {
@@ -242,11 +249,17 @@ impl ReportWire {
                 latency_histogram: None,
                 uncorrected_histogram: None,
                 window_opened_at: None,
+                tls_histogram: None,
                 ..report.clone()
             },
             latency_hdr: encode_histogram(latency)?,
             uncorrected_hdr: report
                 .uncorrected_histogram
+                .as_ref()
+                .map(encode_histogram)
+                .transpose()?,
+            tls_hdr: report
+                .tls_histogram
                 .as_ref()
                 .map(encode_histogram)
                 .transpose()?,
@@ -271,9 +284,23 @@ impl ReportWire {
         if uncorrected.is_some() != self.report.latency_uncorrected.is_some() {
             return Err("the uncorrected latency histogram does not match the report".into());
         }
+        let tls = self.tls_hdr.as_deref().map(decode_histogram).transpose()?;
+        match (&tls, &self.report.tls) {
+            (None, None) => {}
+            (Some(h), Some(t)) if h.len() == t.handshakes => {}
+            (Some(h), Some(t)) => {
+                return Err(format!(
+                    "the TLS handshake histogram holds {} handshakes but the report says {}",
+                    h.len(),
+                    t.handshakes
+                ))
+            }
+            _ => return Err("the TLS handshake histogram does not match the report".into()),
+        }
         Ok(LoadReport {
             latency_histogram: Some(latency),
             uncorrected_histogram: uncorrected,
+            tls_histogram: tls,
             window_opened_at: None,
             ..self.report
         })

@@ -1,6 +1,10 @@
 //! One blocking request on a fresh connection: readiness checks, validation, first-request latency.
+//! https:// URLs are reached over TLS (ALPN `http/1.1`); readiness and metrics accept any
+//! certificate (they ask whether the application answers), validation follows the load's
+//! `insecure`.
 
 use crate::parser::ResponseParser;
+use crate::tls::{BlockingStream, TlsClient};
 use crate::{request, url, LoadError};
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -21,13 +25,14 @@ pub struct ProbeResponse {
     /// Whether the text searched for (see [`probe_request_finding`]) occurs anywhere in the
     /// whole body; None when nothing was searched for.
     pub found: Option<bool>,
-    /// From just before connecting to the last byte of the response.
+    /// From just before connecting to the last byte of the response (a TLS handshake included).
     pub latency: Duration,
     pub bytes_sent: u64,
     pub bytes_read: u64,
 }
 
 /// Sends one request on a new connection and reads the whole response, all within `timeout`.
+/// Over https:// any certificate is accepted: this asks whether the server answers.
 pub fn probe_request(
     url: &str,
     method: &str,
@@ -35,11 +40,13 @@ pub fn probe_request(
     body: Option<&[u8]>,
     timeout: Duration,
 ) -> Result<ProbeResponse, LoadError> {
-    probe_request_finding(url, method, headers, body, timeout, None)
+    let sink = BodySink::new(None);
+    exchange(url, method, headers, body, timeout, true, sink)
 }
 
 /// [`probe_request`], also searching the whole body for `find` as it streams past (the body is
-/// never held in full, so validation works on answers of any size).
+/// never held in full, so validation works on answers of any size). Over https:// the
+/// certificate is verified unless `insecure`, as the load verifies it.
 pub fn probe_request_finding(
     url: &str,
     method: &str,
@@ -47,8 +54,10 @@ pub fn probe_request_finding(
     body: Option<&[u8]>,
     timeout: Duration,
     find: Option<&[u8]>,
+    insecure: bool,
 ) -> Result<ProbeResponse, LoadError> {
-    exchange(url, method, headers, body, timeout, BodySink::new(find))
+    let sink = BodySink::new(find);
+    exchange(url, method, headers, body, timeout, insecure, sink)
 }
 
 /// A GET whose whole body is kept, for endpoints read rather than loaded (a metrics page):
@@ -62,7 +71,7 @@ pub fn fetch_body(
     let mut sink = BodySink::new(None);
     sink.keep = max_body;
     sink.max = Some(max_body as u64);
-    exchange(url, "GET", &[], None, timeout, sink)
+    exchange(url, "GET", &[], None, timeout, true, sink)
 }
 
 /// One request on a new connection, its response's body going to `sink`.
@@ -72,19 +81,30 @@ fn exchange(
     headers: &[(String, String)],
     body: Option<&[u8]>,
     timeout: Duration,
+    insecure: bool,
     mut sink: BodySink<'_>,
 ) -> Result<ProbeResponse, LoadError> {
     let target = url::parse(url)?;
     let req = request::serialize(&target, method, headers, body, true)?;
+    let tls = match target.tls {
+        true => Some(TlsClient::new(url, &target, insecure, 0)?),
+        false => None,
+    };
     let start = Instant::now();
     let probe = Probe {
         url,
         timeout,
         deadline: start + timeout,
+        insecure,
     };
-    let mut stream = probe.connect(&target)?;
-    let _ = stream.set_nodelay(true);
+    let tcp = probe.connect(&target)?;
+    let _ = tcp.set_nodelay(true);
+    let mut stream = BlockingStream::new(tcp, tls.as_ref()).map_err(|e| LoadError::Tls {
+        url: url.to_string(),
+        reason: crate::tls::describe(&e, insecure),
+    })?;
     stream
+        .tcp()
         .set_write_timeout(Some(probe.left()?))
         .map_err(|e| probe.io_err(e))?;
     stream.write_all(&req).map_err(|e| probe.io_err(e))?;
@@ -115,6 +135,7 @@ struct Probe<'a> {
     url: &'a str,
     timeout: Duration,
     deadline: Instant,
+    insecure: bool,
 }
 
 impl Probe<'_> {
@@ -125,8 +146,14 @@ impl Probe<'_> {
         }
     }
 
-    /// An I/O failure; a socket timeout is the probe's timeout.
+    /// An I/O failure; a socket timeout is the probe's timeout, a TLS failure says what failed.
     fn io_err(&self, source: std::io::Error) -> LoadError {
+        if let Some(e) = crate::tls::rustls_error(&source) {
+            return LoadError::Tls {
+                url: self.url.to_string(),
+                reason: crate::tls::describe(e, self.insecure),
+            };
+        }
         if matches!(
             source.kind(),
             std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
@@ -170,7 +197,7 @@ impl Probe<'_> {
     /// Reads until one response is complete; its status and the bytes read.
     fn read_response(
         &self,
-        stream: &mut TcpStream,
+        stream: &mut BlockingStream,
         head_request: bool,
         sink: &mut BodySink<'_>,
     ) -> Result<(u16, u64), LoadError> {
@@ -183,6 +210,7 @@ impl Probe<'_> {
         };
         loop {
             stream
+                .tcp()
                 .set_read_timeout(Some(self.left()?))
                 .map_err(|e| self.io_err(e))?;
             let n = match stream.read(&mut buf) {

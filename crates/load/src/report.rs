@@ -2,6 +2,7 @@
 
 use crate::second::Second;
 use crate::stats::ThreadStats;
+use crate::tls::TlsReport;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -73,6 +74,10 @@ pub struct ErrorCounts {
     pub timeout: u64,
     /// Responses that were not valid HTTP/1.x (or answered nothing that was asked).
     pub parse: u64,
+    /// https://: handshakes that failed or timed out, and TLS sessions that broke (a bad
+    /// record, an alert) once open. Absent from reports written before TLS existed: zero.
+    #[serde(default)]
+    pub tls: u64,
     /// Requests of the window lost with their connection: the server closed it (or it failed)
     /// with them outstanding, so they were never answered. Each one counts, since none is re-sent
     /// (a request may already have had its effect on the server) and none reached the latency
@@ -80,7 +85,8 @@ pub struct ErrorCounts {
     pub closed: u64,
 }
 
-/// `7 errors: connect 0, read 2, write 0, timeout 5, parse 0, closed 0`, for warnings and summaries.
+/// `7 errors: connect 0, read 2, write 0, timeout 5, parse 0, closed 0` (and `tls N` when
+/// there are TLS errors), for warnings and summaries.
 impl std::fmt::Display for ErrorCounts {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
@@ -93,15 +99,19 @@ impl std::fmt::Display for ErrorCounts {
             self.timeout,
             self.parse,
             self.closed
-        )
+        )?;
+        if self.tls > 0 {
+            write!(f, ", tls {}", self.tls)?;
+        }
+        Ok(())
     }
 }
 
 impl ErrorCounts {
-    /// `load.socket_errors`: connect + read + write + timeout + parse + closed — every
+    /// `load.socket_errors`: connect + read + write + timeout + parse + closed + tls — every
     /// failure at the socket or protocol level, including each request lost with its connection.
     pub fn socket_errors(&self) -> u64 {
-        self.connect + self.read + self.write + self.timeout + self.parse + self.closed
+        self.connect + self.read + self.write + self.timeout + self.parse + self.closed + self.tls
     }
 
     /// All errors (the same as [`ErrorCounts::socket_errors`]).
@@ -225,6 +235,10 @@ pub struct LoadReport {
     #[serde(skip)]
     pub window_opened_at: Option<Instant>,
     pub rate: Option<RateReport>,
+    /// https:// only: the run's handshakes; `None` for http://, so TLS figures are absent
+    /// rather than zero. Absent from reports written before TLS existed.
+    #[serde(default)]
+    pub tls: Option<TlsReport>,
     pub client_cpu_pct: f64,
     pub client_cpu_secs: f64,
     pub client_cores: usize,
@@ -236,6 +250,9 @@ pub struct LoadReport {
     /// The histogram of `latency_uncorrected` (open model only), likewise.
     #[serde(skip)]
     pub uncorrected_histogram: Option<Histogram<u64>>,
+    /// The histogram of `tls`'s handshake times (µs, https:// only), likewise.
+    #[serde(skip)]
+    pub tls_histogram: Option<Histogram<u64>>,
 }
 
 /// Status counts read back from JSON, whose keys are strings: parsed here rather than by the
@@ -254,7 +271,8 @@ fn status_keys<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BTreeMap<u16, u
 
 /// Something that makes the figures suspect, decided once here for every caller: `kind` is a
 /// stable code (`client_saturated`, `rate_not_met`, `waited_for_connection`, `load_errors`,
-/// `bad_responses`, `no_responses`, `cancelled`), `message` says it with the numbers.
+/// `bad_responses`, `no_responses`, `cancelled`, `insecure_tls`), `message` says it with the
+/// numbers.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct LoadWarning {
     /// A fixed code; owned only when the report was read back from JSON.
@@ -281,6 +299,7 @@ pub(crate) struct ReportInput<'a> {
     pub warmup_secs: f64,
     pub rate: Option<f64>,
     pub cancelled: bool,
+    pub insecure: bool,
     pub cores: usize,
     pub window_opened_at: Option<Instant>,
 }
@@ -354,12 +373,17 @@ impl LoadReport {
             timeline,
             window_opened_at: inp.window_opened_at,
             rate,
+            tls: s.tls.as_ref().map(|t| TlsReport {
+                insecure: inp.insecure,
+                ..TlsReport::from_histogram(&t.handshakes, t.resumed, t.first_failure.clone())
+            }),
             client_cpu_pct,
             client_cpu_secs: s.cpu_secs,
             client_cores: inp.cores,
             warnings: Vec::new(),
             latency_histogram: Some(s.latency.clone()),
             uncorrected_histogram: s.uncorrected.clone(),
+            tls_histogram: s.tls.as_ref().map(|t| t.handshakes.clone()),
         };
         r.warnings = r.compute_warnings();
         r
@@ -387,6 +411,15 @@ impl LoadReport {
         }
         if let Some(rate) = &self.rate {
             self.rate_warnings(rate, &mut say);
+        }
+        if self.tls.as_ref().is_some_and(|t| t.insecure) {
+            say(
+                "insecure_tls",
+                format!(
+                    "the certificate of {} was not verified (insecure): any server could have answered",
+                    self.url
+                ),
+            );
         }
         if self.errors.total() > 0 {
             say("load_errors", self.errors_message());
@@ -468,6 +501,11 @@ impl LoadReport {
                 .collect();
             msg.push_str(&format!("; parse failures: {}", why.join(", ")));
         }
+        if let Some(why) = self.tls.as_ref().and_then(|t| t.first_failure.as_ref()) {
+            if self.errors.tls > 0 {
+                msg.push_str(&format!("; tls: the first failure: {why}"));
+            }
+        }
         if self.errors.closed > 0 {
             msg.push_str(&format!(
                 "; closed: {} requests were outstanding when the server closed their \
@@ -501,6 +539,15 @@ impl LoadReport {
         m.insert("load.errors.timeout", self.errors.timeout as f64);
         m.insert("load.errors.parse", self.errors.parse as f64);
         m.insert("load.errors.closed", self.errors.closed as f64);
+        m.insert("load.errors.tls", self.errors.tls as f64);
+        if let Some(t) = &self.tls {
+            m.insert("load.tls.handshakes", t.handshakes as f64);
+            m.insert("load.tls.resumed", t.resumed as f64);
+            if let (Some(mean), Some(p99)) = (t.handshake_mean_ms, t.handshake_p99_ms) {
+                m.insert("load.tls.handshake.mean", mean);
+                m.insert("load.tls.handshake.p99", p99);
+            }
+        }
         m.insert("load.throughput", self.throughput_mib_s);
         if self.measured_secs > 0.0 {
             m.insert("load.cpu", self.client_cpu_pct);

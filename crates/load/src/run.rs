@@ -1,10 +1,12 @@
-//! `run`: validates the spec, checks the target answers a connect, splits the connections over
-//! worker threads, starts them at one t0 and merges what they measured.
+//! `run`: validates the spec, checks the target answers a connect (and, for https://, a
+//! handshake), splits the connections over worker threads, starts them at one t0 and merges
+//! what they measured.
 
 use crate::check::prepare;
 use crate::preflight::preflight;
 use crate::report::{LoadReport, ReportInput};
 use crate::stats::ThreadStats;
+use crate::tls::{check_handshake, TlsClient};
 use crate::worker::{self, Plan, Share};
 use crate::{cpu, Live, LoadError, LoadSpec, Phase};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,6 +19,20 @@ pub fn run(spec: &LoadSpec, live: &Live, cancel: &AtomicBool) -> Result<LoadRepo
     let threads = spec.threads.min(spec.connections);
     let source = spec.source_addrs.first().copied();
     let addr = preflight(&spec.url, &target.addrs, source, spec.timeout, cancel)?;
+    let tls = match target.tls {
+        true => {
+            // Its own client without resumption: the run's first handshakes stay full ones.
+            let first = TlsClient::new(&spec.url, &target, spec.insecure, 0)?;
+            check_handshake(&spec.url, addr, &first, spec.timeout, cancel)?;
+            Some(TlsClient::new(
+                &spec.url,
+                &target,
+                spec.insecure,
+                TLS_SESSIONS,
+            )?)
+        }
+        false => None,
+    };
     let batch = request.repeat(spec.pipeline);
     let warm_end = spec.warmup.as_nanos() as u64;
     let plan = Plan {
@@ -31,13 +47,14 @@ pub fn run(spec: &LoadSpec, live: &Live, cancel: &AtomicBool) -> Result<LoadRepo
         end: warm_end + spec.duration.as_nanos() as u64,
         timeout_ns: spec.timeout.as_nanos() as u64,
         seconds: spec.duration.as_secs_f64().ceil() as usize,
+        tls: tls.as_ref(),
     };
     let shares = shares(spec, threads);
     live.set_phase(Phase::Starting);
     let (results, t0) = run_workers(&plan, &shares, live, cancel);
     live.set_phase(Phase::Done);
 
-    let mut merged = ThreadStats::new(spec.rate.is_some(), plan.seconds);
+    let mut merged = ThreadStats::new(spec.rate.is_some(), plan.seconds).with_tls(tls.is_some());
     for r in results {
         let s = r.map_err(|source| LoadError::Io {
             url: spec.url.clone(),
@@ -64,12 +81,17 @@ pub fn run(spec: &LoadSpec, live: &Live, cancel: &AtomicBool) -> Result<LoadRepo
             warmup_secs: spec.warmup.as_secs_f64(),
             rate: spec.rate,
             cancelled,
+            insecure: spec.insecure,
             cores: threads.min(allowed).max(1),
             window_opened_at: t0.map(|t0| t0 + spec.warmup),
         },
         &merged,
     ))
 }
+
+/// Sessions the TLS client keeps for resumption (per server name rustls keeps a few TLS 1.3
+/// tickets and one TLS 1.2 session; a run talks to one server).
+const TLS_SESSIONS: usize = 256;
 
 /// Each worker's connections (spread evenly), open-model rate and phase, and CPU.
 fn shares(spec: &LoadSpec, threads: usize) -> Vec<Share> {

@@ -2,6 +2,7 @@
 
 use crate::report::{ErrorCounts, ParseFailure};
 use crate::second::Second;
+use crate::tls::TlsTally;
 use hdrhistogram::Histogram;
 
 /// Highest latency recorded, in µs (an hour); longer values saturate.
@@ -43,6 +44,8 @@ pub struct ThreadStats {
     pub measured_ns: u64,
     /// Cancelled after the window closed, while its last requests were awaited.
     pub drain_cut: bool,
+    /// https:// only: the handshakes.
+    pub tls: Option<TlsTally>,
 }
 
 impl ThreadStats {
@@ -69,7 +72,14 @@ impl ThreadStats {
             cpu_secs: 0.0,
             measured_ns: 0,
             drain_cut: false,
+            tls: None,
         }
+    }
+
+    /// These tallies with a TLS section (https:// runs).
+    pub fn with_tls(mut self, tls: bool) -> Self {
+        self.tls = tls.then(TlsTally::new);
+        self
     }
 
     /// Second `sec` of the window (later seconds are the last: the window's requests answered
@@ -117,6 +127,16 @@ impl ThreadStats {
         self.errors.timeout += o.errors.timeout;
         self.errors.parse += o.errors.parse;
         self.errors.closed += o.errors.closed;
+        self.errors.tls += o.errors.tls;
+        match (self.tls.as_mut(), o.tls.as_ref()) {
+            (Some(a), Some(b)) => a.merge(b),
+            (None, Some(b)) => {
+                let mut t = TlsTally::new();
+                t.merge(b);
+                self.tls = Some(t);
+            }
+            _ => {}
+        }
         for f in &o.parse_failures {
             let kept = self.parse_failures.len();
             match self

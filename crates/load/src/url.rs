@@ -1,14 +1,19 @@
-//! Target URLs: `http://host[:port]/path?query`, IPv4/IPv6 literals and names, resolved once
-//! before the run so no worker ever waits on DNS.
+//! Target URLs: `http://` or `https://host[:port]/path?query`, IPv4/IPv6 literals and names,
+//! resolved once before the run so no worker ever waits on DNS.
 
 use crate::LoadError;
 use std::net::{SocketAddr, ToSocketAddrs};
 
-/// A parsed `http://` URL and the addresses its host resolved to.
+/// A parsed `http://` or `https://` URL and the addresses its host resolved to.
 #[derive(Debug, Clone)]
 pub struct Target {
-    /// The value of the Host header: host, plus `:port` when the port is not 80.
+    /// The value of the Host header: host, plus `:port` when the port is not the scheme's.
     pub host_header: String,
+    /// `https://`: the connection speaks TLS to `host`.
+    pub tls: bool,
+    /// The host as written (an IPv6 literal without brackets): TLS's server name, sent as SNI
+    /// unless it is an IP address.
+    pub host: String,
     /// Path and query, at least `/`.
     pub path: String,
     pub addrs: Vec<SocketAddr>,
@@ -23,23 +28,26 @@ fn invalid(url: &str, reason: impl Into<String>) -> LoadError {
 
 /// Parses and resolves `url`.
 pub fn parse(url: &str) -> Result<Target, LoadError> {
-    let rest = after_scheme(url)?;
+    let (tls, rest) = after_scheme(url)?;
     let split = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let (authority, tail) = rest.split_at(split);
     let path = path_of(url, tail)?;
-    let (host, port) = host_and_port(url, authority)?;
+    let default_port = if tls { 443 } else { 80 };
+    let (host, port) = host_and_port(url, authority, default_port)?;
     let bracketed = if host.contains(':') {
         format!("[{host}]")
     } else {
         host.to_string()
     };
-    let host_header = if port == 80 {
+    let host_header = if port == default_port {
         bracketed
     } else {
         format!("{bracketed}:{port}")
     };
     Ok(Target {
         host_header,
+        tls,
+        host: host.to_string(),
         path,
         addrs: resolve(url, host, port)?,
     })
@@ -47,28 +55,26 @@ pub fn parse(url: &str) -> Result<Target, LoadError> {
 
 /// The host and port of `url`, checked but not resolved: for a URL only other hosts reach.
 pub fn host_port(url: &str) -> Result<(String, u16), LoadError> {
-    let rest = after_scheme(url)?;
+    let (tls, rest) = after_scheme(url)?;
     let split = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let (authority, tail) = rest.split_at(split);
     path_of(url, tail)?;
-    let (host, port) = host_and_port(url, authority)?;
+    let (host, port) = host_and_port(url, authority, if tls { 443 } else { 80 })?;
     Ok((host.to_string(), port))
 }
 
-/// What follows `http://`; any other scheme is an error saying what is supported.
-fn after_scheme(url: &str) -> Result<&str, LoadError> {
+/// Whether the scheme is `https`, and what follows `://`; any other scheme than `http` or
+/// `https` is an error saying what is supported.
+fn after_scheme(url: &str) -> Result<(bool, &str), LoadError> {
     let (scheme, rest) = url
         .split_once("://")
         .ok_or_else(|| invalid(url, "expected a URL like http://127.0.0.1:8080/path"))?;
     match scheme.to_ascii_lowercase().as_str() {
-        "http" => Ok(rest),
-        "https" => Err(LoadError::UnsupportedScheme {
-            url: url.to_string(),
-            reason: "TLS is not supported yet; use http://".into(),
-        }),
+        "http" => Ok((false, rest)),
+        "https" => Ok((true, rest)),
         other => Err(LoadError::UnsupportedScheme {
             url: url.to_string(),
-            reason: format!("unknown scheme `{other}`; only http:// is supported"),
+            reason: format!("unknown scheme `{other}`; only http:// and https:// are supported"),
         }),
     }
 }
@@ -93,8 +99,13 @@ fn path_of(url: &str, tail: &str) -> Result<String, LoadError> {
     Ok(path)
 }
 
-/// Host (an IPv6 literal without its brackets) and port (80 by default) of the authority.
-fn host_and_port<'a>(url: &str, authority: &'a str) -> Result<(&'a str, u16), LoadError> {
+/// Host (an IPv6 literal without its brackets) and port (`default_port` when none is written)
+/// of the authority.
+fn host_and_port<'a>(
+    url: &str,
+    authority: &'a str,
+    default_port: u16,
+) -> Result<(&'a str, u16), LoadError> {
     if authority.contains('@') {
         return Err(invalid(url, "user info (user@host) is not supported"));
     }
@@ -125,7 +136,7 @@ fn host_and_port<'a>(url: &str, authority: &'a str) -> Result<(&'a str, u16), Lo
         return Err(invalid(url, "missing host"));
     }
     let port: u16 = match port_text {
-        None | Some("") => 80,
+        None | Some("") => default_port,
         Some(p) => p
             .parse()
             .map_err(|_| invalid(url, format!("invalid port `{p}`")))?,
@@ -177,12 +188,28 @@ mod tests {
         assert_eq!(t.host_header, "localhost:1234");
         assert_eq!(t.path, "/?q");
         assert!(!t.addrs.is_empty());
+        assert!(!t.tls);
+    }
+
+    #[test]
+    fn https_defaults_to_443_and_keeps_the_host_for_tls() {
+        let t = parse("https://127.0.0.1/x").unwrap();
+        assert!(t.tls);
+        assert_eq!(t.host, "127.0.0.1");
+        assert_eq!(t.host_header, "127.0.0.1");
+        assert_eq!(t.addrs, vec!["127.0.0.1:443".parse().unwrap()]);
+        let t = parse("HTTPS://[::1]:8443").unwrap();
+        assert_eq!(t.host, "::1");
+        assert_eq!(t.host_header, "[::1]:8443");
+        let t = parse("https://localhost:80/").unwrap();
+        assert_eq!(t.host, "localhost");
+        assert_eq!(t.host_header, "localhost:80");
     }
 
     #[test]
     fn rejects_bad_urls() {
-        let e = parse("https://x/").unwrap_err().to_string();
-        assert!(e.contains("TLS is not supported yet"), "{e}");
+        let e = parse("gopher://x/").unwrap_err().to_string();
+        assert!(e.contains("only http:// and https://"), "{e}");
         assert!(parse("ftp://x/").unwrap_err().to_string().contains("ftp"));
         assert!(parse("127.0.0.1:80")
             .unwrap_err()

@@ -277,6 +277,7 @@ fn measurement_ids_follow_the_catalogue() {
         "load.errors.timeout",
         "load.errors.parse",
         "load.errors.closed",
+        "load.errors.tls",
         "load.throughput",
         "load.cpu",
     ];
@@ -310,7 +311,7 @@ fn workers_pin_to_the_cpu_list_and_a_cpu_that_does_not_exist_is_an_error() {
 fn bad_input_is_a_clear_error() {
     let cancel = AtomicBool::new(false);
     for (url, needle) in [
-        ("https://127.0.0.1/", "TLS is not supported yet"),
+        ("https://bad_name.example/", "bad_name.example"),
         ("ftp://127.0.0.1/", "ftp"),
         ("127.0.0.1:80/x", "127.0.0.1:80/x"),
         ("http://127.0.0.1:99999/", "99999"),

@@ -104,8 +104,9 @@ fn probe_keeps_a_bounded_prefix_and_searches_the_whole_body() {
     assert!(p.bytes_read > size as u64);
     assert_eq!(p.found, None);
     let t = Duration::from_secs(10);
-    let hit = probe_request_finding(&url, "GET", &[], None, t, Some(b"World! Hello")).unwrap();
+    let hit =
+        probe_request_finding(&url, "GET", &[], None, t, Some(b"World! Hello"), false).unwrap();
     assert_eq!(hit.found, Some(true));
-    let miss = probe_request_finding(&url, "GET", &[], None, t, Some(b"Goodbye")).unwrap();
+    let miss = probe_request_finding(&url, "GET", &[], None, t, Some(b"Goodbye"), false).unwrap();
     assert_eq!(miss.found, Some(false));
 }

@@ -8,6 +8,8 @@
 //! that needs something a machine may lack (an IPv6 loopback, a cgroup counter) ends with
 //! [`skip`], which prints a `test-skip: REASON: TEST` line that `.ci/run` counts and lists.
 
+pub mod nginx;
+
 use std::io::Write;
 use std::path::Path;
 

@@ -57,6 +57,7 @@ fn report(s: &ThreadStats, open_model: bool) -> LoadReport {
             warmup_secs: 0.0,
             rate: open_model.then_some(1000.0),
             cancelled: false,
+            insecure: false,
             cores: 2,
             window_opened_at: None,
         },
@@ -188,4 +189,73 @@ fn a_damaged_wire_form_is_refused() {
     let mut bare = r.clone();
     bare.latency_histogram = None;
     assert!(ReportWire::encode(&bare).is_err());
+}
+
+/// `tallies` of an https run: `n` handshakes (µs), every third one resumed, `tls` errors.
+fn tls_tallies(seed: u64, n: usize) -> ThreadStats {
+    let mut s = tallies(seed, 500, false).0.with_tls(true);
+    let mut rng = Lcg(seed);
+    let t = s.tls.as_mut().unwrap();
+    for i in 0..n {
+        t.handshakes.record(200 + rng.next() % 5_000).unwrap();
+        t.resumed += u64::from(i % 3 == 0);
+    }
+    s.errors.tls = seed;
+    s
+}
+
+#[test]
+fn tls_sections_travel_and_merge_exactly() {
+    let (sa, sb) = (tls_tallies(1, 300), tls_tallies(2, 120));
+    let travel = |s: &ThreadStats| -> LoadReport {
+        let text = serde_json::to_string(&ReportWire::encode(&report(s, false)).unwrap()).unwrap();
+        serde_json::from_str::<ReportWire>(&text)
+            .unwrap()
+            .decode()
+            .unwrap()
+    };
+    let (a, b) = (travel(&sa), travel(&sb));
+    assert_eq!(
+        a.tls_histogram.as_ref(),
+        sa.tls.as_ref().map(|t| &t.handshakes)
+    );
+    let m = merge(&[a.clone(), b.clone()]);
+    let tm = m.tls.as_ref().unwrap();
+    assert_eq!(tm.handshakes, 420);
+    assert_eq!(tm.resumed, 100 + 40);
+    assert_eq!(m.errors.tls, 3);
+    assert!(m.errors.to_string().ends_with(", tls 3"), "{}", m.errors);
+    let mut union = sa.tls.as_ref().unwrap().handshakes.clone();
+    union.add(&sb.tls.as_ref().unwrap().handshakes).unwrap();
+    assert_eq!(m.tls_histogram.as_ref(), Some(&union));
+    assert_eq!(tm.handshake_mean_ms, Some(union.mean() / 1000.0));
+    assert_eq!(
+        tm.handshake_p99_ms,
+        Some(union.value_at_quantile(0.99) as f64 / 1000.0)
+    );
+    let ids = m.measurements();
+    assert_eq!(ids["load.tls.handshakes"], 420.0);
+    assert_eq!(ids["load.errors.tls"], 3.0);
+
+    // A histogram that does not match its count is refused.
+    let mut w = ReportWire::encode(&report(&sa, false)).unwrap();
+    w.report.tls.as_mut().unwrap().handshakes += 1;
+    assert!(w.decode().unwrap_err().contains("holds 300 handshakes"));
+    // http:// parts have no TLS section, and their merge has none either.
+    let plain = report(&tallies(4, 100, false).0, false);
+    let mp = merge(&[plain.clone(), plain]);
+    assert!(mp.tls.is_none() && mp.tls_histogram.is_none());
+    assert!(!mp.measurements().contains_key("load.tls.handshake.mean"));
+}
+
+#[test]
+fn reports_written_before_tls_read_back() {
+    let r = report(&tallies(5, 100, false).0, false);
+    let mut v = serde_json::to_value(&r).unwrap();
+    let obj = v.as_object_mut().unwrap();
+    obj.remove("tls");
+    obj["errors"].as_object_mut().unwrap().remove("tls");
+    let back: LoadReport = serde_json::from_value(v).unwrap();
+    assert!(back.tls.is_none());
+    assert_eq!(back.errors.tls, 0);
 }

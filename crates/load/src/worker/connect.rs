@@ -1,8 +1,10 @@
-//! Connections: opened before the clock starts, reopened after a failure, dropped when they
-//! fail or time out (counting what the window loses with them).
+//! Connections: opened (TLS handshakes included) before the clock starts, reopened after a
+//! failure, dropped when they fail or time out (counting what the window loses with them).
 
+use super::handshake::Step;
 use super::{Kind, Worker, CONNECT_RETRY_NS, MAX_SLEEP_NS};
 use crate::connection::ConnState;
+use crate::transport::Transport;
 use mio::{Events, Interest, Token};
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -10,7 +12,8 @@ use std::time::{Duration, Instant};
 
 impl Worker<'_> {
     /// Opens every connection before the clock starts (bounded by the timeout, and cut short by
-    /// `cancel`), so neither the window nor the open-model schedule pays for TCP handshakes.
+    /// `cancel`), so neither the window nor the open-model schedule pays for TCP or TLS
+    /// handshakes.
     pub(super) fn preconnect(&mut self, cancel: &AtomicBool) -> io::Result<()> {
         let start = Instant::now();
         let limit = Duration::from_nanos(self.plan.timeout_ns);
@@ -24,7 +27,7 @@ impl Worker<'_> {
                         Token(idx),
                         Interest::READABLE | Interest::WRITABLE,
                     )?;
-                    self.conns[idx].stream = Some(stream);
+                    self.conns[idx].stream = Some(Transport::plain(stream));
                     self.conns[idx].state = ConnState::Connecting;
                     pending += 1;
                 }
@@ -45,23 +48,32 @@ impl Worker<'_> {
             }
             for ev in events.iter() {
                 let idx = ev.token().0;
-                let c = &mut self.conns[idx];
-                if c.state != ConnState::Connecting {
-                    continue;
-                }
-                let Some(stream) = c.stream.as_ref() else {
-                    continue;
+                let step = match self.conns[idx].state {
+                    ConnState::Connecting => {
+                        let Some(stream) = self.conns[idx].stream.as_ref().map(|s| s.tcp()) else {
+                            continue;
+                        };
+                        let failed =
+                            ev.is_error() || matches!(stream.take_error(), Ok(Some(_)) | Err(_));
+                        if failed {
+                            Step::Failed
+                        } else if stream.peer_addr().is_ok() {
+                            self.tcp_connected(idx)
+                        } else {
+                            Step::Pending
+                        }
+                    }
+                    ConnState::Handshaking => self.advance_handshake(idx),
+                    _ => continue,
                 };
-                let failed = ev.is_error() || matches!(stream.take_error(), Ok(Some(_)) | Err(_));
-                let connected = !failed && stream.peer_addr().is_ok();
-                if failed {
-                    c.reset();
-                    idle.push(idx);
-                    pending -= 1;
-                } else if connected {
-                    let _ = stream.set_nodelay(true);
-                    c.state = ConnState::Open;
-                    pending -= 1;
+                match step {
+                    Step::Pending => {}
+                    Step::Open => pending -= 1,
+                    Step::Failed => {
+                        self.conns[idx].reset();
+                        idle.push(idx);
+                        pending -= 1;
+                    }
                 }
             }
         }
@@ -123,7 +135,7 @@ impl Worker<'_> {
         }
         let c = &mut self.conns[idx];
         c.reset();
-        c.retry_at = if matches!(kind, Some(Kind::Connect)) {
+        c.retry_at = if matches!(kind, Some(Kind::Connect | Kind::Tls)) {
             now + CONNECT_RETRY_NS
         } else {
             now
@@ -161,7 +173,7 @@ impl Worker<'_> {
                     return;
                 }
                 let c = &mut self.conns[idx];
-                c.stream = Some(stream);
+                c.stream = Some(Transport::plain(stream));
                 c.state = ConnState::Connecting;
                 c.since = now;
             }
@@ -171,7 +183,7 @@ impl Worker<'_> {
 
     pub(super) fn on_connecting_event(&mut self, idx: usize, now: u64, is_error: bool) {
         let c = &mut self.conns[idx];
-        let Some(stream) = c.stream.as_ref() else {
+        let Some(stream) = c.stream.as_ref().map(|s| s.tcp()) else {
             return;
         };
         if is_error || matches!(stream.take_error(), Ok(Some(_)) | Err(_)) {
@@ -186,9 +198,11 @@ impl Worker<'_> {
                 return;
             }
         }
-        let _ = stream.set_nodelay(true);
-        c.state = ConnState::Open;
-        self.start_connection(idx, now);
+        match self.tcp_connected(idx) {
+            Step::Open => self.start_connection(idx, now),
+            Step::Pending => {}
+            Step::Failed => self.kill(idx, Some(Kind::Tls), now),
+        }
     }
 
     pub(super) fn check_timeouts(&mut self, now: u64) {
@@ -198,6 +212,9 @@ impl Worker<'_> {
             match c.state {
                 ConnState::Connecting if now.saturating_sub(c.since) > limit => {
                     self.kill(idx, Some(Kind::Connect), now);
+                }
+                ConnState::Handshaking if now.saturating_sub(c.since) > limit => {
+                    self.kill(idx, Some(Kind::Tls), now);
                 }
                 ConnState::Open => {
                     let Some(front) = c.inflight.front() else {

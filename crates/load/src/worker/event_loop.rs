@@ -168,11 +168,12 @@ impl Worker<'_> {
                 ConnState::Connecting => {
                     self.on_connecting_event(idx, now, ev.is_error());
                 }
+                ConnState::Handshaking => self.on_handshake_event(idx, now),
                 ConnState::Open => {
                     if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
                         self.on_readable(idx, now, ev.is_read_closed() || ev.is_error());
                     }
-                    if self.conns[idx].state == ConnState::Open && self.conns[idx].unsent > 0 {
+                    if self.conns[idx].state == ConnState::Open && self.conns[idx].wants_write() {
                         self.flush(idx, now);
                     }
                 }

@@ -3,7 +3,7 @@
 
 use super::{Kind, Worker};
 use crate::connection::{Pending, WriteOutcome};
-use std::io::{self, Read};
+use std::io;
 
 impl Worker<'_> {
     /// Queues one request on `idx`; the caller flushes.
@@ -42,13 +42,21 @@ impl Worker<'_> {
                     if !self.on_data(idx, n, now) {
                         return;
                     }
-                    // A short read drained the socket; new data will raise a new event.
-                    if n < self.buf.len() && !closing {
+                    // A short read drained the socket; new data will raise a new event. Not over
+                    // TLS: rustls takes the socket's bytes a record at a time, so a short read
+                    // of plaintext says nothing of what still waits there, and the event that
+                    // woke us will not come again for it.
+                    if n < self.buf.len() && !closing && !self.conns[idx].is_tls() {
                         return;
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if crate::tls::rustls_error(&e).is_some() => {
+                    self.note_tls_error(&e);
+                    self.kill(idx, Some(Kind::Tls), now);
+                    return;
+                }
                 Err(_) => {
                     self.kill(idx, Some(Kind::Read), now);
                     return;

@@ -15,6 +15,7 @@
 mod connect;
 mod event_loop;
 mod exchange;
+mod handshake;
 mod open_model;
 mod timer;
 mod window_end;
@@ -23,6 +24,7 @@ use crate::connection::Conn;
 use crate::cpu;
 use crate::schedule::Schedule;
 use crate::stats::ThreadStats;
+use crate::tls::TlsClient;
 use crate::Live;
 use mio::{Poll, Token};
 use std::collections::VecDeque;
@@ -51,6 +53,8 @@ pub struct Plan<'a> {
     pub end: u64,
     pub timeout_ns: u64,
     pub seconds: usize,
+    /// https://: the run's TLS client, shared by every connection.
+    pub tls: Option<&'a TlsClient>,
 }
 
 impl Plan<'_> {
@@ -76,6 +80,8 @@ enum Kind {
     Read,
     Write,
     Parse,
+    /// A handshake that failed or timed out, or a TLS session that broke.
+    Tls,
 }
 
 struct Worker<'a> {
@@ -130,7 +136,7 @@ fn setup<'a>(plan: &'a Plan<'a>, share: &Share) -> io::Result<Worker<'a>> {
             .map(|_| Conn::new(plan.head_request, plan.pipeline))
             .collect(),
         buf: vec![0; READ_BUF],
-        s: ThreadStats::new(open, plan.seconds),
+        s: ThreadStats::new(open, plan.seconds).with_tls(plan.tls.is_some()),
         schedule: share.rate.map(|(r, phase)| Schedule::new(r, phase)),
         free: VecDeque::with_capacity((2 * share.connections * plan.pipeline).min(1 << 16)),
         reconnect: (0..share.connections).collect(),
@@ -173,6 +179,7 @@ impl Worker<'_> {
             Kind::Read => e.read += 1,
             Kind::Write => e.write += 1,
             Kind::Parse => e.parse += 1,
+            Kind::Tls => e.tls += 1,
         }
         self.tick_error(now, 1);
     }

@@ -339,7 +339,8 @@ impl Agent {
     }
 
     /// Sends one request to `url` from the host: (status, latency, bytes sent, whether `find`
-    /// was in the body).
+    /// was in the body); `insecure` accepts any certificate (https:// only).
+    #[allow(clippy::too_many_arguments)]
     pub fn probe(
         &mut self,
         url: &str,
@@ -348,6 +349,7 @@ impl Agent {
         body: Option<&[u8]>,
         timeout: Duration,
         find: Option<&[u8]>,
+        insecure: bool,
     ) -> Result<(u16, Duration, u64, Option<bool>), String> {
         let enc = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
         let id = "probe".to_string();
@@ -359,6 +361,7 @@ impl Agent {
             body_base64: body.map(enc),
             timeout_ns: u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX),
             find_base64: find.map(enc),
+            insecure,
         })?;
         let deadline = Instant::now() + timeout + CLOCK_TIMEOUT;
         loop {

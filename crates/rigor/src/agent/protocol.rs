@@ -49,6 +49,9 @@ pub enum ToAgent {
         body_base64: Option<String>,
         timeout_ns: u64,
         find_base64: Option<String>,
+        /// https:// only: accept any certificate.
+        #[serde(default)]
+        insecure: bool,
     },
     /// A piece of the application's sources, a tar stream, for the folder `key` (letters,
     /// digits and `-`); the `last` one unpacks the whole stream into a fresh folder.
@@ -248,6 +251,9 @@ pub struct SpecWire {
     /// Source addresses on the agent's host, in turn.
     #[serde(default)]
     pub source_addrs: Vec<std::net::IpAddr>,
+    /// https:// only: accept any certificate. Absent from older rigors' specs: false.
+    #[serde(default)]
+    pub insecure: bool,
 }
 
 fn nanos(d: Duration) -> u64 {
@@ -273,6 +279,7 @@ impl From<&LoadSpec> for SpecWire {
                 .map(|b| base64::engine::general_purpose::STANDARD.encode(b)),
             cpus: s.cpus.clone(),
             source_addrs: s.source_addrs.clone(),
+            insecure: s.insecure,
         }
     }
 }
@@ -302,6 +309,7 @@ impl SpecWire {
             body,
             cpus: self.cpus.clone(),
             source_addrs: self.source_addrs.clone(),
+            insecure: self.insecure,
         })
     }
 }

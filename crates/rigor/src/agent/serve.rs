@@ -174,6 +174,7 @@ pub fn serve_stdio(apps: &mut dyn AppService, on_closed: fn()) -> Result<(), Str
                 body_base64,
                 timeout_ns,
                 find_base64,
+                insecure,
             } => {
                 let decode = |b: Option<String>| {
                     b.map(|b| base64::engine::general_purpose::STANDARD.decode(b))
@@ -187,6 +188,7 @@ pub fn serve_stdio(apps: &mut dyn AppService, on_closed: fn()) -> Result<(), Str
                         body.as_deref(),
                         Duration::from_nanos(timeout_ns),
                         find.as_deref(),
+                        insecure,
                     ) {
                         Ok(r) => out.send(&FromAgent::Probed {
                             id,

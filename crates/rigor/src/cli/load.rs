@@ -9,7 +9,7 @@ use std::time::Duration;
 /// Flags of `rigor load`; the names match wrk's where wrk has them.
 #[derive(clap::Args, Debug)]
 pub struct LoadArgs {
-    /// Target URL (http:// only; IPv6 literals as http://[::1]:8080/path)
+    /// Target URL, http:// or https:// (IPv6 literals as http://[::1]:8080/path)
     pub url: String,
     /// Open connections in total
     #[arg(short = 'c', long, default_value_t = 64)]
@@ -61,6 +61,10 @@ pub struct LoadArgs {
     /// Extra options for --tool, after `--` (e.g. `-- --h1` for h2load)
     #[arg(last = true, value_name = "TOOL_ARGS")]
     pub tool_args: Vec<String>,
+    /// https:// only: accept any certificate (self-signed, expired, another host's); the run
+    /// says so in an `insecure_tls` warning
+    #[arg(short = 'k', long)]
+    pub insecure: bool,
 }
 
 /// Runs `rigor load`: bad flags are usage failures (exit 2) before anything is printed or

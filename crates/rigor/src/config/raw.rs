@@ -213,6 +213,8 @@ pub struct RawJob {
     pub tool: Option<String>,
     /// Extra options for `tool`, placed after rigor's own flags.
     pub args: Option<Vec<String>>,
+    /// https:// only: accept any certificate.
+    pub insecure: Option<bool>,
 }
 
 /// A rule that reads one figure from the lines of a command job's output.

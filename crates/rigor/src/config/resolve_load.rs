@@ -30,6 +30,12 @@ const MAX_IN_FLIGHT: u64 = rigor_load::MAX_IN_FLIGHT as u64;
 const MAX_CONNECTIONS: u64 = rigor_load::MAX_CONNECTIONS as u64;
 /// Most source addresses one load may name.
 pub const MAX_SOURCES: usize = 4096;
+/// Whether `url`'s scheme is https (any case).
+fn is_https(url: &str) -> bool {
+    url.get(..8)
+        .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
+}
+
 /// A load key's text and where it was written.
 enum Source<'a> {
     Key,
@@ -99,6 +105,14 @@ impl Config {
         // Only other hosts load it: they must reach the URL, this machine need not.
         let elsewhere = !hosts.is_empty() && hosts.iter().all(|h| h.name != super::LOCAL);
         let (url, addr) = self.target(job, table, vars, elsewhere, p);
+        let insecure = job.insecure.unwrap_or(false);
+        if insecure && !url.is_empty() && !is_https(&url) {
+            p.add(self.error_at(
+                table,
+                Some("insecure"),
+                &format!("accepting any certificate applies to https:// URLs only, and `{url}` is not one"),
+            ));
+        }
         let (method, headers, body) = self.request(job, table, vars, p);
         let validate = job.validate.as_ref().map(|v| {
             if let Some(Err(e)) = v.status.map(checks::status) {
@@ -147,6 +161,7 @@ impl Config {
             body: body.map(String::into_bytes),
             cpus,
             source_addrs,
+            insecure,
         };
         let tool = keys.tool(job, &spec, hosts.is_empty(), p);
         LoadJob {

@@ -170,11 +170,13 @@ fn readiness_defaults_to_a_tcp_connect_on_the_load_url() {
 fn a_bad_load_url_is_located() {
     let text = GOOD.replace(
         "url = \"http://127.0.0.1:{{port}}/plaintext\"",
-        "url = \"https://127.0.0.1:{{port}}/plaintext\"",
+        "url = \"gopher://127.0.0.1:{{port}}/plaintext\"",
     );
     let err = plan_err(&text);
     assert!(
-        err.contains("rigor.toml:13:") && err.contains("jobs.plaintext.url") && err.contains("TLS"),
+        err.contains("rigor.toml:13:")
+            && err.contains("jobs.plaintext.url")
+            && err.contains("gopher"),
         "{err}"
     );
 }
@@ -205,4 +207,29 @@ fn variants_override_command_build_dir_and_artifact() {
     );
     assert_eq!(base.dir, root);
     let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn https_urls_and_insecure_reach_the_load_spec() {
+    let text = GOOD.replace(
+        "url = \"http://127.0.0.1:{{port}}/plaintext\"",
+        "url = \"https://127.0.0.1:{{port}}/plaintext\"\ninsecure = true",
+    );
+    let plan = parse(&text).unwrap().plan("plaintext", &req()).unwrap();
+    let spec = &plan.rows[0].work.load().unwrap().spec;
+    assert_eq!(spec.url, "https://127.0.0.1:5000/plaintext");
+    assert!(spec.insecure);
+    let plan = parse(GOOD).unwrap().plan("plaintext", &req()).unwrap();
+    assert!(!plan.rows[0].work.load().unwrap().spec.insecure);
+}
+
+#[test]
+fn insecure_with_an_http_url_names_the_key() {
+    let text = GOOD.replace("pipeline = 16", "pipeline = 16\ninsecure = true");
+    let err = plan_err(&text);
+    assert!(err.contains("jobs.plaintext.insecure"), "{err}");
+    assert!(err.contains("https:// URLs only"), "{err}");
+    let text = GOOD.replace("pipeline = 16", "pipeline = 16\ninsecure = \"yes\"");
+    let err = parse(&text).err().unwrap();
+    assert!(err.contains("insecure"), "{err}");
 }

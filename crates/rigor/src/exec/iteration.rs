@@ -405,6 +405,7 @@ fn first_request(
             spec.body.as_deref(),
             timeout,
             find,
+            spec.insecure,
         )
         .map(|r| First {
             status: r.status,

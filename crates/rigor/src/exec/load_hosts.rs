@@ -85,6 +85,7 @@ pub fn first_request(
             spec.body.as_deref(),
             timeout,
             find,
+            spec.insecure,
         )
     });
     let mut agent = agents.pop().expect("one agent");

@@ -83,5 +83,15 @@ pub const LOAD_ERRORS_PARSE: &str = "load.errors.parse";
 /// Requests of the window outstanding when their connection closed or failed; not re-sent and not
 /// in the latency.
 pub const LOAD_ERRORS_CLOSED: &str = "load.errors.closed";
+/// https://: handshakes that failed or timed out, and TLS sessions that broke once open.
+pub const LOAD_ERRORS_TLS: &str = "load.errors.tls";
+/// https://: TLS handshakes completed in the run (those opening the connections included).
+pub const LOAD_TLS_HANDSHAKES: &str = "load.tls.handshakes";
+/// https://: of those, handshakes that resumed an earlier session.
+pub const LOAD_TLS_RESUMED: &str = "load.tls.resumed";
+/// https://: mean handshake time, TCP connect completion to handshake done.
+pub const LOAD_TLS_HANDSHAKE_MEAN: &str = "load.tls.handshake.mean";
+/// https://: 99th percentile of the handshake time.
+pub const LOAD_TLS_HANDSHAKE_P99: &str = "load.tls.handshake.p99";
 /// Bytes read per measured second.
 pub const LOAD_THROUGHPUT: &str = "load.throughput";

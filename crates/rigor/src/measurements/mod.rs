@@ -163,6 +163,29 @@ pub const CATALOGUE: &[MeasurementInfo] = &[
         Down,
         Load,
     ),
+    bk(ids::LOAD_ERRORS_TLS, "TLS errors", "count", Down, Load),
+    bk(
+        ids::LOAD_TLS_HANDSHAKES,
+        "TLS handshakes",
+        "count",
+        Down,
+        Load,
+    ),
+    bk(ids::LOAD_TLS_RESUMED, "TLS resumed", "count", Up, Load),
+    m(
+        ids::LOAD_TLS_HANDSHAKE_MEAN,
+        "Mean TLS handshake",
+        "ms",
+        Down,
+        Load,
+    ),
+    m(
+        ids::LOAD_TLS_HANDSHAKE_P99,
+        "TLS handshake 99th",
+        "ms",
+        Down,
+        Load,
+    ),
     m(ids::LOAD_THROUGHPUT, "Read throughput", "MiB/s", Up, Load),
 ];
 

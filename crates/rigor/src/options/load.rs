@@ -118,6 +118,7 @@ fn build_spec(args: &LoadArgs) -> Result<LoadSpec, String> {
         body: args.body.as_ref().map(|b| b.clone().into_bytes()),
         cpus,
         source_addrs,
+        insecure: args.insecure,
     };
     rigor_load::check(&spec).map_err(|e| e.to_string())?;
     Ok(spec)

@@ -141,9 +141,23 @@ fn counts(o: &mut String, r: &LoadReport) {
     if e.total() > 0 {
         let _ = writeln!(
             o,
-            "  Errors: connect {}, read {}, write {}, timeout {}, parse {}, closed {}",
-            e.connect, e.read, e.write, e.timeout, e.parse, e.closed
+            "  Errors: connect {}, read {}, write {}, timeout {}, parse {}, closed {}, tls {}",
+            e.connect, e.read, e.write, e.timeout, e.parse, e.closed, e.tls
         );
+    }
+    if let Some(t) = &r.tls {
+        let times = match (t.handshake_mean_ms, t.handshake_p99_ms) {
+            (Some(mean), Some(p99)) => format!(", mean {mean:.2}ms, p99 {p99:.2}ms"),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            o,
+            "  TLS: {} handshakes ({} resumed){times}",
+            t.handshakes, t.resumed
+        );
+        if let Some(why) = &t.first_failure {
+            let _ = writeln!(o, "  TLS failures, the first: {why}");
+        }
     }
     for f in &r.parse_failures {
         let _ = writeln!(

@@ -51,6 +51,7 @@ coded_enum! {
         IdenticalArtifacts = "identical_artifacts",
         IgnoredSigterm = "ignored_sigterm",
         IncompleteResult = "incomplete_result",
+        InsecureTls = "insecure_tls",
         LeftBehind = "left_behind",
         Leftovers = "leftovers",
         LoadErrors = "load_errors",
@@ -156,7 +157,11 @@ impl WarningKind {
             }
             LoadErrors => {
                 "The load engine counted socket errors (connect, read, write, timeout, parse, \
-                 or requests lost with a closed connection)."
+                 TLS, or requests lost with a closed connection)."
+            }
+            InsecureTls => {
+                "An https:// load ran with `insecure`: the server's certificate was not \
+                 verified, so the run cannot tell it reached the server it meant to."
             }
             Metrics => {
                 "The application's `metrics` URL could not be read at an edge of the measured \
@@ -269,6 +274,10 @@ impl WarningKind {
             }
             IgnoredSigterm => "handle SIGTERM for a clean shutdown, or raise `stop_timeout`",
             IncompleteResult => "its rows may have fewer iterations than planned",
+            InsecureTls => {
+                "for figures you publish, give the server a certificate the system trusts (or \
+                 point SSL_CERT_FILE at its CA) and drop `insecure`"
+            }
             LeftBehind => {
                 "a daemonising or `setsid` child escapes its process group: keep it in the \
                  foreground, or stop it when the application gets SIGTERM"

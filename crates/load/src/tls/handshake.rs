@@ -1,0 +1,79 @@
+//! The first handshake, before any worker starts: a certificate or protocol the client refuses
+//! stops the run with the reason, instead of a run whose every connection fails in silence.
+
+use super::{describe, TlsClient};
+use crate::LoadError;
+use std::io;
+use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Connects to `addr` and completes one handshake within `timeout`, giving up when `cancel` is
+/// set (checked every 50 ms). The client should not resume sessions, so the run's own first
+/// handshakes are full ones.
+pub(crate) fn check_handshake(
+    url: &str,
+    addr: SocketAddr,
+    client: &TlsClient,
+    timeout: Duration,
+    cancel: &AtomicBool,
+) -> Result<(), LoadError> {
+    let fail = |reason: String| LoadError::Tls {
+        url: url.to_string(),
+        reason,
+    };
+    let start = Instant::now();
+    let mut tcp =
+        TcpStream::connect_timeout(&addr, timeout).map_err(|source| LoadError::Connect {
+            url: url.to_string(),
+            addr,
+            source,
+        })?;
+    let _ = tcp.set_nodelay(true);
+    let slice = Duration::from_millis(50);
+    tcp.set_read_timeout(Some(slice))
+        .and_then(|()| tcp.set_write_timeout(Some(slice)))
+        .map_err(|e| fail(e.to_string()))?;
+    let mut session = client
+        .connection()
+        .map_err(|e| fail(describe(&e, client.insecure)))?;
+    while session.is_handshaking() {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(LoadError::Interrupted);
+        }
+        if start.elapsed() > timeout {
+            return Err(fail(format!(
+                "the handshake did not complete within {} ms",
+                timeout.as_millis()
+            )));
+        }
+        match session.complete_io(&mut tcp) {
+            Ok((0, 0)) if session.is_handshaking() => {
+                return Err(fail(
+                    "the server closed the connection during the handshake".into(),
+                ))
+            }
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
+                ) => {}
+            Err(e) => {
+                return Err(fail(match super::rustls_error(&e) {
+                    Some(t) => describe(t, client.insecure),
+                    None if e.kind() == io::ErrorKind::UnexpectedEof => {
+                        "the server closed the connection during the handshake".into()
+                    }
+                    None => e.to_string(),
+                }))
+            }
+        }
+    }
+    // A polite end: the server sees a closed session, not a reset.
+    session.send_close_notify();
+    let _ = session.complete_io(&mut tcp);
+    Ok(())
+}
