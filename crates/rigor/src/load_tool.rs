@@ -31,6 +31,7 @@ fn drive(options: &LoadOptions, tool: &ToolSpec, dir: &Path) -> Result<Exit, Fai
     let name = tool.tool.name();
     let human = |t: &str| crate::load_run::human(options, t);
     let failed = |m: String| Failure::Failed(anyhow::anyhow!(m));
+    tool_child::check_identity(tool.tool).map_err(failed)?;
     let warmup = if !tool.tool.warms_up_itself() && !spec.warmup.is_zero() {
         let inv = Invocation::new(tool, spec, spec.warmup, None, dir);
         human(&format!("warmup: {}\n", inv.command_line().join(" ")));

@@ -1,7 +1,8 @@
 //! External load tools as load jobs, run for real against the testbed: the tool's figures
 //! under the engine's ids and checked against the server's own count, its CPU, its raw output
 //! in the result, and a missing or failing tool as a failed iteration with a clear error.
-//! A test whose tool is not installed says `test-skip: needs TOOL` and checks nothing.
+//! A test whose tool is not installed says `test-skip: needs TOOL` and checks nothing (a
+//! `bombardier` that is not the HTTP tool counts as not installed).
 
 mod common;
 use common::*;
@@ -187,6 +188,80 @@ fn oha_drives_a_run_counted_like_the_servers_own_count() {
     }
     check_against_server(it, "/plaintext", 8.0);
     check_cpu(it);
+}
+
+/// Whether the `bombardier` on PATH is the HTTP benchmarking tool: Debian's package of that
+/// name is a terminal game, which prints no `bombardier version …` (and never exits by itself).
+fn http_bombardier() -> bool {
+    if !installed("bombardier") {
+        return false;
+    }
+    let Ok(mut child) = std::process::Command::new("bombardier")
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+    else {
+        return false;
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while child.try_wait().ok().flatten().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    text(&out).contains("bombardier version")
+}
+
+#[test]
+fn bombardier_drives_a_run_counted_like_the_servers_own_count() {
+    if !http_bombardier() {
+        return skip("needs bombardier");
+    }
+    let dir = temp_dir("tool-bombardier");
+    let port = free_port();
+    let toml = with_load(&config(port, "", "/plaintext", ""), "tool = \"bombardier\"");
+    let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
+    let it = &iterations(json.as_ref().unwrap())[0];
+    assert!(it["error"].is_null(), "{t}");
+    let tool = &it["tool"];
+    assert!(
+        tool["version"]
+            .as_str()
+            .unwrap()
+            .starts_with("bombardier version"),
+        "{tool}"
+    );
+    // Its own count, from its JSON result: every status class summed.
+    let output = tool["output"].as_str().unwrap();
+    let doc: Value = serde_json::from_str(&output[output.find('{').unwrap()..]).unwrap();
+    let said: f64 = ["req1xx", "req2xx", "req3xx", "req4xx", "req5xx", "others"]
+        .iter()
+        .map(|k| doc["result"][k].as_f64().unwrap())
+        .sum();
+    assert_eq!(Some(said), m(it, "load.requests"));
+    for id in [
+        "load.rps",
+        "load.latency.mean",
+        "load.latency.p50",
+        "load.latency.p99",
+        "load.latency.max",
+        "load.throughput",
+    ] {
+        assert!(m(it, id).is_some_and(|v| v > 0.0), "{id}");
+    }
+    eprintln!(
+        "bombardier counted {said}; the server answered {} on /plaintext",
+        server_stats(it)["by_path"]["/plaintext"]
+    );
+    check_against_server(it, "/plaintext", 8.0);
+    check_cpu(it);
+    assert_schema(json.as_ref().unwrap());
 }
 
 /// A folder holding only `sh` (rigor starts the application through it): a PATH without any

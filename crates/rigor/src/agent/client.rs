@@ -5,8 +5,8 @@
 
 use super::install::{self, Install, LocalBinary};
 use super::protocol::{
-    line, unix_ns, AppWire, BuiltWire, FromAgent, HostInfo, SpecWire, ToAgent, PROTOCOL,
-    RIGOR_VERSION,
+    line, unix_ns, AppWire, BuiltWire, FromAgent, HostInfo, SpecWire, ToAgent, ToolJobWire,
+    ToolRunWire, PROTOCOL, RIGOR_VERSION,
 };
 use super::transport::{describe, stderr_tail, HostSpec, SSH_FAILED};
 use base64::Engine as _;
@@ -330,6 +330,58 @@ impl Agent {
                 } if failed == id => {
                     return Err(format!("{}: load {id}: {message}", self.host.label()))
                 }
+                FromAgent::Error { id: None, message } => {
+                    return Err(format!("{}: the agent: {message}", self.host.label()))
+                }
+                other => self.note(other),
+            }
+        }
+    }
+
+    /// Starts tool run `id` (a load tool, run by the host's agent) at `start_at_local` on this
+    /// host's clock, shifted by the clock offset like a load's start. An agent without the
+    /// `tool` capability (an older rigor) is refused, naming the host.
+    pub fn start_tool(
+        &mut self,
+        id: &str,
+        job: &ToolJobWire,
+        start_at_local: SystemTime,
+    ) -> Result<(), String> {
+        if !self.capabilities.iter().any(|c| c == "tool") {
+            return Err(format!(
+                "{}: the agent cannot run load tools (it offers {:?}): its rigor is older than                  this one",
+                self.host.label(),
+                self.capabilities
+            ));
+        }
+        let offset = match self.offset {
+            Some(o) => o,
+            None => self.clock_offset()?,
+        };
+        let start = (unix_ns(start_at_local) as i128 + offset.offset_ns as i128).max(0) as u64;
+        self.send(&ToAgent::RunTool {
+            id: id.into(),
+            job: job.clone(),
+            start_at_unix_ns: start,
+        })
+    }
+
+    /// Waits up to `wait` for tool run `id`'s outcome: `None` when it has not come yet, so a
+    /// caller can follow several hosts at once. The tool's failure to start there (not
+    /// installed) is an error naming the host.
+    pub fn poll_tool(&mut self, id: &str, wait: Duration) -> Result<Option<ToolRunWire>, String> {
+        let deadline = Instant::now() + wait;
+        let what = format!("tool run {id}");
+        loop {
+            let Some(msg) = self.next_within(deadline, &what)? else {
+                return Ok(None);
+            };
+            match msg {
+                FromAgent::ToolDone { id: done, run } if done == id => return Ok(Some(*run)),
+                FromAgent::Error {
+                    id: Some(failed),
+                    message,
+                } if failed == id => return Err(format!("{}: {message}", self.host.label())),
                 FromAgent::Error { id: None, message } => {
                     return Err(format!("{}: the agent: {message}", self.host.label()))
                 }

@@ -1,4 +1,5 @@
-//! Work on other hosts: `rigor agent --stdio` runs the load engine on a load host, or builds,
+//! Work on other hosts: `rigor agent --stdio` runs the load engine (or a load tool) on a load
+//! host, or builds,
 //! starts and measures the application on its host, and speaks
 //! a line-based JSON protocol on its stdin and stdout; the client reaches it over any command
 //! that gives a remote shell on stdio (ssh, `kubectl exec -i`, `docker exec -i`), installing
@@ -11,6 +12,7 @@ pub mod install;
 pub mod protocol;
 pub mod serve;
 pub mod sources;
+pub mod tool_wire;
 pub mod transport;
 
 pub use client::Agent;

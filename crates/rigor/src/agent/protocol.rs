@@ -3,19 +3,20 @@
 //! its stdout; stderr carries only logs.
 
 pub use super::app_wire::AppWire;
+pub use super::tool_wire::{ToolJobWire, ToolRunWire};
 use base64::Engine as _;
 use rigor_load::{LoadSpec, ReportWire};
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The protocol version both sides must speak; any change to a message's meaning raises it.
-pub const PROTOCOL: u32 = 2;
+pub const PROTOCOL: u32 = 3;
 
 /// This build's version, which the agent's must equal.
 pub const RIGOR_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// What the agent can do; a client asks for nothing outside it.
-pub const CAPABILITIES: &[&str] = &["load", "app"];
+pub const CAPABILITIES: &[&str] = &["load", "app", "tool"];
 
 /// A message from the client to the agent.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -34,7 +35,14 @@ pub enum ToAgent {
         spec: SpecWire,
         start_at_unix_ns: u64,
     },
-    /// Stops load `id` early; its report (marked cancelled) still comes.
+    /// Runs a load tool (wrk, h2load, …) as run `id`, starting at `start_at_unix_ns` on the
+    /// agent's clock: the host's share of the load, driven by the tool installed there.
+    RunTool {
+        id: String,
+        job: ToolJobWire,
+        start_at_unix_ns: u64,
+    },
+    /// Stops load or tool run `id` early; its report (marked cancelled) still comes.
     Cancel { id: String },
     /// Asks how this host reaches `url`: the address it resolves to, and whether that is the
     /// host itself (loopback, an interface of its own) or another host.
@@ -112,6 +120,12 @@ pub enum FromAgent {
     LoadDone {
         id: String,
         report: Box<ReportWire>,
+    },
+    /// Tool run `id` ended: its command line, raw output, exit status and CPU, for the client
+    /// to read.
+    ToolDone {
+        id: String,
+        run: Box<ToolRunWire>,
     },
     /// How this host reaches `url` (the answer to `path`).
     Path {

@@ -8,6 +8,7 @@ use super::app_host::AppService;
 use super::protocol::{
     line, unix_ns, FromAgent, HostInfo, SpecWire, ToAgent, CAPABILITIES, PROTOCOL, RIGOR_VERSION,
 };
+use super::tool_wire::ToolRunner;
 use base64::Engine as _;
 use rigor_load::{Live, Phase, ReportWire};
 use std::collections::HashMap;
@@ -72,7 +73,12 @@ enum Input {
 /// version is an Err after the error message was sent.
 /// `apps` runs the applications it is asked to; `on_closed` is called (on another thread) the
 /// moment stdin closes, so a wait in progress (readiness, a build) can end at once.
-pub fn serve_stdio(apps: &mut dyn AppService, on_closed: fn()) -> Result<(), String> {
+/// `tools` runs the load tools it is asked to.
+pub fn serve_stdio(
+    apps: &mut dyn AppService,
+    tools: ToolRunner,
+    on_closed: fn(),
+) -> Result<(), String> {
     // The engine's writes to a closed socket must fail, not kill the process; Rust already
     // ignores SIGPIPE, so a vanished client shows up as a failed write to stdout too.
     let out = Out {
@@ -206,6 +212,23 @@ pub fn serve_stdio(apps: &mut dyn AppService, on_closed: fn()) -> Result<(), Str
                 path: super::protocol::HostPath::of(&url),
                 url,
             }),
+            ToAgent::RunTool {
+                id,
+                job,
+                start_at_unix_ns,
+            } => {
+                loads.retain(|_, r| !r.thread.is_finished());
+                if loads.contains_key(&id) {
+                    out.error(Some(&id), format!("load {id} is already running"));
+                    continue;
+                }
+                match start_tool(&out, &id, job, start_at_unix_ns, tools) {
+                    Ok(r) => {
+                        loads.insert(id, r);
+                    }
+                    Err(e) => out.error(Some(&id), e),
+                }
+            }
             ToAgent::Cancel { id } => match loads.get(&id) {
                 Some(r) => r.cancel.store(true, Ordering::Relaxed),
                 None => out.error(Some(&id), format!("no load {id} is running")),
@@ -296,6 +319,40 @@ fn start_load(
             }
         })
         .map_err(|e| format!("starting the load thread: {e}"))?;
+    Ok(Running { cancel, thread })
+}
+
+/// Runs a load tool on a thread: waits for the start time, runs the tool (stopped early by a
+/// cancel or a vanished client), and sends `tool_done` (or `error`, for a tool that is not
+/// installed here or cannot start).
+fn start_tool(
+    out: &Out,
+    id: &str,
+    job: super::tool_wire::ToolJobWire,
+    start_at_unix_ns: u64,
+    tools: ToolRunner,
+) -> Result<Running, String> {
+    job.spec.to_spec()?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    let (out, id, flag) = (out.clone(), id.to_string(), cancel.clone());
+    let thread = std::thread::Builder::new()
+        .name(format!("rigor-agent-tool-{id}"))
+        .spawn(move || {
+            let gone = out.gone.clone();
+            let cancelled = || flag.load(Ordering::Relaxed) || gone.load(Ordering::Relaxed);
+            if let Err(e) = wait_until(start_at_unix_ns, &cancelled, &out, &id) {
+                out.error(Some(&id), e);
+                return;
+            }
+            match tools(&job, &id, &cancelled) {
+                Ok(run) => out.send(&FromAgent::ToolDone {
+                    id,
+                    run: Box::new(run),
+                }),
+                Err(e) => out.error(Some(&id), e),
+            }
+        })
+        .map_err(|e| format!("starting the tool thread: {e}"))?;
     Ok(Running { cancel, thread })
 }
 

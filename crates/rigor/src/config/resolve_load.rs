@@ -163,7 +163,7 @@ impl Config {
             source_addrs,
             insecure,
         };
-        let tool = keys.tool(job, &spec, hosts.is_empty(), p);
+        let tool = keys.tool(job, &spec, p);
         LoadJob {
             spec,
             addr,
@@ -402,13 +402,12 @@ impl<'a> LoadKeys<'a> {
     }
 
     /// `tool` and `args`: the tool named, with every load key it cannot honour pointed at (the
-    /// key, or the variable that set it). A tool runs on rigor's own machine only: the agent
-    /// that drives load hosts runs the engine.
+    /// key, or the variable that set it). With load hosts, each host's agent runs the tool on
+    /// its share of the load.
     fn tool(
         &self,
         job: &RawJob,
         spec: &LoadSpec,
-        local: bool,
         p: &mut Problems,
     ) -> Option<crate::tools::ToolSpec> {
         let at = |key: &str, m: &str| self.config.error_at(&self.table, Some(key), m);
@@ -441,16 +440,6 @@ impl<'a> LoadKeys<'a> {
                 None => Source::Key,
             };
             p.add(self.error(key, &src, &why));
-        }
-        if !local {
-            p.add(at(
-                "tool",
-                &format!(
-                    "{} runs on rigor's own machine only: the load hosts run rigor's engine \
-                     (remove `host`/`hosts` from the profile's load role, or drop `tool`)",
-                    tool.name()
-                ),
-            ));
         }
         Some(crate::tools::ToolSpec { tool, args })
     }

@@ -326,18 +326,20 @@ pub(super) fn under_load(
     first_request(load_job, app_host, it, &*app)?;
     let mut scraper = crate::metrics::start(&ctx.row.app, ctx.sample_interval, app.spawned_at());
     let result = match &load_job.tool {
-        Some(tool) => super::tool_load::load(
-            load_job,
-            tool,
-            it,
-            super::tool_load::Around {
+        Some(tool) => {
+            let around = super::tool_load::Around {
                 app,
                 app_cpu,
                 scraper: scraper.as_mut(),
                 status,
                 log: &ctx.log,
-            },
-        ),
+            };
+            if load_job.hosts.is_empty() {
+                super::tool_load::load(load_job, tool, it, around)
+            } else {
+                super::tool_hosts::load(load_job, tool, app_host, it, around)
+            }
+        }
         None => load(
             load_job,
             app_host,

@@ -4,6 +4,7 @@
 //! summed counts, merged latency histograms. Agents stay connected between iterations, and one
 //! whose transport failed is connected afresh next time.
 
+use crate::agent::client::ClockOffset;
 use crate::agent::protocol::HostPath;
 use crate::agent::{Agent, Install};
 use crate::config::Host;
@@ -16,7 +17,7 @@ use std::time::{Duration, Instant, SystemTime};
 const START_MARGIN: Duration = Duration::from_millis(300);
 
 /// Beyond the window, how long a host may take to send its report (its drain and the trip).
-const REPORT_GRACE: Duration = Duration::from_secs(30);
+pub(super) const REPORT_GRACE: Duration = Duration::from_secs(30);
 
 /// What each host measured, merged and apart.
 pub struct HostLoads {
@@ -50,9 +51,22 @@ pub fn run(
     stop: &AtomicBool,
 ) -> Result<HostLoads, String> {
     let shares = shares(spec, hosts.len());
+    with_agents(hosts, &spec.url, app_host, |agents, paths| {
+        drive(agents, &shares, spec, live, stop, paths)
+    })
+}
+
+/// Runs `f` with the agent of each host (reusing those still connected) and how each reaches
+/// `url` (a host that would load itself is refused first). The agents are kept for the next
+/// iteration when `f` succeeds; after a failure each is connected afresh next time.
+pub(super) fn with_agents<T>(
+    hosts: &[Host],
+    url: &str,
+    app_host: Option<&str>,
+    f: impl FnOnce(&mut [Agent], Vec<HostPath>) -> Result<T, String>,
+) -> Result<T, String> {
     let mut agents = connected(hosts)?;
-    let result = paths(&mut agents, &spec.url, app_host)
-        .and_then(|paths| drive(&mut agents, &shares, spec, live, stop, paths));
+    let result = paths(&mut agents, url, app_host).and_then(|paths| f(&mut agents, paths));
     // After a failure no agent of this load is trusted again: each is connected afresh.
     if result.is_ok() {
         AGENTS
@@ -188,13 +202,7 @@ fn drive(
     stop: &AtomicBool,
     paths: Vec<HostPath>,
 ) -> Result<HostLoads, String> {
-    let mut offsets = Vec::new();
-    for a in agents.iter_mut() {
-        offsets.push(a.clock_offset()?);
-    }
-    let slowest = offsets.iter().map(|o| o.rtt).max().unwrap_or_default();
-    let start = SystemTime::now() + START_MARGIN + 2 * slowest;
-    let started = Instant::now() + START_MARGIN + 2 * slowest;
+    let (offsets, start, started) = common_start(agents)?;
     let id = next_id();
     for (a, share) in agents.iter_mut().zip(shares) {
         a.start_load(&id, share, start)?;
@@ -256,6 +264,21 @@ fn drive(
         })
         .collect();
     Ok(HostLoads { merged, hosts })
+}
+
+/// Each agent's clock offset, measured afresh, and a start instant every host can be told in
+/// time: on rigor's wall clock (to send) and on its monotonic clock (to follow).
+pub(super) fn common_start(
+    agents: &mut [Agent],
+) -> Result<(Vec<ClockOffset>, SystemTime, Instant), String> {
+    let mut offsets = Vec::new();
+    for a in agents.iter_mut() {
+        offsets.push(a.clock_offset()?);
+    }
+    let slowest = offsets.iter().map(|o| o.rtt).max().unwrap_or_default();
+    let start = SystemTime::now() + START_MARGIN + 2 * slowest;
+    let started = Instant::now() + START_MARGIN + 2 * slowest;
+    Ok((offsets, start, started))
 }
 
 /// Each host's own figures (`load.hosts.NAME.*`), its warnings said with its name, and its
@@ -320,7 +343,8 @@ fn follow(
     live.errors.store(errors, Ordering::Relaxed);
 }
 
-fn next_id() -> String {
+/// A fresh id for a load (or tool run) on the hosts.
+pub(super) fn next_id() -> String {
     static N: AtomicU64 = AtomicU64::new(0);
     format!("load-{}", N.fetch_add(1, Ordering::Relaxed) + 1)
 }

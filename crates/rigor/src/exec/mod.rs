@@ -35,7 +35,9 @@ pub mod sentinel;
 mod shell;
 mod stale;
 pub(crate) mod tool_child;
+pub(crate) mod tool_hosts;
 pub(crate) mod tool_load;
+pub(crate) mod tool_on_host;
 
 #[cfg(test)]
 mod mock;

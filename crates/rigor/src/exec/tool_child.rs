@@ -208,6 +208,21 @@ fn read_bounded(path: &Path) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
+/// Refuses a program that is on PATH under the tool's name but is not the tool (see
+/// [`Tool::impostor`]); a program that is not on PATH at all is left to the start's own error.
+pub fn check_identity(tool: Tool) -> Result<(), String> {
+    let on_path = std::env::var_os("PATH").is_some_and(|paths| {
+        std::env::split_paths(&paths).any(|d| d.join(tool.program()).is_file())
+    });
+    if !on_path {
+        return Ok(());
+    }
+    match tool.impostor(version(tool).as_deref()) {
+        Some(why) => Err(why),
+        None => Ok(()),
+    }
+}
+
 /// The first line `tool` prints for its version flag, asked once per rigor process.
 pub fn version(tool: Tool) -> Option<String> {
     use std::collections::HashMap;
@@ -216,23 +231,52 @@ pub fn version(tool: Tool) -> Option<String> {
     let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
     seen.get_or_insert_with(HashMap::new)
         .entry(tool.name())
-        .or_insert_with(|| {
-            let out = Command::new(tool.program())
-                .arg(tool.version_flag())
-                .stdin(Stdio::null())
-                .output()
-                .ok()?;
-            let text = format!(
-                "{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            text.lines()
-                .map(str::trim)
-                .find(|l| !l.is_empty())
-                .map(String::from)
-        })
+        .or_insert_with(|| first_line(tool.program(), tool.version_flag(), VERSION_WAIT))
         .clone()
+}
+
+/// How long a tool may take to print its version: a program of the same name that is not the
+/// tool (one that waits on a terminal) must not hold the run.
+const VERSION_WAIT: Duration = Duration::from_secs(5);
+
+/// The first non-empty line `program flag` prints within `wait` (killed after that: `None`).
+fn first_line(program: &str, flag: &str, wait: Duration) -> Option<String> {
+    use std::io::Read;
+    let mut child = Command::new(program)
+        .arg(flag)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .ok()?;
+    let deadline = Instant::now() + wait;
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+    let mut text = String::new();
+    for pipe in [
+        child.stdout.take().map(|p| Box::new(p) as Box<dyn Read>),
+        child.stderr.take().map(|p| Box::new(p) as Box<dyn Read>),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        let mut bytes = Vec::new();
+        let _ = pipe.take(64 * 1024).read_to_end(&mut bytes);
+        text.push_str(&String::from_utf8_lossy(&bytes));
+    }
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(String::from)
 }
 
 #[cfg(test)]
@@ -300,6 +344,17 @@ mod tests {
             living()
         );
         let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_version_that_does_not_come_in_time_is_none() {
+        let t = Instant::now();
+        assert_eq!(first_line("sleep", "30", Duration::from_millis(200)), None);
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+        assert_eq!(
+            first_line("echo", "tool 1.2", Duration::from_secs(5)).as_deref(),
+            Some("tool 1.2")
+        );
     }
 
     #[test]

@@ -55,6 +55,7 @@ pub(super) fn load(
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "iteration".into());
     let cpus = spec.cpus.as_deref();
+    tool_child::check_identity(tool.tool)?;
     let mut machine = MachineWatch::start(app_cpu);
     let mut crashed = None;
     let cut = |app: &mut dyn Watched, crashed: &mut Option<String>| {
@@ -194,17 +195,30 @@ pub(crate) fn guards(
     m: &std::collections::BTreeMap<String, f64>,
     warnings: &mut Vec<Warning>,
 ) {
-    let tool = &report.tool;
+    saturation(report, warnings);
+    counts(&report.tool, m, warnings);
+}
+
+/// `client_saturated` when the tool used 90% or more of its cores.
+pub(crate) fn saturation(report: &ToolReport, warnings: &mut Vec<Warning>) {
     if let Some(pct) = report.cpu_pct().filter(|p| *p >= 90.0) {
         warnings.push(Warning::of(
             WarningKind::ClientSaturated,
             format!(
-                "{tool} used {pct:.0}% of its {} core(s): the figures may measure the client, \
+                "{} used {pct:.0}% of its {} core(s): the figures may measure the client, \
                  not the server",
-                report.cores
+                report.tool, report.cores
             ),
         ));
     }
+}
+
+/// The warnings on the tool's counts: errors, bad statuses, no response at all.
+pub(crate) fn counts(
+    tool: &str,
+    m: &std::collections::BTreeMap<String, f64>,
+    warnings: &mut Vec<Warning>,
+) {
     if let Some(n) = m.get(ids::LOAD_SOCKET_ERRORS).filter(|n| **n > 0.0) {
         warnings.push(Warning::of(
             WarningKind::LoadErrors,

@@ -52,6 +52,7 @@ coded_enum! {
         IgnoredSigterm = "ignored_sigterm",
         IncompleteResult = "incomplete_result",
         InsecureTls = "insecure_tls",
+        LatencyNotMerged = "latency_not_merged",
         LeftBehind = "left_behind",
         Leftovers = "leftovers",
         LoadErrors = "load_errors",
@@ -232,6 +233,12 @@ impl WarningKind {
                 "`rigor compare`: a row of one result has no row with the same scenario, matrix \
                  values and variant in the other."
             }
+            LatencyNotMerged => {
+                "A load tool ran on several load hosts: its outputs hold each host's latency \
+                 percentiles and mean, not its samples, and percentiles of the whole load cannot \
+                 be had from them, so the merged latency figures (but the maximum) are absent; \
+                 each host's own are under load.hosts.NAME."
+            }
             WaitedForConnection => {
                 "With a fixed `rate`, requests waited for a free connection: their latency \
                  includes the wait."
@@ -283,6 +290,10 @@ impl WarningKind {
                  foreground, or stop it when the application gets SIGTERM"
             }
             Leftovers => "they competed for the machine until now; nothing to do unless it happens again",
+            LatencyNotMerged => {
+                "for latency percentiles of the whole load, use rigor's engine on the load hosts \
+                 (drop `tool`: its hosts send full histograms), or one load host"
+            }
             LoadErrors => "read the application's log for this iteration; errors are counted, never dropped",
             Metrics => {
                 "check that the URL answers Prometheus text quickly while the application runs \

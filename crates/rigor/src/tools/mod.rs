@@ -9,6 +9,7 @@ mod bombardier;
 pub mod crosscheck;
 mod figures;
 mod h2load;
+pub mod merge;
 mod oha;
 pub mod report;
 mod units;
@@ -81,10 +82,37 @@ impl Tool {
         match self {
             Tool::Wrk => "Debian/Ubuntu: apt-get install wrk",
             Tool::Wrk2 => "build it from giltene/wrk2 and put the binary on PATH as `wrk2`",
-            Tool::Bombardier => "go install github.com/codesenberg/bombardier@latest",
+            Tool::Bombardier => {
+                "go install github.com/codesenberg/bombardier@latest; Debian's `bombardier` \
+                 package is a game, not this tool"
+            }
             Tool::H2load => "Debian/Ubuntu: apt-get install nghttp2-client",
             Tool::Oha => "cargo install oha",
         }
+    }
+
+    /// Why the program found under the tool's name is not the tool, judged by the first line
+    /// it printed for its version flag: Debian's `bombardier` package is a terminal game (the
+    /// GNU Bombing utility) that never exits on its own. `None` when it is the tool (or rigor
+    /// cannot tell for this tool).
+    pub fn impostor(self, version: Option<&str>) -> Option<String> {
+        if self != Tool::Bombardier {
+            return None;
+        }
+        let said = version.unwrap_or_default();
+        if said.starts_with("bombardier version") {
+            return None;
+        }
+        Some(format!(
+            "`bombardier` on PATH is not the HTTP benchmarking tool: for --version it printed {} \
+             instead of `bombardier version …` ({})",
+            if said.is_empty() {
+                "nothing in time".to_string()
+            } else {
+                format!("`{}`", said.chars().take(80).collect::<String>())
+            },
+            self.install_hint()
+        ))
     }
 
     /// Whether `threads` is passed to the tool (bombardier sizes its own Go runtime).
@@ -132,5 +160,19 @@ mod tests {
             e,
             "unknown load tool `ab` (known: wrk, wrk2, bombardier, h2load, oha)"
         );
+    }
+
+    #[test]
+    fn a_program_that_is_not_bombardier_is_named_as_such() {
+        let b = Tool::Bombardier;
+        assert_eq!(
+            b.impostor(Some("bombardier version v1.2.6 linux/amd64")),
+            None
+        );
+        let e = b.impostor(None).unwrap();
+        assert!(e.contains("printed nothing in time"), "{e}");
+        assert!(e.contains("package is a game"), "{e}");
+        assert!(b.impostor(Some("\u{1b}[?1049h")).is_some());
+        assert_eq!(Tool::Wrk.impostor(None), None);
     }
 }
