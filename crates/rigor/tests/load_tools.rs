@@ -256,7 +256,9 @@ fn bombardier_drives_a_run_counted_like_the_servers_own_count() {
         assert!(m(it, id).is_some_and(|v| v > 0.0), "{id}");
     }
     eprintln!(
-        "bombardier counted {said}; the server answered {} on /plaintext",
+        "bombardier counted {said} measured + {} warmup (+1 first request); the server \
+         answered {} on /plaintext",
+        tool["warmup"]["requests"],
         server_stats(it)["by_path"]["/plaintext"]
     );
     check_against_server(it, "/plaintext", 8.0);
@@ -296,6 +298,35 @@ fn a_missing_tool_fails_the_iteration_naming_it() {
     );
     assert!(t.contains("wrk is not installed"), "{t}");
     assert!(processes_with(&format!("--port {port} ")).is_empty());
+}
+
+#[test]
+fn a_bombardier_that_is_not_the_http_tool_is_refused_naming_what_it_is() {
+    let dir = temp_dir("tool-not-bombardier");
+    let port = free_port();
+    let toml = with_load(&config(port, "", "/plaintext", ""), "tool = \"bombardier\"");
+    std::fs::write(dir.join("rigor.toml"), toml).unwrap();
+    // What Debian's `bombardier` package installs is a game; a stand-in that says so.
+    let bin = path_without_tools(&dir);
+    let game = bin.join("bombardier");
+    std::fs::write(&game, "#!/bin/sh\necho 'The GNU Bombing utility'\n").unwrap();
+    std::fs::set_permissions(&game, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = rigor_command(&dir, &[RUN, &["-i", "1"]].concat())
+        .env("PATH", &bin)
+        .output()
+        .unwrap();
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    let json = result(&dir);
+    let error = iterations(&json)[0]["error"].as_str().unwrap().to_string();
+    assert!(
+        error.starts_with(
+            "`bombardier` on PATH is not the HTTP benchmarking tool: for --version it printed \
+             `The GNU Bombing utility`"
+        ),
+        "{error}"
+    );
+    assert!(error.contains("package is a game"), "{error}");
 }
 
 #[test]
