@@ -58,6 +58,18 @@ load = {{ hosts = [{names}] }}
     toml
 }
 
+/// A result must still be a valid `rigor.run.v1` with each host's tool run in it.
+fn assert_schema(result: &Value) {
+    let path = workspace().join("docs/rigor.run.v1.schema.json");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let v = jsonschema::draft202012::new(&schema).expect("the schema compiles");
+    let errors: Vec<String> = v
+        .iter_errors(result)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+}
+
 fn cmdline(pid: u32) -> String {
     let raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
     String::from_utf8_lossy(&raw).replace('\0', " ")
@@ -161,6 +173,7 @@ fn wrk_on_two_load_hosts_adds_up_to_what_the_server_answered() {
             assert!(h["report"]["cpu_secs"].as_f64().unwrap() > 0.0);
         }
     }
+    assert_schema(&json);
     for name in ["w1", "w2"] {
         let left: Vec<String> = lab
             .pids_in(name)
