@@ -136,6 +136,36 @@ fn wrk_drives_a_run_counted_like_the_servers_own_count() {
 }
 
 #[test]
+fn wrk2_drives_an_open_model_run_counted_like_the_servers_own_count() {
+    if !installed("wrk2") {
+        return skip("needs wrk2");
+    }
+    let dir = temp_dir("tool-wrk2");
+    let port = free_port();
+    let toml = with_load(
+        &config(port, "", "/plaintext", ""),
+        "tool = \"wrk2\"\nrate = 2000",
+    );
+    let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
+    let it = &iterations(json.as_ref().unwrap())[0];
+    assert!(it["error"].is_null(), "{t}");
+    let line = it["tool"]["command"].to_string();
+    assert!(line.contains("\"-R\",\"2000\""), "{line}");
+    for id in ["load.rps", "load.latency.p50", "load.latency.p999"] {
+        assert!(m(it, id).is_some_and(|v| v > 0.0), "{id}");
+    }
+    eprintln!(
+        "wrk2 counted {:?} measured + {} warmup (+1 first request); the server answered {} on \
+         /plaintext",
+        m(it, "load.requests"),
+        it["tool"]["warmup"]["requests"],
+        server_stats(it)["by_path"]["/plaintext"]
+    );
+    check_against_server(it, "/plaintext", 8.0);
+    check_cpu(it);
+}
+
+#[test]
 fn h2load_drives_a_run_with_its_own_warmup() {
     if !installed("h2load") {
         return skip("needs h2load");

@@ -34,10 +34,25 @@ pub fn parse(text: &str) -> Result<ToolFigures, String> {
 mod tests {
     use super::*;
 
-    // wrk2 is not packaged for Debian and could not be installed here: this fixture is the
-    // `--latency` example output printed in wrk2's own README (giltene/wrk2), copied verbatim,
-    // not a run recorded on this machine.
+    // The `--latency` example output printed in wrk2's own README, copied verbatim.
     const README_EXAMPLE: &str = include_str!("fixtures/wrk2_readme_latency.txt");
+    // Recorded with wrk2 (4.0.0, built from its sources) against testbeds/hello-server: a 3 s
+    // run, short of wrk2's 10 s calibration, so its `Req/Sec` line says `-nan`.
+    const RECORDED: &str = include_str!("fixtures/wrk2_latency.txt");
+
+    #[test]
+    fn a_recorded_run_with_its_spectrum() {
+        let f = parse(RECORDED).unwrap();
+        assert_eq!(f.requests, Some(5970.0));
+        assert_eq!(f.measured_secs, Some(3.03));
+        assert_eq!(f.rps, Some(1973.39));
+        assert_eq!(f.latency_p50_ms, Some(0.98));
+        assert_eq!(f.latency_p99_ms, Some(56.67));
+        assert_eq!(f.latency_p999_ms, Some(68.99));
+        assert_eq!(f.latency_mean_ms, Some(3.970));
+        assert_eq!(f.latency_max_ms, Some(70.976));
+        assert_eq!(f.measurements()["load.socket_errors"], 0.0);
+    }
 
     #[test]
     fn the_hdrhistogram_distribution_and_spectrum() {
