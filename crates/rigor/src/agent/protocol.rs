@@ -410,6 +410,44 @@ mod tests {
     }
 
     #[test]
+    fn a_tool_run_and_its_outcome_travel_unchanged() {
+        let job = ToolJobWire {
+            tool: "wrk".into(),
+            args: vec!["--latency".into()],
+            spec: SpecWire::from(&LoadSpec::default()),
+            length_ns: 2_000_000_000,
+            own_warmup_ns: None,
+        };
+        let msg = ToAgent::RunTool {
+            id: "t".into(),
+            job,
+            start_at_unix_ns: 7,
+        };
+        let text = line(&msg);
+        assert!(text.starts_with(r#"{"type":"run_tool","id":"t","job":{"tool":"wrk""#));
+        assert_eq!(serde_json::from_str::<ToAgent>(&text).unwrap(), msg);
+        let run = ToolRunWire {
+            command: vec!["wrk".into()],
+            output: "Requests/sec: 1\n".into(),
+            stderr: String::new(),
+            exit: "exit status: 0".into(),
+            success: true,
+            wall_secs: 1.5,
+            cpu_secs: Some(0.25),
+            cores: 2,
+            version: None,
+        };
+        let done = line(&FromAgent::ToolDone {
+            id: "t".into(),
+            run: Box::new(run.clone()),
+        });
+        let FromAgent::ToolDone { run: back, .. } = serde_json::from_str(&done).unwrap() else {
+            panic!("not tool_done: {done}")
+        };
+        assert_eq!(*back, run);
+    }
+
+    #[test]
     fn a_spec_travels_unchanged() {
         let spec = LoadSpec {
             url: "http://10.0.0.1:8080/x".into(),
