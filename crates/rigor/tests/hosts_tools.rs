@@ -1,14 +1,16 @@
 //! A load tool on load hosts over SSH: two load hosts (network namespaces with their own sshd)
 //! each run wrk on their share of the connections against the testbed in the root namespace.
 //! Their summed count is what the server answered, each host's own figures are kept, merged
-//! percentiles are absent with a warning saying why, and a tool missing on a host is an error
-//! naming the host and how to install the tool.
+//! percentiles are absent with a warning saying why, a tool missing on a host is an error
+//! naming the host and how to install the tool, and a transport that dies mid-run fails the
+//! iteration naming the host and leaves no tool running on any host.
 
 mod common;
 mod hosts_support;
 use common::*;
 use hosts_support::*;
 use serde_json::Value;
+use std::time::{Duration, Instant};
 
 /// Whether `program` is on PATH (the lab's hosts share this machine's file system).
 fn installed(program: &str) -> bool {
@@ -207,4 +209,72 @@ fn a_tool_missing_on_a_load_host_is_an_error_naming_the_host() {
         "{e}\n{t}"
     );
     assert!(t.contains("host x1: wrk2 is not installed"), "{t}");
+}
+
+#[test]
+#[ignore = "needs root"]
+fn a_transport_that_dies_mid_tool_run_names_the_host_and_leaves_no_tool_running() {
+    if !installed("wrk") {
+        return skip("needs wrk");
+    }
+    let Some(lab) = Lab::or_skip(&["d1", "d2"]) else {
+        return;
+    };
+    let dir = temp_dir("hosts-wrk-die");
+    let port = free_port();
+    let toml = lab_config(&lab, port, &["d1", "d2"], "tool = \"wrk\"")
+        .replacen("warmup = \"1s\"", "warmup = \"0s\"", 1)
+        .replacen("duration = \"2s\"", "duration = \"20s\"", 1);
+    std::fs::write(dir.join("rigor.toml"), toml).unwrap();
+    let child = rigor_command(
+        &dir,
+        &["run", "-p", "lab", "-i", "1", "--json", "result.json"],
+    )
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    // Once wrk runs on d2, kill d2's agent: its ssh session ends under rigor.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !lab
+        .pids_in("d2")
+        .into_iter()
+        .any(|p| cmdline(p).starts_with("wrk"))
+    {
+        assert!(Instant::now() < deadline, "wrk never started on d2");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let agent = lab
+        .pids_in("d2")
+        .into_iter()
+        .find(|&p| cmdline(p).contains("agent --stdio") && !cmdline(p).starts_with("sh"))
+        .expect("d2's agent");
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(agent as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+    let started = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "rigor waited out the 20 s run: {t}"
+    );
+    let json = result(&dir);
+    let e = iterations(&json)[0]["error"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert!(e.contains("host d2"), "{e}");
+    std::thread::sleep(Duration::from_millis(500));
+    for name in ["d1", "d2"] {
+        let left: Vec<String> = lab
+            .pids_in(name)
+            .into_iter()
+            .map(cmdline)
+            .filter(|c| !c.contains("sshd"))
+            .collect();
+        assert!(left.is_empty(), "left running on {name}: {left:?}");
+    }
 }
