@@ -56,8 +56,9 @@ pub fn split(
         };
         if !load.hosts.is_empty() {
             problems.push(format!(
-                "--cross-check {name}: scenario `{scenario}` puts its load on other hosts; a tool \
-                 runs on rigor's own machine only"
+                "--cross-check {name}: scenario `{scenario}` puts its load on other hosts; the \
+                 cross-check compares the engine and the tool from rigor's own machine (drop \
+                 the profile's load hosts, or set `tool` on the load job to run {name} there)"
             ));
             break;
         }
