@@ -415,7 +415,8 @@ mod tests {
             source_addrs: vec!["127.0.0.1".parse().unwrap()],
             ..Default::default()
         };
-        let own: Vec<std::net::IpAddr> = vec!["127.0.1.1".parse().unwrap(), "127.0.1.2".parse().unwrap()];
+        let own: Vec<std::net::IpAddr> =
+            vec!["127.0.1.1".parse().unwrap(), "127.0.1.2".parse().unwrap()];
         let hosts = [
             Host {
                 name: "a".into(),
