@@ -3,6 +3,7 @@
 
 use crate::procfs::{all_pids, read, Stat};
 use std::collections::BTreeSet;
+use std::io::BufRead;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 /// A process holding a listening socket.
@@ -95,11 +96,21 @@ fn canonical(ip: IpAddr) -> IpAddr {
 fn listening_sockets() -> Vec<(SocketAddr, u64)> {
     let mut out = Vec::new();
     for file in ["/proc/net/tcp", "/proc/net/tcp6"] {
-        if let Some(text) = read(file) {
-            out.extend(text.lines().skip(1).filter_map(parse_tcp_line));
+        if let Ok(f) = std::fs::File::open(file) {
+            out.extend(listening_in(std::io::BufReader::new(f)));
         }
     }
     out
+}
+
+/// The LISTEN sockets of one /proc/net/tcp{,6}, read a line at a time: with a hundred thousand
+/// connections (or their TIME_WAIT remains) the file is tens of MiB, which a load host checking
+/// its path before each load need never hold at once.
+fn listening_in(r: impl BufRead) -> impl Iterator<Item = (SocketAddr, u64)> {
+    r.lines()
+        .skip(1)
+        .map_while(Result::ok)
+        .filter_map(|l| parse_tcp_line(&l))
 }
 
 /// One line of /proc/net/tcp{,6}, if it is a LISTEN socket (state 0A).
@@ -147,6 +158,43 @@ mod tests {
         assert_eq!(a, "[::ffff:127.0.0.1]:80".parse().unwrap());
         // established, not listening
         assert!(parse_tcp_line("   1: 020200C0:C3FE 507100CB:01BB 01 00000000:00000000 00:00000000 00000000     0        0 8207 1").is_none());
+    }
+
+    /// /proc/net/tcp of a load host holding many connections, made a line at a time.
+    struct ManySockets {
+        line: usize,
+        lines: usize,
+        pending: Vec<u8>,
+    }
+
+    impl std::io::Read for ManySockets {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.pending.is_empty() && self.line <= self.lines {
+                let text = match self.line {
+                    0 => "  sl  local_address rem_address   st\n".to_string(),
+                    n if n == self.lines / 2 => format!("{n:>4}: 0100007F:4868 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 4242 1\n"),
+                    n => format!("{n:>4}: 0200007F:C3FE 0100007F:4868 01 00000000:00000000 00:00000000 00000000     0        0 {n} 1\n"),
+                };
+                self.pending = text.into_bytes();
+                self.line += 1;
+            }
+            let n = buf.len().min(self.pending.len());
+            buf[..n].copy_from_slice(&self.pending[..n]);
+            self.pending.drain(..n);
+            Ok(n)
+        }
+    }
+
+    #[test]
+    #[cfg(target_endian = "little")]
+    fn the_listener_is_found_among_a_hundred_thousand_connections_read_line_by_line() {
+        let file = ManySockets {
+            line: 0,
+            lines: 200_000,
+            pending: Vec::new(),
+        };
+        let found: Vec<_> = listening_in(std::io::BufReader::new(file)).collect();
+        assert_eq!(found, [("127.0.0.1:18536".parse().unwrap(), 4242)]);
     }
 
     #[test]

@@ -157,6 +157,7 @@ impl Agent {
                 hostname: String::new(),
                 cpus: 0,
                 kernel: String::new(),
+                network: String::new(),
             },
             install,
             offset: None,

@@ -244,6 +244,24 @@ pub struct HostInfo {
     pub hostname: String,
     pub cpus: usize,
     pub kernel: String,
+    /// The boot and network namespace the agent runs in ([`network_identity`]): equal to
+    /// rigor's own when the "host" is this machine's network (an `env` transport), where the
+    /// loopback is the application's own. Empty from an agent that did not say.
+    #[serde(default)]
+    pub network: String,
+}
+
+/// This process's boot and network namespace, `BOOT_ID/net:[INODE]`: two processes with the
+/// same one share every address, loopback included. Empty when either cannot be read.
+pub fn network_identity() -> String {
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
+    let net = std::fs::read_link("/proc/self/ns/net")
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    match (boot.trim(), net.as_str()) {
+        ("", _) | (_, "") => String::new(),
+        (boot, net) => format!("{boot}/{net}"),
+    }
 }
 
 /// [`LoadSpec`] as it travels: durations in nanoseconds, the body in base64.

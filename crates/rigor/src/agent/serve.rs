@@ -433,5 +433,6 @@ fn host_info() -> HostInfo {
         hostname: read("/proc/sys/kernel/hostname"),
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         kernel: read("/proc/sys/kernel/osrelease"),
+        network: super::protocol::network_identity(),
     }
 }

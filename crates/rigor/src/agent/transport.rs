@@ -24,6 +24,10 @@ pub struct HostSpec {
     /// no expansion); the remote command follows it as `sh -c CMD`. `env` runs it on this
     /// machine.
     pub transport: Option<String>,
+    /// The addresses this host's share of a load comes from, in place of the load's own
+    /// (empty: the load's): each host has addresses of its own, and one process's open-file
+    /// limit caps its connections, so a big load is spread over hosts and their addresses.
+    pub source_addrs: Vec<std::net::IpAddr>,
 }
 
 /// The OpenSSH exit status that means ssh itself failed (unreachable, auth refused, bad config).

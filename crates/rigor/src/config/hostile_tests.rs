@@ -434,3 +434,63 @@ fn a_load_role_on_hosts_plans_each_host_with_its_key_made_absolute() {
     assert_eq!(load.hosts[2].transport.as_deref(), Some("docker exec -i c"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn the_open_file_limit_bounds_the_connections_this_machine_holds() {
+    // Limit 1024: 960 connections fit one process here.
+    let conns = |n: u32, profile: &str| {
+        let text = BASE.replace(
+            "duration = \"2s\"",
+            &format!("duration = \"2s\"\nconnections = {n}"),
+        );
+        problems(&format!(
+            "{text}[hosts.h1]\ntransport = \"env\"\n[hosts.h2]\ntransport = \"env\"\n{profile}"
+        ))
+    };
+    assert!(conns(2000, "")[0].contains("open-file limit is 1024"));
+    // Only other hosts load: each host's engine checks its own limit.
+    assert_eq!(
+        conns(
+            100_000,
+            "[profiles.local]\nload = { hosts = [\"h1\", \"h2\"] }\n"
+        ),
+        Vec::<String>::new()
+    );
+    // This machine is one of three hosts: it holds a third.
+    let with_local = "[profiles.local]\nload = { hosts = [\"h1\", \"local\", \"h2\"] }\n";
+    assert_eq!(conns(2000, with_local), Vec::<String>::new());
+    let too_many = conns(5000, with_local);
+    assert!(
+        too_many.len() == 1 && too_many[0].contains("3 load hosts share them"),
+        "{too_many:#?}"
+    );
+}
+
+#[test]
+fn a_host_gives_its_own_source_addresses() {
+    let text = format!(
+        "{BASE}[hosts.a]\ntransport = \"env\"\nsource_addrs = \"127.0.1.1-127.0.1.3\"\n\
+         [hosts.b]\ntransport = \"env\"\n[profiles.lab]\nload = {{ hosts = [\"a\", \"b\"] }}\n"
+    );
+    let req = PlanRequest {
+        profile: "lab".into(),
+        limits: limits(),
+        ..Default::default()
+    };
+    let c = Config::parse(Path::new("/tmp/x/rigor.toml"), text).unwrap();
+    let plan = c.plan("s", &req).unwrap();
+    let Work::Load(load) = &plan.rows[0].work else {
+        panic!("not a load row")
+    };
+    let a: Vec<String> = load.hosts[0]
+        .source_addrs
+        .iter()
+        .map(|a| a.to_string())
+        .collect();
+    assert_eq!(a, ["127.0.1.1", "127.0.1.2", "127.0.1.3"]);
+    assert!(load.hosts[1].source_addrs.is_empty());
+    let bad =
+        format!("{BASE}[hosts.a]\ntransport = \"env\"\nsource_addrs = \"127.0.0.9-127.0.0.1\"\n");
+    assert!(one(&bad)
+        .contains("hosts.a.source_addrs: `127.0.0.9-127.0.0.1`: the range ends before it starts"));
+}

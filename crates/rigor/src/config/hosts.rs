@@ -66,6 +66,11 @@ impl Config {
                     ));
                 }
             }
+            if let Some(text) = &h.source_addrs {
+                if let Err(e) = rigor_load::parse_sources(text, super::MAX_SOURCES) {
+                    p.add(at(Some("source_addrs"), &e));
+                }
+            }
             if let Some(id) = &h.identity {
                 let path = self.dir.join(id);
                 if !path.is_file() {
@@ -151,6 +156,12 @@ impl Config {
             identity: h.identity.as_ref().map(|id| self.dir.join(id)),
             options: h.options.clone().unwrap_or_default(),
             transport: h.transport.clone(),
+            // Checked by `check_hosts`; a bad list is reported there, not here.
+            source_addrs: h
+                .source_addrs
+                .as_deref()
+                .and_then(|t| rigor_load::parse_sources(t, super::MAX_SOURCES).ok())
+                .unwrap_or_default(),
         }
     }
 }

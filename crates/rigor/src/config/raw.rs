@@ -149,6 +149,9 @@ pub struct RawHost {
     /// A command line that runs what it is given on the host with stdio attached, such as
     /// `kubectl exec -i POD --` or `docker exec -i NAME`.
     pub transport: Option<String>,
+    /// The addresses this host's share of a load comes from, in place of the load job's
+    /// `source_addrs`: each machine has addresses of its own.
+    pub source_addrs: Option<String>,
 }
 
 /// `[measurements.ID]`: how to show and judge a measurement id.

@@ -31,6 +31,42 @@ const MAX_CONNECTIONS: u64 = rigor_load::MAX_CONNECTIONS as u64;
 /// Most source addresses one load may name.
 pub const MAX_SOURCES: usize = 4096;
 /// Whether `url`'s scheme is https (any case).
+/// The most connections a load job may have, and why: this machine's open-file limit times the
+/// shares it holds of them (one share when it is among the load `hosts`, all of them when it
+/// loads alone, none when only other hosts load), within the engine's own maximum.
+fn connection_limit(req: &PlanRequest, hosts: &[super::Host]) -> (u64, String) {
+    let engine = (
+        MAX_CONNECTIONS,
+        "(the most connections of one load job)".to_string(),
+    );
+    let (Some(by_files), Some(files)) = (req.limits.max_connections(), req.limits.max_open_files)
+    else {
+        return engine;
+    };
+    let (max, why) = match hosts.len() {
+        0 => (
+            by_files,
+            format!(
+                "(this machine's open-file limit is {files}; raise it with `ulimit -n` or use \
+                 fewer connections)"
+            ),
+        ),
+        n if hosts.iter().any(|h| h.name == super::LOCAL) => (
+            by_files.saturating_mul(n as u64),
+            format!(
+                "({n} load hosts share them, and this machine, one of them, may open {files} \
+                 files; raise it with `ulimit -n`, use fewer connections or more hosts)"
+            ),
+        ),
+        _ => return engine,
+    };
+    if max < MAX_CONNECTIONS {
+        (max, why)
+    } else {
+        engine
+    }
+}
+
 fn is_https(url: &str) -> bool {
     url.get(..8)
         .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
@@ -81,7 +117,8 @@ impl Config {
             overrides,
         };
         let table = &keys.table;
-        let (connections, threads, pipeline) = keys.counts(job, req, p);
+        let hosts = self.role_hosts(profile, req, "load", p);
+        let (connections, threads, pipeline) = keys.counts(job, req, &hosts, p);
         let warmup = keys.duration("warmup", &job.warmup, Duration::from_secs(3), true, None, p);
         let duration = keys.duration(
             "duration",
@@ -101,7 +138,6 @@ impl Config {
         );
         keys.check_in_flight(connections, pipeline, p);
         let rate = keys.rate(&job.rate, p);
-        let hosts = self.role_hosts(profile, req, "load", p);
         // Only other hosts load it: they must reach the URL, this machine need not.
         let elsewhere = !hosts.is_empty() && hosts.iter().all(|h| h.name != super::LOCAL);
         let (url, addr) = self.target(job, table, vars, elsewhere, p);
@@ -313,17 +349,18 @@ impl<'a> LoadKeys<'a> {
         default
     }
 
-    /// `connections` (bounded by the open-file limit too), `threads` and `pipeline`.
-    fn counts(&self, job: &RawJob, req: &PlanRequest, p: &mut Problems) -> (usize, usize, usize) {
-        let by_files = req.limits.max_connections().unwrap_or(u64::MAX);
-        let max_connections = by_files.min(MAX_CONNECTIONS);
-        let connections_why = match req.limits.max_open_files {
-            Some(n) if by_files < MAX_CONNECTIONS => format!(
-                "(this machine's open-file limit is {n}; raise it with `ulimit -n` or use fewer \
-                 connections)"
-            ),
-            _ => "(the most connections of one load job)".to_string(),
-        };
+    /// `connections` (bounded by the open-file limit too), `threads` and `pipeline`. This
+    /// machine's open-file limit bounds the connections it holds: all of them when it loads
+    /// alone, its share when it is one of the load `hosts`, none when only other hosts load (each
+    /// host's engine checks its own limit before it connects).
+    fn counts(
+        &self,
+        job: &RawJob,
+        req: &PlanRequest,
+        hosts: &[super::Host],
+        p: &mut Problems,
+    ) -> (usize, usize, usize) {
+        let (max_connections, connections_why) = connection_limit(req, hosts);
         let connections = self.count(
             "connections",
             &job.connections,

@@ -36,6 +36,9 @@ pub struct HostLoad {
     pub environment: serde_json::Value,
     /// How the host reached the load's URL.
     pub network: HostPath,
+    /// The addresses its connections came from (empty: the kernel chose), kept so a result
+    /// says which host held which connections.
+    pub source_addrs: Vec<std::net::IpAddr>,
 }
 
 /// Agents connected by earlier iterations, by host name.
@@ -50,7 +53,7 @@ pub fn run(
     live: &Live,
     stop: &AtomicBool,
 ) -> Result<HostLoads, String> {
-    let shares = shares(spec, hosts.len());
+    let shares = host_shares(spec, hosts);
     with_agents(hosts, &spec.url, app_host, |agents, paths| {
         drive(agents, &shares, spec, live, stop, paths)
     })
@@ -167,11 +170,7 @@ fn paths(agents: &mut [Agent], url: &str, app_host: Option<&str>) -> Result<Vec<
                 "load host {name}: {url} does not resolve there: {e}"
             ));
         }
-        let app_here = match app_host {
-            Some(h) => h == name,
-            None => name == crate::config::LOCAL,
-        };
-        if path.is_own() && !app_here {
+        if path.is_own() && !app_here(&name, a.host_info(), app_host) {
             return Err(format!(
                 "load host {name}: {url} is {} there, {} of that host, not of the \
                  application's{}: its load would not reach the application (use an address \
@@ -192,6 +191,21 @@ fn paths(agents: &mut [Agent], url: &str, app_host: Option<&str>) -> Result<Vec<
         out.push(path);
     }
     Ok(out)
+}
+
+/// Whether the application is on load host `name`'s own machine and network, where its own
+/// address (loopback included) reaches the application: it is the application's host, or the
+/// application runs here and the host is this machine (`local`, or an agent that shares rigor's
+/// boot and network namespace, such as one reached through `env`).
+fn app_here(name: &str, info: &crate::agent::protocol::HostInfo, app_host: Option<&str>) -> bool {
+    match app_host {
+        Some(h) => h == name,
+        None => {
+            name == crate::config::LOCAL
+                || (!info.network.is_empty()
+                    && info.network == crate::agent::protocol::network_identity())
+        }
+    }
 }
 
 fn drive(
@@ -254,8 +268,10 @@ fn drive(
         .zip(reports)
         .zip(offsets)
         .zip(paths)
-        .map(|(((a, report), o), network)| HostLoad {
+        .zip(shares)
+        .map(|((((a, report), o), network), share)| HostLoad {
             network,
+            source_addrs: share.source_addrs.clone(),
             name: a.name().to_string(),
             report,
             clock_offset_ms: o.offset_ns as f64 / 1e6,
@@ -307,6 +323,7 @@ pub fn record(hosts: &[HostLoad], it: &mut crate::result::Iteration) {
                 "clock_rtt_ms": h.clock_rtt_ms,
                 "environment": h.environment,
                 "network": h.network,
+                "source_addrs": h.source_addrs,
             }),
         );
     }
@@ -370,9 +387,76 @@ pub fn shares(spec: &LoadSpec, n: usize) -> Vec<LoadSpec> {
         .collect()
 }
 
+/// [`shares`] of `spec`, one per host in order, each from the host's own source addresses
+/// when it has some (each machine's addresses are its own, and each process's open-file limit
+/// bounds its share).
+pub fn host_shares(spec: &LoadSpec, hosts: &[Host]) -> Vec<LoadSpec> {
+    let mut out = shares(spec, hosts.len());
+    for (share, host) in out.iter_mut().zip(hosts) {
+        if !host.source_addrs.is_empty() {
+            share.source_addrs = host.source_addrs.clone();
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_load_host_on_this_machines_network_reaches_a_local_application() {
+        use crate::agent::protocol::{network_identity, HostInfo};
+        let here = HostInfo {
+            hostname: "h".into(),
+            cpus: 1,
+            kernel: "k".into(),
+            network: network_identity(),
+        };
+        assert!(!here.network.is_empty());
+        assert!(app_here("h1", &here, None));
+        assert!(app_here("local", &here, None));
+        let elsewhere = HostInfo {
+            network: "other-boot/net:[1]".into(),
+            ..here.clone()
+        };
+        assert!(!app_here("h1", &elsewhere, None));
+        // An agent that did not say is not taken for this machine.
+        let unsaid = HostInfo {
+            network: String::new(),
+            ..here.clone()
+        };
+        assert!(!app_here("h1", &unsaid, None));
+        // The application on a host of its own: only that host reaches it on its own address.
+        assert!(app_here("app1", &elsewhere, Some("app1")));
+        assert!(!app_here("h1", &here, Some("app1")));
+    }
+
+    #[test]
+    fn a_host_with_source_addresses_of_its_own_uses_them_for_its_share() {
+        let spec = LoadSpec {
+            connections: 5,
+            source_addrs: vec!["127.0.0.1".parse().unwrap()],
+            ..Default::default()
+        };
+        let own: Vec<std::net::IpAddr> =
+            vec!["127.0.1.1".parse().unwrap(), "127.0.1.2".parse().unwrap()];
+        let hosts = [
+            Host {
+                name: "a".into(),
+                source_addrs: own.clone(),
+                ..Default::default()
+            },
+            Host {
+                name: "b".into(),
+                ..Default::default()
+            },
+        ];
+        let s = host_shares(&spec, &hosts);
+        assert_eq!(s[0].source_addrs, own);
+        assert_eq!(s[1].source_addrs, spec.source_addrs);
+        assert_eq!((s[0].connections, s[1].connections), (3, 2));
+    }
 
     #[test]
     fn shares_split_connections_rate_and_threads_without_losing_any() {
