@@ -16,6 +16,7 @@ use std::time::Instant;
 /// Runs the load described by `spec`; `cancel` (Ctrl-C) stops it early with what was measured.
 pub fn run(spec: &LoadSpec, live: &Live, cancel: &AtomicBool) -> Result<LoadReport, LoadError> {
     let (target, request) = prepare(spec)?;
+    let io = crate::io::resolve(spec.io, target.tls)?;
     let threads = spec.threads.min(spec.connections);
     let source = spec.source_addrs.first().copied();
     let addr = preflight(&spec.url, &target.addrs, source, spec.timeout, cancel)?;
@@ -48,6 +49,7 @@ pub fn run(spec: &LoadSpec, live: &Live, cancel: &AtomicBool) -> Result<LoadRepo
         timeout_ns: spec.timeout.as_nanos() as u64,
         seconds: spec.duration.as_secs_f64().ceil() as usize,
         tls: tls.as_ref(),
+        io_uring: io == crate::IoMode::IoUring,
     };
     let shares = shares(spec, threads);
     live.set_phase(Phase::Starting);
@@ -82,6 +84,7 @@ pub fn run(spec: &LoadSpec, live: &Live, cancel: &AtomicBool) -> Result<LoadRepo
             rate: spec.rate,
             cancelled,
             insecure: spec.insecure,
+            io,
             cores: threads.min(allowed).max(1),
             window_opened_at: t0.map(|t0| t0 + spec.warmup),
         },

@@ -18,7 +18,10 @@ mod exchange;
 mod handshake;
 mod open_model;
 mod timer;
+mod uring;
 mod window_end;
+
+pub(crate) use uring::probe_io_uring;
 
 use crate::connection::Conn;
 use crate::cpu;
@@ -55,6 +58,8 @@ pub struct Plan<'a> {
     pub seconds: usize,
     /// https://: the run's TLS client, shared by every connection.
     pub tls: Option<&'a TlsClient>,
+    /// Drive the sockets with io_uring rather than epoll (http:// only, checked by the caller).
+    pub io_uring: bool,
 }
 
 impl Plan<'_> {
@@ -100,6 +105,8 @@ struct Worker<'a> {
     live_errors: u64,
     /// Where this worker's connections start in the turn of source addresses.
     source_offset: usize,
+    /// On the io_uring path: the sends and dropped sockets the shared code hands to the ring.
+    deferred: Option<uring::Deferred>,
 }
 
 /// Runs one worker until the window closes or `cancel` is set.
@@ -115,6 +122,17 @@ pub fn run(
         w.preconnect(cancel)?;
         Ok(w)
     });
+    if plan.io_uring {
+        let mut w = match setup {
+            Ok(w) => w,
+            Err(e) => {
+                sync();
+                return Err(e);
+            }
+        };
+        uring::run(&mut w, sync, share.index == 0, live, cancel)?;
+        return Ok(w.s);
+    }
     let t0 = sync();
     let mut w = setup?;
     w.t0 = t0;
@@ -145,6 +163,7 @@ fn setup<'a>(plan: &'a Plan<'a>, share: &Share) -> io::Result<Worker<'a>> {
         live_completed: 0,
         live_errors: 0,
         source_offset: share.index,
+        deferred: None,
     };
     if open {
         w.timer = Some(Timer::new(&w.poll)?);

@@ -1,0 +1,98 @@
+//! The io_uring path of a worker (http:// only): the same `Worker` state and accounting as the
+//! epoll path, with its sockets driven by completions instead of readiness. Each loop turn
+//! queues what the turn decided (sends straight from the plan's request batch, connect polls,
+//! re-armed receives) and makes one `io_uring_enter` that submits them all and sleeps until a
+//! completion or the next deadline (the wait's own timeout, so no timer file is needed).
+//! Responses arrive through one multishot receive per connection, into a provided buffer ring.
+//!
+//! `hooks` is where the shared code hands work to this path: `Worker::flush` defers sends, and
+//! `Worker::kill` hands over the socket, which is shut down so the operations still holding it
+//! complete and release it.
+
+mod bufring;
+mod complete;
+mod drive;
+mod hooks;
+mod probe;
+mod submit;
+mod token;
+
+pub(super) use hooks::Deferred;
+pub(crate) use probe::probe_io_uring;
+
+use super::Worker;
+use bufring::BufRing;
+use io_uring::IoUring;
+use std::io;
+
+/// Size of each receive buffer: a read of the epoll path is at most the worker's 64 KiB
+/// buffer; smaller buffers keep a ring of many connections small, and a larger answer simply
+/// takes several.
+const BUF_SIZE: usize = 16 * 1024;
+
+/// The io_uring state a connection's operations need beside its `Conn`.
+#[derive(Default, Clone, Copy)]
+struct Armed {
+    /// The generation of the socket the flags below are about.
+    generation: u32,
+    recv: bool,
+    send: bool,
+}
+
+/// A worker driven by io_uring. The ring is dropped before the buffers its receives fill.
+pub(super) struct Driver<'w, 'a> {
+    ring: IoUring,
+    bufs: BufRing,
+    armed: Vec<Armed>,
+    w: &'w mut Worker<'a>,
+}
+
+impl<'w, 'a> Driver<'w, 'a> {
+    /// Sets up the ring (one issuer, completions run when this thread asks for them) and its
+    /// buffer ring, sized for the worker's connections.
+    pub(super) fn new(w: &'w mut Worker<'a>) -> io::Result<Self> {
+        let conns = w.conns.len().max(1);
+        let sq = (conns * 2 + 64).next_power_of_two().min(4096) as u32;
+        let ring = build_ring(sq)?;
+        let count = (conns * 4).next_power_of_two().clamp(64, 1024) as u16;
+        let bufs = BufRing::register(&ring, count, BUF_SIZE)?;
+        w.deferred = Some(Deferred::default());
+        Ok(Driver {
+            ring,
+            bufs,
+            armed: vec![Armed::default(); w.conns.len()],
+            w,
+        })
+    }
+}
+
+/// A ring with `sq` submission entries and room for several completions per connection;
+/// single-issuer with deferred task running where the kernel has them (6.1), else plain.
+pub(super) fn build_ring(sq: u32) -> io::Result<IoUring> {
+    let tuned = IoUring::builder()
+        .setup_cqsize(sq * 8)
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .build(sq);
+    match tuned {
+        Ok(r) => Ok(r),
+        Err(_) => IoUring::builder().setup_cqsize(sq * 8).build(sq),
+    }
+}
+
+/// Runs worker `w` (its connections opened) on io_uring: its ring is set up before it meets
+/// the other workers at t0 through `sync` (which it does even when that fails).
+pub(super) fn run<'a>(
+    w: &mut Worker<'a>,
+    sync: &dyn Fn() -> std::time::Instant,
+    leader: bool,
+    live: &crate::Live,
+    cancel: &std::sync::atomic::AtomicBool,
+) -> io::Result<()> {
+    let driver = Driver::new(w);
+    let t0 = sync();
+    let mut d = driver?;
+    d.w.t0 = t0;
+    d.start();
+    d.drive(leader, live, cancel)
+}
