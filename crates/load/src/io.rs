@@ -105,13 +105,11 @@ pub(crate) fn resolve(mode: IoMode, tls: bool) -> Result<IoMode, LoadError> {
             "io = io_uring drives http:// only; https:// runs on epoll (use io = auto or epoll)"
                 .into(),
         )),
-        IoMode::IoUring => io_uring_support()
-            .map(|()| IoMode::IoUring)
-            .map_err(|why| {
-                LoadError::InvalidSpec(format!(
-                    "io = io_uring is not available here: {why} (use io = auto or epoll)"
-                ))
-            }),
+        IoMode::IoUring => io_uring_support().map(|()| IoMode::IoUring).map_err(|why| {
+            LoadError::InvalidSpec(format!(
+                "io = io_uring is not available here: {why} (use io = auto or epoll)"
+            ))
+        }),
     }
 }
 

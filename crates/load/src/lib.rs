@@ -31,9 +31,9 @@ pub use check::{
 };
 pub use cpu::{allowed_cpu_list, cpu_set};
 pub use error::LoadError;
-pub use io::{io_uring_support, kernel_release_supports, IoMode};
 /// The histogram type reports carry, so callers name the same version the engine records with.
 pub use hdrhistogram;
+pub use io::{io_uring_support, kernel_release_supports, IoMode};
 pub use merge::{merge, ReportWire};
 pub use probe::{fetch_body, probe_request, probe_request_finding, ProbeResponse, PROBE_BODY_KEPT};
 pub use report::{

@@ -305,7 +305,8 @@ pub(crate) struct ReportInput<'a> {
     pub rate: Option<f64>,
     pub cancelled: bool,
     pub insecure: bool,
-    pub io: crate::IoMode,
+    /// The I/O path(s) the workers ran on.
+    pub io: &'a str,
     pub cores: usize,
     pub window_opened_at: Option<Instant>,
 }
@@ -383,7 +384,7 @@ impl LoadReport {
                 insecure: inp.insecure,
                 ..TlsReport::from_histogram(&t.handshakes, t.resumed, t.first_failure.clone())
             }),
-            io: Some(inp.io.as_str().to_string()),
+            io: Some(inp.io.to_string()),
             client_cpu_pct,
             client_cpu_secs: s.cpu_secs,
             client_cores: inp.cores,

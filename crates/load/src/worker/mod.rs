@@ -60,6 +60,8 @@ pub struct Plan<'a> {
     pub tls: Option<&'a TlsClient>,
     /// Drive the sockets with io_uring rather than epoll (http:// only, checked by the caller).
     pub io_uring: bool,
+    /// A worker whose ring cannot be set up runs on epoll instead of failing (`io = auto`).
+    pub io_fallback: bool,
 }
 
 impl Plan<'_> {
@@ -109,14 +111,14 @@ struct Worker<'a> {
     deferred: Option<uring::Deferred>,
 }
 
-/// Runs one worker until the window closes or `cancel` is set.
+/// Runs one worker until the window closes or `cancel` is set; says whether it ran on io_uring.
 pub fn run(
     plan: &Plan<'_>,
     share: &Share,
     sync: &dyn Fn() -> Instant,
     live: &Live,
     cancel: &AtomicBool,
-) -> io::Result<ThreadStats> {
+) -> io::Result<(ThreadStats, bool)> {
     // Set up, then meet the other workers so all start at the same t0 (even if setup failed).
     let setup = setup(plan, share).and_then(|mut w| {
         w.preconnect(cancel)?;
@@ -130,15 +132,16 @@ pub fn run(
                 return Err(e);
             }
         };
-        uring::run(&mut w, sync, share.index == 0, live, cancel)?;
-        return Ok(w.s);
+        let leader = share.index == 0;
+        let on_uring = uring::run(&mut w, sync, leader, live, cancel, plan.io_fallback)?;
+        return Ok((w.s, on_uring));
     }
     let t0 = sync();
     let mut w = setup?;
     w.t0 = t0;
     w.activate_open_connections();
     w.event_loop(share.index == 0, live, cancel)?;
-    Ok(w.s)
+    Ok((w.s, false))
 }
 
 fn setup<'a>(plan: &'a Plan<'a>, share: &Share) -> io::Result<Worker<'a>> {

@@ -20,7 +20,8 @@ impl Driver<'_, '_> {
             let Some((op, idx, generation)) = unpack(cqe.user_data()) else {
                 continue;
             };
-            let live = idx < self.w.conns.len() && current(generation, self.w.conns[idx].generation);
+            let live =
+                idx < self.w.conns.len() && current(generation, self.w.conns[idx].generation);
             match op {
                 Op::Recv => {
                     offered |= cqueue::buffer_select(flags).is_some();

@@ -33,7 +33,12 @@ impl Driver<'_, '_> {
     }
 
     /// Runs until the window is complete and seen through, or `cancel` is set.
-    pub(super) fn drive(&mut self, leader: bool, live: &Live, cancel: &AtomicBool) -> io::Result<()> {
+    pub(super) fn drive(
+        &mut self,
+        leader: bool,
+        live: &Live,
+        cancel: &AtomicBool,
+    ) -> io::Result<()> {
         let mut turns = Turns::new(self.w.plan.timeout_ns, self.w.plan.end);
         self.w.announce_start(leader, live);
         let cancelled = loop {
@@ -109,7 +114,12 @@ impl Driver<'_, '_> {
         let args = SubmitArgs::new().timespec(&ts);
         match self.ring.submitter().submit_with_args(1, &args) {
             Ok(_) => Ok(()),
-            Err(e) if matches!(e.raw_os_error(), Some(libc::ETIME | libc::EINTR | libc::EBUSY)) => {
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ETIME | libc::EINTR | libc::EBUSY)
+                ) =>
+            {
                 Ok(())
             }
             Err(e) => Err(e),

@@ -25,10 +25,10 @@ use bufring::BufRing;
 use io_uring::IoUring;
 use std::io;
 
-/// Size of each receive buffer: a read of the epoll path is at most the worker's 64 KiB
-/// buffer; smaller buffers keep a ring of many connections small, and a larger answer simply
-/// takes several.
-const BUF_SIZE: usize = 16 * 1024;
+/// Size of each receive buffer: a page holds a burst of small pipelined answers; small buffers
+/// keep the ring of many connections small (at most 1024 of them, 4 MiB), and a larger answer
+/// simply takes several.
+const BUF_SIZE: usize = 4096;
 
 /// The io_uring state a connection's operations need beside its `Conn`.
 #[derive(Default, Clone, Copy)]
@@ -81,18 +81,32 @@ pub(super) fn build_ring(sq: u32) -> io::Result<IoUring> {
 }
 
 /// Runs worker `w` (its connections opened) on io_uring: its ring is set up before it meets
-/// the other workers at t0 through `sync` (which it does even when that fails).
-pub(super) fn run<'a>(
-    w: &mut Worker<'a>,
+/// the other workers at t0 through `sync` (which it does even when that fails). A ring that
+/// cannot be set up is an error, or with `fallback` the worker runs on epoll instead; `Ok`
+/// says whether it ran on io_uring.
+pub(super) fn run(
+    w: &mut Worker<'_>,
     sync: &dyn Fn() -> std::time::Instant,
     leader: bool,
     live: &crate::Live,
     cancel: &std::sync::atomic::AtomicBool,
-) -> io::Result<()> {
+    fallback: bool,
+) -> io::Result<bool> {
     let driver = Driver::new(w);
     let t0 = sync();
-    let mut d = driver?;
-    d.w.t0 = t0;
-    d.start();
-    d.drive(leader, live, cancel)
+    match driver {
+        Ok(mut d) => {
+            d.w.t0 = t0;
+            d.start();
+            d.drive(leader, live, cancel)?;
+            Ok(true)
+        }
+        Err(_) if fallback => {
+            w.t0 = t0;
+            w.activate_open_connections();
+            w.event_loop(leader, live, cancel)?;
+            Ok(false)
+        }
+        Err(e) => Err(e),
+    }
 }

@@ -18,8 +18,7 @@ impl Driver<'_, '_> {
                 return;
             }
             if let Err(e) = self.ring.submit() {
-                if e.kind() != io::ErrorKind::Interrupted && e.raw_os_error() != Some(libc::EBUSY)
-                {
+                if e.kind() != io::ErrorKind::Interrupted && e.raw_os_error() != Some(libc::EBUSY) {
                     // The queue stays full; dropping the entry would lose an operation, so
                     // give the kernel a moment by waiting for one completion instead.
                     let _ = self.ring.submit_and_wait(1);
@@ -56,9 +55,10 @@ impl Driver<'_, '_> {
         if std::mem::replace(&mut self.armed(idx).recv, true) {
             return;
         }
-        let sqe = opcode::RecvMulti::new(fd, GROUP)
-            .build()
-            .user_data(pack(Op::Recv, idx, generation));
+        let sqe =
+            opcode::RecvMulti::new(fd, GROUP)
+                .build()
+                .user_data(pack(Op::Recv, idx, generation));
         self.push(&sqe);
     }
 

@@ -27,7 +27,11 @@ pub(super) fn unpack(data: u64) -> Option<(Op, usize, u32)> {
         3 => Op::Send,
         _ => return None,
     };
-    Some((op, (data & 0xffff_ffff) as usize, (data >> 32) as u32 & 0xff_ffff))
+    Some((
+        op,
+        (data & 0xffff_ffff) as usize,
+        (data >> 32) as u32 & 0xff_ffff,
+    ))
 }
 
 /// Whether a completion packed with `packed` belongs to the connection's current socket.
