@@ -83,8 +83,9 @@ impl BufRing {
 
 impl Drop for BufRing {
     fn drop(&mut self) {
-        // SAFETY: allocated in `register` with this layout. The owner drops its ring first (the
-        // field order of `Driver`), so the kernel no longer reads these entries.
+        // SAFETY: allocated in `register` with this layout. The owner unregisters the ring and
+        // drops its io_uring first (`Driver`'s `Drop` and field order), so the kernel no longer
+        // reads these entries or writes these buffers.
         unsafe { dealloc(self.entries as *mut u8, self.layout) };
     }
 }

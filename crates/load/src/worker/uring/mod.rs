@@ -47,22 +47,36 @@ pub(super) struct Driver<'w, 'a> {
     w: &'w mut Worker<'a>,
 }
 
+/// Sets up a ring (one issuer, completions run when this thread asks for them) and its
+/// buffer ring, sized for `conns` connections.
+fn rings(conns: usize) -> io::Result<(IoUring, BufRing)> {
+    let conns = conns.max(1);
+    let sq = (conns * 2 + 64).next_power_of_two().min(4096) as u32;
+    let ring = build_ring(sq)?;
+    let count = (conns * 4).next_power_of_two().clamp(64, 1024) as u16;
+    let bufs = BufRing::register(&ring, count, BUF_SIZE)?;
+    Ok((ring, bufs))
+}
+
 impl<'w, 'a> Driver<'w, 'a> {
-    /// Sets up the ring (one issuer, completions run when this thread asks for them) and its
-    /// buffer ring, sized for the worker's connections.
-    pub(super) fn new(w: &'w mut Worker<'a>) -> io::Result<Self> {
-        let conns = w.conns.len().max(1);
-        let sq = (conns * 2 + 64).next_power_of_two().min(4096) as u32;
-        let ring = build_ring(sq)?;
-        let count = (conns * 4).next_power_of_two().clamp(64, 1024) as u16;
-        let bufs = BufRing::register(&ring, count, BUF_SIZE)?;
+    /// Puts worker `w` on `ring`: from now on the shared code defers its sends and hands over
+    /// the sockets it drops.
+    fn new(w: &'w mut Worker<'a>, ring: IoUring, bufs: BufRing) -> Self {
         w.deferred = Some(Deferred::default());
-        Ok(Driver {
+        Driver {
             ring,
             bufs,
             armed: vec![Armed::default(); w.conns.len()],
             w,
-        })
+        }
+    }
+}
+
+impl Drop for Driver<'_, '_> {
+    /// Takes the buffer ring back from the kernel first, so no receive the ring's teardown has
+    /// yet to cancel can write into buffers about to be freed.
+    fn drop(&mut self) {
+        let _ = self.ring.submitter().unregister_buf_ring(bufring::GROUP);
     }
 }
 
@@ -92,10 +106,11 @@ pub(super) fn run(
     cancel: &std::sync::atomic::AtomicBool,
     fallback: bool,
 ) -> io::Result<bool> {
-    let driver = Driver::new(w);
+    let rings = rings(w.conns.len());
     let t0 = sync();
-    match driver {
-        Ok(mut d) => {
+    match rings {
+        Ok((ring, bufs)) => {
+            let mut d = Driver::new(w, ring, bufs);
             d.w.t0 = t0;
             d.start();
             d.drive(leader, live, cancel)?;

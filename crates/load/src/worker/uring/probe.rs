@@ -25,7 +25,9 @@ pub(crate) fn probe_io_uring() -> Result<(), String> {
             return Err(format!("this kernel's io_uring has no {name} operation"));
         }
     }
-    BufRing::register(&ring, 8, 64)
-        .map(drop)
-        .map_err(|e| format!("io_uring cannot register a provided buffer ring ({e}, 5.19)"))
+    let bufs = BufRing::register(&ring, 8, 64)
+        .map_err(|e| format!("io_uring cannot register a provided buffer ring ({e}, 5.19)"))?;
+    let _ = ring.submitter().unregister_buf_ring(super::bufring::GROUP);
+    drop(bufs);
+    Ok(())
 }

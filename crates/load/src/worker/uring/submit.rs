@@ -17,11 +17,14 @@ impl Driver<'_, '_> {
             if unsafe { self.ring.submission().push(sqe) }.is_ok() {
                 return;
             }
-            if let Err(e) = self.ring.submit() {
-                if e.kind() != io::ErrorKind::Interrupted && e.raw_os_error() != Some(libc::EBUSY) {
-                    // The queue stays full; dropping the entry would lose an operation, so
-                    // give the kernel a moment by waiting for one completion instead.
-                    let _ = self.ring.submit_and_wait(1);
+            match self.ring.submit() {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                // The kernel takes no more until completions are reaped (its overflow list
+                // is full): handle them, which frees room, then try again.
+                Err(_) => {
+                    let now = self.w.now();
+                    self.reap(now);
                 }
             }
         }
