@@ -260,9 +260,21 @@ fn io_path_is_chosen_by_flag_and_recorded_in_the_json() {
         Err(why) => {
             assert_eq!(io_of(&auto).as_deref(), Some("epoll"));
             let stderr = String::from_utf8_lossy(&uring.stderr);
-            assert!(!uring.status.success() && stderr.contains(&why), "{stderr}");
+            assert_eq!(uring.status.code(), Some(2), "{stderr}");
+            assert!(stderr.contains(&why), "{stderr}");
         }
     }
+    // https:// stays on epoll: asking for io_uring is a usage error before anything runs.
+    let tls = rigor()
+        .args(["load", "https://127.0.0.1:1/", "--io", "io_uring"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&tls.stderr);
+    assert_eq!(tls.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("https://") && !stderr.contains("Running"),
+        "{stderr}"
+    );
     let bad = rigor()
         .args(["load", &url, "--io", "kqueue"])
         .output()
