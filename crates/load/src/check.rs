@@ -166,6 +166,8 @@ pub(crate) fn prepare(spec: &LoadSpec) -> Result<(url::Target, Vec<u8>), LoadErr
             spec.url
         )));
     }
+    // The I/O path asked for must be one this machine (where the engine runs) can take.
+    crate::io::resolve(spec.io, target.tls)?;
     cpu::ensure_fd_limit(fds_needed(spec)).map_err(LoadError::Resources)?;
     Ok((target, request))
 }

@@ -8,6 +8,7 @@ mod check;
 mod connection;
 mod cpu;
 mod error;
+mod io;
 mod merge;
 pub mod parser;
 mod preflight;
@@ -32,6 +33,7 @@ pub use cpu::{allowed_cpu_list, cpu_set};
 pub use error::LoadError;
 /// The histogram type reports carry, so callers name the same version the engine records with.
 pub use hdrhistogram;
+pub use io::{io_uring_support, kernel_release_supports, IoMode};
 pub use merge::{merge, ReportWire};
 pub use probe::{fetch_body, probe_request, probe_request_finding, ProbeResponse, PROBE_BODY_KEPT};
 pub use report::{
@@ -91,6 +93,9 @@ pub struct LoadSpec {
     /// https:// only: accept any certificate (self-signed, expired, another name's), for test
     /// servers; the handshake's signatures are still checked.
     pub insecure: bool,
+    /// The I/O path the workers take (`Auto`: io_uring for http:// where the kernel has it);
+    /// the report says which ran.
+    pub io: IoMode,
 }
 
 impl Default for LoadSpec {
@@ -110,6 +115,7 @@ impl Default for LoadSpec {
             cpus: None,
             source_addrs: Vec::new(),
             insecure: false,
+            io: IoMode::Auto,
         }
     }
 }

@@ -106,6 +106,7 @@ pub fn merge(parts: &[LoadReport]) -> LoadReport {
         window_opened_at: parts.iter().filter_map(|p| p.window_opened_at).min(),
         rate: merge_rates(parts),
         tls,
+        io: merge_io(parts),
         client_cpu_pct,
         client_cpu_secs,
         client_cores,
@@ -117,6 +118,13 @@ pub fn merge(parts: &[LoadReport]) -> LoadReport {
     merged.warnings = merged.compute_warnings();
     add_saturated_parts(parts, &mut merged.warnings);
     merged
+}
+
+/// The I/O paths the parts ran on, each named once in sorted order (`None` when none said).
+fn merge_io(parts: &[LoadReport]) -> Option<String> {
+    let paths: std::collections::BTreeSet<&str> =
+        parts.iter().filter_map(|p| p.io.as_deref()).collect();
+    (!paths.is_empty()).then(|| paths.into_iter().collect::<Vec<_>>().join(","))
 }
 
 /// The pooled CPU share hides one saturated client among idle ones: each one says so.

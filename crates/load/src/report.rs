@@ -239,6 +239,11 @@ pub struct LoadReport {
     /// rather than zero. Absent from reports written before TLS existed.
     #[serde(default)]
     pub tls: Option<TlsReport>,
+    /// The I/O path the engine's workers ran on, `epoll` or `io_uring` (`epoll,io_uring` when
+    /// merged hosts differed), so a figure can be traced to the path that produced it. Absent
+    /// from reports written before there was a choice: epoll.
+    #[serde(default)]
+    pub io: Option<String>,
     pub client_cpu_pct: f64,
     pub client_cpu_secs: f64,
     pub client_cores: usize,
@@ -300,6 +305,8 @@ pub(crate) struct ReportInput<'a> {
     pub rate: Option<f64>,
     pub cancelled: bool,
     pub insecure: bool,
+    /// The I/O path(s) the workers ran on.
+    pub io: &'a str,
     pub cores: usize,
     pub window_opened_at: Option<Instant>,
 }
@@ -377,6 +384,7 @@ impl LoadReport {
                 insecure: inp.insecure,
                 ..TlsReport::from_histogram(&t.handshakes, t.resumed, t.first_failure.clone())
             }),
+            io: Some(inp.io.to_string()),
             client_cpu_pct,
             client_cpu_secs: s.cpu_secs,
             client_cores: inp.cores,

@@ -16,6 +16,7 @@ use std::time::Instant;
 /// Runs the load described by `spec`; `cancel` (Ctrl-C) stops it early with what was measured.
 pub fn run(spec: &LoadSpec, live: &Live, cancel: &AtomicBool) -> Result<LoadReport, LoadError> {
     let (target, request) = prepare(spec)?;
+    let io = crate::io::resolve(spec.io, target.tls)?;
     let threads = spec.threads.min(spec.connections);
     let source = spec.source_addrs.first().copied();
     let addr = preflight(&spec.url, &target.addrs, source, spec.timeout, cancel)?;
@@ -48,6 +49,8 @@ pub fn run(spec: &LoadSpec, live: &Live, cancel: &AtomicBool) -> Result<LoadRepo
         timeout_ns: spec.timeout.as_nanos() as u64,
         seconds: spec.duration.as_secs_f64().ceil() as usize,
         tls: tls.as_ref(),
+        io_uring: io == crate::IoMode::IoUring,
+        io_fallback: spec.io == crate::IoMode::Auto,
     };
     let shares = shares(spec, threads);
     live.set_phase(Phase::Starting);
@@ -55,13 +58,20 @@ pub fn run(spec: &LoadSpec, live: &Live, cancel: &AtomicBool) -> Result<LoadRepo
     live.set_phase(Phase::Done);
 
     let mut merged = ThreadStats::new(spec.rate.is_some(), plan.seconds).with_tls(tls.is_some());
+    let mut paths = std::collections::BTreeSet::new();
     for r in results {
-        let s = r.map_err(|source| LoadError::Io {
+        let (s, on_uring) = r.map_err(|source| LoadError::Io {
             url: spec.url.clone(),
             source,
         })?;
         merged.merge(&s);
+        paths.insert(if on_uring { "io_uring" } else { "epoll" });
     }
+    // What ran, not what was asked: a worker of `auto` may have fallen back to epoll.
+    let io = match paths.len() {
+        0 => io.as_str().to_string(),
+        _ => paths.into_iter().collect::<Vec<_>>().join(","),
+    };
     let allowed = match &spec.cpus {
         Some(c) if !c.is_empty() => {
             let mut d = c.clone();
@@ -82,6 +92,7 @@ pub fn run(spec: &LoadSpec, live: &Live, cancel: &AtomicBool) -> Result<LoadRepo
             rate: spec.rate,
             cancelled,
             insecure: spec.insecure,
+            io: &io,
             cores: threads.min(allowed).max(1),
             window_opened_at: t0.map(|t0| t0 + spec.warmup),
         },
@@ -122,7 +133,7 @@ fn run_workers(
     shares: &[Share],
     live: &Live,
     cancel: &AtomicBool,
-) -> (Vec<std::io::Result<ThreadStats>>, Option<Instant>) {
+) -> (Vec<std::io::Result<(ThreadStats, bool)>>, Option<Instant>) {
     let barrier = Barrier::new(shares.len());
     let t0 = OnceLock::new();
     let sync = || {

@@ -223,3 +223,62 @@ fn requests_lost_with_a_closed_connection_are_errors_in_the_text_and_the_json() 
         "{warned}"
     );
 }
+
+/// `--io` picks the engine's I/O path and the JSON and the summary say which ran; `auto`
+/// takes io_uring exactly where the kernel has it, and asking for it where it does not is an
+/// error naming why.
+#[test]
+fn io_path_is_chosen_by_flag_and_recorded_in_the_json() {
+    let url = format!("http://{}/", ok_server());
+    let run = |io: &str| {
+        rigor()
+            .args([
+                "load", &url, "-c", "2", "-d", "300ms", "--io", io, "--json", "-",
+            ])
+            .output()
+            .unwrap()
+    };
+    let io_of = |out: &std::process::Output| {
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        v["report"]["io"].as_str().map(str::to_string)
+    };
+    let epoll = run("epoll");
+    assert!(
+        epoll.status.success(),
+        "{}",
+        String::from_utf8_lossy(&epoll.stderr)
+    );
+    assert_eq!(io_of(&epoll).as_deref(), Some("epoll"));
+    assert!(String::from_utf8_lossy(&epoll.stderr).contains("I/O: epoll"));
+    let auto = run("auto");
+    let uring = run("io_uring");
+    match rigor_load::io_uring_support() {
+        Ok(()) => {
+            assert_eq!(io_of(&auto).as_deref(), Some("io_uring"));
+            assert_eq!(io_of(&uring).as_deref(), Some("io_uring"));
+        }
+        Err(why) => {
+            assert_eq!(io_of(&auto).as_deref(), Some("epoll"));
+            let stderr = String::from_utf8_lossy(&uring.stderr);
+            assert_eq!(uring.status.code(), Some(2), "{stderr}");
+            assert!(stderr.contains(&why), "{stderr}");
+        }
+    }
+    // https:// stays on epoll: asking for io_uring is a usage error before anything runs.
+    let tls = rigor()
+        .args(["load", "https://127.0.0.1:1/", "--io", "io_uring"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&tls.stderr);
+    assert_eq!(tls.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("https://") && !stderr.contains("Running"),
+        "{stderr}"
+    );
+    let bad = rigor()
+        .args(["load", &url, "--io", "kqueue"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("io_uring"));
+}

@@ -133,6 +133,7 @@ impl Worker<'_> {
             self.s.errors.closed += lost;
             self.tick_error(now, lost);
         }
+        self.hand_over_socket(idx);
         let c = &mut self.conns[idx];
         c.reset();
         c.retry_at = if matches!(kind, Some(Kind::Connect | Kind::Tls)) {

@@ -11,18 +11,32 @@ use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-/// What the loop keeps between turns.
-struct Turns {
+/// What the loop keeps between turns (the io_uring path's loop keeps the same).
+pub(super) struct Turns {
     /// How often timeouts are checked, and when next.
-    check_every: u64,
-    next_check: u64,
+    pub(super) check_every: u64,
+    pub(super) next_check: u64,
     /// This thread's CPU clock when the window opened.
-    cpu_start: f64,
+    pub(super) cpu_start: f64,
     /// The deadline the timer is set for (`u64::MAX`: not set).
     timer_armed_for: u64,
     /// The window has closed and its outstanding requests are being waited for, until this.
-    draining: bool,
-    drain_end: u64,
+    pub(super) draining: bool,
+    pub(super) drain_end: u64,
+}
+
+impl Turns {
+    /// The first turn's: nothing checked yet, the window not yet closed.
+    pub(super) fn new(timeout_ns: u64, end: u64) -> Turns {
+        Turns {
+            check_every: (timeout_ns / 4).clamp(1_000_000, 10_000_000),
+            next_check: 0,
+            cpu_start: 0.0,
+            timer_armed_for: u64::MAX,
+            draining: false,
+            drain_end: end.saturating_add(timeout_ns),
+        }
+    }
 }
 
 impl Worker<'_> {
@@ -34,21 +48,8 @@ impl Worker<'_> {
         cancel: &AtomicBool,
     ) -> io::Result<()> {
         let mut events = Events::with_capacity(1024);
-        let mut turns = Turns {
-            check_every: (self.plan.timeout_ns / 4).clamp(1_000_000, 10_000_000),
-            next_check: 0,
-            cpu_start: 0.0,
-            timer_armed_for: u64::MAX,
-            draining: false,
-            drain_end: self.plan.end.saturating_add(self.plan.timeout_ns),
-        };
-        if leader {
-            live.set_phase(if self.plan.warm_end > 0 {
-                Phase::Warmup
-            } else {
-                Phase::Measuring
-            });
-        }
+        let mut turns = Turns::new(self.plan.timeout_ns, self.plan.end);
+        self.announce_start(leader, live);
         let cancelled = loop {
             let now = self.now();
             if let Some(cancelled) = self.advance_phase(&mut turns, now, leader, live, cancel) {
@@ -59,17 +60,34 @@ impl Worker<'_> {
                 self.handle_events(&mut turns, &events);
             }
         };
+        self.finish(&turns, cancelled, live);
+        Ok(())
+    }
+
+    /// After the last turn: the CPU of a window cut short, what the window left outstanding
+    /// settled, the last counts published.
+    pub(super) fn finish(&mut self, turns: &Turns, cancelled: bool, live: &Live) {
         if !turns.draining && self.measuring {
             self.s.cpu_secs = cpu::thread_cpu_secs() - turns.cpu_start;
         }
         self.settle_window(cancelled);
         self.publish(live);
-        Ok(())
+    }
+
+    /// The leader tells the progress display the run began (in warm-up, or measuring).
+    pub(super) fn announce_start(&self, leader: bool, live: &Live) {
+        if leader {
+            live.set_phase(if self.plan.warm_end > 0 {
+                Phase::Warmup
+            } else {
+                Phase::Measuring
+            });
+        }
     }
 
     /// Moves into the window and out of it as the clock passes its edges; `Some` ends the loop
     /// (true when cancelled before the window was complete).
-    fn advance_phase(
+    pub(super) fn advance_phase(
         &mut self,
         turns: &mut Turns,
         now: u64,

@@ -23,6 +23,9 @@ impl Worker<'_> {
     }
 
     pub(super) fn flush(&mut self, idx: usize, now: u64) {
+        if self.defer_send(idx) {
+            return;
+        }
         if let WriteOutcome::Failed = self.conns[idx].flush(self.plan.batch) {
             self.kill(idx, Some(Kind::Write), now);
         }

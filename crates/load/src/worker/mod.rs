@@ -18,7 +18,10 @@ mod exchange;
 mod handshake;
 mod open_model;
 mod timer;
+mod uring;
 mod window_end;
+
+pub(crate) use uring::probe_io_uring;
 
 use crate::connection::Conn;
 use crate::cpu;
@@ -55,6 +58,10 @@ pub struct Plan<'a> {
     pub seconds: usize,
     /// https://: the run's TLS client, shared by every connection.
     pub tls: Option<&'a TlsClient>,
+    /// Drive the sockets with io_uring rather than epoll (http:// only, checked by the caller).
+    pub io_uring: bool,
+    /// A worker whose ring cannot be set up runs on epoll instead of failing (`io = auto`).
+    pub io_fallback: bool,
 }
 
 impl Plan<'_> {
@@ -100,27 +107,41 @@ struct Worker<'a> {
     live_errors: u64,
     /// Where this worker's connections start in the turn of source addresses.
     source_offset: usize,
+    /// On the io_uring path: the sends and dropped sockets the shared code hands to the ring.
+    deferred: Option<uring::Deferred>,
 }
 
-/// Runs one worker until the window closes or `cancel` is set.
+/// Runs one worker until the window closes or `cancel` is set; says whether it ran on io_uring.
 pub fn run(
     plan: &Plan<'_>,
     share: &Share,
     sync: &dyn Fn() -> Instant,
     live: &Live,
     cancel: &AtomicBool,
-) -> io::Result<ThreadStats> {
+) -> io::Result<(ThreadStats, bool)> {
     // Set up, then meet the other workers so all start at the same t0 (even if setup failed).
     let setup = setup(plan, share).and_then(|mut w| {
         w.preconnect(cancel)?;
         Ok(w)
     });
+    if plan.io_uring {
+        let mut w = match setup {
+            Ok(w) => w,
+            Err(e) => {
+                sync();
+                return Err(e);
+            }
+        };
+        let leader = share.index == 0;
+        let on_uring = uring::run(&mut w, sync, leader, live, cancel, plan.io_fallback)?;
+        return Ok((w.s, on_uring));
+    }
     let t0 = sync();
     let mut w = setup?;
     w.t0 = t0;
     w.activate_open_connections();
     w.event_loop(share.index == 0, live, cancel)?;
-    Ok(w.s)
+    Ok((w.s, false))
 }
 
 fn setup<'a>(plan: &'a Plan<'a>, share: &Share) -> io::Result<Worker<'a>> {
@@ -145,6 +166,7 @@ fn setup<'a>(plan: &'a Plan<'a>, share: &Share) -> io::Result<Worker<'a>> {
         live_completed: 0,
         live_errors: 0,
         source_offset: share.index,
+        deferred: None,
     };
     if open {
         w.timer = Some(Timer::new(&w.poll)?);

@@ -286,6 +286,9 @@ pub struct SpecWire {
     /// https:// only: accept any certificate. Absent from older rigors' specs: false.
     #[serde(default)]
     pub insecure: bool,
+    /// The engine's I/O path on the agent's host. Absent from older rigors' specs: auto.
+    #[serde(default)]
+    pub io: rigor_load::IoMode,
 }
 
 fn nanos(d: Duration) -> u64 {
@@ -312,6 +315,7 @@ impl From<&LoadSpec> for SpecWire {
             cpus: s.cpus.clone(),
             source_addrs: s.source_addrs.clone(),
             insecure: s.insecure,
+            io: s.io,
         }
     }
 }
@@ -342,6 +346,7 @@ impl SpecWire {
             cpus: self.cpus.clone(),
             source_addrs: self.source_addrs.clone(),
             insecure: self.insecure,
+            io: self.io,
         })
     }
 }

@@ -65,6 +65,10 @@ pub struct LoadArgs {
     /// says so in an `insecure_tls` warning
     #[arg(short = 'k', long)]
     pub insecure: bool,
+    /// The engine's I/O path: auto (io_uring for http:// where the kernel has it, else
+    /// epoll), epoll, or io_uring (an error where it is not available); the report says which ran
+    #[arg(long, value_name = "PATH", default_value = "auto")]
+    pub io: rigor_load::IoMode,
 }
 
 /// Runs `rigor load`: bad flags are usage failures (exit 2) before anything is printed or

@@ -218,6 +218,8 @@ pub struct RawJob {
     pub args: Option<Vec<String>>,
     /// https:// only: accept any certificate.
     pub insecure: Option<bool>,
+    /// The engine's I/O path: `auto`, `epoll` or `io_uring`.
+    pub io: Option<String>,
 }
 
 /// A rule that reads one figure from the lines of a command job's output.

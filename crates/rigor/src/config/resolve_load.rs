@@ -149,6 +149,16 @@ impl Config {
                 &format!("accepting any certificate applies to https:// URLs only, and `{url}` is not one"),
             ));
         }
+        let io = job
+            .io
+            .as_deref()
+            .and_then(|text| {
+                let parsed = text
+                    .parse::<rigor_load::IoMode>()
+                    .map_err(|e| self.error_at(table, Some("io"), &e));
+                p.take(parsed)
+            })
+            .unwrap_or_default();
         let (method, headers, body) = self.request(job, table, vars, p);
         let validate = job.validate.as_ref().map(|v| {
             if let Some(Err(e)) = v.status.map(checks::status) {
@@ -198,6 +208,7 @@ impl Config {
             cpus,
             source_addrs,
             insecure,
+            io,
         };
         let tool = keys.tool(job, &spec, p);
         LoadJob {

@@ -233,3 +233,18 @@ fn insecure_with_an_http_url_names_the_key() {
     let err = parse(&text).err().unwrap();
     assert!(err.contains("insecure"), "{err}");
 }
+
+#[test]
+fn the_io_key_reaches_the_load_spec_and_a_bad_value_names_the_key() {
+    let plan = parse(GOOD).unwrap().plan("plaintext", &req()).unwrap();
+    let spec = &plan.rows[0].work.load().unwrap().spec;
+    assert_eq!(spec.io, rigor_load::IoMode::Auto);
+    let text = GOOD.replace("pipeline = 16", "pipeline = 16\nio = \"epoll\"");
+    let plan = parse(&text).unwrap().plan("plaintext", &req()).unwrap();
+    let spec = &plan.rows[0].work.load().unwrap().spec;
+    assert_eq!(spec.io, rigor_load::IoMode::Epoll);
+    let text = GOOD.replace("pipeline = 16", "pipeline = 16\nio = \"kqueue\"");
+    let err = plan_err(&text);
+    assert!(err.contains("jobs.plaintext.io"), "{err}");
+    assert!(err.contains("io_uring"), "{err}");
+}

@@ -119,6 +119,7 @@ fn build_spec(args: &LoadArgs) -> Result<LoadSpec, String> {
         cpus,
         source_addrs,
         insecure: args.insecure,
+        io: args.io,
     };
     rigor_load::check(&spec).map_err(|e| e.to_string())?;
     Ok(spec)

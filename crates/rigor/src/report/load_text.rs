@@ -145,6 +145,9 @@ fn counts(o: &mut String, r: &LoadReport) {
             e.connect, e.read, e.write, e.timeout, e.parse, e.closed, e.tls
         );
     }
+    if let Some(io) = &r.io {
+        let _ = writeln!(o, "  I/O: {io}");
+    }
     if let Some(t) = &r.tls {
         let times = match (t.handshake_mean_ms, t.handshake_p99_ms) {
             (Some(mean), Some(p99)) => format!(", mean {mean:.2}ms, p99 {p99:.2}ms"),
