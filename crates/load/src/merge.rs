@@ -106,6 +106,7 @@ pub fn merge(parts: &[LoadReport]) -> LoadReport {
         window_opened_at: parts.iter().filter_map(|p| p.window_opened_at).min(),
         rate: merge_rates(parts),
         tls,
+        http2: crate::h2::merge_reports(parts),
         client_cpu_pct,
         client_cpu_secs,
         client_cores,
@@ -152,6 +153,8 @@ fn merge_errors(parts: &[LoadReport]) -> ErrorCounts {
             parse: a.parse + p.errors.parse,
             closed: a.closed + p.errors.closed,
             tls: a.tls + p.errors.tls,
+            reset: a.reset + p.errors.reset,
+            goaway: a.goaway + p.errors.goaway,
         })
 }
 

@@ -87,7 +87,7 @@ fn exchange(
     let target = url::parse(url)?;
     let req = request::serialize(&target, method, headers, body, true)?;
     let tls = match target.tls {
-        true => Some(TlsClient::new(url, &target, insecure, 0)?),
+        true => Some(TlsClient::new(url, &target, insecure, 0, false)?),
         false => None,
     };
     let start = Instant::now();

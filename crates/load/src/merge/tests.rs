@@ -58,6 +58,8 @@ fn report(s: &ThreadStats, open_model: bool) -> LoadReport {
             rate: open_model.then_some(1000.0),
             cancelled: false,
             insecure: false,
+            tls: false,
+            streams: None,
             cores: 2,
             window_opened_at: None,
         },

@@ -15,6 +15,7 @@
 mod connect;
 mod event_loop;
 mod exchange;
+mod h2;
 mod handshake;
 mod open_model;
 mod timer;
@@ -55,6 +56,8 @@ pub struct Plan<'a> {
     pub seconds: usize,
     /// https://: the run's TLS client, shared by every connection.
     pub tls: Option<&'a TlsClient>,
+    /// HTTP/2: the request every stream sends (`pipeline` is then the streams per connection).
+    pub h2: Option<&'a crate::h2::H2Request>,
 }
 
 impl Plan<'_> {
@@ -62,6 +65,11 @@ impl Plan<'_> {
     #[inline]
     pub fn in_window(&self, intended: u64) -> bool {
         intended >= self.warm_end && intended < self.end
+    }
+
+    /// Bytes one request takes on the wire.
+    pub fn request_len(&self) -> usize {
+        self.h2.map_or(self.request.len(), |r| r.wire_len())
     }
 }
 
@@ -82,6 +90,10 @@ enum Kind {
     Parse,
     /// A handshake that failed or timed out, or a TLS session that broke.
     Tls,
+    /// HTTP/2: a stream the server reset.
+    Reset,
+    /// HTTP/2: a stream the server refused by ending the connection.
+    GoAway,
 }
 
 struct Worker<'a> {
@@ -100,6 +112,8 @@ struct Worker<'a> {
     live_errors: u64,
     /// Where this worker's connections start in the turn of source addresses.
     source_offset: usize,
+    /// HTTP/2: what the last read produced (kept to reuse its allocation).
+    h2_events: Vec<crate::h2::Event>,
 }
 
 /// Runs one worker until the window closes or `cancel` is set.
@@ -136,7 +150,9 @@ fn setup<'a>(plan: &'a Plan<'a>, share: &Share) -> io::Result<Worker<'a>> {
             .map(|_| Conn::new(plan.head_request, plan.pipeline))
             .collect(),
         buf: vec![0; READ_BUF],
-        s: ThreadStats::new(open, plan.seconds).with_tls(plan.tls.is_some()),
+        s: ThreadStats::new(open, plan.seconds)
+            .with_tls(plan.tls.is_some())
+            .with_h2(plan.h2.is_some()),
         schedule: share.rate.map(|(r, phase)| Schedule::new(r, phase)),
         free: VecDeque::with_capacity((2 * share.connections * plan.pipeline).min(1 << 16)),
         reconnect: (0..share.connections).collect(),
@@ -145,6 +161,7 @@ fn setup<'a>(plan: &'a Plan<'a>, share: &Share) -> io::Result<Worker<'a>> {
         live_completed: 0,
         live_errors: 0,
         source_offset: share.index,
+        h2_events: Vec::new(),
     };
     if open {
         w.timer = Some(Timer::new(&w.poll)?);
@@ -180,6 +197,8 @@ impl Worker<'_> {
             Kind::Write => e.write += 1,
             Kind::Parse => e.parse += 1,
             Kind::Tls => e.tls += 1,
+            Kind::Reset => e.reset += 1,
+            Kind::GoAway => e.goaway += 1,
         }
         self.tick_error(now, 1);
     }
