@@ -36,7 +36,10 @@ pub use h2::H2Report;
 /// The histogram type reports carry, so callers name the same version the engine records with.
 pub use hdrhistogram;
 pub use merge::{merge, ReportWire};
-pub use probe::{fetch_body, probe_request, probe_request_finding, ProbeResponse, PROBE_BODY_KEPT};
+pub use probe::{
+    fetch_body, probe_request, probe_request_finding, probe_request_http2, ProbeResponse,
+    PROBE_BODY_KEPT,
+};
 pub use report::{
     ErrorCounts, LatencyStats, LoadReport, LoadWarning, OutsideWindow, ParseFailure, RateReport,
     TimelineSecond,

@@ -10,6 +10,7 @@ mod session;
 mod tally;
 
 pub(crate) use check::check_h2c;
+pub(crate) use frame::error_name;
 pub(crate) use request::H2Request;
 pub(crate) use session::{Event, Session};
 pub use tally::H2Report;

@@ -69,6 +69,8 @@ pub struct Session {
     goaway: Option<u32>,
     /// The lowest MAX_CONCURRENT_STREAMS the server announced (None: never limited).
     pub announced_max_streams: Option<u32>,
+    /// Response bodies, kept only when asked (one-off probes read them; the load does not).
+    pub captured: Option<Vec<u8>>,
 }
 
 /// A connection-level failure: the reason, in words.
@@ -105,6 +107,7 @@ impl Session {
             recv_unacked: 0,
             goaway: None,
             announced_max_streams: None,
+            captured: None,
         }
     }
 
@@ -333,6 +336,15 @@ impl Session {
         let Some(i) = self.streams.iter().position(|s| s.id == h.stream) else {
             return Ok(());
         };
+        if let Some(kept) = self.captured.as_mut() {
+            let pad = if h.flags & frame::PADDED != 0 {
+                1 + usize::from(p[0])
+            } else {
+                0
+            };
+            let from = usize::from(pad > 0);
+            kept.extend_from_slice(&p[from..p.len() - (pad - from)]);
+        }
         self.streams[i].bytes += (HEADER_LEN + h.len) as u64;
         if h.flags & frame::END_STREAM != 0 {
             self.complete(i, events)?;

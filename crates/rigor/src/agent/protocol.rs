@@ -52,6 +52,9 @@ pub enum ToAgent {
         /// https:// only: accept any certificate.
         #[serde(default)]
         insecure: bool,
+        /// Over HTTP/2, as the load speaks.
+        #[serde(default)]
+        http2: bool,
     },
     /// A piece of the application's sources, a tar stream, for the folder `key` (letters,
     /// digits and `-`); the `last` one unpacks the whole stream into a fresh folder.
@@ -254,6 +257,16 @@ pub struct SpecWire {
     /// https:// only: accept any certificate. Absent from older rigors' specs: false.
     #[serde(default)]
     pub insecure: bool,
+    /// Speak HTTP/2. Absent from older rigors' specs: false.
+    #[serde(default)]
+    pub http2: bool,
+    /// HTTP/2's concurrent streams per connection. Absent from older rigors' specs: 1.
+    #[serde(default = "one")]
+    pub streams: usize,
+}
+
+fn one() -> usize {
+    1
 }
 
 fn nanos(d: Duration) -> u64 {
@@ -280,6 +293,8 @@ impl From<&LoadSpec> for SpecWire {
             cpus: s.cpus.clone(),
             source_addrs: s.source_addrs.clone(),
             insecure: s.insecure,
+            http2: s.http2,
+            streams: s.streams,
         }
     }
 }
@@ -310,6 +325,8 @@ impl SpecWire {
             cpus: self.cpus.clone(),
             source_addrs: self.source_addrs.clone(),
             insecure: self.insecure,
+            http2: self.http2,
+            streams: self.streams,
         })
     }
 }
