@@ -5,6 +5,7 @@
 
 mod check;
 mod frame;
+mod hpack;
 mod request;
 mod session;
 mod tally;

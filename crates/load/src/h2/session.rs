@@ -52,7 +52,7 @@ pub struct Session {
     out_pos: usize,
     next_stream: u32,
     inbuf: Vec<u8>,
-    decoder: loona_hpack::Decoder<'static>,
+    decoder: super::hpack::HeaderDecoder,
     /// A header block continued across CONTINUATION frames: its stream and END_STREAM.
     continuing: Option<(u32, bool)>,
     block: Vec<u8>,
@@ -95,7 +95,7 @@ impl Session {
             out_pos: 0,
             next_stream: 1,
             inbuf: Vec::new(),
-            decoder: loona_hpack::Decoder::new(),
+            decoder: super::hpack::HeaderDecoder::new(),
             continuing: None,
             block: Vec::new(),
             streams: Vec::new(),
@@ -401,14 +401,10 @@ impl Session {
         frame_len: usize,
         events: &mut Vec<Event>,
     ) -> Result<(), Failure> {
-        let mut status = None;
-        self.decoder
-            .decode_with_cb(block, |name: Cow<[u8]>, value: Cow<[u8]>| {
-                if &*name == b":status" {
-                    status = parse_status(&value);
-                }
-            })
-            .map_err(|e| format!("the server's header block failed to decode (HPACK): {e:?}"))?;
+        let status = self
+            .decoder
+            .decode(block)
+            .map_err(|e| format!("the server's header block failed to decode (HPACK): {e}"))?;
         let Some(i) = self.streams.iter().position(|s| s.id == stream) else {
             return Ok(());
         };
@@ -531,15 +527,5 @@ impl Session {
 
     fn stream_mut(&mut self, id: u32) -> Option<&mut Stream> {
         self.streams.iter_mut().find(|s| s.id == id)
-    }
-}
-
-/// A `:status` value: three digits.
-fn parse_status(v: &[u8]) -> Option<u16> {
-    match v {
-        [a @ b'1'..=b'9', b @ b'0'..=b'9', c @ b'0'..=b'9'] => {
-            Some(u16::from(a - b'0') * 100 + u16::from(b - b'0') * 10 + u16::from(c - b'0'))
-        }
-        _ => None,
     }
 }
