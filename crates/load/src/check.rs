@@ -1,6 +1,7 @@
 //! What a run may ask for, checked before anything connects: sane maxima for every number, a URL
 //! that resolves, a request that can be built, descriptors that can be had.
 
+use crate::h2::H2Request;
 use crate::{cpu, request, url, LoadError, LoadSpec};
 use std::time::Duration;
 
@@ -10,6 +11,8 @@ pub const MAX_CONNECTIONS: usize = 1_000_000;
 pub const MAX_THREADS: usize = 1024;
 /// Deepest pipeline per connection.
 pub const MAX_PIPELINE: usize = 1024;
+/// Most concurrent HTTP/2 streams asked for per connection.
+pub const MAX_STREAMS: usize = 1024;
 /// Most requests in flight at once (connections × pipeline): each has a slot kept in memory.
 pub const MAX_IN_FLIGHT: usize = 1 << 22;
 /// Largest batch (the request repeated `pipeline` times) kept in memory.
@@ -51,6 +54,30 @@ fn validate(spec: &LoadSpec) -> Result<(), LoadError> {
         return bad(format!(
             "{} connections with a pipeline of {} is more than {MAX_IN_FLIGHT} requests in flight",
             spec.connections, spec.pipeline
+        ));
+    }
+    if !(1..=MAX_STREAMS).contains(&spec.streams) {
+        return bad(format!(
+            "streams must be between 1 and {MAX_STREAMS}, got {}",
+            spec.streams
+        ));
+    }
+    if spec.streams > 1 && !spec.http2 {
+        return bad(format!(
+            "streams ({}) are HTTP/2's: ask for HTTP/2 too, or use a pipeline for HTTP/1.1",
+            spec.streams
+        ));
+    }
+    if spec.http2 && spec.pipeline > 1 {
+        return bad(format!(
+            "a pipeline ({}) is HTTP/1.1's: HTTP/2 runs concurrent streams instead",
+            spec.pipeline
+        ));
+    }
+    if spec.connections.saturating_mul(spec.streams) > MAX_IN_FLIGHT {
+        return bad(format!(
+            "{} connections with {} streams each is more than {MAX_IN_FLIGHT} requests in flight",
+            spec.connections, spec.streams
         ));
     }
     if spec.duration.is_zero() || spec.duration > MAX_DURATION {
@@ -132,13 +159,26 @@ fn fds_needed(spec: &LoadSpec) -> u64 {
 /// URL parses and resolves, the request can be built, the descriptors can be had. Callers run
 /// this before printing anything, so a bad flag is an error, not a failed run.
 pub fn check(spec: &LoadSpec) -> Result<(), LoadError> {
-    prepare(spec).map(|_| ())
+    prepare(spec).map(drop)
+}
+
+/// What a checked spec sends, and where.
+pub(crate) struct Prepared {
+    pub target: url::Target,
+    /// The HTTP/1.1 request (also kept for HTTP/2 runs, whose probes speak HTTP/1.1 never).
+    pub request: Vec<u8>,
+    /// HTTP/2 runs: the request as frames.
+    pub h2: Option<H2Request>,
 }
 
 /// [`check`], returning the target and the serialised request.
-pub(crate) fn prepare(spec: &LoadSpec) -> Result<(url::Target, Vec<u8>), LoadError> {
+pub(crate) fn prepare(spec: &LoadSpec) -> Result<Prepared, LoadError> {
     validate(spec)?;
     let target = url::parse(&spec.url)?;
+    let h2 = spec
+        .http2
+        .then(|| H2Request::new(&target, &spec.method, &spec.headers, spec.body.as_deref()))
+        .transpose()?;
     let request = request::serialize(
         &target,
         &spec.method,
@@ -159,7 +199,7 @@ pub(crate) fn prepare(spec: &LoadSpec) -> Result<(url::Target, Vec<u8>), LoadErr
     }
     if target.tls {
         // The server name is checked now, not when the first connection needs it.
-        crate::tls::TlsClient::new(&spec.url, &target, spec.insecure, 0)?;
+        crate::tls::TlsClient::new(&spec.url, &target, spec.insecure, 0, spec.http2)?;
     } else if spec.insecure {
         return Err(LoadError::InvalidSpec(format!(
             "accepting any certificate (insecure) applies to https:// URLs only, and `{}` is not one",
@@ -167,7 +207,11 @@ pub(crate) fn prepare(spec: &LoadSpec) -> Result<(url::Target, Vec<u8>), LoadErr
         )));
     }
     // The I/O path asked for must be one this machine (where the engine runs) can take.
-    crate::io::resolve(spec.io, target.tls)?;
+    crate::io::resolve(spec.io, target.tls, spec.http2)?;
     cpu::ensure_fd_limit(fds_needed(spec)).map_err(LoadError::Resources)?;
-    Ok((target, request))
+    Ok(Prepared {
+        target,
+        request,
+        h2,
+    })
 }

@@ -1,6 +1,7 @@
 //! One client connection as an explicit state machine: idle → connecting → (handshaking →)
 //! open → (dead → idle).
 
+use crate::h2::Session;
 use crate::parser::ResponseParser;
 use crate::transport::Transport;
 use std::collections::VecDeque;
@@ -22,6 +23,8 @@ pub enum ConnState {
 pub struct Pending {
     pub intended: u64,
     pub sent: u64,
+    /// HTTP/2: the request's stream (0 for HTTP/1.1).
+    pub stream: u32,
 }
 
 pub struct Conn {
@@ -40,6 +43,8 @@ pub struct Conn {
     pub retry_at: u64,
     /// When the TCP connect completed and the TLS handshake began.
     pub handshake_from: Option<Instant>,
+    /// HTTP/2: the connection's session, once it is open.
+    pub h2: Option<Box<Session>>,
 }
 
 pub enum WriteOutcome {
@@ -60,6 +65,7 @@ impl Conn {
             since: 0,
             retry_at: 0,
             handshake_from: None,
+            h2: None,
         }
     }
 
@@ -69,6 +75,19 @@ impl Conn {
         let Some(stream) = self.stream.as_mut() else {
             return WriteOutcome::Failed;
         };
+        if let Some(h2) = self.h2.as_mut() {
+            while !h2.pending().is_empty() {
+                match stream.write(h2.pending()) {
+                    Ok(0) => return WriteOutcome::Failed,
+                    Ok(n) => h2.written(n),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        return WriteOutcome::Blocked
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(_) => return WriteOutcome::Failed,
+                }
+            }
+        }
         while self.unsent > 0 {
             match stream.write(&batch[batch.len() - self.unsent..]) {
                 Ok(0) => return WriteOutcome::Failed,
@@ -92,12 +111,16 @@ impl Conn {
 
     /// Whether bytes wait for room in the socket: requests not yet written, or TLS records.
     pub fn wants_write(&self) -> bool {
-        self.unsent > 0 || self.stream.as_ref().is_some_and(|s| s.wants_write())
+        self.unsent > 0
+            || self.h2.as_ref().is_some_and(|h| !h.pending().is_empty())
+            || self.stream.as_ref().is_some_and(|s| s.wants_write())
     }
 
-    /// Requests whose bytes have all been handed to the socket.
+    /// Requests whose bytes have all been handed to the socket (over HTTP/2, counting every
+    /// request whose frames could still be among the unwritten bytes as not sent).
     pub fn fully_sent(&self, request_len: usize) -> usize {
-        let partial = self.unsent.div_ceil(request_len.max(1));
+        let unsent = self.unsent + self.h2.as_ref().map_or(0, |h| h.pending().len());
+        let partial = unsent.div_ceil(request_len.max(1));
         self.inflight.len().saturating_sub(partial)
     }
 
@@ -110,5 +133,12 @@ impl Conn {
         self.inflight.clear();
         self.unsent = 0;
         self.handshake_from = None;
+        self.h2 = None;
+    }
+
+    /// Requests this connection may have in flight at once: `depth` (the pipeline, or the
+    /// streams asked for), within what an HTTP/2 server allows.
+    pub fn capacity(&self, depth: usize) -> usize {
+        self.h2.as_ref().map_or(depth, |h| h.room(depth))
     }
 }

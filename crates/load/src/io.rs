@@ -91,12 +91,17 @@ fn kernel_release() -> String {
     }
 }
 
-/// The path a run takes for `mode` and the URL's scheme: `Auto` never fails; an explicit
-/// `IoUring` the kernel (or an https:// URL) cannot have is an error saying why.
-pub(crate) fn resolve(mode: IoMode, tls: bool) -> Result<IoMode, LoadError> {
+/// The path a run takes for `mode`, the URL's scheme and the protocol: `Auto` never fails; an
+/// explicit `IoUring` the kernel (or an https:// URL, or HTTP/2) cannot have is an error
+/// saying why.
+pub(crate) fn resolve(mode: IoMode, tls: bool, http2: bool) -> Result<IoMode, LoadError> {
     match mode {
         IoMode::Epoll => Ok(IoMode::Epoll),
-        IoMode::Auto if tls => Ok(IoMode::Epoll),
+        IoMode::Auto if tls || http2 => Ok(IoMode::Epoll),
+        IoMode::IoUring if http2 => Err(LoadError::InvalidSpec(
+            "io = io_uring drives HTTP/1.1 only; HTTP/2 runs on epoll (use io = auto or epoll)"
+                .into(),
+        )),
         IoMode::Auto => Ok(match io_uring_support() {
             Ok(()) => IoMode::IoUring,
             Err(_) => IoMode::Epoll,
@@ -135,10 +140,21 @@ mod tests {
     }
 
     #[test]
+    fn http2_never_takes_io_uring() {
+        assert_eq!(resolve(IoMode::Auto, false, true).unwrap(), IoMode::Epoll);
+        let e = resolve(IoMode::IoUring, false, true)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("HTTP/2"), "{e}");
+    }
+
+    #[test]
     fn https_never_takes_io_uring() {
-        assert_eq!(resolve(IoMode::Auto, true).unwrap(), IoMode::Epoll);
-        let e = resolve(IoMode::IoUring, true).unwrap_err().to_string();
+        assert_eq!(resolve(IoMode::Auto, true, false).unwrap(), IoMode::Epoll);
+        let e = resolve(IoMode::IoUring, true, false)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("https://"), "{e}");
-        assert_eq!(resolve(IoMode::Epoll, false).unwrap(), IoMode::Epoll);
+        assert_eq!(resolve(IoMode::Epoll, false, false).unwrap(), IoMode::Epoll);
     }
 }

@@ -1,4 +1,5 @@
-//! rigor's HTTP/1.1 load engine (over TCP, or TLS for https://): as fast as wrk, as honest as wrk2.
+//! rigor's HTTP load engine (HTTP/1.1, and HTTP/2 with many streams per connection; over TCP,
+//! or TLS for https://): as fast as wrk, as honest as wrk2.
 //!
 //! C keep-alive connections over T threads, each thread its own mio event loop driving its
 //! connections as explicit state machines. Closed model by default; with a rate, an open model
@@ -8,6 +9,7 @@ mod check;
 mod connection;
 mod cpu;
 mod error;
+mod h2;
 mod io;
 mod merge;
 pub mod parser;
@@ -26,16 +28,20 @@ mod url;
 mod worker;
 
 pub use check::{
-    check, MAX_CONNECTIONS, MAX_DURATION, MAX_IN_FLIGHT, MAX_PIPELINE, MAX_RATE, MAX_THREADS,
-    MAX_TIMEOUT, MIN_RATE,
+    check, MAX_CONNECTIONS, MAX_DURATION, MAX_IN_FLIGHT, MAX_PIPELINE, MAX_RATE, MAX_STREAMS,
+    MAX_THREADS, MAX_TIMEOUT, MIN_RATE,
 };
 pub use cpu::{allowed_cpu_list, cpu_set};
 pub use error::LoadError;
+pub use h2::H2Report;
 /// The histogram type reports carry, so callers name the same version the engine records with.
 pub use hdrhistogram;
 pub use io::{io_uring_support, kernel_release_supports, IoMode};
 pub use merge::{merge, ReportWire};
-pub use probe::{fetch_body, probe_request, probe_request_finding, ProbeResponse, PROBE_BODY_KEPT};
+pub use probe::{
+    fetch_body, probe_request, probe_request_finding, probe_request_http2, ProbeResponse,
+    PROBE_BODY_KEPT,
+};
 pub use report::{
     ErrorCounts, LatencyStats, LoadReport, LoadWarning, OutsideWindow, ParseFailure, RateReport,
     TimelineSecond,
@@ -96,6 +102,11 @@ pub struct LoadSpec {
     /// The I/O path the workers take (`Auto`: io_uring for http:// where the kernel has it);
     /// the report says which ran.
     pub io: IoMode,
+    /// Speak HTTP/2: h2 by ALPN over https://, cleartext h2c by prior knowledge over http://.
+    pub http2: bool,
+    /// HTTP/2: concurrent streams per connection (each one request in flight), within what the
+    /// server allows; 1 without `http2`.
+    pub streams: usize,
 }
 
 impl Default for LoadSpec {
@@ -116,6 +127,8 @@ impl Default for LoadSpec {
             source_addrs: Vec::new(),
             insecure: false,
             io: IoMode::Auto,
+            http2: false,
+            streams: 1,
         }
     }
 }

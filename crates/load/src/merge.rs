@@ -107,6 +107,7 @@ pub fn merge(parts: &[LoadReport]) -> LoadReport {
         rate: merge_rates(parts),
         tls,
         io: merge_io(parts),
+        http2: crate::h2::merge_reports(parts),
         client_cpu_pct,
         client_cpu_secs,
         client_cores,
@@ -160,6 +161,8 @@ fn merge_errors(parts: &[LoadReport]) -> ErrorCounts {
             parse: a.parse + p.errors.parse,
             closed: a.closed + p.errors.closed,
             tls: a.tls + p.errors.tls,
+            reset: a.reset + p.errors.reset,
+            goaway: a.goaway + p.errors.goaway,
         })
 }
 

@@ -60,6 +60,128 @@ pub fn probe_request_finding(
     exchange(url, method, headers, body, timeout, insecure, sink)
 }
 
+/// [`probe_request_finding`] over HTTP/2: h2 by ALPN for https://, h2c by prior knowledge for
+/// http://, as an HTTP/2 load would speak to the server.
+pub fn probe_request_http2(
+    url: &str,
+    method: &str,
+    headers: &[(String, String)],
+    body: Option<&[u8]>,
+    timeout: Duration,
+    find: Option<&[u8]>,
+    insecure: bool,
+) -> Result<ProbeResponse, LoadError> {
+    let target = url::parse(url)?;
+    let req = crate::h2::H2Request::new(&target, method, headers, body)?;
+    let tls = match target.tls {
+        true => Some(TlsClient::new(url, &target, insecure, 0, true)?),
+        false => None,
+    };
+    let start = Instant::now();
+    let probe = Probe {
+        url,
+        timeout,
+        deadline: start + timeout,
+        insecure,
+    };
+    let tcp = probe.connect(&target)?;
+    let _ = tcp.set_nodelay(true);
+    let mut stream = BlockingStream::new(tcp, tls.as_ref()).map_err(|e| LoadError::Tls {
+        url: url.to_string(),
+        reason: crate::tls::describe(&e, insecure),
+    })?;
+    let mut session = crate::h2::Session::new();
+    session.captured = Some(Vec::new());
+    let mut sink = BodySink::new(find);
+    let protocol = |reason: String| LoadError::Protocol {
+        url: url.to_string(),
+        reason,
+    };
+    let mut opened = false;
+    let mut events = Vec::new();
+    let mut buf = vec![0u8; 16 * 1024];
+    let mut bytes_read = 0u64;
+    loop {
+        if !opened && session.room(1) > 0 {
+            session.open_stream(&req);
+            opened = true;
+        }
+        if !session.pending().is_empty() {
+            stream
+                .tcp()
+                .set_write_timeout(Some(probe.left()?))
+                .map_err(|e| probe.io_err(e))?;
+            stream
+                .write_all(session.pending())
+                .map_err(|e| probe.io_err(e))?;
+            let n = session.pending().len();
+            session.written(n);
+            stream.flush().map_err(|e| probe.io_err(e))?;
+        }
+        if opened && matches!(stream, BlockingStream::Tls(_)) {
+            // ALPN is known once the handshake is done (it is, after the first write).
+            if let BlockingStream::Tls(t) = &stream {
+                if t.conn.alpn_protocol() != Some(crate::h2::ALPN_H2) {
+                    return Err(LoadError::Tls {
+                        url: url.to_string(),
+                        reason: "the server did not agree to HTTP/2 (ALPN did not choose h2)"
+                            .into(),
+                    });
+                }
+            }
+        }
+        stream
+            .tcp()
+            .set_read_timeout(Some(probe.left()?))
+            .map_err(|e| probe.io_err(e))?;
+        let n = match stream.read(&mut buf) {
+            Ok(0) => {
+                return Err(protocol(
+                    "connection closed before the HTTP/2 response was complete".into(),
+                ))
+            }
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(probe.io_err(e)),
+        };
+        bytes_read += n as u64;
+        session
+            .feed(&buf[..n], &req, &mut events)
+            .map_err(|e| protocol(e.into_owned()))?;
+        if let Some(kept) = session.captured.as_mut() {
+            sink.take(kept);
+            kept.clear();
+        }
+        for ev in events.drain(..) {
+            match ev {
+                crate::h2::Event::Response { status, .. } => {
+                    return Ok(probe_response(
+                        status,
+                        sink,
+                        start,
+                        req.wire_len(),
+                        bytes_read,
+                    ))
+                }
+                crate::h2::Event::Reset { code, .. } => {
+                    return Err(protocol(format!(
+                        "the server reset the stream ({})",
+                        crate::h2::error_name(code)
+                    )))
+                }
+                // A goodbye that still covers the probe's stream (1): its answer follows.
+                crate::h2::Event::GoAway { last, .. } if last >= 1 => {}
+                crate::h2::Event::GoAway { code, .. } => {
+                    return Err(protocol(format!(
+                        "the server ended the connection (GOAWAY {})",
+                        crate::h2::error_name(code)
+                    )))
+                }
+            }
+        }
+    }
+}
+
 /// A GET whose whole body is kept, for endpoints read rather than loaded (a metrics page):
 /// chunked or not, within `timeout`; a body larger than `max_body` bytes is an error, raised
 /// as soon as it is exceeded (nothing more is read).
@@ -87,7 +209,7 @@ fn exchange(
     let target = url::parse(url)?;
     let req = request::serialize(&target, method, headers, body, true)?;
     let tls = match target.tls {
-        true => Some(TlsClient::new(url, &target, insecure, 0)?),
+        true => Some(TlsClient::new(url, &target, insecure, 0, false)?),
         false => None,
     };
     let start = Instant::now();

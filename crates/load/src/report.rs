@@ -78,6 +78,14 @@ pub struct ErrorCounts {
     /// record, an alert) once open. Absent from reports written before TLS existed: zero.
     #[serde(default)]
     pub tls: u64,
+    /// HTTP/2: streams the server reset (RST_STREAM) before answering. Absent from reports
+    /// written before HTTP/2 existed: zero.
+    #[serde(default)]
+    pub reset: u64,
+    /// HTTP/2: streams the server refused by ending the connection (GOAWAY) before processing
+    /// them; none is re-sent. Absent from older reports: zero.
+    #[serde(default)]
+    pub goaway: u64,
     /// Requests of the window lost with their connection: the server closed it (or it failed)
     /// with them outstanding, so they were never answered. Each one counts, since none is re-sent
     /// (a request may already have had its effect on the server) and none reached the latency
@@ -103,15 +111,30 @@ impl std::fmt::Display for ErrorCounts {
         if self.tls > 0 {
             write!(f, ", tls {}", self.tls)?;
         }
+        if self.reset > 0 {
+            write!(f, ", reset {}", self.reset)?;
+        }
+        if self.goaway > 0 {
+            write!(f, ", goaway {}", self.goaway)?;
+        }
         Ok(())
     }
 }
 
 impl ErrorCounts {
-    /// `load.socket_errors`: connect + read + write + timeout + parse + closed + tls — every
-    /// failure at the socket or protocol level, including each request lost with its connection.
+    /// `load.socket_errors`: connect + read + write + timeout + parse + closed + tls + reset +
+    /// goaway — every failure at the socket or protocol level, including each request lost with
+    /// its connection.
     pub fn socket_errors(&self) -> u64 {
-        self.connect + self.read + self.write + self.timeout + self.parse + self.closed + self.tls
+        self.connect
+            + self.read
+            + self.write
+            + self.timeout
+            + self.parse
+            + self.closed
+            + self.tls
+            + self.reset
+            + self.goaway
     }
 
     /// All errors (the same as [`ErrorCounts::socket_errors`]).
@@ -244,6 +267,9 @@ pub struct LoadReport {
     /// from reports written before there was a choice: epoll.
     #[serde(default)]
     pub io: Option<String>,
+    /// HTTP/2 runs only (`None` for HTTP/1.1): limits, goodbyes and resets.
+    #[serde(default)]
+    pub http2: Option<crate::h2::H2Report>,
     pub client_cpu_pct: f64,
     pub client_cpu_secs: f64,
     pub client_cores: usize,
@@ -276,7 +302,8 @@ fn status_keys<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BTreeMap<u16, u
 
 /// Something that makes the figures suspect, decided once here for every caller: `kind` is a
 /// stable code (`client_saturated`, `rate_not_met`, `waited_for_connection`, `load_errors`,
-/// `bad_responses`, `no_responses`, `cancelled`, `insecure_tls`), `message` says it with the
+/// `bad_responses`, `no_responses`, `cancelled`, `insecure_tls`, `streams_limited`,
+/// `http2_failure`), `message` says it with the
 /// numbers.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct LoadWarning {
@@ -307,6 +334,10 @@ pub(crate) struct ReportInput<'a> {
     pub insecure: bool,
     /// The I/O path(s) the workers ran on.
     pub io: &'a str,
+    /// https://.
+    pub tls: bool,
+    /// HTTP/2: the concurrent streams asked for per connection.
+    pub streams: Option<usize>,
     pub cores: usize,
     pub window_opened_at: Option<Instant>,
 }
@@ -385,6 +416,10 @@ impl LoadReport {
                 ..TlsReport::from_histogram(&t.handshakes, t.resumed, t.first_failure.clone())
             }),
             io: Some(inp.io.to_string()),
+            http2: s
+                .h2
+                .as_ref()
+                .map(|t| crate::h2::H2Report::new(t, inp.tls, inp.streams.unwrap_or(1))),
             client_cpu_pct,
             client_cpu_secs: s.cpu_secs,
             client_cores: inp.cores,
@@ -419,6 +454,24 @@ impl LoadReport {
         }
         if let Some(rate) = &self.rate {
             self.rate_warnings(rate, &mut say);
+        }
+        if let Some(h2) = &self.http2 {
+            if let Some(max) = h2.server_max_streams.filter(|&m| (m as usize) < h2.streams) {
+                say(
+                    "streams_limited",
+                    format!(
+                        "the server allows {max} concurrent streams per connection and {} were \
+                         asked for: at most {max} requests were in flight per connection",
+                        h2.streams
+                    ),
+                );
+            }
+            if let Some(why) = &h2.first_failure {
+                say(
+                    "http2_failure",
+                    format!("an HTTP/2 connection failed: {why}"),
+                );
+            }
         }
         if self.tls.as_ref().is_some_and(|t| t.insecure) {
             say(
@@ -548,6 +601,8 @@ impl LoadReport {
         m.insert("load.errors.parse", self.errors.parse as f64);
         m.insert("load.errors.closed", self.errors.closed as f64);
         m.insert("load.errors.tls", self.errors.tls as f64);
+        m.insert("load.errors.reset", self.errors.reset as f64);
+        m.insert("load.errors.goaway", self.errors.goaway as f64);
         if let Some(t) = &self.tls {
             m.insert("load.tls.handshakes", t.handshakes as f64);
             m.insert("load.tls.resumed", t.resumed as f64);

@@ -15,24 +15,38 @@ use std::time::Instant;
 
 /// Runs the load described by `spec`; `cancel` (Ctrl-C) stops it early with what was measured.
 pub fn run(spec: &LoadSpec, live: &Live, cancel: &AtomicBool) -> Result<LoadReport, LoadError> {
-    let (target, request) = prepare(spec)?;
-    let io = crate::io::resolve(spec.io, target.tls)?;
+    let crate::check::Prepared {
+        target,
+        request,
+        h2,
+    } = prepare(spec)?;
+    let io = crate::io::resolve(spec.io, target.tls, spec.http2)?;
     let threads = spec.threads.min(spec.connections);
     let source = spec.source_addrs.first().copied();
     let addr = preflight(&spec.url, &target.addrs, source, spec.timeout, cancel)?;
     let tls = match target.tls {
         true => {
             // Its own client without resumption: the run's first handshakes stay full ones.
-            let first = TlsClient::new(&spec.url, &target, spec.insecure, 0)?;
+            let first = TlsClient::new(&spec.url, &target, spec.insecure, 0, spec.http2)?;
             check_handshake(&spec.url, addr, &first, spec.timeout, cancel)?;
             Some(TlsClient::new(
                 &spec.url,
                 &target,
                 spec.insecure,
                 TLS_SESSIONS,
+                spec.http2,
             )?)
         }
         false => None,
+    };
+    if spec.http2 && tls.is_none() {
+        crate::h2::check_h2c(&spec.url, addr, source, spec.timeout, cancel)?;
+    }
+    // HTTP/2 keeps `streams` requests in flight per connection where HTTP/1.1 pipelines.
+    let depth = if spec.http2 {
+        spec.streams
+    } else {
+        spec.pipeline
     };
     let batch = request.repeat(spec.pipeline);
     let warm_end = spec.warmup.as_nanos() as u64;
@@ -41,7 +55,7 @@ pub fn run(spec: &LoadSpec, live: &Live, cancel: &AtomicBool) -> Result<LoadRepo
         sources: &spec.source_addrs,
         request: &request,
         batch: &batch,
-        pipeline: spec.pipeline,
+        pipeline: depth,
         // Methods are case-sensitive: only `HEAD` has HEAD's bodiless answers.
         head_request: spec.method == "HEAD",
         warm_end,
@@ -51,13 +65,16 @@ pub fn run(spec: &LoadSpec, live: &Live, cancel: &AtomicBool) -> Result<LoadRepo
         tls: tls.as_ref(),
         io_uring: io == crate::IoMode::IoUring,
         io_fallback: spec.io == crate::IoMode::Auto,
+        h2: h2.as_ref(),
     };
     let shares = shares(spec, threads);
     live.set_phase(Phase::Starting);
     let (results, t0) = run_workers(&plan, &shares, live, cancel);
     live.set_phase(Phase::Done);
 
-    let mut merged = ThreadStats::new(spec.rate.is_some(), plan.seconds).with_tls(tls.is_some());
+    let mut merged = ThreadStats::new(spec.rate.is_some(), plan.seconds)
+        .with_tls(tls.is_some())
+        .with_h2(spec.http2);
     let mut paths = std::collections::BTreeSet::new();
     for r in results {
         let (s, on_uring) = r.map_err(|source| LoadError::Io {
@@ -93,6 +110,8 @@ pub fn run(spec: &LoadSpec, live: &Live, cancel: &AtomicBool) -> Result<LoadRepo
             cancelled,
             insecure: spec.insecure,
             io: &io,
+            tls: tls.is_some(),
+            streams: spec.http2.then_some(spec.streams),
             cores: threads.min(allowed).max(1),
             window_opened_at: t0.map(|t0| t0 + spec.warmup),
         },

@@ -1,5 +1,6 @@
 //! Per-thread tallies: each worker owns one (no sharing on the hot path); merged at the end.
 
+use crate::h2::H2Tally;
 use crate::report::{ErrorCounts, ParseFailure};
 use crate::second::Second;
 use crate::tls::TlsTally;
@@ -46,6 +47,8 @@ pub struct ThreadStats {
     pub drain_cut: bool,
     /// https:// only: the handshakes.
     pub tls: Option<TlsTally>,
+    /// HTTP/2 only: limits, goodbyes and resets.
+    pub h2: Option<H2Tally>,
 }
 
 impl ThreadStats {
@@ -73,7 +76,14 @@ impl ThreadStats {
             measured_ns: 0,
             drain_cut: false,
             tls: None,
+            h2: None,
         }
+    }
+
+    /// These tallies with an HTTP/2 section (HTTP/2 runs).
+    pub fn with_h2(mut self, h2: bool) -> Self {
+        self.h2 = h2.then(H2Tally::default);
+        self
     }
 
     /// These tallies with a TLS section (https:// runs).
@@ -128,6 +138,13 @@ impl ThreadStats {
         self.errors.parse += o.errors.parse;
         self.errors.closed += o.errors.closed;
         self.errors.tls += o.errors.tls;
+        self.errors.reset += o.errors.reset;
+        self.errors.goaway += o.errors.goaway;
+        match (self.h2.as_mut(), o.h2.as_ref()) {
+            (Some(a), Some(b)) => a.merge(b),
+            (None, Some(b)) => self.h2 = Some(b.clone()),
+            _ => {}
+        }
         match (self.tls.as_mut(), o.tls.as_ref()) {
             (Some(a), Some(b)) => a.merge(b),
             (None, Some(b)) => {

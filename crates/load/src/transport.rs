@@ -47,6 +47,11 @@ impl Transport {
         self.tls.is_some()
     }
 
+    /// The application protocol ALPN chose (TLS only).
+    pub fn alpn(&self) -> Option<&[u8]> {
+        self.tls.as_ref().and_then(|t| t.alpn_protocol())
+    }
+
     /// Whether this handshake resumed an earlier session.
     pub fn resumed(&self) -> bool {
         self.tls

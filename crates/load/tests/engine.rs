@@ -278,6 +278,8 @@ fn measurement_ids_follow_the_catalogue() {
         "load.errors.parse",
         "load.errors.closed",
         "load.errors.tls",
+        "load.errors.reset",
+        "load.errors.goaway",
         "load.throughput",
         "load.cpu",
     ];

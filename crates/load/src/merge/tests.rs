@@ -59,6 +59,8 @@ fn report(s: &ThreadStats, open_model: bool) -> LoadReport {
             cancelled: false,
             insecure: false,
             io: "epoll",
+            tls: false,
+            streams: None,
             cores: 2,
             window_opened_at: None,
         },

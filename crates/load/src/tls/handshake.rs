@@ -72,6 +72,17 @@ pub(crate) fn check_handshake(
             }
         }
     }
+    if client.http2 && session.alpn_protocol() != Some(crate::h2::ALPN_H2) {
+        let chose = session
+            .alpn_protocol()
+            .map_or("no protocol".to_string(), |p| {
+                String::from_utf8_lossy(p).into_owned()
+            });
+        return Err(fail(format!(
+            "the server did not agree to HTTP/2: ALPN chose {chose}, not h2 (does it serve \
+             HTTP/2 on this port?)"
+        )));
+    }
     // A polite end: the server sees a closed session, not a reset.
     session.send_close_notify();
     let _ = session.complete_io(&mut tcp);

@@ -20,8 +20,9 @@ use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection};
 use std::sync::Arc;
 
-/// The application protocols offered by ALPN.
-const ALPN: &[&[u8]] = &[b"http/1.1"];
+/// The application protocol offered by ALPN for HTTP/1.1 (HTTP/2 offers only h2: a run
+/// measures one protocol, never whichever the server prefers).
+const ALPN_HTTP1: &[u8] = b"http/1.1";
 
 /// What every TLS connection of a run shares: the configuration (and in it the session cache)
 /// and the server's name.
@@ -30,15 +31,19 @@ pub(crate) struct TlsClient {
     pub name: ServerName<'static>,
     /// `insecure`: any certificate is accepted.
     pub insecure: bool,
+    /// h2 is offered by ALPN (and must be chosen).
+    pub http2: bool,
 }
 
 impl TlsClient {
-    /// The client for `target`; `sessions` sizes the resumption cache (0: no resumption).
+    /// The client for `target`; `sessions` sizes the resumption cache (0: no resumption);
+    /// `http2` offers h2 by ALPN instead of http/1.1.
     pub fn new(
         url: &str,
         target: &Target,
         insecure: bool,
         sessions: usize,
+        http2: bool,
     ) -> Result<TlsClient, LoadError> {
         let name =
             ServerName::try_from(target.host.clone()).map_err(|_| LoadError::InvalidUrl {
@@ -64,7 +69,12 @@ impl TlsClient {
                 .with_root_certificates(roots::system_roots())
                 .with_no_client_auth()
         };
-        config.alpn_protocols = ALPN.iter().map(|p| p.to_vec()).collect();
+        let alpn = if http2 {
+            crate::h2::ALPN_H2
+        } else {
+            ALPN_HTTP1
+        };
+        config.alpn_protocols = vec![alpn.to_vec()];
         config.resumption = if sessions == 0 {
             Resumption::disabled()
         } else {
@@ -74,6 +84,7 @@ impl TlsClient {
             config: Arc::new(config),
             name,
             insecure,
+            http2,
         })
     }
 
@@ -93,14 +104,16 @@ pub(crate) fn describe(e: &rustls::Error, insecure: bool) -> String {
                 .to_string()
         }
         Error::InvalidCertificate(c) if !insecure => certificate_hint(c).to_string(),
-        Error::AlertReceived(AlertDescription::NoApplicationProtocol) => format!(
-            " (the server accepts none of the application protocols offered by ALPN: {})",
-            alpn_list()
-        ),
-        Error::NoApplicationProtocol => format!(
-            " (the server chose an application protocol that was not offered: {})",
-            alpn_list()
-        ),
+        Error::AlertReceived(AlertDescription::NoApplicationProtocol) => {
+            " (the server accepts none of the application protocols offered by ALPN: http/1.1 \
+             for HTTP/1.1, h2 for HTTP/2)"
+                .to_string()
+        }
+        Error::NoApplicationProtocol => {
+            " (the server chose an application protocol that was not offered by ALPN: \
+             http/1.1 for HTTP/1.1, h2 for HTTP/2)"
+                .to_string()
+        }
         Error::InvalidMessage(_) => {
             " (is the server speaking TLS on this port? an http:// server is not)".to_string()
         }
@@ -126,13 +139,6 @@ fn certificate_hint(c: &rustls::CertificateError) -> &'static str {
         }
         _ => " (`insecure` accepts any certificate)",
     }
-}
-
-fn alpn_list() -> String {
-    ALPN.iter()
-        .map(|p| String::from_utf8_lossy(p).into_owned())
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// The rustls error inside an I/O error, if that is what it carries.

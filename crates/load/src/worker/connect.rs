@@ -93,6 +93,10 @@ impl Worker<'_> {
 
     /// A connection just became usable: fill its pipeline (closed model) or offer its slots.
     pub(super) fn start_connection(&mut self, idx: usize, now: u64) {
+        if self.conns[idx].h2.as_ref().is_some_and(|s| !s.settled()) {
+            // HTTP/2 starts once the server's SETTINGS (and its stream limit) arrive.
+            return;
+        }
         if now >= self.plan.end && self.schedule.is_none() {
             // Closed model after the window: nothing new is sent.
             return;
@@ -103,7 +107,7 @@ impl Worker<'_> {
                 self.free.push_back((idx as u32, g));
             }
         } else {
-            for _ in 0..self.plan.pipeline {
+            for _ in 0..self.conns[idx].capacity(self.plan.pipeline) {
                 self.enqueue(idx, now, now);
             }
             self.flush(idx, now);
@@ -216,6 +220,13 @@ impl Worker<'_> {
                 }
                 ConnState::Handshaking if now.saturating_sub(c.since) > limit => {
                     self.kill(idx, Some(Kind::Tls), now);
+                }
+                ConnState::Open
+                    if c.h2.as_ref().is_some_and(|s| !s.settled())
+                        && now.saturating_sub(c.since) > limit =>
+                {
+                    // The server never sent its SETTINGS.
+                    self.kill(idx, Some(Kind::Read), now);
                 }
                 ConnState::Open => {
                     let Some(front) = c.inflight.front() else {

@@ -9,13 +9,20 @@ impl Worker<'_> {
     /// Queues one request on `idx`; the caller flushes.
     #[inline]
     pub(super) fn enqueue(&mut self, idx: usize, intended: u64, now: u64) {
-        let len = self.plan.request.len();
+        let len = self.plan.request_len();
         let c = &mut self.conns[idx];
+        let stream = match (c.h2.as_mut(), self.plan.h2) {
+            (Some(session), Some(req)) => session.open_stream(req),
+            _ => {
+                c.unsent += len;
+                0
+            }
+        };
         c.inflight.push_back(Pending {
             intended,
             sent: now,
+            stream,
         });
-        c.unsent += len;
         if intended < self.plan.warm_end {
             self.s.warmup_sent += 1;
             self.s.warmup_bytes += len as u64;
@@ -69,6 +76,11 @@ impl Worker<'_> {
     }
 
     pub(super) fn on_eof(&mut self, idx: usize, now: u64) {
+        if self.conns[idx].h2.is_some() {
+            // Between frames or not, what is still outstanding is lost with the connection.
+            self.kill(idx, None, now);
+            return;
+        }
         if let Some(r) = self.conns[idx].parser.eof() {
             self.on_response(idx, r.status, r.bytes, now);
         }
@@ -84,6 +96,9 @@ impl Worker<'_> {
 
     /// Parses `n` bytes from the read buffer; false if the connection was dropped.
     pub(super) fn on_data(&mut self, idx: usize, n: usize, now: u64) -> bool {
+        if self.conns[idx].h2.is_some() {
+            return self.on_h2_data(idx, n, now);
+        }
         let mut off = 0;
         while off < n {
             let res = self.conns[idx]
@@ -143,6 +158,13 @@ impl Worker<'_> {
         let Some(p) = self.conns[idx].inflight.pop_front() else {
             return;
         };
+        self.record(idx, p, status, bytes, now);
+    }
+
+    /// Accounts request `p`'s response: a free slot again (open model), and, for a request of
+    /// the window, its latency, status and bytes.
+    #[inline]
+    pub(super) fn record(&mut self, idx: usize, p: Pending, status: u16, bytes: u64, now: u64) {
         if self.schedule.is_some() {
             self.free
                 .push_back((idx as u32, self.conns[idx].generation));

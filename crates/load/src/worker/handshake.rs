@@ -29,7 +29,7 @@ impl Worker<'_> {
         let Some(tls) = self.plan.tls else {
             c.stream = Some(transport);
             c.state = ConnState::Open;
-            return Step::Open;
+            return self.open_protocol(idx);
         };
         let session = match tls.connection() {
             Ok(s) => s,
@@ -61,7 +61,7 @@ impl Worker<'_> {
                     t.handshakes.saturating_record(us);
                     t.resumed += u64::from(resumed);
                 }
-                Step::Open
+                self.open_protocol(idx)
             }
             Ok(false) => Step::Pending,
             Err(e) => {

@@ -15,6 +15,7 @@
 mod connect;
 mod event_loop;
 mod exchange;
+mod h2;
 mod handshake;
 mod open_model;
 mod timer;
@@ -62,6 +63,8 @@ pub struct Plan<'a> {
     pub io_uring: bool,
     /// A worker whose ring cannot be set up runs on epoll instead of failing (`io = auto`).
     pub io_fallback: bool,
+    /// HTTP/2: the request every stream sends (`pipeline` is then the streams per connection).
+    pub h2: Option<&'a crate::h2::H2Request>,
 }
 
 impl Plan<'_> {
@@ -69,6 +72,11 @@ impl Plan<'_> {
     #[inline]
     pub fn in_window(&self, intended: u64) -> bool {
         intended >= self.warm_end && intended < self.end
+    }
+
+    /// Bytes one request takes on the wire.
+    pub fn request_len(&self) -> usize {
+        self.h2.map_or(self.request.len(), |r| r.wire_len())
     }
 }
 
@@ -89,6 +97,10 @@ enum Kind {
     Parse,
     /// A handshake that failed or timed out, or a TLS session that broke.
     Tls,
+    /// HTTP/2: a stream the server reset.
+    Reset,
+    /// HTTP/2: a stream the server refused by ending the connection.
+    GoAway,
 }
 
 struct Worker<'a> {
@@ -109,6 +121,8 @@ struct Worker<'a> {
     source_offset: usize,
     /// On the io_uring path: the sends and dropped sockets the shared code hands to the ring.
     deferred: Option<uring::Deferred>,
+    /// HTTP/2: what the last read produced (kept to reuse its allocation).
+    h2_events: Vec<crate::h2::Event>,
 }
 
 /// Runs one worker until the window closes or `cancel` is set; says whether it ran on io_uring.
@@ -157,7 +171,9 @@ fn setup<'a>(plan: &'a Plan<'a>, share: &Share) -> io::Result<Worker<'a>> {
             .map(|_| Conn::new(plan.head_request, plan.pipeline))
             .collect(),
         buf: vec![0; READ_BUF],
-        s: ThreadStats::new(open, plan.seconds).with_tls(plan.tls.is_some()),
+        s: ThreadStats::new(open, plan.seconds)
+            .with_tls(plan.tls.is_some())
+            .with_h2(plan.h2.is_some()),
         schedule: share.rate.map(|(r, phase)| Schedule::new(r, phase)),
         free: VecDeque::with_capacity((2 * share.connections * plan.pipeline).min(1 << 16)),
         reconnect: (0..share.connections).collect(),
@@ -167,6 +183,7 @@ fn setup<'a>(plan: &'a Plan<'a>, share: &Share) -> io::Result<Worker<'a>> {
         live_errors: 0,
         source_offset: share.index,
         deferred: None,
+        h2_events: Vec::new(),
     };
     if open {
         w.timer = Some(Timer::new(&w.poll)?);
@@ -202,6 +219,8 @@ impl Worker<'_> {
             Kind::Write => e.write += 1,
             Kind::Parse => e.parse += 1,
             Kind::Tls => e.tls += 1,
+            Kind::Reset => e.reset += 1,
+            Kind::GoAway => e.goaway += 1,
         }
         self.tick_error(now, 1);
     }

@@ -44,7 +44,7 @@ impl Worker<'_> {
             let c = &self.conns[i as usize];
             if c.generation == g
                 && c.state == ConnState::Open
-                && c.inflight.len() < self.plan.pipeline
+                && c.inflight.len() < c.capacity(self.plan.pipeline)
             {
                 return Some(i as usize);
             }

@@ -54,7 +54,7 @@ impl Worker<'_> {
         let now = self.now();
         if cancelled {
             // Asked to stop: what is still out is reported as such, not waited for.
-            let len = self.plan.request.len();
+            let len = self.plan.request_len();
             for c in &self.conns {
                 let sent = c.fully_sent(len);
                 for p in c.inflight.iter().take(sent) {

@@ -392,7 +392,8 @@ impl Agent {
     }
 
     /// Sends one request to `url` from the host: (status, latency, bytes sent, whether `find`
-    /// was in the body); `insecure` accepts any certificate (https:// only).
+    /// was in the body); `insecure` accepts any certificate (https:// only); `http2` speaks
+    /// HTTP/2.
     #[allow(clippy::too_many_arguments)]
     pub fn probe(
         &mut self,
@@ -403,6 +404,7 @@ impl Agent {
         timeout: Duration,
         find: Option<&[u8]>,
         insecure: bool,
+        http2: bool,
     ) -> Result<(u16, Duration, u64, Option<bool>), String> {
         let enc = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
         let id = "probe".to_string();
@@ -415,6 +417,7 @@ impl Agent {
             timeout_ns: u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX),
             find_base64: find.map(enc),
             insecure,
+            http2,
         })?;
         let deadline = Instant::now() + timeout + CLOCK_TIMEOUT;
         loop {

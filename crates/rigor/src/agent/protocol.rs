@@ -60,6 +60,9 @@ pub enum ToAgent {
         /// https:// only: accept any certificate.
         #[serde(default)]
         insecure: bool,
+        /// Over HTTP/2, as the load speaks.
+        #[serde(default)]
+        http2: bool,
     },
     /// A piece of the application's sources, a tar stream, for the folder `key` (letters,
     /// digits and `-`); the `last` one unpacks the whole stream into a fresh folder.
@@ -289,6 +292,16 @@ pub struct SpecWire {
     /// The engine's I/O path on the agent's host. Absent from older rigors' specs: auto.
     #[serde(default)]
     pub io: rigor_load::IoMode,
+    /// Speak HTTP/2. Absent from older rigors' specs: false.
+    #[serde(default)]
+    pub http2: bool,
+    /// HTTP/2's concurrent streams per connection. Absent from older rigors' specs: 1.
+    #[serde(default = "one")]
+    pub streams: usize,
+}
+
+fn one() -> usize {
+    1
 }
 
 fn nanos(d: Duration) -> u64 {
@@ -316,6 +329,8 @@ impl From<&LoadSpec> for SpecWire {
             source_addrs: s.source_addrs.clone(),
             insecure: s.insecure,
             io: s.io,
+            http2: s.http2,
+            streams: s.streams,
         }
     }
 }
@@ -347,6 +362,8 @@ impl SpecWire {
             source_addrs: self.source_addrs.clone(),
             insecure: self.insecure,
             io: self.io,
+            http2: self.http2,
+            streams: self.streams,
         })
     }
 }

@@ -181,13 +181,19 @@ pub fn serve_stdio(
                 timeout_ns,
                 find_base64,
                 insecure,
+                http2,
             } => {
+                let probe = if http2 {
+                    rigor_load::probe_request_http2
+                } else {
+                    rigor_load::probe_request_finding
+                };
                 let decode = |b: Option<String>| {
                     b.map(|b| base64::engine::general_purpose::STANDARD.decode(b))
                         .transpose()
                 };
                 match (decode(body_base64), decode(find_base64)) {
-                    (Ok(body), Ok(find)) => match rigor_load::probe_request_finding(
+                    (Ok(body), Ok(find)) => match probe(
                         &url,
                         &method,
                         &headers,

@@ -26,6 +26,13 @@ pub struct LoadArgs {
     /// Requests in flight per connection (HTTP/1.1 pipelining)
     #[arg(long, default_value_t = 1)]
     pub pipeline: usize,
+    /// Speak HTTP/2: h2 (ALPN) over https://, cleartext h2c by prior knowledge over http://
+    #[arg(long)]
+    pub http2: bool,
+    /// HTTP/2: concurrent streams per connection (each one request in flight), within what the
+    /// server allows
+    #[arg(long, default_value_t = 1, requires = "http2")]
+    pub streams: usize,
     /// Total requests per second (0.001 to 1e12): open model, latency counted from each request's
     /// intended send time (no coordinated omission)
     #[arg(long)]

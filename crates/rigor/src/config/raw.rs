@@ -220,6 +220,10 @@ pub struct RawJob {
     pub insecure: Option<bool>,
     /// The engine's I/O path: `auto`, `epoll` or `io_uring`.
     pub io: Option<String>,
+    /// Speak HTTP/2 (h2 by ALPN over https://, h2c by prior knowledge over http://).
+    pub http2: Option<bool>,
+    /// HTTP/2: concurrent streams per connection.
+    pub streams: Option<Scalar>,
 }
 
 /// A rule that reads one figure from the lines of a command job's output.

@@ -17,6 +17,7 @@ pub(super) const LOAD_KEYS: &[&str] = &[
     "connections",
     "threads",
     "pipeline",
+    "streams",
     "rate",
     "warmup",
     "duration",
@@ -26,6 +27,7 @@ pub(super) const LOAD_KEYS: &[&str] = &[
 // The engine's own limits, so a plan that passes here is one the engine accepts.
 const MAX_THREADS: u64 = rigor_load::MAX_THREADS as u64;
 const MAX_PIPELINE: u64 = rigor_load::MAX_PIPELINE as u64;
+const MAX_STREAMS: u64 = rigor_load::MAX_STREAMS as u64;
 const MAX_IN_FLIGHT: u64 = rigor_load::MAX_IN_FLIGHT as u64;
 const MAX_CONNECTIONS: u64 = rigor_load::MAX_CONNECTIONS as u64;
 /// Most source addresses one load may name.
@@ -136,7 +138,6 @@ impl Config {
             Some(MAX_TIMEOUT),
             p,
         );
-        keys.check_in_flight(connections, pipeline, p);
         let rate = keys.rate(&job.rate, p);
         // Only other hosts load it: they must reach the URL, this machine need not.
         let elsewhere = !hosts.is_empty() && hosts.iter().all(|h| h.name != super::LOCAL);
@@ -159,6 +160,30 @@ impl Config {
                 p.take(parsed)
             })
             .unwrap_or_default();
+        let http2 = job.http2.unwrap_or(false);
+        let streams = keys.count(
+            "streams",
+            &job.streams,
+            1,
+            MAX_STREAMS,
+            "(the most concurrent streams per connection)",
+            p,
+        );
+        if streams > 1 && !http2 {
+            p.add(self.error_at(
+                table,
+                Some("streams"),
+                &format!("{streams} streams are HTTP/2's: add `http2 = true`, or use `pipeline` for HTTP/1.1"),
+            ));
+        }
+        if http2 && pipeline > 1 {
+            p.add(self.error_at(
+                table,
+                Some("pipeline"),
+                &format!("a pipeline of {pipeline} is HTTP/1.1's: HTTP/2 (`http2 = true`) runs concurrent `streams` instead"),
+            ));
+        }
+        keys.check_in_flight(connections, pipeline.max(streams), p);
         let (method, headers, body) = self.request(job, table, vars, p);
         let validate = job.validate.as_ref().map(|v| {
             if let Some(Err(e)) = v.status.map(checks::status) {
@@ -209,6 +234,8 @@ impl Config {
             source_addrs,
             insecure,
             io,
+            http2,
+            streams,
         };
         let tool = keys.tool(job, &spec, p);
         LoadJob {
@@ -431,11 +458,11 @@ impl<'a> LoadKeys<'a> {
 
     /// Connections × pipeline within the engine's limit of requests in flight; the problem is
     /// pointed at the variable that set `pipeline` (else `connections`), or at the key.
-    fn check_in_flight(&self, connections: usize, pipeline: usize, p: &mut Problems) {
-        if (connections as u64).saturating_mul(pipeline as u64) <= MAX_IN_FLIGHT {
+    fn check_in_flight(&self, connections: usize, depth: usize, p: &mut Problems) {
+        if (connections as u64).saturating_mul(depth as u64) <= MAX_IN_FLIGHT {
             return;
         }
-        let (key, src) = ["pipeline", "connections"]
+        let (key, src) = ["pipeline", "streams", "connections"]
             .into_iter()
             .find_map(|k| self.overrides.get(k).map(|(_, o)| (k, Source::Override(o))))
             .unwrap_or(("pipeline", Source::Key));
@@ -443,8 +470,8 @@ impl<'a> LoadKeys<'a> {
             key,
             &src,
             &format!(
-                "{connections} connections with a pipeline of {pipeline} is more than \
-                 {MAX_IN_FLIGHT} requests in flight"
+                "{connections} connections with {depth} requests in flight each (pipeline or \
+                 streams) is more than {MAX_IN_FLIGHT} requests in flight"
             ),
         ));
     }

@@ -103,6 +103,7 @@ pub fn first_request(
             timeout,
             find,
             spec.insecure,
+            spec.http2,
         )
     });
     let mut agent = agents.pop().expect("one agent");

@@ -85,6 +85,11 @@ pub const LOAD_ERRORS_PARSE: &str = "load.errors.parse";
 pub const LOAD_ERRORS_CLOSED: &str = "load.errors.closed";
 /// https://: handshakes that failed or timed out, and TLS sessions that broke once open.
 pub const LOAD_ERRORS_TLS: &str = "load.errors.tls";
+/// HTTP/2: streams of the window the server reset (RST_STREAM) before answering.
+pub const LOAD_ERRORS_RESET: &str = "load.errors.reset";
+/// HTTP/2: streams of the window the server refused by ending their connection (GOAWAY) before
+/// processing them; not re-sent.
+pub const LOAD_ERRORS_GOAWAY: &str = "load.errors.goaway";
 /// https://: TLS handshakes completed in the run (those opening the connections included).
 pub const LOAD_TLS_HANDSHAKES: &str = "load.tls.handshakes";
 /// https://: of those, handshakes that resumed an earlier session.

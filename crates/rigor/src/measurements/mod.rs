@@ -164,6 +164,14 @@ pub const CATALOGUE: &[MeasurementInfo] = &[
         Load,
     ),
     bk(ids::LOAD_ERRORS_TLS, "TLS errors", "count", Down, Load),
+    bk(ids::LOAD_ERRORS_RESET, "Streams reset", "count", Down, Load),
+    bk(
+        ids::LOAD_ERRORS_GOAWAY,
+        "Streams refused",
+        "count",
+        Down,
+        Load,
+    ),
     bk(
         ids::LOAD_TLS_HANDSHAKES,
         "TLS handshakes",

@@ -120,6 +120,8 @@ fn build_spec(args: &LoadArgs) -> Result<LoadSpec, String> {
         source_addrs,
         insecure: args.insecure,
         io: args.io,
+        http2: args.http2,
+        streams: args.streams,
     };
     rigor_load::check(&spec).map_err(|e| e.to_string())?;
     Ok(spec)

@@ -17,7 +17,9 @@ pub fn banner(spec: &LoadSpec) -> String {
         },
         spec.threads.min(spec.connections),
         spec.connections,
-        if spec.pipeline > 1 {
+        if spec.http2 {
+            format!(", HTTP/2 with {} streams each", spec.streams)
+        } else if spec.pipeline > 1 {
             format!(", pipeline {}", spec.pipeline)
         } else {
             String::new()
@@ -139,14 +141,38 @@ fn counts(o: &mut String, r: &LoadReport) {
     }
     let e = &r.errors;
     if e.total() > 0 {
+        let h2 = if r.http2.is_some() {
+            format!(", reset {}, goaway {}", e.reset, e.goaway)
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             o,
-            "  Errors: connect {}, read {}, write {}, timeout {}, parse {}, closed {}, tls {}",
+            "  Errors: connect {}, read {}, write {}, timeout {}, parse {}, closed {}, tls {}{h2}",
             e.connect, e.read, e.write, e.timeout, e.parse, e.closed, e.tls
         );
     }
     if let Some(io) = &r.io {
         let _ = writeln!(o, "  I/O: {io}");
+    }
+    if let Some(h) = &r.http2 {
+        let limit = h
+            .server_max_streams
+            .map_or("no limit announced".to_string(), |m| {
+                format!("server allows {m}")
+            });
+        let _ = writeln!(
+            o,
+            "  HTTP/2 ({}): {} streams per connection ({limit}), {} GOAWAY",
+            h.protocol, h.streams, h.goaways
+        );
+        if !h.codes.is_empty() {
+            let codes: Vec<String> = h.codes.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
+            let _ = writeln!(o, "  HTTP/2 frames ending streams: {}", codes.join(", "));
+        }
+        if let Some(why) = &h.first_failure {
+            let _ = writeln!(o, "  HTTP/2 failures, the first: {why}");
+        }
     }
     if let Some(t) = &r.tls {
         let times = match (t.handshake_mean_ms, t.handshake_p99_ms) {

@@ -49,6 +49,7 @@ coded_enum! {
         ForeignCpu = "foreign_cpu",
         Governor = "governor",
         IdenticalArtifacts = "identical_artifacts",
+        Http2Failure = "http2_failure",
         IgnoredSigterm = "ignored_sigterm",
         IncompleteResult = "incomplete_result",
         InsecureTls = "insecure_tls",
@@ -70,6 +71,7 @@ coded_enum! {
         ResultWarnings = "result_warnings",
         RowStopped = "row_stopped",
         Steal = "steal",
+        StreamsLimited = "streams_limited",
         Throttled = "throttled",
         TooFewIterations = "too_few_iterations",
         UndeclaredMeasurement = "undeclared_measurement",
@@ -163,6 +165,16 @@ impl WarningKind {
             InsecureTls => {
                 "An https:// load ran with `insecure`: the server's certificate was not \
                  verified, so the run cannot tell it reached the server it meant to."
+            }
+            Http2Failure => {
+                "An HTTP/2 connection broke the protocol (a malformed frame, a header block \
+                 that would not decode, a push the client had disabled) or ALPN did not choose \
+                 h2: it was dropped and its requests counted as errors; the report's \
+                 `http2.first_failure` says why."
+            }
+            StreamsLimited => {
+                "The server allows fewer concurrent HTTP/2 streams per connection than the \
+                 load asked for: fewer requests were in flight than planned."
             }
             Metrics => {
                 "The application's `metrics` URL could not be read at an edge of the measured \
@@ -284,6 +296,11 @@ impl WarningKind {
             InsecureTls => {
                 "for figures you publish, give the server a certificate the system trusts (or \
                  point SSL_CERT_FILE at its CA) and drop `insecure`"
+            }
+            Http2Failure => "check the server's HTTP/2 support on this port; the reason names the frame or step",
+            StreamsLimited => {
+                "raise the server's limit (nginx: `http2_max_concurrent_streams`), or ask for \
+                 that many `streams` and more `connections`"
             }
             LeftBehind => {
                 "a daemonising or `setsid` child escapes its process group: keep it in the \

@@ -55,7 +55,13 @@ impl Invocation {
                 if let Some(w) = warmup.filter(|w| !w.is_zero()) {
                     a.flag("--warm-up-time", millis(w));
                 }
-                a.flag("-m", spec.pipeline.to_string());
+                // h2load's -m is HTTP/2's concurrent streams (its pipeline with --h1).
+                let depth = if spec.http2 {
+                    spec.streams
+                } else {
+                    spec.pipeline
+                };
+                a.flag("-m", depth.to_string());
                 if let Some(r) = spec.rate {
                     a.flag("--rps", format!("{}", r / spec.connections as f64));
                 }
@@ -89,6 +95,9 @@ impl Invocation {
                 }
                 if let Some(body) = &spec.body {
                     a.flag("-d", String::from_utf8_lossy(body).into_owned());
+                }
+                if spec.http2 {
+                    a.word("--http2");
                 }
                 a.word("--no-tui");
                 a.flag("--output-format", "json".into());
@@ -212,6 +221,18 @@ pub fn check(tool: Tool, spec: &LoadSpec) -> Vec<(&'static str, String)> {
                 "{name} has no pipelining flag (only h2load's -m pipelines among the tools); \
                  leave `pipeline` at 1 (wrk pipelines through a Lua script given in `args`)"
             ),
+        ));
+    }
+    if spec.http2 && !matches!(tool, Tool::H2load | Tool::Oha) {
+        p.push((
+            "http2",
+            format!("{name} does not speak HTTP/2 (h2load and oha do): drop `http2`"),
+        ));
+    }
+    if spec.streams > 1 && tool != Tool::H2load {
+        p.push((
+            "streams",
+            format!("{name} has no concurrent-streams flag (h2load's -m): leave `streams` at 1"),
         ));
     }
     if !spec.source_addrs.is_empty() {
