@@ -448,7 +448,7 @@ impl Session {
                 Err("a SETTINGS acknowledgement with a payload".into())
             };
         }
-        if p.len() % 6 != 0 {
+        if !p.len().is_multiple_of(6) {
             return Err("a malformed SETTINGS frame".into());
         }
         self.settled = true;
