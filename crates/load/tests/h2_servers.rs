@@ -1,0 +1,100 @@
+//! HTTP/2 against small servers written here on raw sockets, for behaviour nginx does not show:
+//! a server whose SETTINGS go out the moment it accepts, before the client's preface arrives
+//! (as many servers do), and which writes nothing more until a request comes.
+
+use rigor_load::{run, Live, LoadSpec};
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+fn frame(out: &mut Vec<u8>, payload: &[u8], kind: u8, flags: u8, stream: u32) {
+    let len = payload.len();
+    out.extend_from_slice(&[(len >> 16) as u8, (len >> 8) as u8, len as u8, kind, flags]);
+    out.extend_from_slice(&stream.to_be_bytes());
+    out.extend_from_slice(payload);
+}
+
+/// Sends its SETTINGS at once, then answers every request (HEADERS) with a bodiless 200,
+/// counting the answers; nothing else (not even the acknowledgement of the client's SETTINGS),
+/// so a client that missed the SETTINGS waits for them in vain.
+fn eager_server(answered: Arc<AtomicU64>) -> String {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = l.local_addr().expect("address");
+    std::thread::spawn(move || {
+        for s in l.incoming().flatten() {
+            let answered = answered.clone();
+            std::thread::spawn(move || answer(s, &answered));
+        }
+    });
+    format!("http://{addr}/")
+}
+
+fn answer(mut s: TcpStream, answered: &AtomicU64) {
+    let mut hello = Vec::new();
+    frame(&mut hello, &[0, 3, 0, 0, 0, 100], 0x4, 0, 0);
+    if s.write_all(&hello).is_err() {
+        return;
+    }
+    let mut buf = vec![0u8; 65536];
+    let mut inb = Vec::new();
+    let mut preface = false;
+    while let Ok(n @ 1..) = s.read(&mut buf) {
+        inb.extend_from_slice(&buf[..n]);
+        if !preface {
+            if inb.len() < 24 {
+                continue;
+            }
+            inb.drain(..24);
+            preface = true;
+        }
+        let mut out = Vec::new();
+        while inb.len() >= 9 {
+            let len =
+                (usize::from(inb[0]) << 16) | (usize::from(inb[1]) << 8) | usize::from(inb[2]);
+            if inb.len() < 9 + len {
+                break;
+            }
+            let kind = inb[3];
+            let id = u32::from_be_bytes([inb[5], inb[6], inb[7], inb[8]]) & 0x7fff_ffff;
+            inb.drain(..9 + len);
+            if kind == 0x1 {
+                // HEADERS: `:status: 200` (static index 8), the stream ended.
+                frame(&mut out, &[0x88], 0x1, 0x4 | 0x1, id);
+                answered.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        if s.write_all(&out).is_err() {
+            return;
+        }
+    }
+}
+
+#[test]
+fn settings_sent_before_the_preface_arrives_are_read() {
+    // Connections opened before the clock: the SETTINGS of the first arrive while the last are
+    // still connecting.
+    for _ in 0..2 {
+        let answered = Arc::new(AtomicU64::new(0));
+        let url = eager_server(answered.clone());
+        let r = run(
+            &LoadSpec {
+                url,
+                connections: 64,
+                threads: 1,
+                duration: Duration::from_millis(500),
+                timeout: Duration::from_millis(300),
+                http2: true,
+                streams: 4,
+                ..Default::default()
+            },
+            &Live::default(),
+            &AtomicBool::new(false),
+        )
+        .expect("run");
+        assert_eq!(r.errors.total(), 0, "{:?} {:?}", r.errors, r.http2);
+        assert!(r.requests > 10, "only {} requests", r.requests);
+        assert_eq!(r.requests, answered.load(Ordering::Relaxed));
+    }
+}
