@@ -1,6 +1,7 @@
 //! HTTP/2 against small servers written here on raw sockets, for behaviour nginx does not show:
 //! a server whose SETTINGS go out the moment it accepts, before the client's preface arrives
-//! (as many servers do), and which writes nothing more until a request comes.
+//! (as many servers do), and which writes nothing more until a request comes; one that says
+//! goodbye (GOAWAY) with its SETTINGS and keeps the connection open.
 
 use rigor_load::{run, Live, LoadSpec};
 use std::io::{Read, Write};
@@ -20,20 +21,34 @@ fn frame(out: &mut Vec<u8>, payload: &[u8], kind: u8, flags: u8, stream: u32) {
 /// counting the answers; nothing else (not even the acknowledgement of the client's SETTINGS),
 /// so a client that missed the SETTINGS waits for them in vain.
 fn eager_server(answered: Arc<AtomicU64>) -> String {
+    server(answered, false)
+}
+
+/// Sends SETTINGS and at once GOAWAY (last stream 0: it will process none), then reads on
+/// without closing; counts its connections (after the first, the engine's preflight check).
+fn goodbye_server(connections: Arc<AtomicU64>) -> String {
+    server(connections, true)
+}
+
+fn server(count: Arc<AtomicU64>, goodbye: bool) -> String {
     let l = TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = l.local_addr().expect("address");
     std::thread::spawn(move || {
         for s in l.incoming().flatten() {
-            let answered = answered.clone();
-            std::thread::spawn(move || answer(s, &answered));
+            let count = count.clone();
+            std::thread::spawn(move || answer(s, &count, goodbye));
         }
     });
     format!("http://{addr}/")
 }
 
-fn answer(mut s: TcpStream, answered: &AtomicU64) {
+fn answer(mut s: TcpStream, answered: &AtomicU64, goodbye: bool) {
     let mut hello = Vec::new();
     frame(&mut hello, &[0, 3, 0, 0, 0, 100], 0x4, 0, 0);
+    if goodbye {
+        answered.fetch_add(1, Ordering::Relaxed);
+        frame(&mut hello, &[0; 8], 0x7, 0, 0);
+    }
     if s.write_all(&hello).is_err() {
         return;
     }
@@ -97,4 +112,33 @@ fn settings_sent_before_the_preface_arrives_are_read() {
         assert!(r.requests > 10, "only {} requests", r.requests);
         assert_eq!(r.requests, answered.load(Ordering::Relaxed));
     }
+}
+
+#[test]
+fn a_goodbye_with_the_settings_replaces_the_connection() {
+    let connections = Arc::new(AtomicU64::new(0));
+    let url = goodbye_server(connections.clone());
+    let r = run(
+        &LoadSpec {
+            url,
+            connections: 2,
+            threads: 1,
+            duration: Duration::from_millis(300),
+            timeout: Duration::from_millis(200),
+            http2: true,
+            streams: 4,
+            ..Default::default()
+        },
+        &Live::default(),
+        &AtomicBool::new(false),
+    )
+    .expect("run");
+    assert_eq!(r.requests, 0);
+    let goaways = r.http2.as_ref().map_or(0, |h| h.goaways);
+    // Every connection the load opened heard the goodbye and was replaced at once.
+    assert!(goaways > 10, "{goaways} GOAWAY, {:?}", r.errors);
+    assert!(
+        connections.load(Ordering::Relaxed) > goaways,
+        "{connections:?} connections"
+    );
 }

@@ -101,9 +101,12 @@ impl Worker<'_> {
         }
         let c = &self.conns[idx];
         if !was_settled && c.h2.as_ref().is_some_and(|s| s.settled()) {
-            // The server's SETTINGS came: the connection goes to work.
+            // The server's SETTINGS came: the connection goes to work (unless a goodbye came
+            // with them, which the check below sees).
             self.start_connection(idx, now);
-            return self.conns[idx].stream.is_some();
+            if self.conns[idx].stream.is_none() {
+                return false;
+            }
         }
         let c = &self.conns[idx];
         if c.h2.as_ref().is_some_and(|s| s.spent()) && c.inflight.is_empty() {
