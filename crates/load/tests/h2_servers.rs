@@ -21,31 +21,45 @@ fn frame(out: &mut Vec<u8>, payload: &[u8], kind: u8, flags: u8, stream: u32) {
 /// counting the answers; nothing else (not even the acknowledgement of the client's SETTINGS),
 /// so a client that missed the SETTINGS waits for them in vain.
 fn eager_server(answered: Arc<AtomicU64>) -> String {
-    server(answered, false)
+    server(answered, Mode::Eager)
 }
 
 /// Sends SETTINGS and at once GOAWAY (last stream 0: it will process none), then reads on
 /// without closing; counts its connections (after the first, the engine's preflight check).
 fn goodbye_server(connections: Arc<AtomicU64>) -> String {
-    server(connections, true)
+    server(connections, Mode::Goodbye)
 }
 
-fn server(count: Arc<AtomicU64>, goodbye: bool) -> String {
+/// Like [`eager_server`], but its first SETTINGS allow no stream; the second, sent once the
+/// client's preface has come and a moment passed, allow 100.
+fn late_limit_server(answered: Arc<AtomicU64>) -> String {
+    server(answered, Mode::LateLimit)
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    Eager,
+    Goodbye,
+    LateLimit,
+}
+
+fn server(count: Arc<AtomicU64>, mode: Mode) -> String {
     let l = TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = l.local_addr().expect("address");
     std::thread::spawn(move || {
         for s in l.incoming().flatten() {
             let count = count.clone();
-            std::thread::spawn(move || answer(s, &count, goodbye));
+            std::thread::spawn(move || answer(s, &count, mode));
         }
     });
     format!("http://{addr}/")
 }
 
-fn answer(mut s: TcpStream, answered: &AtomicU64, goodbye: bool) {
+fn answer(mut s: TcpStream, answered: &AtomicU64, mode: Mode) {
     let mut hello = Vec::new();
-    frame(&mut hello, &[0, 3, 0, 0, 0, 100], 0x4, 0, 0);
-    if goodbye {
+    let limit = if mode == Mode::LateLimit { 0 } else { 100 };
+    frame(&mut hello, &[0, 3, 0, 0, 0, limit], 0x4, 0, 0);
+    if mode == Mode::Goodbye {
         answered.fetch_add(1, Ordering::Relaxed);
         frame(&mut hello, &[0; 8], 0x7, 0, 0);
     }
@@ -63,6 +77,14 @@ fn answer(mut s: TcpStream, answered: &AtomicU64, goodbye: bool) {
             }
             inb.drain(..24);
             preface = true;
+            if mode == Mode::LateLimit {
+                std::thread::sleep(Duration::from_millis(50));
+                let mut more = Vec::new();
+                frame(&mut more, &[0, 3, 0, 0, 0, 100], 0x4, 0, 0);
+                if s.write_all(&more).is_err() {
+                    return;
+                }
+            }
         }
         let mut out = Vec::new();
         while inb.len() >= 9 {
@@ -141,4 +163,37 @@ fn a_goodbye_with_the_settings_replaces_the_connection() {
         connections.load(Ordering::Relaxed) > goaways,
         "{connections:?} connections"
     );
+}
+
+#[test]
+fn streams_a_later_settings_allows_are_used_in_both_models() {
+    for rate in [None, Some(2000.0)] {
+        let answered = Arc::new(AtomicU64::new(0));
+        let url = late_limit_server(answered.clone());
+        let r = run(
+            &LoadSpec {
+                url,
+                connections: 4,
+                threads: 1,
+                duration: Duration::from_millis(500),
+                timeout: Duration::from_millis(300),
+                http2: true,
+                streams: 4,
+                rate,
+                ..Default::default()
+            },
+            &Live::default(),
+            &AtomicBool::new(false),
+        )
+        .expect("run");
+        assert_eq!(
+            r.errors.total(),
+            0,
+            "{rate:?}: {:?} {:?}",
+            r.errors,
+            r.http2
+        );
+        assert!(r.requests > 100, "{rate:?}: only {} requests", r.requests);
+        assert_eq!(r.requests, answered.load(Ordering::Relaxed), "{rate:?}");
+    }
 }
