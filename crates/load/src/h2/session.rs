@@ -16,6 +16,12 @@ const UNLIMITED: u32 = u32::MAX;
 const LAST_STREAM_ID: u32 = (1 << 31) - 1;
 /// Received bytes after which the connection's window is topped up again.
 const RECV_REPLENISH: i64 = 1 << 30;
+/// The most a header block may take on the wire, its frame headers counted: a block continued
+/// beyond it (CONTINUATION frames without end) fails the connection rather than grow forever.
+const MAX_HEADER_BLOCK: usize = 1 << 20;
+/// The most PING and SETTINGS acknowledgements left unwritten: a server that keeps asking for
+/// them without reading them fails the connection rather than grow its queue forever.
+const MAX_UNWRITTEN_ACKS: u32 = 10_000;
 
 /// What reading produced, for the worker to account.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,6 +62,8 @@ pub struct Session {
     /// A header block continued across CONTINUATION frames: its stream and END_STREAM.
     continuing: Option<(u32, bool)>,
     block: Vec<u8>,
+    /// Wire bytes of the header block being continued.
+    block_wire: usize,
     streams: Vec<Stream>,
     /// The server's SETTINGS_MAX_CONCURRENT_STREAMS (unlimited until told).
     max_streams: u32,
@@ -66,6 +74,8 @@ pub struct Session {
     /// Streams whose body waits for flow-control window, oldest first.
     blocked: VecDeque<u32>,
     recv_unacked: i64,
+    /// Acknowledgements queued since the queue was last written out whole.
+    unwritten_acks: u32,
     goaway: Option<u32>,
     /// The lowest MAX_CONCURRENT_STREAMS the server announced (None: never limited).
     pub announced_max_streams: Option<u32>,
@@ -98,6 +108,7 @@ impl Session {
             decoder: super::hpack::HeaderDecoder::new(),
             continuing: None,
             block: Vec::new(),
+            block_wire: 0,
             streams: Vec::new(),
             max_streams: UNLIMITED,
             settled: false,
@@ -105,6 +116,7 @@ impl Session {
             send_window: DEFAULT_WINDOW,
             blocked: VecDeque::new(),
             recv_unacked: 0,
+            unwritten_acks: 0,
             goaway: None,
             announced_max_streams: None,
             captured: None,
@@ -164,6 +176,7 @@ impl Session {
         if self.out_pos >= self.out.len() {
             self.out.clear();
             self.out_pos = 0;
+            self.unwritten_acks = 0;
         }
     }
 
@@ -245,6 +258,13 @@ impl Session {
                 let Some((stream, end_stream)) = self.continuing else {
                     return Err("CONTINUATION without a header block to continue".into());
                 };
+                self.block_wire += HEADER_LEN + h.len;
+                if self.block_wire > MAX_HEADER_BLOCK {
+                    return Err(format!(
+                        "the server continued a header block beyond {MAX_HEADER_BLOCK} bytes"
+                    )
+                    .into());
+                }
                 self.block.extend_from_slice(p);
                 if h.flags & frame::END_HEADERS != 0 {
                     self.continuing = None;
@@ -277,6 +297,7 @@ impl Session {
                     return Err("a malformed PING frame".into());
                 }
                 if h.flags & frame::ACK == 0 {
+                    self.ack_queued()?;
                     frame::put_header(&mut self.out, 8, frame::PING, frame::ACK, 0);
                     self.out.extend_from_slice(p);
                 }
@@ -382,6 +403,7 @@ impl Session {
         if h.flags & frame::END_HEADERS == 0 {
             self.block.clear();
             self.block.extend_from_slice(&p[start..end]);
+            self.block_wire = HEADER_LEN + h.len;
             self.continuing = Some((h.stream, end_stream));
             if let Some(s) = self.stream_mut(h.stream) {
                 s.bytes += (HEADER_LEN + h.len) as u64;
@@ -478,6 +500,7 @@ impl Session {
                 _ => {}
             }
         }
+        self.ack_queued()?;
         frame::put_header(&mut self.out, 0, frame::SETTINGS, frame::ACK, 0);
         self.send_bodies(req);
         Ok(())
@@ -523,6 +546,19 @@ impl Session {
             }
             self.blocked.pop_front();
         }
+    }
+
+    /// Counts an acknowledgement about to be queued; too many unwritten fail the connection.
+    fn ack_queued(&mut self) -> Result<(), Failure> {
+        self.unwritten_acks += 1;
+        if self.unwritten_acks > MAX_UNWRITTEN_ACKS {
+            return Err(format!(
+                "the server sent more than {MAX_UNWRITTEN_ACKS} PING or SETTINGS frames \
+                 without reading their acknowledgements"
+            )
+            .into());
+        }
+        Ok(())
     }
 
     fn stream_mut(&mut self, id: u32) -> Option<&mut Stream> {

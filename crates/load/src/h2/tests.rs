@@ -244,3 +244,66 @@ fn servers_that_do_not_speak_http2_are_named() {
     let e = s.feed(&wire, &req, &mut events).unwrap_err();
     assert!(e.contains("HPACK"), "{e}");
 }
+
+#[test]
+fn endless_header_blocks_fail_the_connection() {
+    let req = get();
+    let mut s = Session::new();
+    s.open_stream(&req);
+    let mut events = Vec::new();
+    let mut wire = Server::settings(&[]);
+    put_header(&mut wire, 1, frame::HEADERS, 0, 1);
+    wire.push(0x88);
+    s.feed(&wire, &req, &mut events).unwrap();
+    // CONTINUATION frames that never end the block, full ones then empty ones.
+    let mut full = Vec::new();
+    put_header(&mut full, 16_384, frame::CONTINUATION, 0, 1);
+    full.resize(HEADER_LEN + 16_384, 0);
+    let mut empty = Vec::new();
+    put_header(&mut empty, 0, frame::CONTINUATION, 0, 1);
+    let fed = (0..4096)
+        .map(|_| s.feed(&full, &req, &mut events))
+        .find(Result::is_err);
+    let err = fed
+        .expect("a block continued for 64 MiB is refused")
+        .unwrap_err();
+    assert!(err.contains("header block"), "{err}");
+
+    let mut s = Session::new();
+    s.open_stream(&req);
+    let mut wire = Server::settings(&[]);
+    put_header(&mut wire, 1, frame::HEADERS, 0, 1);
+    wire.push(0x88);
+    s.feed(&wire, &req, &mut events).unwrap();
+    let flood = empty.repeat(1 << 17);
+    assert!(s.feed(&flood, &req, &mut events).is_err());
+    assert!(events.is_empty(), "{events:?}");
+}
+
+#[test]
+fn acknowledgements_the_server_never_reads_are_bounded() {
+    let req = get();
+    let mut s = Session::new();
+    let mut events = Vec::new();
+    s.feed(&Server::settings(&[]), &req, &mut events).unwrap();
+    let mut ping = Vec::new();
+    put_header(&mut ping, 8, frame::PING, 0, 0);
+    ping.extend_from_slice(b"12345678");
+    // Written out between reads, PINGs are answered however many come.
+    for _ in 0..20 {
+        s.feed(&ping.repeat(1000), &req, &mut events).unwrap();
+        drain(&mut s);
+    }
+    // Never written (the server does not read), their acknowledgements stop piling up.
+    let fed = (0..100).map(|_| s.feed(&ping.repeat(1000), &req, &mut events));
+    let err = fed
+        .into_iter()
+        .find(Result::is_err)
+        .expect("refused")
+        .unwrap_err();
+    assert!(err.contains("acknowledgements"), "{err}");
+    assert!(s.pending().len() < 200_000, "{}", s.pending().len());
+    let mut s = Session::new();
+    let settings = Server::settings(&[]).repeat(20_000);
+    assert!(s.feed(&settings, &req, &mut events).is_err());
+}

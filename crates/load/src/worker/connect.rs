@@ -94,7 +94,11 @@ impl Worker<'_> {
     /// A connection just became usable: fill its pipeline (closed model) or offer its slots.
     pub(super) fn start_connection(&mut self, idx: usize, now: u64) {
         if self.conns[idx].h2.as_ref().is_some_and(|s| !s.settled()) {
-            // HTTP/2 starts once the server's SETTINGS (and its stream limit) arrive.
+            // HTTP/2 starts once the server's SETTINGS (and its stream limit) arrive. They may
+            // be here already: readiness reported while the connection was connecting or
+            // handshaking (or before the clock) is not reported again, and the handshake's last
+            // read can leave them in TLS's buffer. Reading now starts the connection if so.
+            self.on_readable(idx, now, false);
             return;
         }
         if now >= self.plan.end && self.schedule.is_none() {

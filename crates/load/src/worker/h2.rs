@@ -40,6 +40,7 @@ impl Worker<'_> {
         };
         let mut events = std::mem::take(&mut self.h2_events);
         events.clear();
+        let room_before = self.conns[idx].capacity(self.plan.pipeline);
         let (fed, was_settled) = match self.conns[idx].h2.as_mut() {
             Some(session) => {
                 let was = session.settled();
@@ -101,9 +102,12 @@ impl Worker<'_> {
         }
         let c = &self.conns[idx];
         if !was_settled && c.h2.as_ref().is_some_and(|s| s.settled()) {
-            // The server's SETTINGS came: the connection goes to work.
+            // The server's SETTINGS came: the connection goes to work (unless a goodbye came
+            // with them, which the check below sees).
             self.start_connection(idx, now);
-            return self.conns[idx].stream.is_some();
+            if self.conns[idx].stream.is_none() {
+                return false;
+            }
         }
         let c = &self.conns[idx];
         if c.h2.as_ref().is_some_and(|s| s.spent()) && c.inflight.is_empty() {
@@ -117,6 +121,15 @@ impl Worker<'_> {
             let room = c.capacity(self.plan.pipeline);
             for _ in c.inflight.len()..room {
                 self.enqueue(idx, now, now);
+            }
+        }
+        // Open model: streams new SETTINGS allow are offered to the schedule (slots a lower
+        // limit left unused were dropped as they came up).
+        let c = &self.conns[idx];
+        if self.schedule.is_some() && was_settled {
+            let (g, room) = (c.generation, c.capacity(self.plan.pipeline));
+            for _ in room_before..room {
+                self.free.push_back((idx as u32, g));
             }
         }
         true
