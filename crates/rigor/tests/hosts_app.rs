@@ -138,7 +138,16 @@ fn the_application_runs_on_its_host_under_load_from_two_others() {
     .unwrap();
     let mut child = rigor_command(
         &dir,
-        &["run", "-p", "lab", "-i", "2", "--json", "result.json"],
+        &[
+            "run",
+            "-p",
+            "lab",
+            "-i",
+            "2",
+            "--json",
+            "result.json",
+            "--keep-noisy",
+        ],
     )
     .stdout(std::process::Stdio::piped())
     .stderr(std::process::Stdio::piped())
@@ -278,7 +287,16 @@ fn the_application_hosts_transport_dying_fails_clearly_and_leaves_nothing_there(
     .unwrap();
     let child = rigor_command(
         &dir,
-        &["run", "-p", "lab", "-i", "1", "--json", "result.json"],
+        &[
+            "run",
+            "-p",
+            "lab",
+            "-i",
+            "1",
+            "--json",
+            "result.json",
+            "--keep-noisy",
+        ],
     )
     .stdout(std::process::Stdio::piped())
     .stderr(std::process::Stdio::piped())
@@ -378,7 +396,16 @@ fn interrupt_when_running(dir: &Path, toml: &str, marker: &str) -> (Duration, St
     std::fs::write(dir.join("rigor.toml"), toml).unwrap();
     let child = rigor_command(
         dir,
-        &["run", "-p", "lab", "-i", "2", "--json", "result.json"],
+        &[
+            "run",
+            "-p",
+            "lab",
+            "-i",
+            "2",
+            "--json",
+            "result.json",
+            "--keep-noisy",
+        ],
     )
     .stdout(std::process::Stdio::piped())
     .stderr(std::process::Stdio::piped())
@@ -459,7 +486,16 @@ fn an_agent_killed_mid_iteration_is_connected_afresh_and_the_next_iterations_run
     std::fs::write(dir.join("rigor.toml"), toml).unwrap();
     let child = rigor_command(
         &dir,
-        &["run", "-p", "lab", "-i", "3", "--json", "result.json"],
+        &[
+            "run",
+            "-p",
+            "lab",
+            "-i",
+            "3",
+            "--json",
+            "result.json",
+            "--keep-noisy",
+        ],
     )
     .stdout(std::process::Stdio::piped())
     .stderr(std::process::Stdio::piped())

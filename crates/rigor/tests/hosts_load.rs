@@ -152,7 +152,16 @@ fn a_transport_that_dies_mid_run_fails_naming_the_host_and_leaves_nothing_runnin
     .unwrap();
     let child = rigor_command(
         &dir,
-        &["run", "-p", "lab", "-i", "1", "--json", "result.json"],
+        &[
+            "run",
+            "-p",
+            "lab",
+            "-i",
+            "1",
+            "--json",
+            "result.json",
+            "--keep-noisy",
+        ],
     )
     .stdout(std::process::Stdio::piped())
     .stderr(std::process::Stdio::piped())

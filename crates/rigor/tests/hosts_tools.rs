@@ -228,7 +228,16 @@ fn a_transport_that_dies_mid_tool_run_names_the_host_and_leaves_no_tool_running(
     std::fs::write(dir.join("rigor.toml"), toml).unwrap();
     let child = rigor_command(
         &dir,
-        &["run", "-p", "lab", "-i", "1", "--json", "result.json"],
+        &[
+            "run",
+            "-p",
+            "lab",
+            "-i",
+            "1",
+            "--json",
+            "result.json",
+            "--keep-noisy",
+        ],
     )
     .stdout(std::process::Stdio::piped())
     .stderr(std::process::Stdio::piped())
