@@ -73,23 +73,7 @@ pub fn probe_request_http2(
 ) -> Result<ProbeResponse, LoadError> {
     let target = url::parse(url)?;
     let req = crate::h2::H2Request::new(&target, method, headers, body)?;
-    let tls = match target.tls {
-        true => Some(TlsClient::new(url, &target, insecure, 0, true)?),
-        false => None,
-    };
-    let start = Instant::now();
-    let probe = Probe {
-        url,
-        timeout,
-        deadline: start + timeout,
-        insecure,
-    };
-    let tcp = probe.connect(&target)?;
-    let _ = tcp.set_nodelay(true);
-    let mut stream = BlockingStream::new(tcp, tls.as_ref()).map_err(|e| LoadError::Tls {
-        url: url.to_string(),
-        reason: crate::tls::describe(&e, insecure),
-    })?;
+    let (probe, mut stream, start) = Probe::open(url, &target, timeout, insecure, true)?;
     let mut session = crate::h2::Session::new();
     session.captured = Some(Vec::new());
     let mut sink = BodySink::new(find);
@@ -117,9 +101,7 @@ pub fn probe_request_http2(
             let n = session.pending().len();
             session.written(n);
             stream.flush().map_err(|e| probe.io_err(e))?;
-        }
-        if opened && matches!(stream, BlockingStream::Tls(_)) {
-            // ALPN is known once the handshake is done (it is, after the first write).
+            // The first write completed the handshake: ALPN has chosen.
             if let BlockingStream::Tls(t) = &stream {
                 if t.conn.alpn_protocol() != Some(crate::h2::ALPN_H2) {
                     return Err(LoadError::Tls {
@@ -208,23 +190,7 @@ fn exchange(
 ) -> Result<ProbeResponse, LoadError> {
     let target = url::parse(url)?;
     let req = request::serialize(&target, method, headers, body, true)?;
-    let tls = match target.tls {
-        true => Some(TlsClient::new(url, &target, insecure, 0, false)?),
-        false => None,
-    };
-    let start = Instant::now();
-    let probe = Probe {
-        url,
-        timeout,
-        deadline: start + timeout,
-        insecure,
-    };
-    let tcp = probe.connect(&target)?;
-    let _ = tcp.set_nodelay(true);
-    let mut stream = BlockingStream::new(tcp, tls.as_ref()).map_err(|e| LoadError::Tls {
-        url: url.to_string(),
-        reason: crate::tls::describe(&e, insecure),
-    })?;
+    let (probe, mut stream, start) = Probe::open(url, &target, timeout, insecure, false)?;
     stream
         .tcp()
         .set_write_timeout(Some(probe.left()?))
@@ -260,7 +226,36 @@ struct Probe<'a> {
     insecure: bool,
 }
 
-impl Probe<'_> {
+impl<'a> Probe<'a> {
+    /// Starts the clock and opens `target`'s connection (TLS over it for https://, offering h2
+    /// by ALPN when `http2`): the probe, its stream and when it started.
+    fn open(
+        url: &'a str,
+        target: &url::Target,
+        timeout: Duration,
+        insecure: bool,
+        http2: bool,
+    ) -> Result<(Probe<'a>, BlockingStream, Instant), LoadError> {
+        let tls = match target.tls {
+            true => Some(TlsClient::new(url, target, insecure, 0, http2)?),
+            false => None,
+        };
+        let start = Instant::now();
+        let probe = Probe {
+            url,
+            timeout,
+            deadline: start + timeout,
+            insecure,
+        };
+        let tcp = probe.connect(target)?;
+        let _ = tcp.set_nodelay(true);
+        let stream = BlockingStream::new(tcp, tls.as_ref()).map_err(|e| LoadError::Tls {
+            url: url.to_string(),
+            reason: crate::tls::describe(&e, insecure),
+        })?;
+        Ok((probe, stream, start))
+    }
+
     fn timed_out(&self) -> LoadError {
         LoadError::Timeout {
             url: self.url.to_string(),
