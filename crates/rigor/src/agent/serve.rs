@@ -293,23 +293,17 @@ fn start_load(
 ) -> Result<Running, String> {
     let spec = spec.to_spec()?;
     rigor_load::check(&spec).map_err(|e| e.to_string())?;
-    let cancel = Arc::new(AtomicBool::new(false));
-    let (out, id, flag) = (out.clone(), id.to_string(), cancel.clone());
-    let thread = std::thread::Builder::new()
-        .name(format!("rigor-agent-load-{id}"))
-        .spawn(move || {
-            let gone = out.gone.clone();
-            // A vanished client cancels the load too.
-            let cancelled = || flag.load(Ordering::Relaxed) || gone.load(Ordering::Relaxed);
-            if let Err(e) = wait_until(start_at_unix_ns, &cancelled, &out, &id) {
-                out.error(Some(&id), e);
-                return;
-            }
+    spawn_at(
+        out,
+        id,
+        "load",
+        start_at_unix_ns,
+        move |out, id, flag, _| {
             let live = Live::default();
             let done = AtomicBool::new(false);
             let result = std::thread::scope(|scope| {
-                scope.spawn(|| progress(&out, &id, &live, &done, &flag));
-                let r = rigor_load::run(&spec, &live, &flag);
+                scope.spawn(|| progress(out, &id, &live, &done, flag));
+                let r = rigor_load::run(&spec, &live, flag);
                 done.store(true, Ordering::Relaxed);
                 r
             });
@@ -323,9 +317,8 @@ fn start_load(
                 }),
                 Err(e) => out.error(Some(&id), e),
             }
-        })
-        .map_err(|e| format!("starting the load thread: {e}"))?;
-    Ok(Running { cancel, thread })
+        },
+    )
 }
 
 /// Runs a load tool on a thread: waits for the start time, runs the tool (stopped early by a
@@ -339,10 +332,35 @@ fn start_tool(
     tools: ToolRunner,
 ) -> Result<Running, String> {
     job.spec.to_spec()?;
+    spawn_at(
+        out,
+        id,
+        "tool",
+        start_at_unix_ns,
+        move |out, id, _, cancelled| match tools(&job, &id, cancelled) {
+            Ok(run) => out.send(&FromAgent::ToolDone {
+                id,
+                run: Box::new(run),
+            }),
+            Err(e) => out.error(Some(&id), e),
+        },
+    )
+}
+
+/// Runs `work` on a thread of its own once `start_at_unix_ns` comes (an `error` instead when
+/// cancelled first, or when the start passed too long ago). `work` gets the id, the cancel
+/// flag, and whether the run is cancelled: asked to, or its client vanished.
+fn spawn_at(
+    out: &Out,
+    id: &str,
+    what: &str,
+    start_at_unix_ns: u64,
+    work: impl FnOnce(&Out, String, &AtomicBool, &dyn Fn() -> bool) + Send + 'static,
+) -> Result<Running, String> {
     let cancel = Arc::new(AtomicBool::new(false));
     let (out, id, flag) = (out.clone(), id.to_string(), cancel.clone());
     let thread = std::thread::Builder::new()
-        .name(format!("rigor-agent-tool-{id}"))
+        .name(format!("rigor-agent-{what}-{id}"))
         .spawn(move || {
             let gone = out.gone.clone();
             let cancelled = || flag.load(Ordering::Relaxed) || gone.load(Ordering::Relaxed);
@@ -350,15 +368,9 @@ fn start_tool(
                 out.error(Some(&id), e);
                 return;
             }
-            match tools(&job, &id, &cancelled) {
-                Ok(run) => out.send(&FromAgent::ToolDone {
-                    id,
-                    run: Box::new(run),
-                }),
-                Err(e) => out.error(Some(&id), e),
-            }
+            work(&out, id, &flag, &cancelled);
         })
-        .map_err(|e| format!("starting the tool thread: {e}"))?;
+        .map_err(|e| format!("starting the {what} thread: {e}"))?;
     Ok(Running { cancel, thread })
 }
 
