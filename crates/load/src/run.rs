@@ -24,20 +24,18 @@ pub fn run(spec: &LoadSpec, live: &Live, cancel: &AtomicBool) -> Result<LoadRepo
     let threads = spec.threads.min(spec.connections);
     let source = spec.source_addrs.first().copied();
     let addr = preflight(&spec.url, &target.addrs, source, spec.timeout, cancel)?;
-    let tls = match target.tls {
+    // A client without resumption for the check and the connections opened before the clock
+    // (their handshakes are full ones, however they interleave), and one whose session cache
+    // lets reconnects during the run resume.
+    let (fresh, tls) = match target.tls {
         true => {
-            // Its own client without resumption: the run's first handshakes stay full ones.
-            let first = TlsClient::new(&spec.url, &target, spec.insecure, 0, spec.http2)?;
-            check_handshake(&spec.url, addr, &first, spec.timeout, cancel)?;
-            Some(TlsClient::new(
-                &spec.url,
-                &target,
-                spec.insecure,
-                TLS_SESSIONS,
-                spec.http2,
-            )?)
+            let fresh = TlsClient::new(&spec.url, &target, spec.insecure, 0, spec.http2)?;
+            check_handshake(&spec.url, addr, &fresh, spec.timeout, cancel)?;
+            let resuming =
+                TlsClient::new(&spec.url, &target, spec.insecure, TLS_SESSIONS, spec.http2)?;
+            (Some(fresh), Some(resuming))
         }
-        false => None,
+        false => (None, None),
     };
     if spec.http2 && tls.is_none() {
         crate::h2::check_h2c(&spec.url, addr, source, spec.timeout, cancel)?;
@@ -63,6 +61,7 @@ pub fn run(spec: &LoadSpec, live: &Live, cancel: &AtomicBool) -> Result<LoadRepo
         timeout_ns: spec.timeout.as_nanos() as u64,
         seconds: spec.duration.as_secs_f64().ceil() as usize,
         tls: tls.as_ref(),
+        tls_fresh: fresh.as_ref(),
         io_uring: io == crate::IoMode::IoUring,
         io_fallback: spec.io == crate::IoMode::Auto,
         h2: h2.as_ref(),

@@ -26,7 +26,12 @@ impl Worker<'_> {
             return Step::Failed;
         };
         let _ = transport.tcp().set_nodelay(true);
-        let Some(tls) = self.plan.tls else {
+        let client = if self.preconnecting {
+            self.plan.tls_fresh
+        } else {
+            self.plan.tls
+        };
+        let Some(tls) = client else {
             c.stream = Some(transport);
             c.state = ConnState::Open;
             return self.open_protocol(idx);

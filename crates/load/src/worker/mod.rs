@@ -57,8 +57,11 @@ pub struct Plan<'a> {
     pub end: u64,
     pub timeout_ns: u64,
     pub seconds: usize,
-    /// https://: the run's TLS client, shared by every connection.
+    /// https://: the run's TLS client, shared by every connection opened once the clock runs
+    /// (its session cache lets reconnects resume).
     pub tls: Option<&'a TlsClient>,
+    /// https://: the client for the connections opened before the clock, without resumption.
+    pub tls_fresh: Option<&'a TlsClient>,
     /// Drive the sockets with io_uring rather than epoll (http:// only, checked by the caller).
     pub io_uring: bool,
     /// A worker whose ring cannot be set up runs on epoll instead of failing (`io = auto`).
@@ -119,6 +122,8 @@ struct Worker<'a> {
     live_errors: u64,
     /// Where this worker's connections start in the turn of source addresses.
     source_offset: usize,
+    /// Connections are being opened before the clock (TLS without resumption).
+    preconnecting: bool,
     /// On the io_uring path: the sends and dropped sockets the shared code hands to the ring.
     deferred: Option<uring::Deferred>,
     /// HTTP/2: what the last read produced (kept to reuse its allocation).
@@ -135,7 +140,9 @@ pub fn run(
 ) -> io::Result<(ThreadStats, bool)> {
     // Set up, then meet the other workers so all start at the same t0 (even if setup failed).
     let setup = setup(plan, share).and_then(|mut w| {
+        w.preconnecting = true;
         w.preconnect(cancel)?;
+        w.preconnecting = false;
         Ok(w)
     });
     if plan.io_uring {
@@ -182,6 +189,7 @@ fn setup<'a>(plan: &'a Plan<'a>, share: &Share) -> io::Result<Worker<'a>> {
         live_completed: 0,
         live_errors: 0,
         source_offset: share.index,
+        preconnecting: false,
         deferred: None,
         h2_events: Vec::new(),
     };
