@@ -1,7 +1,7 @@
 //! HTTP/2 through the CLI and the config, against nginx: `rigor load --http2 --streams N`
 //! reports what nginx logged and an `http2` section; `rigor run` with `http2 = true` validates
-//! its first request over HTTP/2 and records the HTTP/2 error kinds; streams without HTTP/2
-//! are refused by name. Skipped (`test-skip: needs nginx`) without nginx.
+//! its first request over HTTP/2 and records the HTTP/2 error kinds; an application that speaks
+//! only h2c is found ready over HTTP/2; streams without HTTP/2 are refused by name. Skipped (`test-skip: needs nginx`) without nginx.
 
 mod common;
 use common::*;
@@ -19,6 +19,29 @@ fn h2c_nginx(name: &str) -> Option<Nginx> {
          location / { default_type text/plain; return 200 \"Hello, World!\"; }",
         &[],
     ))
+}
+
+/// Writes `dir/nginx.conf` for an nginx that the application job starts (in the foreground,
+/// everything under `dir`, its access log in `dir/access.log`) with `http` lines and a server
+/// `listen`ing as given that answers "Hello, World!"; returns `dir` for the job's command.
+fn write_nginx_conf(dir: &std::path::Path, http: &str, listen: &str) -> String {
+    std::fs::create_dir_all(dir.join("tmp")).unwrap();
+    let d = dir.display();
+    std::fs::write(
+        dir.join("nginx.conf"),
+        format!(
+            "worker_processes 1;\ndaemon off;\npid {d}/nginx.pid;\nerror_log {d}/error.log warn;\n\
+             events {{ worker_connections 1024; }}\n\
+             http {{\n access_log {d}/access.log;\n keepalive_requests 1000000;\n{http}\n\
+             client_body_temp_path {d}/tmp/body;\n proxy_temp_path {d}/tmp/proxy;\n\
+             fastcgi_temp_path {d}/tmp/fastcgi;\n uwsgi_temp_path {d}/tmp/uwsgi;\n\
+             scgi_temp_path {d}/tmp/scgi;\n\
+             server {{\n {listen}\n\
+             location / {{ default_type text/plain; return 200 \"Hello, World!\"; }}\n}}\n}}\n"
+        ),
+    )
+    .unwrap();
+    d.to_string()
 }
 
 #[test]
@@ -103,24 +126,15 @@ fn an_http2_load_job_validates_over_http2_and_reports_its_streams() {
     let c = rcgen::generate_simple_self_signed(vec!["127.0.0.1".into()]).unwrap();
     std::fs::write(dir.join("cert.pem"), c.cert.pem()).unwrap();
     std::fs::write(dir.join("key.pem"), c.key_pair.serialize_pem()).unwrap();
-    std::fs::create_dir_all(dir.join("tmp")).unwrap();
-    let d = dir.display();
-    std::fs::write(
-        dir.join("nginx.conf"),
-        format!(
-            "worker_processes 1;\ndaemon off;\npid {d}/nginx.pid;\nerror_log {d}/error.log warn;\n\
-             events {{ worker_connections 1024; }}\n\
-             http {{\n access_log {d}/access.log;\n keepalive_requests 1000000;\n\
-             http2_max_concurrent_streams 6;\n\
-             client_body_temp_path {d}/tmp/body;\n proxy_temp_path {d}/tmp/proxy;\n\
-             fastcgi_temp_path {d}/tmp/fastcgi;\n uwsgi_temp_path {d}/tmp/uwsgi;\n\
-             scgi_temp_path {d}/tmp/scgi;\n\
-             server {{\n listen 127.0.0.1:{port} ssl http2;\n ssl_certificate {d}/cert.pem;\n\
-             ssl_certificate_key {d}/key.pem;\n\
-             location / {{ default_type text/plain; return 200 \"Hello, World!\"; }}\n}}\n}}\n"
+    let d = write_nginx_conf(
+        &dir,
+        "http2_max_concurrent_streams 6;",
+        &format!(
+            "listen 127.0.0.1:{port} ssl http2;\n ssl_certificate {d}/cert.pem;\n\
+             ssl_certificate_key {d}/key.pem;",
+            d = dir.display()
         ),
-    )
-    .unwrap();
+    );
     let toml = format!(
         r#"
 [jobs.app]
@@ -160,4 +174,58 @@ load = "load"
     let log = std::fs::read_to_string(dir.join("access.log")).unwrap();
     let h2_lines = log.lines().filter(|l| l.contains("HTTP/2.0\"")).count();
     assert!(h2_lines as f64 >= requests, "{h2_lines} < {requests}");
+}
+
+#[test]
+fn an_application_that_speaks_only_h2c_is_found_ready_over_http2() {
+    if !nginx::available() {
+        testkit::skip("needs nginx");
+        return;
+    }
+    let dir = temp_dir("h2c-ready");
+    let port = free_port();
+    // Plaintext `listen … http2`: this nginx answers only the HTTP/2 preface, never HTTP/1.1.
+    let d = write_nginx_conf(&dir, "", &format!("listen 127.0.0.1:{port} http2;"));
+    let toml = format!(
+        r#"
+[jobs.app]
+command = "nginx -p {d} -e {d}/error.log -c {d}/nginx.conf"
+ready = {{ http = "http://127.0.0.1:{port}/", timeout = "10s" }}
+stop_timeout = "2s"
+
+[jobs.load]
+url = "http://127.0.0.1:{port}/"
+http2 = true
+streams = 4
+connections = 2
+warmup = "200ms"
+duration = "1s"
+
+[scenarios.s]
+application = "app"
+load = "load"
+"#
+    );
+    let (out, json) = run(&dir, &toml, &["-i", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let json = json.expect("result json");
+    let it = &iterations(&json)[0];
+    let requests = m(it, "load.requests").unwrap();
+    assert!(requests > 100.0, "{it}");
+    // nginx logged only HTTP/2 requests, all 200: the readiness check that passed spoke HTTP/2.
+    let log = std::fs::read_to_string(dir.join("access.log")).unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    assert!(
+        lines.len() as f64 > requests,
+        "{} <= {requests}",
+        lines.len()
+    );
+    assert!(
+        lines.iter().all(|l| l.contains("HTTP/2.0\" 200")),
+        "{}",
+        lines
+            .iter()
+            .find(|l| !l.contains("HTTP/2.0\" 200"))
+            .unwrap()
+    );
 }

@@ -49,6 +49,8 @@ fn app_never_ready_times_out() {
     let port = free_port();
     let (t, _) = failed(port, "--never-ready", "", &["-i", "1"]);
     assert!(t.contains("not ready after"), "{t}");
+    // What the last check saw: /health answers 503 until the server is ready.
+    assert!(t.contains("last: status 503"), "{t}");
 }
 
 #[test]

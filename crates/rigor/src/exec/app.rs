@@ -156,6 +156,7 @@ impl AppProcess {
     ) -> Result<Duration, String> {
         let deadline = self.spawned_at + timeout;
         let mut scan = super::logtail::Scan::default();
+        let mut http = HttpReadiness::default();
         loop {
             if let Some(status) = self.exited() {
                 return Err(format!(
@@ -167,16 +168,7 @@ impl AppProcess {
                 return Err("interrupted while waiting for the application".into());
             }
             let ok = match ready {
-                Ready::Http(url) => {
-                    match rigor_load::probe_request(url, "GET", &[], None, Duration::from_secs(1)) {
-                        Ok(r) => {
-                            outside.requests += 1;
-                            outside.bytes += r.bytes_sent;
-                            (200..300).contains(&r.status)
-                        }
-                        Err(_) => false,
-                    }
-                }
+                Ready::Http(url) => http.check(url, outside),
                 Ready::Tcp(addr) => addr
                     .to_socket_addrs()
                     .ok()
@@ -190,9 +182,13 @@ impl AppProcess {
             }
             if Instant::now() >= deadline {
                 return Err(format!(
-                    "the application was not ready after {:.1}s ({})\n{}",
+                    "the application was not ready after {:.1}s ({}{})\n{}",
                     timeout.as_secs_f64(),
                     describe(ready),
+                    http.last
+                        .as_deref()
+                        .map(|l| format!("; last: {l}"))
+                        .unwrap_or_default(),
                     self.log_tail()
                 ));
             }
@@ -264,6 +260,57 @@ impl AppProcess {
         crate::interrupt::unregister_group(pgid);
         outcome
     }
+}
+
+/// The state of an HTTP readiness check across its polls: the protocol the server was found to
+/// speak, and what the last poll saw (for the error when readiness never comes).
+#[derive(Default)]
+struct HttpReadiness {
+    /// The server answered HTTP/2 where HTTP/1.1 failed (an h2c-only or h2-only server): every
+    /// later poll speaks HTTP/2.
+    http2: bool,
+    last: Option<String>,
+}
+
+impl HttpReadiness {
+    /// One poll: whether `url` answered 2xx. A server that fails HTTP/1.1 once it is reachable
+    /// (an answer that is not HTTP/1.x, ALPN without `http/1.1`, a close) is asked over HTTP/2.
+    fn check(&mut self, url: &str, outside: &mut OutsideWindow) -> bool {
+        let poll = Duration::from_secs(1);
+        let h2 =
+            |url: &str| rigor_load::probe_request_http2(url, "GET", &[], None, poll, None, true);
+        let mut got = if self.http2 {
+            h2(url)
+        } else {
+            rigor_load::probe_request(url, "GET", &[], None, poll)
+        };
+        if !self.http2 && got.as_ref().is_err_and(may_speak_http2_only) {
+            if let Ok(r) = h2(url) {
+                self.http2 = true;
+                got = Ok(r);
+            }
+        }
+        match got {
+            Ok(r) => {
+                outside.requests += 1;
+                outside.bytes += r.bytes_sent;
+                let proto = if self.http2 { " over HTTP/2" } else { "" };
+                self.last = Some(format!("status {}{proto}", r.status));
+                (200..300).contains(&r.status)
+            }
+            Err(e) => {
+                self.last = Some(e.to_string());
+                false
+            }
+        }
+    }
+}
+
+/// Whether an HTTP/1.1 failure came from a reachable server that may speak only HTTP/2: not
+/// a refused connect, an unresolved name or silence.
+fn may_speak_http2_only(e: &rigor_load::LoadError) -> bool {
+    use rigor_load::LoadError as E;
+    matches!(e, E::Protocol { .. } | E::Tls { .. } | E::Io { .. })
 }
 
 fn describe(ready: &Ready) -> String {
