@@ -85,7 +85,8 @@ impl ToolFigures {
     }
 
     /// The figures under rigor's `load.*` ids; what the tool did not report stays absent, and
-    /// so does a reading that is not finite. `load.socket_errors` is the sum of the error kinds
+    /// so does a reading that is not finite or is below zero (no count, rate, latency or
+    /// throughput is). `load.socket_errors` is the sum of the error kinds
     /// the tool reported (absent when it reported none).
     pub fn measurements(&self) -> BTreeMap<String, f64> {
         let kinds = [
@@ -95,7 +96,14 @@ impl ToolFigures {
             self.errors_timeout,
             self.errors_other,
         ];
-        let socket_errors = kinds.iter().flatten().copied().reduce(|a, b| a + b);
+        let valid = |v: &f64| v.is_finite() && *v >= 0.0;
+        // A kind that cannot be read leaves the sum unknown, not smaller.
+        let socket_errors = kinds
+            .iter()
+            .flatten()
+            .all(valid)
+            .then(|| kinds.iter().flatten().copied().reduce(|a, b| a + b))
+            .flatten();
         let pairs = [
             (ids::LOAD_RPS, self.rps),
             (ids::LOAD_REQUESTS, self.requests),
@@ -116,7 +124,7 @@ impl ToolFigures {
         ];
         pairs
             .into_iter()
-            .filter_map(|(id, v)| Some((id.to_string(), v.filter(|v| v.is_finite())?)))
+            .filter_map(|(id, v)| Some((id.to_string(), v.filter(valid)?)))
             .collect()
     }
 
@@ -179,5 +187,28 @@ mod tests {
         assert!(!ToolFigures::default()
             .measurements()
             .contains_key("load.socket_errors"));
+    }
+
+    #[test]
+    fn a_negative_reading_is_absent_not_a_figure() {
+        let f = ToolFigures {
+            rps: Some(-36896.94),
+            latency_mean_ms: Some(-0.88),
+            latency_max_ms: Some(16.65),
+            errors_read: Some(-3.0),
+            errors_connect: Some(5.0),
+            ..Default::default()
+        };
+        let m = f.measurements();
+        assert_eq!(m["load.errors.connect"], 5.0);
+        for absent in [
+            "load.rps",
+            "load.latency.mean",
+            "load.errors.read",
+            "load.socket_errors",
+        ] {
+            assert!(!m.contains_key(absent), "{absent}: {m:?}");
+        }
+        assert_eq!(m["load.latency.max"], 16.65);
     }
 }
