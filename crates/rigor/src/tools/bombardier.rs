@@ -22,7 +22,12 @@ pub fn parse(text: &str) -> Result<ToolFigures, String> {
         .get("result")
         .ok_or("bombardier's JSON has no `result` object")?;
     let num = |v: &Value, key: &str| v.get(key).and_then(Value::as_f64);
-    let need = |key: &str| num(r, key).ok_or(format!("bombardier's `result` has no `{key}`"));
+    let need = |key: &str| {
+        let n = num(r, key).ok_or(format!("bombardier's `result` has no `{key}`"))?;
+        (n >= 0.0)
+            .then_some(n)
+            .ok_or(format!("bombardier's `result` has `{key}` below zero: {n}"))
+    };
     let classes = ["req1xx", "req2xx", "req3xx", "req4xx", "req5xx", "others"]
         .map(&need)
         .into_iter()
@@ -48,7 +53,9 @@ pub fn parse(text: &str) -> Result<ToolFigures, String> {
         .into_iter()
         .flatten()
     {
-        let n = num(e, "count").unwrap_or(0.0);
+        let n = num(e, "count")
+            .filter(|n| *n >= 0.0)
+            .ok_or_else(|| format!("bombardier's `errors` has an entry without a count: {e}"))?;
         errors += n;
         let what = e.get("description").and_then(Value::as_str);
         f.add_error(error_kind(what.unwrap_or_default()), n);
@@ -133,6 +140,10 @@ mod tests {
             .unwrap_err()
             .contains("no JSON result"));
         assert!(parse("{\"spec\":{}}").unwrap_err().contains("no `result`"));
+        let e = parse(&REFUSED.replace("\"count\":21540", "\"count\":\"21540\"")).unwrap_err();
+        assert!(e.contains("`errors` has an entry without a count"), "{e}");
+        let e = parse(&LATENCY.replace("\"req2xx\":80750", "\"req2xx\":-80750")).unwrap_err();
+        assert!(e.contains("`req2xx` below zero"), "{e}");
         assert!(parse("{\"result\":{\"req2xx\":1}}")
             .unwrap_err()
             .contains("`req1xx`"));

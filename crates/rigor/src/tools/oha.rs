@@ -28,7 +28,9 @@ pub fn parse(text: &str) -> Result<ToolFigures, String> {
     let mut requests = 0.0;
     let mut bad = 0.0;
     for (code, n) in statuses {
-        let n = n.as_f64().unwrap_or(0.0);
+        let n = oha_count(n).ok_or_else(|| {
+            format!("oha's `statusCodeDistribution` gives `{code}` a count that is not one: {n}")
+        })?;
         requests += n;
         if !code.parse::<u16>().is_ok_and(|c| (200..400).contains(&c)) {
             bad += n;
@@ -56,8 +58,11 @@ pub fn parse(text: &str) -> Result<ToolFigures, String> {
         .into_iter()
         .flatten()
     {
+        let n = oha_count(n).ok_or_else(|| {
+            format!("oha's `errorDistribution` gives `{what}` a count that is not one: {n}")
+        })?;
         if !what.to_ascii_lowercase().contains(DEADLINE) {
-            f.add_error(error_kind(what), n.as_f64().unwrap_or(0.0));
+            f.add_error(error_kind(what), n);
         }
     }
     if requests > 0.0 {
@@ -73,6 +78,11 @@ pub fn parse(text: &str) -> Result<ToolFigures, String> {
         }
     }
     Ok(f)
+}
+
+/// A count of oha's JSON: a number, whole and not below zero.
+fn oha_count(n: &Value) -> Option<f64> {
+    n.as_f64().filter(|n| *n >= 0.0 && n.fract() == 0.0)
 }
 
 /// How many requests oha cancelled when its duration ran out (0 when it lists none).
@@ -136,6 +146,16 @@ mod tests {
         assert_eq!(f.measurements()["load.socket_errors"], 0.0);
         assert_eq!(aborted_at_deadline(DEADLINE), 11.0);
         assert_eq!(aborted_at_deadline(PLAIN), 0.0);
+    }
+
+    #[test]
+    fn a_count_that_is_not_a_number_is_an_error_not_zero() {
+        let e = parse(&PLAIN.replace("\"200\": 37090", "\"200\": \"37090\"")).unwrap_err();
+        assert!(e.contains("`statusCodeDistribution` gives `200`"), "{e}");
+        let refused = REFUSED.replace(": 4984", ": -4984");
+        assert_ne!(refused, REFUSED);
+        let e = parse(&refused).unwrap_err();
+        assert!(e.contains("`errorDistribution` gives"), "{e}");
     }
 
     #[test]
