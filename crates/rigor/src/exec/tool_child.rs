@@ -199,13 +199,31 @@ impl Drop for ToolProcess {
     }
 }
 
+/// The file whole when it fits in [`MAX_OUTPUT`]; else its first and last halves around a line
+/// saying how much was left out, so the summary a tool prints at its end is still read.
 fn read_bounded(path: &Path) -> String {
-    use std::io::Read;
+    use std::io::{Read, Seek, SeekFrom};
+    let half = MAX_OUTPUT / 2;
     let mut bytes = Vec::new();
-    if let Ok(f) = std::fs::File::open(path) {
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return String::new();
+    };
+    let len = f.metadata().map_or(0, |m| m.len());
+    if len <= MAX_OUTPUT {
         let _ = f.take(MAX_OUTPUT).read_to_end(&mut bytes);
+        return String::from_utf8_lossy(&bytes).into_owned();
     }
-    String::from_utf8_lossy(&bytes).into_owned()
+    let _ = (&mut f).take(half).read_to_end(&mut bytes);
+    let mut end = Vec::new();
+    if f.seek(SeekFrom::Start(len - half)).is_ok() {
+        let _ = f.take(half).read_to_end(&mut end);
+    }
+    format!(
+        "{}\n[… {} bytes of output left out …]\n{}",
+        String::from_utf8_lossy(&bytes),
+        len - bytes.len() as u64 - end.len() as u64,
+        String::from_utf8_lossy(&end)
+    )
 }
 
 /// Refuses a program that is on PATH under the tool's name but is not the tool (see
@@ -343,6 +361,24 @@ mod tests {
             "the tool's group outlived it: {:?}",
             living()
         );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn an_output_past_the_bound_keeps_its_end_where_the_summary_is() {
+        let dir = scratch("long");
+        let path = dir.join("out");
+        let line = "x".repeat(1023) + "\n";
+        let mut text = line.repeat(6 * 1024);
+        text.push_str("Requests/sec:  42.00\n");
+        std::fs::write(&path, &text).unwrap();
+        let kept = read_bounded(&path);
+        assert!(kept.len() as u64 <= MAX_OUTPUT + 100, "{}", kept.len());
+        assert!(kept.starts_with("xxx"), "the start is kept too");
+        assert!(kept.ends_with("Requests/sec:  42.00\n"), "the end is lost");
+        assert!(kept.contains("bytes of output left out"));
+        std::fs::write(&path, "short\n").unwrap();
+        assert_eq!(read_bounded(&path), "short\n");
         let _ = std::fs::remove_dir_all(dir);
     }
 
