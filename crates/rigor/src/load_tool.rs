@@ -138,6 +138,14 @@ fn run_one(
 ) -> Result<(ToolProcess, std::process::ExitStatus), String> {
     let mut p = ToolProcess::spawn(tool.tool, inv, options.spec.cpus.as_deref(), dir, stem)?;
     let exit = p.wait(|_| !crate::interrupt::interrupted());
+    if let Some(why) = p.overrun(tool.tool) {
+        let (output, stderr) = p.output();
+        return Err(format!(
+            "{why}: `{}`\n{}",
+            inv.command_line().join(" "),
+            tail(&output, &stderr, 12)
+        ));
+    }
     Ok((p, exit))
 }
 

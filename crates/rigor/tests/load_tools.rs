@@ -601,3 +601,66 @@ fn rigor_load_with_a_tool_prints_its_output_and_writes_its_reading() {
         text(&refused)
     );
 }
+
+/// A folder put first on PATH holding a `wrk` that is the shell script `body` (answering `-v`
+/// like wrk); nothing listens at the URL the tests give it.
+fn fake_wrk(dir: &Path, body: &str) -> std::ffi::OsString {
+    let bin = dir.join("fake-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let wrk = bin.join("wrk");
+    std::fs::write(
+        &wrk,
+        format!("#!/bin/sh\nif [ \"$1\" = -v ]; then echo 'wrk 4.1.0'; exit 1; fi\n{body}\n"),
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrk, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut paths = vec![bin];
+    paths.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap()));
+    std::env::join_paths(paths).unwrap()
+}
+
+#[test]
+fn a_tool_that_never_exits_is_stopped_after_its_run_and_a_grace() {
+    let dir = temp_dir("tool-hangs");
+    let port = free_port();
+    let marker = format!("rigor-test-hung-tool-{port}");
+    // Ignores SIGINT and SIGTERM, as a hung tool may; only the group's SIGKILL ends it.
+    let path = fake_wrk(
+        &dir,
+        &format!("echo 'Running 1s test'\ntrap '' INT TERM\nsh -c 'sleep 300; : {marker}' &\nwait"),
+    );
+    let url = format!("http://127.0.0.1:{port}/");
+    let mut child = rigor_command(
+        &dir,
+        &["load", "--tool", "wrk", "-c", "1", "-d", "1s", &url],
+    )
+    .env("PATH", path)
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    let started = std::time::Instant::now();
+    // 1 s run, a 2 s request timeout, 10 s of grace, 2 s between SIGINT and SIGKILL.
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(45) {
+            let _ = child.kill();
+            for pid in processes_with(&marker) {
+                // SAFETY: only the processes this test's fake tool started, found by marker.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+            panic!("rigor load still waited on a hung wrk after 45 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let out = child.wait_with_output().unwrap();
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains("wrk was still running 13 s after it started") && t.contains("Running 1s test"),
+        "{t}"
+    );
+    assert!(
+        processes_with(&marker).is_empty(),
+        "the hung tool's child outlived it"
+    );
+}

@@ -35,6 +35,10 @@ pub struct ToolProcess {
     cpu_ns: Option<u64>,
     /// The probe's last reading of the tree's CPU, for a tool whose rusage cannot be had.
     tree_ns: Option<u64>,
+    /// How long it may run before [`ToolProcess::wait`] stops it as hung.
+    limit: Duration,
+    /// Whether it was stopped for running past `limit`.
+    overran: bool,
 }
 
 impl ToolProcess {
@@ -101,6 +105,8 @@ impl ToolProcess {
             ended: None,
             cpu_ns: None,
             tree_ns: None,
+            limit: inv.limit,
+            overran: false,
         })
     }
 
@@ -160,7 +166,8 @@ impl ToolProcess {
     }
 
     /// Waits until it exits on its own, calling `tick` every 20 ms with the time since it
-    /// started; `tick` returns false to stop it (an interrupt, a crashed application).
+    /// started; `tick` returns false to stop it (an interrupt, a crashed application). A tool
+    /// still running past its invocation's `limit` is stopped too, and [`Self::overrun`] says so.
     pub fn wait(&mut self, mut tick: impl FnMut(Duration) -> bool) -> ExitStatus {
         loop {
             if let Some(s) = self.poll() {
@@ -169,8 +176,26 @@ impl ToolProcess {
             if !tick(self.started.elapsed()) {
                 return self.stop(Duration::from_secs(2));
             }
+            if self.started.elapsed() > self.limit {
+                self.overran = true;
+                return self.stop(Duration::from_secs(2));
+            }
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// Why the run is no measurement when [`Self::wait`] stopped it for running past its limit
+    /// (a hung tool): the error names the tool and the limit.
+    pub fn overrun(&self, tool: Tool) -> Option<String> {
+        self.overran.then(|| {
+            format!(
+                "{} was still running {:.0} s after it started (its run, a request timeout and \
+                 {} s of grace): stopped it",
+                tool.name(),
+                self.limit.as_secs_f64(),
+                crate::tools::OVERRUN_GRACE.as_secs()
+            )
+        })
     }
 
     /// From spawn to exit (to now while it runs).
@@ -306,6 +331,7 @@ mod tests {
             program: program.into(),
             args: vec!["-c".into(), script.into()],
             files: vec![],
+            limit: Duration::from_secs(60),
         }
     }
 
@@ -361,6 +387,29 @@ mod tests {
             "the tool's group outlived it: {:?}",
             living()
         );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_tool_running_past_its_limit_is_stopped_and_says_so() {
+        let dir = scratch("overrun");
+        let mut hung = inv("sh", "trap '' INT TERM; sleep 30 & wait");
+        hung.limit = Duration::from_millis(300);
+        let mut p = ToolProcess::spawn(Tool::Wrk, &hung, None, &dir, "t").unwrap();
+        let t = Instant::now();
+        let exit = p.wait(|_| true);
+        assert!(!exit.success());
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+        let why = p.overrun(Tool::Wrk).expect("an overrun");
+        assert!(
+            why.starts_with("wrk was still running 0 s after it started"),
+            "{why}"
+        );
+        let mut quick = inv("sh", "true");
+        quick.limit = Duration::from_secs(30);
+        let mut p = ToolProcess::spawn(Tool::Wrk, &quick, None, &dir, "q").unwrap();
+        assert!(p.wait(|_| true).success());
+        assert_eq!(p.overrun(Tool::Wrk), None);
         let _ = std::fs::remove_dir_all(dir);
     }
 

@@ -85,6 +85,13 @@ pub(super) fn load(
         if let Some(why) = cause(&crashed, app) {
             return Err(why);
         }
+        if let Some(why) = p.overrun(tool.tool) {
+            return Err(format!(
+                "{why} (warmup run): `{}`\n{}",
+                inv.command_line().join(" "),
+                tail(&output, &stderr, TAIL_LINES)
+            ));
+        }
         let requests = tool.tool.parse(&output).ok().and_then(|f| f.requests);
         if !exit.success() {
             return Err(format!(
@@ -157,6 +164,13 @@ pub(super) fn load(
         return Err(why);
     }
     let quoted = || tail(&report.output, &report.stderr, TAIL_LINES);
+    if let Some(why) = p.overrun(tool.tool) {
+        return Err(format!(
+            "{why}: `{}`\n{}",
+            report.command.join(" "),
+            quoted()
+        ));
+    }
     if !exit.success() {
         return Err(format!(
             "{name} exited with {exit}: `{}`\n{}",

@@ -54,6 +54,13 @@ fn run_in(
     let mut p = ToolProcess::spawn(ts.tool, &inv, spec.cpus.as_deref(), dir, "run")?;
     let exit = p.wait(|_| !cancelled());
     let (output, stderr) = p.output();
+    if let Some(why) = p.overrun(ts.tool) {
+        return Err(format!(
+            "{why}: `{}`\n{}",
+            inv.command_line().join(" "),
+            crate::tools::report::tail(&output, &stderr, 12)
+        ));
+    }
     Ok(ToolRunWire {
         command: inv.command_line(),
         output,

@@ -14,7 +14,14 @@ pub struct Invocation {
     pub program: String,
     pub args: Vec<String>,
     pub files: Vec<(PathBuf, Vec<u8>)>,
+    /// How long the run may last before it is stopped as hung: its own warmup, its length and
+    /// one request timeout, plus [`OVERRUN_GRACE`].
+    pub limit: Duration,
 }
+
+/// What a tool may take beyond its run and a request timeout (starting, printing its summary)
+/// before it is taken for hung.
+pub const OVERRUN_GRACE: Duration = Duration::from_secs(10);
 
 impl Invocation {
     /// The tool run for `length` against `spec`, with `warmup` of its own when it warms up
@@ -128,6 +135,10 @@ impl Invocation {
             program: tool.tool.program().to_string(),
             args,
             files,
+            limit: warmup.unwrap_or_default()
+                + length.max(Duration::from_secs(1))
+                + spec.timeout
+                + OVERRUN_GRACE,
         }
     }
 

@@ -16,7 +16,7 @@ mod units;
 mod wrk;
 mod wrk2;
 
-pub use argv::{check, Invocation};
+pub use argv::{check, Invocation, OVERRUN_GRACE};
 pub use figures::ToolFigures;
 pub use oha::aborted_at_deadline as oha_aborted;
 
