@@ -18,10 +18,18 @@ use std::path::Path;
 /// fails or prints what cannot be read is a failure quoting its output.
 pub fn run(options: &LoadOptions, tool: &ToolSpec) -> Result<Exit, Failure> {
     crate::interrupt::install();
+    tool_child::adopt_orphans();
     let dir = std::env::temp_dir().join(format!("rigor-load-{}", std::process::id()));
     std::fs::create_dir_all(&dir)
         .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
     let outcome = drive(options, tool, &dir);
+    if let Some(left) = tool_child::sweep_leftovers() {
+        console::err(&format!(
+            "warning: [left_behind] {} left processes running after it exited; they were \
+             killed: {left}",
+            tool.tool.name()
+        ));
+    }
     let _ = std::fs::remove_dir_all(&dir);
     outcome
 }

@@ -664,3 +664,42 @@ fn a_tool_that_never_exits_is_stopped_after_its_run_and_a_grace() {
         "the hung tool's child outlived it"
     );
 }
+
+#[test]
+fn rigor_load_kills_what_a_tool_left_running() {
+    let dir = temp_dir("tool-daemon");
+    let port = free_port();
+    let marker = format!("rigor-test-tool-daemon-{port}");
+    let summary = workspace().join("crates/rigor/src/tools/fixtures/wrk_latency.txt");
+    // A child in a session of its own: out of the tool's process group.
+    let path = fake_wrk(
+        &dir,
+        &format!(
+            "setsid sh -c 'sleep 300; : {marker}' </dev/null >/dev/null 2>&1 &\ncat {}",
+            summary.display()
+        ),
+    );
+    let url = format!("http://127.0.0.1:{port}/");
+    let out = rigor_command(
+        &dir,
+        &["load", "--tool", "wrk", "-c", "1", "-d", "1s", &url],
+    )
+    .env("PATH", path)
+    .output()
+    .unwrap();
+    let t = text(&out);
+    let left = processes_with(&marker);
+    for pid in &left {
+        // SAFETY: only the process this test's fake tool started, found by its marker.
+        unsafe { libc::kill(*pid, libc::SIGKILL) };
+    }
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    assert!(
+        left.is_empty(),
+        "the tool's setsid child outlived rigor load: {left:?}\n{t}"
+    );
+    assert!(
+        t.contains("warning: [left_behind] wrk left processes running"),
+        "{t}"
+    );
+}

@@ -251,6 +251,21 @@ fn read_bounded(path: &Path) -> String {
     )
 }
 
+/// For a rigor that runs tools and no application (`rigor load --tool`): makes it the reaper of
+/// what a tool leaves behind, so a daemonising or `setsid` child stays in its tree.
+pub fn adopt_orphans() {
+    super::reaper::become_subreaper();
+}
+
+/// Kills what the tools left running after they exited (a daemonised or `setsid` child that
+/// escaped the tool's group: it carries rigor's mark); names them (`4242 (sleep)`) for a
+/// warning. Only for a rigor that runs no application: it sweeps every process of this rigor.
+/// The tool's own group, killed as it was reaped, gets a moment to be gone first.
+pub fn sweep_leftovers() -> Option<String> {
+    let (killed, _) = super::reaper::sweep(Duration::from_millis(300));
+    (!killed.is_empty()).then(|| super::procs::names(&killed))
+}
+
 /// Refuses a program that is on PATH under the tool's name but is not the tool (see
 /// [`Tool::impostor`]); a program that is not on PATH at all is left to the start's own error.
 pub fn check_identity(tool: Tool) -> Result<(), String> {
