@@ -703,3 +703,34 @@ fn rigor_load_kills_what_a_tool_left_running() {
         "{t}"
     );
 }
+
+#[test]
+fn a_warmup_count_no_run_can_reach_is_left_out_not_added() {
+    let dir = temp_dir("tool-huge-count");
+    let port = free_port();
+    let summary = workspace().join("crates/rigor/src/tools/fixtures/wrk_latency.txt");
+    // A summary whose count is past what a u64 holds, from the warmup run and the measured one.
+    let path = fake_wrk(
+        &dir,
+        &format!(
+            "sed 's/^  77695 requests/  99999999999999999999999999 requests/' {}",
+            summary.display()
+        ),
+    );
+    let toml = with_load(&config(port, "", "/plaintext", ""), "tool = \"wrk\"");
+    std::fs::write(dir.join("rigor.toml"), toml).unwrap();
+    let out = rigor_command(&dir, &[RUN, &["-i", "1"]].concat())
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let t = text(&out);
+    assert!(!t.contains("panicked"), "{t}");
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    let json = result(&dir);
+    let it = &iterations(&json)[0];
+    assert!(it["tool"]["warmup"]["requests"].is_null(), "{}", it["tool"]);
+    // rigor's own requests only: the warmup's count is unknown, not u64::MAX.
+    let outside = it["outside_window"]["requests"].as_u64().unwrap();
+    assert!(outside < 10, "{outside}");
+    assert!(processes_with(&format!("--port {port} ")).is_empty());
+}

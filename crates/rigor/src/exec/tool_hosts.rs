@@ -136,8 +136,17 @@ fn drive(
                     tail(&run.output, &run.stderr, TAIL_LINES)
                 ));
             }
-            let requests = tool.tool.parse(&run.output).ok().and_then(|f| f.requests);
-            it.outside_window.requests += requests.unwrap_or(0.0) as u64;
+            // A count no run can reach (a misprint) is no count: left out, never added.
+            let requests = tool
+                .tool
+                .parse(&run.output)
+                .ok()
+                .and_then(|f| f.requests)
+                .filter(|n| crate::tools::whole_count(*n).is_some());
+            it.outside_window.requests = it
+                .outside_window
+                .requests
+                .saturating_add(requests.and_then(crate::tools::whole_count).unwrap_or(0));
             *kept = Some(WarmupReport {
                 command: run.command,
                 output: run.output,

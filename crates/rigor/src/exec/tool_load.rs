@@ -92,7 +92,13 @@ pub(super) fn load(
                 tail(&output, &stderr, TAIL_LINES)
             ));
         }
-        let requests = tool.tool.parse(&output).ok().and_then(|f| f.requests);
+        // A count no run can reach (a misprint) is no count: left out, never added.
+        let requests = tool
+            .tool
+            .parse(&output)
+            .ok()
+            .and_then(|f| f.requests)
+            .filter(|n| crate::tools::whole_count(*n).is_some());
         if !exit.success() {
             return Err(format!(
                 "{name} (warmup run) exited with {exit}: `{}`\n{}",
@@ -100,7 +106,10 @@ pub(super) fn load(
                 tail(&output, &stderr, TAIL_LINES)
             ));
         }
-        it.outside_window.requests += requests.unwrap_or(0.0) as u64;
+        it.outside_window.requests = it
+            .outside_window
+            .requests
+            .saturating_add(requests.and_then(crate::tools::whole_count).unwrap_or(0));
         Some(WarmupReport {
             command: inv.command_line(),
             output,

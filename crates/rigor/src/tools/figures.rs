@@ -71,6 +71,12 @@ pub fn error_kind(message: &str) -> ErrorKind {
     }
 }
 
+/// A request count a tool printed, as a whole number: `None` unless it is finite, not below
+/// zero and at most 2^53 (past it no float holds an exact count, and no run sends that many).
+pub fn whole_count(n: f64) -> Option<u64> {
+    (n.is_finite() && (0.0..=9_007_199_254_740_992.0).contains(&n)).then_some(n as u64)
+}
+
 impl ToolFigures {
     /// Adds `n` errors of `kind`.
     pub fn add_error(&mut self, kind: ErrorKind, n: f64) {
@@ -187,6 +193,15 @@ mod tests {
         assert!(!ToolFigures::default()
             .measurements()
             .contains_key("load.socket_errors"));
+    }
+
+    #[test]
+    fn a_count_is_whole_only_within_what_a_float_holds_exactly() {
+        assert_eq!(whole_count(77695.0), Some(77695));
+        assert_eq!(whole_count(0.0), Some(0));
+        for absurd in [1e26, -1.0, f64::NAN, f64::INFINITY] {
+            assert_eq!(whole_count(absurd), None, "{absurd}");
+        }
     }
 
     #[test]

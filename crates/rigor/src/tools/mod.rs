@@ -17,7 +17,7 @@ mod wrk;
 mod wrk2;
 
 pub use argv::{check, Invocation, OVERRUN_GRACE};
-pub use figures::ToolFigures;
+pub use figures::{whole_count, ToolFigures};
 pub use oha::aborted_at_deadline as oha_aborted;
 
 /// A load tool rigor knows how to drive and read.
