@@ -508,7 +508,13 @@ impl<'a> LoadKeys<'a> {
             .iter()
             .flatten()
             .filter_map(|a| p.take(self.config.expand(self.vars, &self.table, "args", a)))
-            .collect();
+            .collect::<Vec<String>>();
+        if args.iter().any(|a| a.contains('\0')) {
+            p.add(at(
+                "args",
+                "an argument holds a NUL byte, which no command-line option can carry",
+            ));
+        }
         for (key, why) in crate::tools::check(tool, spec) {
             let src = match self.overrides.get(key) {
                 Some((_, origin)) => Source::Override(origin),

@@ -60,6 +60,16 @@ fn what_a_tool_cannot_do_is_named_at_the_key_or_the_variable() {
         e[0].contains("jobs.load.tool: unknown load tool `siege`"),
         "{e:?}"
     );
+    let e = plan("tool = \"wrk\"\nargs = [\"-H\", \"a\\u0000b\"]\n", "").unwrap_err();
+    assert!(
+        e[0].starts_with("/tmp/x/rigor.toml:10: jobs.load.args: an argument holds a NUL byte"),
+        "{e:?}"
+    );
+    let e = plan("tool = \"oha\"\nbody = \"a\\u0000b\"\n", "").unwrap_err();
+    assert!(
+        e[0].contains("jobs.load.body: oha takes the body as a command-line option"),
+        "{e:?}"
+    );
     let e = plan("args = [\"--h1\"]\n", "").unwrap_err();
     assert!(
         e[0].contains("jobs.load.args: `args` are options for a load `tool`"),

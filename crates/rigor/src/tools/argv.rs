@@ -254,6 +254,16 @@ pub fn check(tool: Tool, spec: &LoadSpec) -> Vec<(&'static str, String)> {
             ),
         ));
     }
+    let in_argv = matches!(tool, Tool::Oha | Tool::Bombardier);
+    if in_argv && spec.body.as_ref().is_some_and(|b| b.contains(&0)) {
+        p.push((
+            "body",
+            format!(
+                "{name} takes the body as a command-line option, which cannot hold a NUL byte \
+                 (wrk and h2load read it from a file)"
+            ),
+        ));
+    }
     match (tool, spec.rate) {
         (Tool::Wrk, Some(_)) => p.push((
             "rate",
@@ -391,6 +401,14 @@ mod tests {
         assert_eq!(keys(Tool::Oha, &s), ["pipeline"]);
         assert_eq!(keys(Tool::Bombardier, &s), ["pipeline", "rate"]);
         assert_eq!(keys(Tool::Wrk2, &spec()), ["tool"]);
+        let nul = LoadSpec {
+            body: Some(b"a\0b".to_vec()),
+            ..spec()
+        };
+        assert_eq!(keys(Tool::Oha, &nul), ["body"]);
+        assert_eq!(keys(Tool::Bombardier, &nul), ["body"]);
+        assert!(check(Tool::Wrk, &nul).is_empty());
+        assert!(check(Tool::H2load, &nul).is_empty());
         assert!(check(Tool::Wrk, &spec()).is_empty());
         let sourced = LoadSpec {
             source_addrs: vec![[127, 0, 0, 2].into()],
