@@ -734,3 +734,25 @@ fn a_warmup_count_no_run_can_reach_is_left_out_not_added() {
     assert!(outside < 10, "{outside}");
     assert!(processes_with(&format!("--port {port} ")).is_empty());
 }
+
+#[test]
+fn a_cross_check_whose_tool_failed_every_iteration_claims_no_figure_it_lacks() {
+    let dir = temp_dir("tool-cross-failed");
+    let port = free_port();
+    let path = fake_wrk(&dir, "echo 'wrk: unknown option' >&2\nexit 1");
+    let toml = with_load(&config(port, "", "/plaintext", ""), "");
+    std::fs::write(dir.join("rigor.toml"), toml).unwrap();
+    let out = rigor_command(&dir, &[RUN, &["-i", "1", "--cross-check", "wrk"]].concat())
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    let json = result(&dir);
+    let c = &json["cross_check"];
+    // wrk read nothing, so nothing says it has no figure for load.rps.
+    assert_eq!(c["engine_only"], serde_json::json!([]), "{c}");
+    assert!(t.contains("nothing to compare"), "{t}");
+    assert!(!t.contains("only engine reports"), "{t}");
+    assert_schema(&json);
+}

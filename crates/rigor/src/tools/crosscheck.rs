@@ -133,17 +133,31 @@ pub fn findings(result: &RunResult, tool: Tool, pipelined: bool) -> CrossCheck {
         .filter(|c| c.baseline == ENGINE && c.candidate == tool.name())
         .filter(|c| c.measurement.starts_with("load."))
         .collect();
-    let one_sided = |side: fn(&&&crate::result::Comparison) -> bool| {
+    // Whether `variant` measured any load figure in the comparison's row: where every one of
+    // its iterations failed, a figure it lacks says nothing of what it reports.
+    let measured = |variant: &str, c: &crate::result::Comparison| {
+        result.rows.iter().any(|r| {
+            r.variant.as_deref() == Some(variant)
+                && (r.scenario.is_empty() || r.scenario == c.scenario)
+                && r.variables == c.row
+                && r.summary.keys().any(|k| k.starts_with("load."))
+        })
+    };
+    let one_sided = |side: &dyn Fn(&crate::result::Comparison) -> bool| {
         let mut ids: Vec<String> = compared
             .iter()
-            .filter(side)
+            .filter(|c| side(c))
             .map(|c| c.measurement.clone())
             .collect();
         ids.dedup();
         ids
     };
-    let engine_only = one_sided(|c| c.baseline_median.is_some() && c.candidate_median.is_none());
-    let tool_only = one_sided(|c| c.baseline_median.is_none() && c.candidate_median.is_some());
+    let engine_only = one_sided(&|c| {
+        c.baseline_median.is_some() && c.candidate_median.is_none() && measured(tool.name(), c)
+    });
+    let tool_only = one_sided(&|c| {
+        c.baseline_median.is_none() && c.candidate_median.is_some() && measured(ENGINE, c)
+    });
     let findings = compared
         .iter()
         .filter(|c| c.baseline_median.is_some() && c.candidate_median.is_some())
@@ -263,6 +277,13 @@ pub fn render(c: &CrossCheck) -> String {
             f.change_pct
                 .map_or("-".into(), |p| format!("{p:+.1}%, {}", f.outcome)),
         ));
+    }
+    if c.findings.is_empty() && c.engine_only.is_empty() && c.tool_only.is_empty() {
+        s.push_str(
+            "  nothing to compare: the engine or the tool measured no load figure (see the \
+             failed iterations)\n",
+        );
+        return s;
     }
     s.push_str(&format!(
         "  {agreed} of {} compared load measurements agree within the threshold; \
