@@ -490,7 +490,7 @@ impl<'a> LoadKeys<'a> {
             if job.args.is_some() {
                 p.add(at(
                     "args",
-                    "`args` are options for a load `tool`; the built-in engine takes none (add                      `tool = \"wrk\"` or another tool, or drop `args`)",
+                    "`args` are options for a load `tool`; the built-in engine takes none (add `tool = \"wrk\"` or another tool, or drop `args`)",
                 ));
             }
             return None;
