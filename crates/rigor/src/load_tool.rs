@@ -108,6 +108,12 @@ fn drive(options: &LoadOptions, tool: &ToolSpec, dir: &Path) -> Result<Exit, Fai
             )))
         }
     };
+    if let Some(why) = report.impossible_claim() {
+        return Err(failed(format!(
+            "{why}\n{}",
+            tail(&report.output, &report.stderr, 12)
+        )));
+    }
     let mut m = figures.measurements();
     if let Some(pct) = report.cpu_pct() {
         m.insert(crate::measurements::ids::LOAD_CPU.into(), pct);

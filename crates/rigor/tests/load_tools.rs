@@ -675,7 +675,8 @@ fn rigor_load_kills_what_a_tool_left_running() {
     let path = fake_wrk(
         &dir,
         &format!(
-            "setsid sh -c 'sleep 300; : {marker}' </dev/null >/dev/null 2>&1 &\ncat {}",
+            "setsid sh -c 'sleep 300; : {marker}' </dev/null >/dev/null 2>&1 &\n\
+             sed 's/requests in 2.11s/requests in 0.01s/' {}",
             summary.display()
         ),
     );
@@ -713,7 +714,7 @@ fn a_warmup_count_no_run_can_reach_is_left_out_not_added() {
     let path = fake_wrk(
         &dir,
         &format!(
-            "sed 's/^  77695 requests/  99999999999999999999999999 requests/' {}",
+            "sed 's/^  77695 requests in 2.11s/  99999999999999999999999999 requests in 0.01s/' {}",
             summary.display()
         ),
     );
@@ -755,4 +756,46 @@ fn a_cross_check_whose_tool_failed_every_iteration_claims_no_figure_it_lacks() {
     assert!(t.contains("nothing to compare"), "{t}");
     assert!(!t.contains("only engine reports"), "{t}");
     assert_schema(&json);
+}
+
+#[test]
+fn a_summary_of_a_run_longer_than_the_tool_ran_is_refused() {
+    let dir = temp_dir("tool-replayed");
+    let port = free_port();
+    let summary = workspace().join("crates/rigor/src/tools/fixtures/wrk_latency.txt");
+    // A recorded summary of a 2.11 s run, printed at once.
+    let path = fake_wrk(&dir, &format!("cat {}", summary.display()));
+    let url = format!("http://127.0.0.1:{port}/");
+    let out = rigor_command(
+        &dir,
+        &["load", "--tool", "wrk", "-c", "1", "-d", "1s", &url],
+    )
+    .env("PATH", &path)
+    .output()
+    .unwrap();
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains("wrk says its run lasted 2.11 s") && t.contains("not a record of this run"),
+        "{t}"
+    );
+    // In `rigor run` the iteration fails the same way, with no figure recorded.
+    let toml = with_load(&config(port, "", "/plaintext", ""), "tool = \"wrk\"");
+    std::fs::write(dir.join("rigor.toml"), toml).unwrap();
+    let out = rigor_command(&dir, &[RUN, &["-i", "1"]].concat())
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    let json = result(&dir);
+    let it = &iterations(&json)[0];
+    assert!(
+        it["error"]
+            .as_str()
+            .unwrap()
+            .contains("not a record of this run"),
+        "{it}"
+    );
+    assert!(m(it, "load.rps").is_none(), "{it}");
 }

@@ -330,6 +330,9 @@ fn record(tool: Tool, runs: &[HostRun], it: &mut Iteration) -> Result<(), String
                 quoted()
             )
         })?;
+        if let Some(why) = report.impossible_claim() {
+            return Err(format!("host {}: {why}\n{}", h.name, quoted()));
+        }
         parts.push(f);
     }
     let merged = merge::merge(&parts);

@@ -188,6 +188,9 @@ pub(super) fn load(
         ));
     }
     let figures = parsed.map_err(|e| format!("cannot read {name}'s output: {e}\n{}", quoted()))?;
+    if let Some(why) = report.impossible_claim() {
+        return Err(format!("{why}\n{}", quoted()));
+    }
     it.measurements.extend(figures.measurements());
     if let Some(pct) = report.cpu_pct() {
         it.measurements.insert(ids::LOAD_CPU.into(), pct);

@@ -62,6 +62,23 @@ impl ToolReport {
     }
 }
 
+impl ToolReport {
+    /// Why the figures cannot be a record of this run: the tool says its measured run lasted
+    /// longer than the process ran from spawn to exit (output replayed by a wrapper, a summary
+    /// of another run). None when they can be.
+    pub fn impossible_claim(&self) -> Option<String> {
+        let claimed = self.figures.measured_secs.filter(|s| s.is_finite())?;
+        // The tool's own clock runs inside the process's life; the slack covers clock ticks.
+        (claimed > self.wall_secs * 1.02 + 0.25).then(|| {
+            format!(
+                "{} says its run lasted {claimed:.2} s, but it ran {:.2} s from start to exit: \
+                 its output is not a record of this run",
+                self.tool, self.wall_secs
+            )
+        })
+    }
+}
+
 /// The last `lines` lines of a tool's output, indented, for an error message: what it said
 /// before it failed.
 pub fn tail(output: &str, stderr: &str, lines: usize) -> String {
@@ -87,6 +104,35 @@ pub fn tail(output: &str, stderr: &str, lines: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_claimed_longer_than_the_process_lived_is_impossible() {
+        let report = |claimed: Option<f64>, wall: f64| ToolReport {
+            tool: "wrk".into(),
+            version: None,
+            command: vec![],
+            output: String::new(),
+            stderr: String::new(),
+            exit: "exit status: 0".into(),
+            wall_secs: wall,
+            cpu_secs: None,
+            cores: 1,
+            figures: ToolFigures {
+                measured_secs: claimed,
+                ..ToolFigures::default()
+            },
+            aborted_at_deadline: None,
+            warmup: None,
+        };
+        let why = report(Some(2.11), 0.05)
+            .impossible_claim()
+            .expect("impossible");
+        assert!(why.contains("2.11 s") && why.contains("0.05 s"), "{why}");
+        assert_eq!(report(Some(2.01), 2.04).impossible_claim(), None);
+        assert_eq!(report(Some(2.01), 1.99).impossible_claim(), None, "a tick");
+        assert_eq!(report(None, 0.05).impossible_claim(), None);
+        assert_eq!(report(Some(f64::NAN), 0.05).impossible_claim(), None);
+    }
 
     #[test]
     fn the_tail_keeps_the_last_lines_of_each_stream() {
