@@ -116,10 +116,20 @@ fn validate(spec: &LoadSpec) -> Result<(), LoadError> {
     Ok(())
 }
 
-/// Source addresses of the server's family, and enough of them for the connections: each has
-/// the kernel's ephemeral port range towards one server address and port.
-fn check_sources(spec: &LoadSpec, to: std::net::SocketAddr) -> Result<(), LoadError> {
+/// Source addresses of one family the server has an address of (a name may resolve to both;
+/// the run connects to the first address that answers from them), and enough of them for the
+/// connections: each has the kernel's ephemeral port range towards one server address and port.
+fn check_sources(spec: &LoadSpec, addrs: &[std::net::SocketAddr]) -> Result<(), LoadError> {
     let bad = |m: String| Err(LoadError::InvalidSpec(m));
+    let Some(&first) = addrs.first() else {
+        return Ok(());
+    };
+    let to = spec
+        .source_addrs
+        .first()
+        .and_then(|s| addrs.iter().find(|a| a.is_ipv4() == s.is_ipv4()))
+        .copied()
+        .unwrap_or(first);
     if let Some(a) = spec
         .source_addrs
         .iter()
@@ -194,9 +204,7 @@ pub(crate) fn prepare(spec: &LoadSpec) -> Result<Prepared, LoadError> {
             MAX_BATCH_BYTES >> 20
         )));
     }
-    if let Some(to) = target.addrs.first() {
-        check_sources(spec, *to)?;
-    }
+    check_sources(spec, &target.addrs)?;
     if target.tls {
         // The server name is checked now, not when the first connection needs it.
         crate::tls::TlsClient::new(&spec.url, &target, spec.insecure, 0, spec.http2)?;
@@ -214,4 +222,40 @@ pub(crate) fn prepare(spec: &LoadSpec) -> Result<Prepared, LoadError> {
         request,
         h2,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_are_checked_against_the_servers_address_of_their_family() {
+        let spec = |sources: &str| LoadSpec {
+            url: "http://localhost:8080/".into(),
+            connections: 4,
+            source_addrs: crate::source::parse_sources(sources, 16).unwrap(),
+            ..Default::default()
+        };
+        // A name that resolves to both families, IPv6 first (as `localhost` often does).
+        let both = [
+            "[::1]:8080".parse().unwrap(),
+            "127.0.0.1:8080".parse().unwrap(),
+        ];
+        assert!(check_sources(&spec("127.0.0.2-127.0.0.3"), &both).is_ok());
+        assert!(check_sources(&spec("::1"), &both).is_ok());
+        let e = check_sources(&spec("127.0.0.2"), &both[..1])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("source address 127.0.0.2 cannot reach [::1]:8080"),
+            "{e}"
+        );
+        let mixed = check_sources(&spec("127.0.0.2,::1"), &both)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            mixed.contains("source address ::1 cannot reach 127.0.0.1:8080"),
+            "{mixed}"
+        );
+    }
 }

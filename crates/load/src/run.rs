@@ -22,6 +22,7 @@ pub fn run(spec: &LoadSpec, live: &Live, cancel: &AtomicBool) -> Result<LoadRepo
     } = prepare(spec)?;
     let io = crate::io::resolve(spec.io, target.tls, spec.http2)?;
     let threads = spec.threads.min(spec.connections);
+    crate::source::check_local(&spec.source_addrs)?;
     let source = spec.source_addrs.first().copied();
     let addr = preflight(&spec.url, &target.addrs, source, spec.timeout, cancel)?;
     // A client without resumption for the check and the connections opened before the clock

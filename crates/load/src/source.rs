@@ -40,6 +40,23 @@ pub fn connect_from(to: SocketAddr, from: Option<IpAddr>) -> io::Result<TcpStrea
     Ok(TcpStream::from_std(socket.into()))
 }
 
+/// Checks that every source address is one of this machine's (a socket binds to it), so an
+/// address it does not have is an error naming it before the load, not a connect error on every
+/// connection whose turn it is.
+pub(crate) fn check_local(sources: &[IpAddr]) -> Result<(), crate::LoadError> {
+    for &from in sources {
+        let at = SocketAddr::new(from, 0);
+        let bound = Socket::new(Domain::for_address(at), Type::STREAM, Some(Protocol::TCP))
+            .and_then(|s| s.bind(&SockAddr::from(at)));
+        if let Err(e) = bound {
+            return Err(crate::LoadError::InvalidSpec(format!(
+                "source address {from} cannot be used: {e} (is it an address of this machine?)"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Parses `A`, `A-B` (a range of IPv4 addresses, or of IPv6 addresses differing in their last
 /// 16 bits) or a comma-separated list of those; at most `max` addresses.
 pub fn parse_sources(text: &str, max: usize) -> Result<Vec<IpAddr>, String> {

@@ -119,3 +119,29 @@ fn more_connections_than_local_ports_are_refused_naming_the_fix() {
     };
     assert!(check(&v6).unwrap_err().to_string().contains("cannot reach"));
 }
+
+#[test]
+fn a_source_address_this_machine_lacks_is_refused_naming_it() {
+    let (url, seen) = counting_server();
+    // TEST-NET-2: never an address of this machine.
+    let spec = LoadSpec {
+        url,
+        connections: 4,
+        duration: Duration::from_millis(300),
+        source_addrs: rigor_load::parse_sources("127.0.0.1,198.51.100.7", 4).unwrap(),
+        ..Default::default()
+    };
+    let e = run(&spec, &Live::default(), &AtomicBool::new(false))
+        .map(|r| {
+            format!(
+                "ran: {} requests, {} connect errors",
+                r.requests, r.errors.connect
+            )
+        })
+        .unwrap_or_else(|e| e.to_string());
+    assert!(
+        e.contains("source address 198.51.100.7 cannot be used"),
+        "{e}"
+    );
+    assert!(seen.lock().unwrap().is_empty(), "nothing connected");
+}

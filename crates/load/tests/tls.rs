@@ -347,3 +347,63 @@ fn a_server_that_refuses_http1_by_alpn_is_named() {
     assert!(e.contains("NoApplicationProtocol"), "{e}");
     assert!(e.contains("ALPN: http/1.1"), "{e}");
 }
+
+/// A TLS server that requires a client certificate (signed by a CA of its own, which the
+/// engine never has): over TLS 1.3 the client's side of the handshake completes, then the
+/// server's `certificate_required` alert ends the session.
+fn client_certificate_server() -> std::net::SocketAddr {
+    use std::sync::Arc;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let ca = rcgen::generate_simple_self_signed(vec!["a client CA".into()]).unwrap();
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(ca.cert.der().clone()).unwrap();
+    let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+        Arc::new(roots),
+        provider.clone(),
+    )
+    .build()
+    .unwrap();
+    let c = rcgen::generate_simple_self_signed(vec!["127.0.0.1".into()]).unwrap();
+    let key = rustls::pki_types::PrivatePkcs8KeyDer::from(c.key_pair.serialize_der());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .unwrap()
+        .with_client_cert_verifier(verifier)
+        .with_single_cert(vec![c.cert.der().clone()], key.into())
+        .unwrap();
+    let config = Arc::new(config);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for mut tcp in listener.incoming().flatten() {
+            let config = config.clone();
+            std::thread::spawn(move || {
+                let mut conn = rustls::ServerConnection::new(config).unwrap();
+                let _ = tcp.set_read_timeout(Some(Duration::from_secs(2)));
+                while conn.is_handshaking() {
+                    if conn.complete_io(&mut tcp).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+#[test]
+fn a_server_that_refuses_the_client_after_its_handshake_is_named() {
+    let addr = client_certificate_server();
+    let url = format!("https://{addr}/");
+    let e = go(&LoadSpec {
+        url: url.clone(),
+        insecure: true,
+        connections: 2,
+        duration: Duration::from_millis(300),
+        ..Default::default()
+    })
+    .map(|r| format!("ran: {} requests, {} TLS errors", r.requests, r.errors.tls))
+    .unwrap_or_else(|e| e.to_string());
+    assert!(e.contains(&url), "{e}");
+    assert!(e.contains("CertificateRequired"), "{e}");
+}

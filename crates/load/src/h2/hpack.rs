@@ -86,6 +86,9 @@ struct Entry {
     size: usize,
     status_name: bool,
     status: Option<u16>,
+    /// Whether its name is `content-length`, and its value as a number.
+    length_name: bool,
+    length: Option<u64>,
 }
 
 /// One connection's decoder of response header blocks.
@@ -95,6 +98,8 @@ pub struct HeaderDecoder {
     size: usize,
     max_size: usize,
     scratch: Vec<u8>,
+    /// The `content-length` of the block decoded last (see [`HeaderDecoder::content_length`]).
+    content_length: Option<u64>,
 }
 
 /// Why a block could not be decoded.
@@ -108,12 +113,15 @@ impl HeaderDecoder {
             size: 0,
             max_size: TABLE_SIZE,
             scratch: Vec::with_capacity(256),
+            content_length: None,
         }
     }
 
     /// Walks one whole header block: the `:status` it carries, if any.
     pub fn decode(&mut self, mut b: &[u8]) -> Result<Option<u16>, DecodeError> {
         let mut status = None;
+        let mut length = None;
+        self.content_length = None;
         while let Some(&first) = b.first() {
             if first & 0x80 != 0 {
                 let (index, rest) = integer(b, 7)?;
@@ -121,6 +129,9 @@ impl HeaderDecoder {
                 let e = self.lookup(index)?;
                 if e.status_name {
                     status = e.status.or(status);
+                }
+                if e.length_name {
+                    content_length(&mut length, e.length);
                 }
             } else if first & 0xe0 == 0x20 {
                 let (size, rest) = integer(b, 5)?;
@@ -134,20 +145,24 @@ impl HeaderDecoder {
                 let indexing = first & 0xc0 == 0x40;
                 let (index, rest) = integer(b, if indexing { 6 } else { 4 })?;
                 b = rest;
-                let (name_len, status_name) = if index == 0 {
+                let (name_len, status_name, length_name) = if index == 0 {
                     let (s, used) = string(&mut self.scratch, b)?;
                     b = &b[used..];
-                    (s.len, s.is_status_name)
+                    (s.len, s.is_status_name, s.is_length_name)
                 } else {
                     let e = self.lookup(index)?;
-                    (e.name_len, e.status_name)
+                    (e.name_len, e.status_name, e.length_name)
                 };
                 let (value, used) = string(&mut self.scratch, b)?;
                 b = &b[used..];
                 let value_status = if status_name { value.status } else { None };
+                let value_length = if length_name { value.length } else { None };
                 let value_len = value.len;
                 if status_name {
                     status = Some(value_status.ok_or("a :status that is not three digits")?);
+                }
+                if length_name {
+                    content_length(&mut length, value_length);
                 }
                 if indexing {
                     self.insert(Entry {
@@ -155,11 +170,20 @@ impl HeaderDecoder {
                         size: name_len + value_len + 32,
                         status_name,
                         status: value_status,
+                        length_name,
+                        length: value_length,
                     });
                 }
             }
         }
+        self.content_length = length;
         Ok(status)
+    }
+
+    /// The `content-length` the block decoded last carried: None without one; `u64::MAX`
+    /// (which no body can match) when it is not a number or several disagree.
+    pub fn content_length(&self) -> Option<u64> {
+        self.content_length
     }
 
     /// Static or dynamic entry `index` (1-based).
@@ -174,6 +198,8 @@ impl HeaderDecoder {
                     size: 0,
                     status_name: status.is_some(),
                     status,
+                    length_name: name == "content-length",
+                    length: None,
                 })
             }
             _ => self
@@ -214,6 +240,19 @@ struct Facts {
     is_status_name: bool,
     /// Its value as a status, when it is three digits.
     status: Option<u16>,
+    is_length_name: bool,
+    /// Its value as a `content-length`, when it is a number.
+    length: Option<u64>,
+}
+
+/// Folds one `content-length` field into what the block says so far (see
+/// [`HeaderDecoder::content_length`]).
+fn content_length(seen: &mut Option<u64>, value: Option<u64>) {
+    let value = value.unwrap_or(u64::MAX);
+    *seen = match *seen {
+        Some(before) if before != value => Some(u64::MAX),
+        _ => Some(value),
+    };
 }
 
 /// The string literal at the start of `b` (Huffman-coded ones decoded into `scratch`): its
@@ -237,6 +276,8 @@ fn string(scratch: &mut Vec<u8>, b: &[u8]) -> Result<(Facts, usize), DecodeError
             len: raw.len(),
             is_status_name: raw == b":status",
             status: parse_status(raw),
+            is_length_name: raw == b"content-length",
+            length: parse_length(raw),
         },
         used,
     ))
@@ -263,6 +304,14 @@ fn integer(b: &[u8], n: u32) -> Result<(usize, &[u8]), DecodeError> {
             return Ok((v, rest));
         }
     }
+}
+
+/// A `content-length` value: decimal digits (at most 19, so it fits).
+fn parse_length(v: &[u8]) -> Option<u64> {
+    if v.is_empty() || v.len() > 19 || !v.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(v).ok()?.parse().ok()
 }
 
 /// A `:status` value: three digits.

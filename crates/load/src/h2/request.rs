@@ -14,6 +14,8 @@ pub struct H2Request {
     pub headers: Vec<u8>,
     /// The body, if any (then HEADERS does not end the stream).
     pub body: Option<Vec<u8>>,
+    /// HEAD: answers describe a body they do not send.
+    pub head: bool,
 }
 
 /// Header fields HTTP/2 forbids (connection-specific; RFC 9113 §8.2.2).
@@ -98,6 +100,7 @@ impl H2Request {
         Ok(H2Request {
             headers: out,
             body: body.map(<[u8]>::to_vec),
+            head: method == "HEAD",
         })
     }
 

@@ -50,6 +50,10 @@ struct Stream {
     window: i64,
     /// Body bytes sent so far.
     body_sent: usize,
+    /// Response body bytes received (DATA payloads, padding left out).
+    received: u64,
+    /// The final head's `content-length`, which the body must match.
+    expect: Option<u64>,
 }
 
 /// The HTTP/2 side of one connection.
@@ -157,6 +161,8 @@ impl Session {
             bytes: 0,
             window: self.peer_initial_window,
             body_sent: 0,
+            received: 0,
+            expect: None,
         });
         if req.body.is_some() {
             self.blocked.push_back(id);
@@ -252,8 +258,8 @@ impl Session {
             }
         }
         match h.kind {
-            frame::DATA => self.data(h, p, events),
-            frame::HEADERS => self.headers(h, p, events),
+            frame::DATA => self.data(h, p, req, events),
+            frame::HEADERS => self.headers(h, p, req, events),
             frame::CONTINUATION => {
                 let Some((stream, end_stream)) = self.continuing else {
                     return Err("CONTINUATION without a header block to continue".into());
@@ -269,7 +275,7 @@ impl Session {
                 if h.flags & frame::END_HEADERS != 0 {
                     self.continuing = None;
                     let block = std::mem::take(&mut self.block);
-                    let r = self.header_block(stream, &block, end_stream, h.len, events);
+                    let r = self.header_block(stream, &block, end_stream, h.len, req, events);
                     self.block = block;
                     self.block.clear();
                     r?;
@@ -340,7 +346,13 @@ impl Session {
         }
     }
 
-    fn data(&mut self, h: FrameHeader, p: &[u8], events: &mut Vec<Event>) -> Result<(), Failure> {
+    fn data(
+        &mut self,
+        h: FrameHeader,
+        p: &[u8],
+        req: &H2Request,
+        events: &mut Vec<Event>,
+    ) -> Result<(), Failure> {
         if h.stream == 0 {
             return Err("a DATA frame on stream 0".into());
         }
@@ -357,18 +369,20 @@ impl Session {
         let Some(i) = self.streams.iter().position(|s| s.id == h.stream) else {
             return Ok(());
         };
+        let pad = if h.flags & frame::PADDED != 0 {
+            1 + usize::from(p[0])
+        } else {
+            0
+        };
+        let from = usize::from(pad > 0);
+        let content = &p[from..p.len() - (pad - from)];
         if let Some(kept) = self.captured.as_mut() {
-            let pad = if h.flags & frame::PADDED != 0 {
-                1 + usize::from(p[0])
-            } else {
-                0
-            };
-            let from = usize::from(pad > 0);
-            kept.extend_from_slice(&p[from..p.len() - (pad - from)]);
+            kept.extend_from_slice(content);
         }
         self.streams[i].bytes += (HEADER_LEN + h.len) as u64;
+        self.streams[i].received += content.len() as u64;
         if h.flags & frame::END_STREAM != 0 {
-            self.complete(i, events)?;
+            self.complete(i, req, events)?;
         }
         Ok(())
     }
@@ -377,6 +391,7 @@ impl Session {
         &mut self,
         h: FrameHeader,
         p: &[u8],
+        req: &H2Request,
         events: &mut Vec<Event>,
     ) -> Result<(), Failure> {
         if h.stream == 0 {
@@ -410,7 +425,7 @@ impl Session {
             }
             return Ok(());
         }
-        self.header_block(h.stream, &p[start..end], end_stream, h.len, events)
+        self.header_block(h.stream, &p[start..end], end_stream, h.len, req, events)
     }
 
     /// A whole header block: decoded (always: the table it updates serves later blocks), its
@@ -421,6 +436,7 @@ impl Session {
         block: &[u8],
         end_stream: bool,
         frame_len: usize,
+        req: &H2Request,
         events: &mut Vec<Event>,
     ) -> Result<(), Failure> {
         let status = self
@@ -436,20 +452,44 @@ impl Session {
             match status {
                 // An informational head; the final one follows.
                 Some(100..=199) if !end_stream => {}
-                Some(code) => s.status = code,
+                Some(code) => {
+                    s.status = code;
+                    s.expect = self.decoder.content_length();
+                }
                 None => return Err("a response without a valid :status".into()),
             }
         }
         if end_stream {
-            self.complete(i, events)?;
+            self.complete(i, req, events)?;
         }
         Ok(())
     }
 
-    fn complete(&mut self, i: usize, events: &mut Vec<Event>) -> Result<(), Failure> {
+    fn complete(
+        &mut self,
+        i: usize,
+        req: &H2Request,
+        events: &mut Vec<Event>,
+    ) -> Result<(), Failure> {
         let s = self.streams.swap_remove(i);
         if s.status == 0 {
             return Err("a stream ended without a response head".into());
+        }
+        // A body that is not the length its head announced makes the response malformed
+        // (RFC 9113 §8.1.1), except where the head describes a body that is not sent.
+        let bodiless = req.head || matches!(s.status, 100..=199 | 204 | 304);
+        if let Some(expect) = s.expect.filter(|&n| n != s.received && !bodiless) {
+            return Err(match expect {
+                u64::MAX => format!(
+                    "stream {} had a content-length that is not one number",
+                    s.id
+                ),
+                n => format!(
+                    "stream {}'s body was {} bytes, not the {n} its content-length announced",
+                    s.id, s.received
+                ),
+            }
+            .into());
         }
         events.push(Event::Response {
             stream: s.id,

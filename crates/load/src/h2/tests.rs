@@ -307,3 +307,83 @@ fn acknowledgements_the_server_never_reads_are_bounded() {
     let settings = Server::settings(&[]).repeat(20_000);
     assert!(s.feed(&settings, &req, &mut events).is_err());
 }
+
+#[test]
+fn a_body_that_is_not_its_content_length_fails_the_connection() {
+    fn head(
+        enc: &mut loona_hpack::Encoder<'static>,
+        stream: u32,
+        status: &str,
+        len: &str,
+    ) -> Vec<u8> {
+        let block = enc.encode([
+            (&b":status"[..], status.as_bytes()),
+            (&b"content-length"[..], len.as_bytes()),
+        ]);
+        let mut out = Vec::new();
+        put_header(
+            &mut out,
+            block.len(),
+            frame::HEADERS,
+            frame::END_HEADERS,
+            stream,
+        );
+        out.extend_from_slice(&block);
+        out
+    }
+    // What feeding `frames` after the server's SETTINGS gives, for a request `req`.
+    let run = |req: &H2Request, frames: &dyn Fn(&mut loona_hpack::Encoder<'static>) -> Vec<u8>| {
+        let mut s = Session::new();
+        s.open_stream(req);
+        let mut enc = loona_hpack::Encoder::new();
+        let mut wire = Server::settings(&[]);
+        wire.extend(frames(&mut enc));
+        let mut events = Vec::new();
+        s.feed(&wire, req, &mut events).map(|()| events.len())
+    };
+    let req = get();
+    // As announced, across frames (the table indexes the field, so the second is indexed).
+    let ok = run(&req, &|e| {
+        let mut w = head(e, 1, "200", "5");
+        w.extend(Server::data(1, b"he", false));
+        w.extend(Server::data(1, b"llo", true));
+        w
+    });
+    assert_eq!(ok, Ok(1));
+    let short = run(&req, &|e| {
+        let mut w = head(e, 1, "200", "10");
+        w.extend(Server::data(1, b"ok", true));
+        w
+    })
+    .unwrap_err();
+    assert!(short.contains("body was 2 bytes, not the 10"), "{short}");
+    let long = run(&req, &|e| {
+        let mut w = head(e, 1, "200", "1");
+        w.extend(Server::data(1, b"okokok", true));
+        w
+    })
+    .unwrap_err();
+    assert!(long.contains("body was 6 bytes, not the 1"), "{long}");
+    let garbled = run(&req, &|e| {
+        let mut w = head(e, 1, "200", "ten");
+        w.extend(Server::data(1, b"ok", true));
+        w
+    })
+    .unwrap_err();
+    assert!(garbled.contains("not one number"), "{garbled}");
+    // Heads that describe a body without sending it.
+    let not_modified = run(&req, &|e| {
+        let mut w = head(e, 1, "304", "100");
+        w.extend(Server::data(1, b"", true));
+        w
+    });
+    assert_eq!(not_modified, Ok(1));
+    let t = crate::url::parse("http://127.0.0.1:1/").unwrap();
+    let head_req = H2Request::new(&t, "HEAD", &[], None).unwrap();
+    let to_head = run(&head_req, &|e| {
+        let mut w = head(e, 1, "200", "100");
+        w.extend(Server::data(1, b"", true));
+        w
+    });
+    assert_eq!(to_head, Ok(1));
+}

@@ -3,7 +3,7 @@
 
 use super::{describe, TlsClient};
 use crate::LoadError;
-use std::io;
+use std::io::{self, Read};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -83,8 +83,34 @@ pub(crate) fn check_handshake(
              HTTP/2 on this port?)"
         )));
     }
-    // A polite end: the server sees a closed session, not a reset.
+    // A polite end: the server sees a closed session, not a reset. Its own end is awaited:
+    // a TLS 1.3 server judges the client after the client's side of the handshake is done (a
+    // certificate it requires and was not given), and its refusal is an alert that comes then.
     session.send_close_notify();
     let _ = session.complete_io(&mut tcp);
+    let until = start.elapsed() + CLOSE_WAIT.min(timeout);
+    let mut sink = [0u8; 4096];
+    while start.elapsed() < until && !cancel.load(Ordering::Relaxed) {
+        match session.read_tls(&mut tcp) {
+            Ok(0) => break,
+            Ok(_) => match session.process_new_packets() {
+                Err(e) => return Err(fail(describe(&e, client.insecure))),
+                Ok(state) if state.peer_has_closed() => break,
+                Ok(_) => while matches!(session.reader().read(&mut sink), Ok(n) if n > 0) {},
+            },
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
+                ) => {}
+            Err(_) => break,
+        }
+    }
     Ok(())
 }
+
+/// How long the check waits for the server to end the session after the client ended it (a
+/// server that keeps the connection open is not waited for longer).
+const CLOSE_WAIT: Duration = Duration::from_millis(500);

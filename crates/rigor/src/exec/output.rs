@@ -201,11 +201,23 @@ fn finish_saved(saved: Option<&mut Saved>, status: RunStatus) {
     crate::console::err(&msg);
 }
 
-/// Creates `path`'s folder and writes then removes a probe file beside it.
+/// Creates `path`'s folder and writes then removes a probe file beside it (beside what a
+/// symlink names). A path written in place (see [`write_atomic`]) is checked for write access.
 pub(crate) fn probe(path: &Path) -> Result<(), String> {
     if path.is_dir() {
         return Err("is a folder".into());
     }
+    let path = match destination(path) {
+        Destination::InPlace(p) => {
+            if p.exists() {
+                nix::unistd::access(&p, nix::unistd::AccessFlags::W_OK)
+                    .map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+            }
+            return Ok(());
+        }
+        Destination::Replace(p) => p,
+    };
+    let path = path.as_path();
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
@@ -223,8 +235,41 @@ fn tmp_path(path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// Writes `text` beside `path` and renames it in place, so a reader never sees half a file.
+/// How a result reaches `path`: a regular file (or none yet) is replaced whole; anything else
+/// (`/dev/stdout`, a pipe, a FIFO, a terminal) is written in place, since a rename would put a
+/// file where the node was. A symlink is followed to what it names.
+enum Destination {
+    Replace(PathBuf),
+    InPlace(PathBuf),
+}
+
+fn destination(path: &Path) -> Destination {
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    let path = match is_link {
+        // A link to nothing (yet) is written through: the write creates what it names.
+        true => match std::fs::canonicalize(path) {
+            Ok(p) => p,
+            Err(_) => return Destination::InPlace(path.to_path_buf()),
+        },
+        false => path.to_path_buf(),
+    };
+    match std::fs::metadata(&path) {
+        Ok(m) if !m.is_file() && !m.is_dir() => Destination::InPlace(path),
+        _ => Destination::Replace(path),
+    }
+}
+
+/// Writes `text` beside `path` and renames it in place, so a reader never sees half a file;
+/// what is not a regular file is written in place instead (see [`Destination`]).
 pub(crate) fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
+    let path = match destination(path) {
+        Destination::InPlace(p) => {
+            return std::fs::write(&p, text)
+                .map_err(|e| format!("cannot write {}: {e}", p.display()))
+        }
+        Destination::Replace(p) => p,
+    };
+    let path = path.as_path();
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
@@ -240,6 +285,40 @@ pub(crate) fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::Outputs;
+
+    #[test]
+    fn a_symlink_or_a_fifo_is_written_through_not_replaced() {
+        let dir = std::env::temp_dir().join(format!("rigor-through-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let target = dir.join("target.json");
+        std::fs::write(&target, "old").unwrap();
+        let link = dir.join("link.json");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        super::probe(&link).unwrap();
+        super::write_atomic(&link, "new").unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
+
+        let fifo = dir.join("fifo");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+        };
+        super::probe(&fifo).unwrap();
+        super::write_atomic(&fifo, "through").unwrap();
+        assert_eq!(reader.join().unwrap(), "through");
+        use std::os::unix::fs::FileTypeExt;
+        assert!(std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn two_formats_naming_one_file_are_refused_before_the_run() {
