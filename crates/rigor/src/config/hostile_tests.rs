@@ -494,3 +494,55 @@ fn a_host_gives_its_own_source_addresses() {
     assert!(one(&bad)
         .contains("hosts.a.source_addrs: `127.0.0.9-127.0.0.1`: the range ends before it starts"));
 }
+
+#[test]
+fn too_many_streams_in_flight_are_named_at_streams() {
+    let text = BASE.replace(
+        "duration = \"2s\"",
+        "duration = \"2s\"\nhttp2 = true\nconnections = 5000\nstreams = 1000",
+    );
+    let req = PlanRequest {
+        profile: "local".into(),
+        limits: Limits {
+            max_open_files: Some(1 << 20),
+            ..limits()
+        },
+        ..Default::default()
+    };
+    let c = Config::parse(Path::new("/tmp/x/rigor.toml"), text).unwrap();
+    let p = c.plan("s", &req).unwrap_err().messages().to_vec();
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(
+        p[0].contains("jobs.load.streams") && p[0].contains("requests in flight"),
+        "{p:?}"
+    );
+}
+
+#[test]
+fn io_uring_with_https_or_http2_is_named_at_io() {
+    for (extra, what) in [
+        ("io = \"io_uring\"\nhttp2 = true", "HTTP/2"),
+        (
+            "io = \"io_uring\"\nurl = \"https://127.0.0.1:{{port}}/\"",
+            "https://",
+        ),
+    ] {
+        let text = BASE
+            .replace("url = \"http://127.0.0.1:{{port}}/\"\n", "")
+            .replace("duration = \"2s\"", &format!("duration = \"2s\"\n{extra}"));
+        let text = if text.contains("url =") {
+            text
+        } else {
+            text.replace(
+                "[jobs.load]\n",
+                "[jobs.load]\nurl = \"http://127.0.0.1:{{port}}/\"\n",
+            )
+        };
+        let p = problems(&text);
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert!(
+            p[0].contains("jobs.load.io") && p[0].contains(what),
+            "{p:?}"
+        );
+    }
+}

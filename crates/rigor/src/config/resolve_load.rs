@@ -161,6 +161,18 @@ impl Config {
             })
             .unwrap_or_default();
         let http2 = job.http2.unwrap_or(false);
+        if io == rigor_load::IoMode::IoUring && (http2 || is_https(&url)) {
+            let what = if http2 {
+                "HTTP/2 (`http2 = true`)"
+            } else {
+                "an https:// URL"
+            };
+            p.add(self.error_at(
+                table,
+                Some("io"),
+                &format!("the io_uring path speaks plaintext HTTP/1.1 only, not {what}: use `io = \"auto\"` or `\"epoll\"`"),
+            ));
+        }
         let streams = keys.count(
             "streams",
             &job.streams,
@@ -183,7 +195,13 @@ impl Config {
                 &format!("a pipeline of {pipeline} is HTTP/1.1's: HTTP/2 (`http2 = true`) runs concurrent `streams` instead"),
             ));
         }
-        keys.check_in_flight(connections, pipeline.max(streams), p);
+        // The key that set the depth (`connections` when neither is above 1).
+        let depth_key = match (pipeline.max(streams) > 1, streams > pipeline) {
+            (false, _) => "connections",
+            (true, true) => "streams",
+            (true, false) => "pipeline",
+        };
+        keys.check_in_flight(connections, pipeline.max(streams), depth_key, p);
         let (method, headers, body) = self.request(job, table, vars, p);
         let validate = job.validate.as_ref().map(|v| {
             if let Some(Err(e)) = v.status.map(checks::status) {
@@ -456,16 +474,17 @@ impl<'a> LoadKeys<'a> {
         default
     }
 
-    /// Connections × pipeline within the engine's limit of requests in flight; the problem is
-    /// pointed at the variable that set `pipeline` (else `connections`), or at the key.
-    fn check_in_flight(&self, connections: usize, depth: usize, p: &mut Problems) {
+    /// Connections × pipeline (or streams) within the engine's limit of requests in flight; the
+    /// problem is pointed at the variable that set `pipeline`, `streams` or `connections`, else
+    /// at `depth_key`, the key that set the depth.
+    fn check_in_flight(&self, connections: usize, depth: usize, depth_key: &str, p: &mut Problems) {
         if (connections as u64).saturating_mul(depth as u64) <= MAX_IN_FLIGHT {
             return;
         }
         let (key, src) = ["pipeline", "streams", "connections"]
             .into_iter()
             .find_map(|k| self.overrides.get(k).map(|(_, o)| (k, Source::Override(o))))
-            .unwrap_or(("pipeline", Source::Key));
+            .unwrap_or((depth_key, Source::Key));
         p.add(self.error(
             key,
             &src,
