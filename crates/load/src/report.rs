@@ -460,8 +460,9 @@ impl LoadReport {
                 say(
                     "streams_limited",
                     format!(
-                        "the server allows {max} concurrent streams per connection and {} were \
-                         asked for: at most {max} requests were in flight per connection",
+                        "the server announced a limit as low as {max} concurrent streams per \
+                         connection and {} were asked for: while that limit held, no more than \
+                         {max} requests were in flight on a connection",
                         h2.streams
                     ),
                 );
