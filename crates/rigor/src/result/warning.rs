@@ -174,7 +174,9 @@ impl WarningKind {
             }
             StreamsLimited => {
                 "The server allows fewer concurrent HTTP/2 streams per connection than the \
-                 load asked for: fewer requests were in flight than planned."
+                 load asked for: fewer requests were in flight than planned. The limit named \
+                 is the lowest any connection was given (a server may raise it later on the \
+                 same connection)."
             }
             Metrics => {
                 "The application's `metrics` URL could not be read at an edge of the measured \
