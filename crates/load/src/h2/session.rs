@@ -356,10 +356,7 @@ impl Session {
         if h.stream == 0 {
             return Err("a DATA frame on stream 0".into());
         }
-        if h.flags & frame::PADDED != 0 && p.first().is_none_or(|&pad| usize::from(pad) >= p.len())
-        {
-            return Err("a DATA frame with more padding than payload".into());
-        }
+        let content = unpadded(&h, p, "DATA")?;
         // Flow control counts the whole payload, padding included.
         self.recv_unacked += h.len as i64;
         if self.recv_unacked >= RECV_REPLENISH {
@@ -369,13 +366,6 @@ impl Session {
         let Some(i) = self.streams.iter().position(|s| s.id == h.stream) else {
             return Ok(());
         };
-        let pad = if h.flags & frame::PADDED != 0 {
-            1 + usize::from(p[0])
-        } else {
-            0
-        };
-        let from = usize::from(pad > 0);
-        let content = &p[from..p.len() - (pad - from)];
         if let Some(kept) = self.captured.as_mut() {
             kept.extend_from_slice(content);
         }
@@ -397,20 +387,10 @@ impl Session {
         if h.stream == 0 {
             return Err("a HEADERS frame on stream 0".into());
         }
-        let mut start = 0;
-        let mut end = p.len();
-        if h.flags & frame::PADDED != 0 {
-            let Some(&pad) = p.first() else {
-                return Err("a malformed HEADERS frame".into());
-            };
-            start = 1;
-            end = end
-                .checked_sub(usize::from(pad))
-                .ok_or("a HEADERS frame with more padding than payload")?;
-        }
-        if h.flags & frame::PRIORITY != 0 {
-            start += 5;
-        }
+        let p = unpadded(&h, p, "HEADERS")?;
+        // The stream dependency and weight a PRIORITY flag adds come first.
+        let start = if h.flags & frame::PRIORITY != 0 { 5 } else { 0 };
+        let end = p.len();
         if start > end {
             return Err("a malformed HEADERS frame".into());
         }
@@ -603,5 +583,19 @@ impl Session {
 
     fn stream_mut(&mut self, id: u32) -> Option<&mut Stream> {
         self.streams.iter_mut().find(|s| s.id == id)
+    }
+}
+
+/// The payload of a DATA or HEADERS frame without its padding (when PADDED: a length byte
+/// first, that many bytes last); padding that does not fit in the payload breaks the protocol.
+fn unpadded<'p>(h: &FrameHeader, p: &'p [u8], kind: &str) -> Result<&'p [u8], Failure> {
+    if h.flags & frame::PADDED == 0 {
+        return Ok(p);
+    }
+    match p.split_first() {
+        Some((&pad, rest)) if usize::from(pad) <= rest.len() => {
+            Ok(&rest[..rest.len() - usize::from(pad)])
+        }
+        _ => Err(format!("a {kind} frame with more padding than payload").into()),
     }
 }

@@ -152,6 +152,50 @@ fn continuation_informational_heads_and_padding() {
 }
 
 #[test]
+fn padded_data_keeps_only_its_content_and_padding_past_the_payload_fails() {
+    let req = get();
+    let mut s = Session::new();
+    s.captured = Some(Vec::new());
+    s.open_stream(&req);
+    let mut srv = Server::new();
+    let mut wire = Server::settings(&[]);
+    wire.extend(srv.head(1, "200", 0));
+    put_header(
+        &mut wire,
+        1 + 5 + 3,
+        frame::DATA,
+        frame::PADDED | frame::END_STREAM,
+        1,
+    );
+    wire.push(3);
+    wire.extend_from_slice(b"hello");
+    wire.extend_from_slice(&[0; 3]);
+    let mut events = Vec::new();
+    s.feed(&wire, &req, &mut events).unwrap();
+    assert!(
+        matches!(
+            events[..],
+            [Event::Response {
+                stream: 1,
+                status: 200,
+                ..
+            }]
+        ),
+        "{events:?}"
+    );
+    assert_eq!(s.captured.as_deref(), Some(&b"hello"[..]));
+    // A pad length of 9 in a 4-byte payload.
+    let mut s = Session::new();
+    s.open_stream(&req);
+    let mut wire = Server::settings(&[]);
+    wire.extend(Server::new().head(1, "200", 0));
+    put_header(&mut wire, 4, frame::DATA, frame::PADDED, 1);
+    wire.extend_from_slice(&[9, 0, 0, 0]);
+    let e = s.feed(&wire, &req, &mut Vec::new()).unwrap_err();
+    assert!(e.contains("more padding than payload"), "{e}");
+}
+
+#[test]
 fn resets_goaways_and_pings() {
     let req = get();
     let mut s = Session::new();
