@@ -1,25 +1,28 @@
 //! The first connect, before any worker starts: finds an address that answers, and can be
-//! interrupted at once.
+//! interrupted at once. Its connection serves the checks that follow (the TLS handshake, the
+//! HTTP/2 preface), so the server sees one connection before the load, from the load's source.
 
 use crate::LoadError;
-use std::net::{IpAddr, SocketAddr};
+use std::net::{IpAddr, SocketAddr, TcpStream};
+use std::os::fd::{FromRawFd, IntoRawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Connects once to find an address that answers (and fail clearly if none does). Waits at most
 /// `timeout` per address, and gives up at once when `cancel` is set.
-/// From `source` when given, as the first connection of the load would.
-pub fn preflight(
+/// From `source` when given, as the first connection of the load would. Returns the address
+/// and the connection, blocking, for the checks to go on with.
+pub(crate) fn preflight(
     url: &str,
     addrs: &[SocketAddr],
     source: Option<IpAddr>,
     timeout: Duration,
     cancel: &AtomicBool,
-) -> Result<SocketAddr, LoadError> {
+) -> Result<(SocketAddr, TcpStream), LoadError> {
     let mut last = None;
     for &addr in addrs {
         match connect_interruptible(addr, source, timeout, cancel) {
-            Ok(()) => return Ok(addr),
+            Ok(tcp) => return Ok((addr, tcp)),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
                 return Err(LoadError::Interrupted)
             }
@@ -40,7 +43,7 @@ fn connect_interruptible(
     source: Option<IpAddr>,
     timeout: Duration,
     cancel: &AtomicBool,
-) -> std::io::Result<()> {
+) -> std::io::Result<TcpStream> {
     use mio::{Events, Interest, Poll, Token};
     let mut stream = crate::source::connect_from(addr, source)?;
     let mut poll = Poll::new()?;
@@ -68,7 +71,13 @@ fn connect_interruptible(
             return Err(e);
         }
         match stream.peer_addr() {
-            Ok(_) => return Ok(()),
+            Ok(_) => {
+                poll.registry().deregister(&mut stream)?;
+                // SAFETY: the descriptor is taken out of `stream`, which no longer owns it.
+                let tcp = unsafe { TcpStream::from_raw_fd(stream.into_raw_fd()) };
+                tcp.set_nonblocking(false)?;
+                return Ok(tcp);
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotConnected => continue,
             Err(e) => return Err(e),
         }

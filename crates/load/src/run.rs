@@ -24,23 +24,24 @@ pub fn run(spec: &LoadSpec, live: &Live, cancel: &AtomicBool) -> Result<LoadRepo
     let threads = spec.threads.min(spec.connections);
     crate::source::check_local(&spec.source_addrs)?;
     let source = spec.source_addrs.first().copied();
-    let addr = preflight(&spec.url, &target.addrs, source, spec.timeout, cancel)?;
+    let (addr, first) = preflight(&spec.url, &target.addrs, source, spec.timeout, cancel)?;
     // A client without resumption for the check and the connections opened before the clock
     // (their handshakes are full ones, however they interleave), and one whose session cache
     // lets reconnects during the run resume.
     let (fresh, tls) = match target.tls {
         true => {
             let fresh = TlsClient::new(&spec.url, &target, spec.insecure, 0, spec.http2)?;
-            check_handshake(&spec.url, addr, &fresh, spec.timeout, cancel)?;
+            check_handshake(&spec.url, first, &fresh, spec.timeout, cancel)?;
             let resuming =
                 TlsClient::new(&spec.url, &target, spec.insecure, TLS_SESSIONS, spec.http2)?;
             (Some(fresh), Some(resuming))
         }
+        false if spec.http2 => {
+            crate::h2::check_h2c(&spec.url, first, spec.timeout, cancel)?;
+            (None, None)
+        }
         false => (None, None),
     };
-    if spec.http2 && tls.is_none() {
-        crate::h2::check_h2c(&spec.url, addr, source, spec.timeout, cancel)?;
-    }
     // HTTP/2 keeps `streams` requests in flight per connection where HTTP/1.1 pipelines.
     let depth = if spec.http2 {
         spec.streams

@@ -4,16 +4,16 @@
 use super::frame::{self, FrameHeader, HEADER_LEN};
 use crate::LoadError;
 use std::io::{self, Read, Write};
-use std::net::{IpAddr, SocketAddr};
+use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// Sends the connection preface to `addr` and waits (at most `timeout`, giving up when `cancel`
-/// is set) for the server's SETTINGS: what every HTTP/2 server sends first.
+/// Sends the connection preface on `tcp` (connected, blocking) and waits (at most `timeout`,
+/// giving up when `cancel` is set) for the server's SETTINGS: what every HTTP/2 server sends
+/// first.
 pub(crate) fn check_h2c(
     url: &str,
-    addr: SocketAddr,
-    source: Option<IpAddr>,
+    mut tcp: TcpStream,
     timeout: Duration,
     cancel: &AtomicBool,
 ) -> Result<(), LoadError> {
@@ -26,11 +26,6 @@ pub(crate) fn check_h2c(
         source,
     };
     let start = Instant::now();
-    let mut tcp = connect(addr, source, timeout).map_err(|source| LoadError::Connect {
-        url: url.to_string(),
-        addr,
-        source,
-    })?;
     let slice = Duration::from_millis(50);
     tcp.set_read_timeout(Some(slice)).map_err(io_err)?;
     tcp.set_write_timeout(Some(timeout)).map_err(io_err)?;
@@ -88,22 +83,4 @@ pub(crate) fn check_h2c(
     bye.extend_from_slice(&[0; 8]);
     let _ = tcp.write_all(&bye);
     Ok(())
-}
-
-fn connect(
-    addr: SocketAddr,
-    source: Option<IpAddr>,
-    timeout: Duration,
-) -> io::Result<std::net::TcpStream> {
-    let Some(from) = source else {
-        return std::net::TcpStream::connect_timeout(&addr, timeout);
-    };
-    let s = socket2::Socket::new(
-        socket2::Domain::for_address(addr),
-        socket2::Type::STREAM,
-        None,
-    )?;
-    s.bind(&SocketAddr::new(from, 0).into())?;
-    s.connect_timeout(&addr.into(), timeout)?;
-    Ok(s.into())
 }

@@ -4,16 +4,16 @@
 use super::{describe, TlsClient};
 use crate::LoadError;
 use std::io::{self, Read};
-use std::net::{SocketAddr, TcpStream};
+use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// Connects to `addr` and completes one handshake within `timeout`, giving up when `cancel` is
-/// set (checked every 50 ms). The client should not resume sessions, so the run's own first
-/// handshakes are full ones.
+/// Completes one handshake on `tcp` (connected, blocking) within `timeout`, giving up when
+/// `cancel` is set (checked every 50 ms). The client should not resume sessions, so the run's
+/// own first handshakes are full ones.
 pub(crate) fn check_handshake(
     url: &str,
-    addr: SocketAddr,
+    mut tcp: TcpStream,
     client: &TlsClient,
     timeout: Duration,
     cancel: &AtomicBool,
@@ -23,12 +23,6 @@ pub(crate) fn check_handshake(
         reason,
     };
     let start = Instant::now();
-    let mut tcp =
-        TcpStream::connect_timeout(&addr, timeout).map_err(|source| LoadError::Connect {
-            url: url.to_string(),
-            addr,
-            source,
-        })?;
     let _ = tcp.set_nodelay(true);
     let slice = Duration::from_millis(50);
     tcp.set_read_timeout(Some(slice))
