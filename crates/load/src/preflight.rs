@@ -83,3 +83,10 @@ fn connect_interruptible(
         }
     }
 }
+
+/// Whether a read or write on a blocking connection with a short timeout (the checks poll in
+/// slices, to notice a cancel) only ran out of its slice or was interrupted: try again.
+pub(crate) fn slice_ended(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind as K;
+    matches!(e.kind(), K::WouldBlock | K::TimedOut | K::Interrupted)
+}

@@ -53,13 +53,7 @@ pub(crate) fn check_h2c(
                 ))
             }
             Ok(n) => got.extend_from_slice(&buf[..n]),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock
-                        | io::ErrorKind::TimedOut
-                        | io::ErrorKind::Interrupted
-                ) => {}
+            Err(e) if crate::preflight::slice_ended(&e) => {}
             Err(e) => return Err(io_err(e)),
         }
     }

@@ -48,13 +48,7 @@ pub(crate) fn check_handshake(
                 ))
             }
             Ok(_) => {}
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock
-                        | io::ErrorKind::TimedOut
-                        | io::ErrorKind::Interrupted
-                ) => {}
+            Err(e) if crate::preflight::slice_ended(&e) => {}
             Err(e) => {
                 return Err(fail(match super::rustls_error(&e) {
                     Some(t) => describe(t, client.insecure),
@@ -92,13 +86,7 @@ pub(crate) fn check_handshake(
                 Ok(state) if state.peer_has_closed() => break,
                 Ok(_) => while matches!(session.reader().read(&mut sink), Ok(n) if n > 0) {},
             },
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock
-                        | io::ErrorKind::TimedOut
-                        | io::ErrorKind::Interrupted
-                ) => {}
+            Err(e) if crate::preflight::slice_ended(&e) => {}
             Err(_) => break,
         }
     }
