@@ -21,27 +21,17 @@ fn h2c_nginx(name: &str) -> Option<Nginx> {
     ))
 }
 
-/// Writes `dir/nginx.conf` for an nginx that the application job starts (in the foreground,
-/// everything under `dir`, its access log in `dir/access.log`) with `http` lines and a server
-/// `listen`ing as given that answers "Hello, World!"; returns `dir` for the job's command.
-fn write_nginx_conf(dir: &std::path::Path, http: &str, listen: &str) -> String {
-    std::fs::create_dir_all(dir.join("tmp")).unwrap();
-    let d = dir.display();
-    std::fs::write(
-        dir.join("nginx.conf"),
-        format!(
-            "worker_processes 1;\ndaemon off;\npid {d}/nginx.pid;\nerror_log {d}/error.log warn;\n\
-             events {{ worker_connections 1024; }}\n\
-             http {{\n access_log {d}/access.log;\n keepalive_requests 1000000;\n{http}\n\
-             client_body_temp_path {d}/tmp/body;\n proxy_temp_path {d}/tmp/proxy;\n\
-             fastcgi_temp_path {d}/tmp/fastcgi;\n uwsgi_temp_path {d}/tmp/uwsgi;\n\
-             scgi_temp_path {d}/tmp/scgi;\n\
-             server {{\n {listen}\n\
-             location / {{ default_type text/plain; return 200 \"Hello, World!\"; }}\n}}\n}}\n"
+/// Writes `dir/nginx.conf` for an nginx the application job starts, with `http` lines and a
+/// server `listen`ing as given that answers "Hello, World!"; returns the job's command.
+fn write_nginx_conf(dir: &std::path::Path, port: u16, http: &str, listen: &str) -> String {
+    nginx::write_config(
+        dir,
+        port,
+        &format!("keepalive_requests 1000000;\n{http}"),
+        &format!(
+            "{listen}\nlocation / {{ default_type text/plain; return 200 \"Hello, World!\"; }}"
         ),
     )
-    .unwrap();
-    d.to_string()
 }
 
 #[test]
@@ -126,19 +116,17 @@ fn an_http2_load_job_validates_over_http2_and_reports_its_streams() {
     let c = rcgen::generate_simple_self_signed(vec!["127.0.0.1".into()]).unwrap();
     std::fs::write(dir.join("cert.pem"), c.cert.pem()).unwrap();
     std::fs::write(dir.join("key.pem"), c.key_pair.serialize_pem()).unwrap();
-    let d = write_nginx_conf(
+    let command = write_nginx_conf(
         &dir,
+        port,
         "http2_max_concurrent_streams 6;",
-        &format!(
-            "listen 127.0.0.1:{port} ssl http2;\n ssl_certificate {d}/cert.pem;\n\
-             ssl_certificate_key {d}/key.pem;",
-            d = dir.display()
-        ),
+        "listen 127.0.0.1:{port} ssl http2;\nssl_certificate {dir}/cert.pem;\n\
+         ssl_certificate_key {dir}/key.pem;",
     );
     let toml = format!(
         r#"
 [jobs.app]
-command = "nginx -p {d} -e {d}/error.log -c {d}/nginx.conf"
+command = "{command}"
 ready = {{ http = "https://127.0.0.1:{port}/", timeout = "10s" }}
 stop_timeout = "2s"
 
@@ -185,11 +173,11 @@ fn an_application_that_speaks_only_h2c_is_found_ready_over_http2() {
     let dir = temp_dir("h2c-ready");
     let port = free_port();
     // Plaintext `listen … http2`: this nginx answers only the HTTP/2 preface, never HTTP/1.1.
-    let d = write_nginx_conf(&dir, "", &format!("listen 127.0.0.1:{port} http2;"));
+    let command = write_nginx_conf(&dir, port, "", "listen 127.0.0.1:{port} http2;");
     let toml = format!(
         r#"
 [jobs.app]
-command = "nginx -p {d} -e {d}/error.log -c {d}/nginx.conf"
+command = "{command}"
 ready = {{ http = "http://127.0.0.1:{port}/", timeout = "10s" }}
 stop_timeout = "2s"
 

@@ -17,27 +17,18 @@ fn an_https_load_job_runs_validates_and_reports_its_handshakes() {
     let c = rcgen::generate_simple_self_signed(vec!["127.0.0.1".into()]).unwrap();
     std::fs::write(dir.join("cert.pem"), c.cert.pem()).unwrap();
     std::fs::write(dir.join("key.pem"), c.key_pair.serialize_pem()).unwrap();
-    std::fs::create_dir_all(dir.join("tmp")).unwrap();
-    let d = dir.display();
-    std::fs::write(
-        dir.join("nginx.conf"),
-        format!(
-            "worker_processes 1;\ndaemon off;\npid {d}/nginx.pid;\nerror_log {d}/error.log warn;\n\
-             events {{ worker_connections 1024; }}\n\
-             http {{\n access_log {d}/access.log;\n keepalive_requests 1000000;\n\
-             client_body_temp_path {d}/tmp/body;\n proxy_temp_path {d}/tmp/proxy;\n\
-             fastcgi_temp_path {d}/tmp/fastcgi;\n uwsgi_temp_path {d}/tmp/uwsgi;\n\
-             scgi_temp_path {d}/tmp/scgi;\n\
-             server {{\n listen 127.0.0.1:{port} ssl;\n ssl_certificate {d}/cert.pem;\n\
-             ssl_certificate_key {d}/key.pem;\n\
-             location / {{ default_type text/plain; return 200 \"Hello, World!\"; }}\n}}\n}}\n"
-        ),
-    )
-    .unwrap();
+    let command = testkit::nginx::write_config(
+        &dir,
+        port,
+        "keepalive_requests 1000000;",
+        "listen 127.0.0.1:{port} ssl;\nssl_certificate {dir}/cert.pem;\n\
+         ssl_certificate_key {dir}/key.pem;\n\
+         location / { default_type text/plain; return 200 \"Hello, World!\"; }",
+    );
     let toml = format!(
         r#"
 [jobs.app]
-command = "nginx -p {d} -e {d}/error.log -c {d}/nginx.conf"
+command = "{command}"
 ready = {{ http = "https://127.0.0.1:{port}/", timeout = "10s" }}
 stop_timeout = "2s"
 

@@ -31,6 +31,29 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// Writes `dir/nginx.conf` for an nginx in the foreground with everything (pid, logs, temp
+/// folders) under `dir`: `http` directives added to the `http` block, and `server` (the body of
+/// its `server { … }` block, `{port}` and `{dir}` replaced). Returns the command line that
+/// starts it, for an application job that runs nginx itself; its access log is
+/// `dir/access.log`.
+pub fn write_config(dir: &Path, port: u16, http: &str, server: &str) -> String {
+    std::fs::create_dir_all(dir.join("tmp")).unwrap();
+    let d = dir.display().to_string();
+    let server = server
+        .replace("{port}", &port.to_string())
+        .replace("{dir}", &d);
+    let conf = format!(
+        "worker_processes 1;\ndaemon off;\npid {d}/nginx.pid;\nerror_log {d}/error.log warn;\n\
+         events {{ worker_connections 4096; }}\n\
+         http {{\n    access_log {d}/access.log;\n    client_body_temp_path {d}/tmp/body;\n\
+         proxy_temp_path {d}/tmp/proxy;\n    fastcgi_temp_path {d}/tmp/fastcgi;\n\
+         uwsgi_temp_path {d}/tmp/uwsgi;\n    scgi_temp_path {d}/tmp/scgi;\n    {http}\n\
+         server {{\n{server}\n}}\n}}\n"
+    );
+    std::fs::write(dir.join("nginx.conf"), conf).unwrap();
+    format!("nginx -p {d} -e {d}/error.log -c {d}/nginx.conf")
+}
+
 impl Nginx {
     /// Starts nginx in a fresh folder named after `name`, with `server` (the body of its
     /// `server { … }` block, `{port}` and `{dir}` replaced) and `http` directives added to the
@@ -38,24 +61,12 @@ impl Nginx {
     pub fn start(name: &str, http: &str, server: &str, files: &[(&str, &str)]) -> Nginx {
         let dir = std::env::temp_dir().join(format!("rigor-nginx-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(dir.join("tmp")).unwrap();
+        std::fs::create_dir_all(&dir).unwrap();
         for (file, text) in files {
             std::fs::write(dir.join(file), text).unwrap();
         }
         let port = free_port();
-        let d = dir.display().to_string();
-        let server = server
-            .replace("{port}", &port.to_string())
-            .replace("{dir}", &d);
-        let conf = format!(
-            "worker_processes 1;\ndaemon off;\npid {d}/nginx.pid;\nerror_log {d}/error.log warn;\n\
-             events {{ worker_connections 4096; }}\n\
-             http {{\n    access_log {d}/access.log;\n    client_body_temp_path {d}/tmp/body;\n\
-             proxy_temp_path {d}/tmp/proxy;\n    fastcgi_temp_path {d}/tmp/fastcgi;\n\
-             uwsgi_temp_path {d}/tmp/uwsgi;\n    scgi_temp_path {d}/tmp/scgi;\n    {http}\n\
-             server {{\n{server}\n}}\n}}\n"
-        );
-        std::fs::write(dir.join("nginx.conf"), conf).unwrap();
+        write_config(&dir, port, http, server);
         let child = Command::new("nginx")
             .arg("-p")
             .arg(&dir)
