@@ -136,23 +136,7 @@ fn the_application_runs_on_its_host_under_load_from_two_others() {
         app_config(&lab, &src, port, "a1", &["l1", "l2"], "", "1s"),
     )
     .unwrap();
-    let mut child = rigor_command(
-        &dir,
-        &[
-            "run",
-            "-p",
-            "lab",
-            "-i",
-            "2",
-            "--json",
-            "result.json",
-            "--keep-noisy",
-        ],
-    )
-    .stdout(std::process::Stdio::piped())
-    .stderr(std::process::Stdio::piped())
-    .spawn()
-    .unwrap();
+    let mut child = spawn_lab_run(&dir, 2);
     // The application, as the host's namespace sees it: its PID and its cgroup.
     let mut seen: Vec<(u32, String)> = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(300);
@@ -285,23 +269,7 @@ fn the_application_hosts_transport_dying_fails_clearly_and_leaves_nothing_there(
         app_config(&lab, &src, port, "d1", &[], "", "4s"),
     )
     .unwrap();
-    let child = rigor_command(
-        &dir,
-        &[
-            "run",
-            "-p",
-            "lab",
-            "-i",
-            "1",
-            "--json",
-            "result.json",
-            "--keep-noisy",
-        ],
-    )
-    .stdout(std::process::Stdio::piped())
-    .stderr(std::process::Stdio::piped())
-    .spawn()
-    .unwrap();
+    let child = spawn_lab_run(&dir, 1);
     // Once the application runs on d1, kill the agent that started it.
     let deadline = Instant::now() + Duration::from_secs(120);
     while apps_in(&lab, "d1").is_empty() {
@@ -394,23 +362,7 @@ fn ppid(pid: i32) -> Option<i32> {
 /// `marker` runs, and returns how long rigor took to end after that, and what it said.
 fn interrupt_when_running(dir: &Path, toml: &str, marker: &str) -> (Duration, String) {
     std::fs::write(dir.join("rigor.toml"), toml).unwrap();
-    let child = rigor_command(
-        dir,
-        &[
-            "run",
-            "-p",
-            "lab",
-            "-i",
-            "2",
-            "--json",
-            "result.json",
-            "--keep-noisy",
-        ],
-    )
-    .stdout(std::process::Stdio::piped())
-    .stderr(std::process::Stdio::piped())
-    .spawn()
-    .unwrap();
+    let child = spawn_lab_run(dir, 2);
     let deadline = Instant::now() + Duration::from_secs(120);
     while processes_with(marker).is_empty() {
         assert!(Instant::now() < deadline, "{marker} never ran");
@@ -484,23 +436,7 @@ fn an_agent_killed_mid_iteration_is_connected_afresh_and_the_next_iterations_run
         "10s",
     );
     std::fs::write(dir.join("rigor.toml"), toml).unwrap();
-    let child = rigor_command(
-        &dir,
-        &[
-            "run",
-            "-p",
-            "lab",
-            "-i",
-            "3",
-            "--json",
-            "result.json",
-            "--keep-noisy",
-        ],
-    )
-    .stdout(std::process::Stdio::piped())
-    .stderr(std::process::Stdio::piped())
-    .spawn()
-    .unwrap();
+    let child = spawn_lab_run(&dir, 3);
     // Once the application runs, kill the agent that started it (rigor's child).
     let needle = format!("./app --port {port}");
     let deadline = Instant::now() + Duration::from_secs(120);

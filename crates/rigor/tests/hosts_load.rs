@@ -150,23 +150,7 @@ fn a_transport_that_dies_mid_run_fails_naming_the_host_and_leaves_nothing_runnin
         lab_config(&lab, port, &["k1", "k2"], "4s"),
     )
     .unwrap();
-    let child = rigor_command(
-        &dir,
-        &[
-            "run",
-            "-p",
-            "lab",
-            "-i",
-            "1",
-            "--json",
-            "result.json",
-            "--keep-noisy",
-        ],
-    )
-    .stdout(std::process::Stdio::piped())
-    .stderr(std::process::Stdio::piped())
-    .spawn()
-    .unwrap();
+    let child = spawn_lab_run(&dir, 1);
     // Once k2's agent runs, kill it: its ssh session ends under rigor.
     let deadline = Instant::now() + Duration::from_secs(60);
     let agent = loop {

@@ -226,23 +226,7 @@ fn a_transport_that_dies_mid_tool_run_names_the_host_and_leaves_no_tool_running(
         .replacen("warmup = \"1s\"", "warmup = \"0s\"", 1)
         .replacen("duration = \"2s\"", "duration = \"20s\"", 1);
     std::fs::write(dir.join("rigor.toml"), toml).unwrap();
-    let child = rigor_command(
-        &dir,
-        &[
-            "run",
-            "-p",
-            "lab",
-            "-i",
-            "1",
-            "--json",
-            "result.json",
-            "--keep-noisy",
-        ],
-    )
-    .stdout(std::process::Stdio::piped())
-    .stderr(std::process::Stdio::piped())
-    .spawn()
-    .unwrap();
+    let child = spawn_lab_run(&dir, 1);
     // Once wrk runs on d2, kill d2's agent: its ssh session ends under rigor.
     let deadline = Instant::now() + Duration::from_secs(60);
     while !lab

@@ -770,3 +770,25 @@ fn quiet(program: &str, args: &[&str]) {
         .stderr(Stdio::null())
         .status();
 }
+
+/// Starts `rigor run -p lab -i ITERATIONS --json result.json --keep-noisy` in `dir`, its output
+/// piped, for a test that acts on the hosts while the run goes on.
+pub fn spawn_lab_run(dir: &Path, iterations: u32) -> Child {
+    crate::common::rigor_command(
+        dir,
+        &[
+            "run",
+            "-p",
+            "lab",
+            "-i",
+            &iterations.to_string(),
+            "--json",
+            "result.json",
+            "--keep-noisy",
+        ],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap()
+}
