@@ -5,11 +5,13 @@
 #[allow(dead_code, unused_imports)]
 #[path = "../src/agent/mod.rs"]
 mod agent;
+mod agent_support;
 
 use agent::install::{Install, LocalBinary};
 use agent::transport::{sh_quote, HostSpec};
+use agent_support::{local_host, server};
 use agent::Agent;
-use hello_server::{Config, Server};
+use hello_server::Server;
 use rigor_load::{merge, LoadSpec};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -24,31 +26,7 @@ fn rigor_binary() -> LocalBinary {
 }
 
 fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rigor-agent-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// A host reached by running its commands here, with its own cache folder.
-fn local_host(name: &str, cache: &Path) -> HostSpec {
-    HostSpec {
-        name: name.into(),
-        transport: Some(format!(
-            "env XDG_CACHE_HOME={}",
-            sh_quote(&cache.display().to_string())
-        )),
-        ..HostSpec::default()
-    }
-}
-
-fn server() -> Server {
-    hello_server::start(Config {
-        port: 0,
-        threads: 1,
-        ..Config::default()
-    })
-    .expect("start hello-server")
+    agent_support::temp_dir("agent", name)
 }
 
 fn spec(srv: &Server, connections: usize, secs: u64) -> LoadSpec {
