@@ -9,8 +9,8 @@ mod agent_support;
 
 use agent::install::{Install, LocalBinary};
 use agent::transport::{sh_quote, HostSpec};
-use agent_support::{local_host, server};
 use agent::Agent;
+use agent_support::{local_host, server};
 use hello_server::Server;
 use rigor_load::{merge, LoadSpec};
 use std::io::{BufRead, BufReader, Write};

@@ -10,8 +10,8 @@ mod agent_support;
 
 use agent::install::LocalBinary;
 use agent::protocol::{SpecWire, ToolJobWire};
-use agent_support::{local_host, server};
 use agent::Agent;
+use agent_support::{local_host, server};
 use hello_server::Server;
 use rigor_load::LoadSpec;
 use std::path::{Path, PathBuf};

@@ -12,12 +12,6 @@ use hosts_support::*;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
-/// Whether `program` is on PATH (the lab's hosts share this machine's file system).
-fn installed(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(program).is_file()))
-}
-
 /// The testbed on every address of the root namespace, loaded by `tool` (`lines` added to the
 /// load job) from `hosts` through the lab's ssh config (profile `lab`).
 fn lab_config(lab: &Lab, port: u16, hosts: &[&str], lines: &str) -> String {
@@ -58,18 +52,6 @@ load = {{ hosts = [{names}] }}
         ));
     }
     toml
-}
-
-/// A result must still be a valid `rigor.run.v1` with each host's tool run in it.
-fn assert_schema(result: &Value) {
-    let path = workspace().join("docs/rigor.run.v1.schema.json");
-    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let v = jsonschema::draft202012::new(&schema).expect("the schema compiles");
-    let errors: Vec<String> = v
-        .iter_errors(result)
-        .map(|e| format!("{}: {e}", e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "{errors:#?}");
 }
 
 fn cmdline(pid: u32) -> String {

@@ -9,24 +9,6 @@ use common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-/// A result must still be a valid `rigor.run.v1` with the tool's fields in it.
-fn assert_schema(result: &Value) {
-    let path = workspace().join("docs/rigor.run.v1.schema.json");
-    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let v = jsonschema::draft202012::new(&schema).expect("the schema compiles");
-    let errors: Vec<String> = v
-        .iter_errors(result)
-        .map(|e| format!("{}: {e}", e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "{errors:#?}");
-}
-
-/// Whether `program` is on PATH.
-fn installed(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(program).is_file()))
-}
-
 /// The config of `common::config` loaded for 2 s after a 1 s warmup (wrk takes whole
 /// seconds), with `lines` added to the load job.
 fn with_load(toml: &str, lines: &str) -> String {

@@ -276,3 +276,22 @@ pub fn server_stats(it: &Value) -> Value {
         .unwrap_or_else(|| panic!("no stats line in {log}:\n{text}"));
     serde_json::from_str(line).expect("stats json")
 }
+
+/// Asserts that a result is a valid `rigor.run.v1` (docs/rigor.run.v1.schema.json), naming every
+/// place where it is not.
+pub fn assert_schema(result: &Value) {
+    let path = workspace().join("docs/rigor.run.v1.schema.json");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let v = jsonschema::draft202012::new(&schema).expect("the schema compiles");
+    let errors: Vec<String> = v
+        .iter_errors(result)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+}
+
+/// Whether `program` is on PATH.
+pub fn installed(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(program).is_file()))
+}
