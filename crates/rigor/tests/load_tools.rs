@@ -56,17 +56,24 @@ fn check_cpu(it: &Value) {
     assert!(pct > 0.0 && pct <= 100.0 * cores, "{pct}");
 }
 
+/// One iteration of the testbed loaded on `path` by the tool `lines` name (added to the load
+/// job), which must succeed; its result.
+fn tool_run(name: &str, path: &str, lines: &str) -> Value {
+    let dir = temp_dir(&format!("tool-{name}"));
+    let toml = with_load(&config(free_port(), "", path, ""), lines);
+    let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
+    let json = json.expect("a result");
+    assert!(iterations(&json)[0]["error"].is_null(), "{t}");
+    json
+}
+
 #[test]
 fn wrk_drives_a_run_counted_like_the_servers_own_count() {
     if !installed("wrk") {
         return skip("needs wrk");
     }
-    let dir = temp_dir("tool-wrk");
-    let port = free_port();
-    let toml = with_load(&config(port, "", "/plaintext", ""), "tool = \"wrk\"");
-    let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
-    let it = &iterations(json.as_ref().unwrap())[0];
-    assert!(it["error"].is_null(), "{t}");
+    let json = tool_run("wrk", "/plaintext", "tool = \"wrk\"");
+    let it = &iterations(&json)[0];
     assert!(it["load"].is_null(), "the engine did not run");
     let tool = &it["tool"];
     assert_eq!(tool["tool"], "wrk");
@@ -110,7 +117,7 @@ fn wrk_drives_a_run_counted_like_the_servers_own_count() {
     }
     check_against_server(it, "/plaintext", 8.0);
     check_cpu(it);
-    assert_schema(json.as_ref().unwrap());
+    assert_schema(&json);
     // The warmup run's requests reached the server outside the window.
     let warm = tool["warmup"]["requests"].as_f64().unwrap();
     assert!(warm > 0.0);
@@ -122,15 +129,8 @@ fn wrk2_drives_an_open_model_run_counted_like_the_servers_own_count() {
     if !installed("wrk2") {
         return skip("needs wrk2");
     }
-    let dir = temp_dir("tool-wrk2");
-    let port = free_port();
-    let toml = with_load(
-        &config(port, "", "/plaintext", ""),
-        "tool = \"wrk2\"\nrate = 2000",
-    );
-    let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
-    let it = &iterations(json.as_ref().unwrap())[0];
-    assert!(it["error"].is_null(), "{t}");
+    let json = tool_run("wrk2", "/plaintext", "tool = \"wrk2\"\nrate = 2000");
+    let it = &iterations(&json)[0];
     let line = it["tool"]["command"].to_string();
     assert!(line.contains("\"-R\",\"2000\""), "{line}");
     for id in ["load.rps", "load.latency.p50", "load.latency.p999"] {
@@ -152,15 +152,8 @@ fn h2load_drives_a_run_with_its_own_warmup() {
     if !installed("h2load") {
         return skip("needs h2load");
     }
-    let dir = temp_dir("tool-h2load");
-    let port = free_port();
-    let toml = with_load(
-        &config(port, "", "/json", ""),
-        "tool = \"h2load\"\nargs = [\"--h1\"]",
-    );
-    let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
-    let it = &iterations(json.as_ref().unwrap())[0];
-    assert!(it["error"].is_null(), "{t}");
+    let json = tool_run("h2load", "/json", "tool = \"h2load\"\nargs = [\"--h1\"]");
+    let it = &iterations(&json)[0];
     let tool = &it["tool"];
     assert!(tool["warmup"].is_null(), "h2load warms up itself: {tool}");
     let line = tool["command"].to_string();
@@ -189,12 +182,8 @@ fn oha_drives_a_run_counted_like_the_servers_own_count() {
     if !installed("oha") {
         return skip("needs oha");
     }
-    let dir = temp_dir("tool-oha");
-    let port = free_port();
-    let toml = with_load(&config(port, "", "/plaintext", ""), "tool = \"oha\"");
-    let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
-    let it = &iterations(json.as_ref().unwrap())[0];
-    assert!(it["error"].is_null(), "{t}");
+    let json = tool_run("oha", "/plaintext", "tool = \"oha\"");
+    let it = &iterations(&json)[0];
     for id in ["load.rps", "load.latency.p50", "load.latency.p999"] {
         assert!(m(it, id).is_some_and(|v| v > 0.0), "{id}");
     }
@@ -235,12 +224,8 @@ fn bombardier_drives_a_run_counted_like_the_servers_own_count() {
     if !http_bombardier() {
         return skip("needs bombardier");
     }
-    let dir = temp_dir("tool-bombardier");
-    let port = free_port();
-    let toml = with_load(&config(port, "", "/plaintext", ""), "tool = \"bombardier\"");
-    let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
-    let it = &iterations(json.as_ref().unwrap())[0];
-    assert!(it["error"].is_null(), "{t}");
+    let json = tool_run("bombardier", "/plaintext", "tool = \"bombardier\"");
+    let it = &iterations(&json)[0];
     let tool = &it["tool"];
     assert!(
         tool["version"]
@@ -275,7 +260,7 @@ fn bombardier_drives_a_run_counted_like_the_servers_own_count() {
     );
     check_against_server(it, "/plaintext", 8.0);
     check_cpu(it);
-    assert_schema(json.as_ref().unwrap());
+    assert_schema(&json);
 }
 
 /// A folder holding only `sh` (rigor starts the application through it): a PATH without any
