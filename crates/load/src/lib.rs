@@ -39,8 +39,8 @@ pub use hdrhistogram;
 pub use io::{io_uring_support, kernel_release_supports, IoMode};
 pub use merge::{merge, ReportWire};
 pub use probe::{
-    fetch_body, probe_request, probe_request_finding, probe_request_http2, ProbeResponse,
-    PROBE_BODY_KEPT,
+    fetch_body, probe_request, probe_request_as, probe_request_finding, probe_request_http2,
+    ProbeFn, ProbeResponse, PROBE_BODY_KEPT,
 };
 pub use report::{
     ErrorCounts, LatencyStats, LoadReport, LoadWarning, OutsideWindow, ParseFailure, RateReport,

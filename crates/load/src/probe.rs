@@ -60,6 +60,27 @@ pub fn probe_request_finding(
     exchange(url, method, headers, body, timeout, insecure, sink)
 }
 
+/// [`probe_request_finding`] or [`probe_request_http2`], as one signature.
+pub type ProbeFn = fn(
+    &str,
+    &str,
+    &[(String, String)],
+    Option<&[u8]>,
+    Duration,
+    Option<&[u8]>,
+    bool,
+) -> Result<ProbeResponse, LoadError>;
+
+/// The probe that speaks as the load will: [`probe_request_http2`] for an HTTP/2 load, else
+/// [`probe_request_finding`].
+pub fn probe_request_as(http2: bool) -> ProbeFn {
+    if http2 {
+        probe_request_http2
+    } else {
+        probe_request_finding
+    }
+}
+
 /// [`probe_request_finding`] over HTTP/2: h2 by ALPN for https://, h2c by prior knowledge for
 /// http://, as an HTTP/2 load would speak to the server.
 pub fn probe_request_http2(

@@ -183,11 +183,7 @@ pub fn serve_stdio(
                 insecure,
                 http2,
             } => {
-                let probe = if http2 {
-                    rigor_load::probe_request_http2
-                } else {
-                    rigor_load::probe_request_finding
-                };
+                let probe = rigor_load::probe_request_as(http2);
                 let decode = |b: Option<String>| {
                     b.map(|b| base64::engine::general_purpose::STANDARD.decode(b))
                         .transpose()

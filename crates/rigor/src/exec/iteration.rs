@@ -400,7 +400,7 @@ fn first_request(
                     app.log_tail()
                 )
             })?,
-        None => first_probe(spec.http2)(
+        None => rigor_load::probe_request_as(spec.http2)(
             &spec.url,
             &spec.method,
             &spec.headers,
@@ -560,24 +560,5 @@ fn load(
     match cause() {
         Some(why) => Err(why),
         None => Ok(()),
-    }
-}
-
-/// The one-off request the first request is: over HTTP/2 when the load speaks it.
-type Probe = fn(
-    &str,
-    &str,
-    &[(String, String)],
-    Option<&[u8]>,
-    Duration,
-    Option<&[u8]>,
-    bool,
-) -> Result<rigor_load::ProbeResponse, rigor_load::LoadError>;
-
-fn first_probe(http2: bool) -> Probe {
-    if http2 {
-        rigor_load::probe_request_http2
-    } else {
-        rigor_load::probe_request_finding
     }
 }
