@@ -25,11 +25,17 @@ struct RowSource<'a> {
     s: &'a RawScenario,
     profile: &'a RawProfile,
     req: &'a PlanRequest,
-    /// The job started each iteration: the application, or the command job.
-    app_name: &'a str,
-    app_job: &'a RawJob,
-    /// `None` for a command scenario.
+    /// The job started each iteration: the application, or the command job; `None` when the
+    /// scenario names none that can be (already reported when the file was read).
+    app: Option<(&'a str, &'a RawJob)>,
+    /// The load job; `None` for a command scenario, or when it names none that can be.
     load: Option<(&'a str, &'a RawJob)>,
+    /// Whether the scenario runs a command job instead of an application under load.
+    command: bool,
+    /// Jobs no scenario names, checked in this scenario's place when it names a job that
+    /// does not exist (most likely one of them, misspelt), so their own problems are listed
+    /// with the bad name instead of after it is fixed.
+    stand_ins: Vec<(&'a str, &'a RawJob)>,
 }
 
 /// Where a variable that overrides a load key was set, so its error points there.
@@ -52,28 +58,27 @@ impl Config {
             )
         })?;
         // Roles that name no job, or a job that cannot play them, are reported when the file
-        // is read; there is nothing to plan then.
+        // is read; the rest of the scenario is still checked, and so are the jobs no scenario
+        // names, in the missing job's place.
         let command = self.command_job_of(s);
-        let Some((app_name, app_job)) = command
+        let app = command
             .or(s.application.as_deref())
             .and_then(|j| Some((j, self.raw.jobs.get(j)?)))
-        else {
-            return Err(Problems::default());
-        };
+            .filter(|(_, job)| job.command.is_some());
         let load = match command {
             Some(_) => None,
-            None => match s
+            None => s
                 .load
                 .as_deref()
                 .and_then(|j| Some((j, self.raw.jobs.get(j)?)))
-            {
-                Some(l) if l.1.url.is_some() => Some(l),
-                _ => return Err(Problems::default()),
-            },
+                .filter(|(_, job)| job.url.is_some()),
         };
-        if app_job.command.is_none() {
-            return Err(Problems::default());
-        }
+        let complete = app.is_some() && (command.is_some() || load.is_some());
+        let stand_ins = if complete {
+            Vec::new()
+        } else {
+            self.unnamed_jobs(app.is_none(), command.is_none() && load.is_none())
+        };
         let mut p = Problems::default();
         let profile = self.profile(req, &mut p);
         let variants = self.select_variants(scenario, s, req, &mut p);
@@ -95,20 +100,48 @@ impl Config {
             s,
             profile: &profile,
             req,
-            app_name,
-            app_job,
+            app,
             load,
+            command: command.is_some(),
+            stand_ins,
         };
         for combo in combos {
             for variant in &variants {
-                rows.push(self.row(&row, &combo, variant.as_deref(), &mut p));
+                if let Some(r) = self.row(&row, &combo, variant.as_deref(), &mut p) {
+                    rows.push(r);
+                }
             }
+        }
+        if !complete {
+            return Err(p);
         }
         p.or_ok(ScenarioPlan {
             iterations,
             variants,
             rows,
         })
+    }
+
+    /// Jobs that no scenario names and that could fill a missing role: with `command` for a
+    /// missing application (or command job), with `url` for a missing load.
+    fn unnamed_jobs(&self, app: bool, load: bool) -> Vec<(&str, &RawJob)> {
+        let named = |name: &str| {
+            self.raw.scenarios.values().any(|s| {
+                [&s.application, &s.load, &s.command]
+                    .iter()
+                    .any(|j| j.as_deref() == Some(name))
+            })
+        };
+        self.raw
+            .jobs
+            .iter()
+            .filter(|(name, _)| !named(name))
+            .filter(|(_, job)| {
+                (app && job.command.is_some() && job.url.is_none())
+                    || (load && job.url.is_some() && job.command.is_none())
+            })
+            .map(|(name, job)| (name.as_str(), job))
+            .collect()
     }
 
     /// The requested profile; `local` needs no table.
@@ -198,7 +231,7 @@ impl Config {
         combo: &[(String, String)],
         variant: Option<&str>,
         p: &mut Problems,
-    ) -> RowPlan {
+    ) -> Option<RowPlan> {
         let (scenario, s, req) = (src.scenario, src.s, src.req);
         let raw_variant = variant.map(|v| &s.variants[v]);
         let mut vars = Vars::default();
@@ -222,27 +255,35 @@ impl Config {
         }
         vars.set("scenario", scenario);
         vars.set("variant", variant.unwrap_or(""));
-        let mut app = self.resolve_app(
-            src.app_name,
-            src.app_job,
-            raw_variant.map(|rv| (variant.unwrap_or(""), scenario, rv)),
-            src.profile,
-            req,
-            &vars,
-            p,
-        );
-        let work = match src.load {
-            Some((load_name, load_job)) => {
-                let load = self.resolve_load(
-                    load_name,
-                    load_job,
-                    scenario,
-                    src.profile,
-                    req,
-                    &vars,
-                    &overrides,
-                    p,
-                );
+        let app_of = |name: &str, job: &RawJob, p: &mut Problems| {
+            self.resolve_app(
+                name,
+                job,
+                raw_variant.map(|rv| (variant.unwrap_or(""), scenario, rv)),
+                src.profile,
+                req,
+                &vars,
+                p,
+            )
+        };
+        let load_of = |name: &str, job: &RawJob, p: &mut Problems| {
+            self.resolve_load(name, job, scenario, src.profile, req, &vars, &overrides, p)
+        };
+        for &(name, job) in &src.stand_ins {
+            if job.url.is_some() {
+                load_of(name, job, p);
+            } else {
+                app_of(name, job, p);
+                if src.command {
+                    self.resolve_command(name, job, &vars, p);
+                }
+            }
+        }
+        let app = src.app.map(|(name, job)| (name, job, app_of(name, job, p)));
+        let load = src.load.map(|(name, job)| load_of(name, job, p));
+        let (app_name, app_job, mut app) = app?;
+        let work = match load {
+            Some(load) => {
                 if app.ready == Ready::Tcp(String::new()) {
                     app.ready = Ready::Tcp(if load.addr.ip().is_unspecified() {
                         // Not resolved here: the application's host resolves the name itself.
@@ -261,8 +302,9 @@ impl Config {
                 }
                 Work::Load(Box::new(load))
             }
+            None if !src.command => return None,
             None => {
-                let work = self.resolve_command(src.app_name, src.app_job, &vars, p);
+                let work = self.resolve_command(app_name, app_job, &vars, p);
                 if let Some(h) = &app.host {
                     p.add(self.error_at(
                         &format!("profiles.{}", req.profile),
@@ -270,14 +312,14 @@ impl Config {
                         &format!(
                             "scenario `{scenario}` runs a command job (`{}` has no load), which \
                              runs on this machine: host `{}` serves applications under load",
-                            src.app_name, h.name
+                            app_name, h.name
                         ),
                     ));
                 }
                 for rule in &work.extract {
                     if let Some(row) = rule.row.as_ref().filter(|r| s.matrix.contains_key(*r)) {
                         p.add(self.error_at(
-                            &format!("jobs.{}.extract.{}", src.app_name, rule.name),
+                            &format!("jobs.{}.extract.{}", app_name, rule.name),
                             Some("row"),
                             &format!(
                                 "`{row}` is also a matrix variable of scenario `{scenario}`: \
@@ -289,12 +331,12 @@ impl Config {
                 Work::Command(work)
             }
         };
-        RowPlan {
+        Some(RowPlan {
             variables: combo.iter().cloned().collect::<BTreeMap<_, _>>(),
             variant: variant.map(str::to_string),
             app,
             work,
-        }
+        })
     }
 
     /// The selected variants; unknown or repeated names are recorded and left out.
