@@ -50,6 +50,7 @@ fn main() -> ExitCode {
         Command::History(a) => cli::history::execute(a),
         Command::Bisect(a) => bisect::execute(a),
         Command::Agent(a) => cli::agent::execute(a),
+        Command::Init(a) => cli::init::execute(a),
     };
     match outcome {
         Ok(exit) => exit.into(),

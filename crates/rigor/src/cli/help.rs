@@ -1,5 +1,7 @@
 //! `rigor help [COMMAND|TOPIC]`: a command's full help, as clap's own help subcommand would
-//! print it, or a short topic page saying where its reference is and what it covers.
+//! print it, or a whole reference (cli, config, results, warnings). The references are the
+//! Markdown pages of docs/, compiled into the binary, so an installed rigor prints them with no
+//! repository at hand and the pages and the help never differ.
 
 use crate::exit::Exit;
 use crate::failure::Failure;
@@ -8,37 +10,16 @@ use clap::CommandFactory;
 /// Flags of `rigor help`.
 #[derive(clap::Args, Debug)]
 pub struct HelpArgs {
-    /// A command (load, run, compare, bisect) or a topic (config, results).
+    /// A command (load, run, compare, …) or a reference: cli, config, results, warnings.
     pub topic: Option<String>,
 }
 
-/// The topics beside the commands, each with its page.
-const TOPICS: &[(&str, &str)] = &[
-    (
-        "config",
-        "\
-rigor.toml: the reference of every table and key, with types, defaults and examples, is
-docs/config.md in the repository.
-
-`rigor run` reads rigor.toml in the current folder (or -f FILE). Its top-level tables:
-  [variables]          values for {{name}} substitution
-  [jobs.NAME]          an application to build and start, or a load to drive
-  [scenarios.NAME]     which job is the application, which the load, and what varies
-  [profiles.NAME]      CPU sets and priority per role, plus variables
-  [measurements.ID]    unit, direction and label of a measurement id
-Any other top-level key, and any unknown key in a table, is an error.
-",
-    ),
-    (
-        "results",
-        "\
-Results: the result JSON (rigor.run.v1, rigor.compare.v1, rigor.load.v1) and every measurement
-id with its unit and direction are in docs/results.md in the repository; every warning kind with
-its meaning and advice is in docs/warnings.md.
-
-Measurement ids (unit, better):
-",
-    ),
+/// The references beside the commands, each the whole page of docs/ it is compiled from.
+pub const TOPICS: &[(&str, &str)] = &[
+    ("cli", include_str!("../../../../docs/cli.md")),
+    ("config", include_str!("../../../../docs/config.md")),
+    ("results", include_str!("../../../../docs/results.md")),
+    ("warnings", include_str!("../../../../docs/warnings.md")),
 ];
 
 /// Prints the help asked for; an unknown name is a usage error that lists what there is.
@@ -58,7 +39,6 @@ fn page(topic: Option<&str>) -> Result<String, Failure> {
         return Ok(command.render_long_help().to_string());
     }
     match TOPICS.iter().find(|(name, _)| *name == topic) {
-        Some(("results", page)) => Ok(format!("{page}{}", measurement_ids())),
         Some((_, page)) => Ok(page.to_string()),
         None => {
             let commands: Vec<String> = cli
@@ -75,47 +55,31 @@ fn page(topic: Option<&str>) -> Result<String, Failure> {
     }
 }
 
-/// The catalogue's ids, one a line: `  load.rps  1/s  higher`.
-fn measurement_ids() -> String {
-    let width = crate::measurements::CATALOGUE
-        .iter()
-        .map(|m| m.id.len())
-        .max()
-        .unwrap_or(0);
-    crate::measurements::CATALOGUE
-        .iter()
-        .map(|m| {
-            let better = match m.direction {
-                rigor_stats::Direction::HigherIsBetter => "higher",
-                rigor_stats::Direction::LowerIsBetter => "lower",
-            };
-            format!("  {:<width$}  {:<6}  {better}\n", m.id, m.unit)
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use clap::Parser;
 
     #[test]
-    fn every_help_page_says_where_the_docs_are() {
+    fn every_help_page_names_the_built_in_references_and_no_repository_path() {
         let mut cli = super::super::Cli::command();
         cli.build();
-        assert!(cli
-            .render_long_help()
-            .to_string()
-            .contains("docs/config.md"));
-        for name in ["load", "run", "compare"] {
-            let page = cli
-                .find_subcommand_mut(name)
-                .unwrap()
-                .render_long_help()
-                .to_string();
-            for doc in ["docs/cli.md", "docs/config.md", "docs/results.md"] {
-                assert!(page.contains(doc), "{name}: {page}");
+        let mut pages = vec![("rigor".to_string(), cli.render_long_help().to_string())];
+        for command in cli.get_subcommands_mut() {
+            let name = command.get_name().to_string();
+            pages.push((name, command.render_long_help().to_string()));
+        }
+        for (name, page) in pages.iter().filter(|(n, _)| n != "help") {
+            for (topic, _) in TOPICS {
+                assert!(
+                    page.contains(&format!("rigor help {topic}")),
+                    "{name}: {page}"
+                );
             }
+            assert!(
+                !page.contains("docs/"),
+                "{name} points into the repository: {page}"
+            );
         }
     }
 
@@ -126,23 +90,41 @@ mod tests {
             .unwrap()
             .contains("Usage: rigor run [OPTIONS]"));
         assert!(page(Some("config")).unwrap().contains("[scenarios.NAME]"));
-        assert!(page(Some("results")).unwrap().contains("docs/results.md"));
         let e = page(Some("nope")).unwrap_err();
         assert_eq!(e.exit(), Exit::Usage);
-        assert_eq!(
-            e.text(),
-            "no help for `nope`: commands are load, run, compare, history, bisect, agent, help; topics are config, results"
+        assert!(
+            e.text()
+                .starts_with("no help for `nope`: commands are load, run,"),
+            "{}",
+            e.text()
+        );
+        assert!(
+            e.text()
+                .ends_with("; topics are cli, config, results, warnings"),
+            "{}",
+            e.text()
         );
         let parsed = super::super::Cli::try_parse_from(["rigor", "help", "config"]).unwrap();
         assert!(matches!(parsed.command, super::super::Command::Help(_)));
     }
 
     #[test]
-    fn the_results_topic_lists_every_measurement_id() {
-        let ids = measurement_ids();
-        for m in crate::measurements::CATALOGUE {
-            assert!(ids.contains(m.id), "{}", m.id);
+    fn each_topic_is_its_whole_page_of_docs() {
+        for (topic, file) in [
+            ("cli", "docs/cli.md"),
+            ("config", "docs/config.md"),
+            ("results", "docs/results.md"),
+            ("warnings", "docs/warnings.md"),
+        ] {
+            assert_eq!(
+                page(Some(topic)).unwrap(),
+                crate::docs_tests::read(file),
+                "{topic}"
+            );
         }
-        assert!(ids.contains("load.rps"));
+        let results = page(Some("results")).unwrap();
+        for m in crate::measurements::CATALOGUE {
+            assert!(results.contains(m.id), "{}", m.id);
+        }
     }
 }

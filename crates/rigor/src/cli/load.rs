@@ -62,7 +62,7 @@ pub struct LoadArgs {
     #[arg(long = "source-addr", value_name = "ADDRS")]
     pub source_addr: Option<String>,
     /// Drive the load with an external tool instead of the engine: wrk, wrk2, bombardier,
-    /// h2load or oha (the flags above are mapped onto its own; see docs/load-tools.md)
+    /// h2load or oha (the flags above are mapped onto its own, see `rigor help cli`)
     #[arg(long, value_name = "NAME")]
     pub tool: Option<String>,
     /// Extra options for --tool, after `--` (e.g. `-- --h1` for h2load)

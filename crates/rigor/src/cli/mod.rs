@@ -6,20 +6,23 @@ pub mod bisect;
 pub mod compare;
 pub mod help;
 pub mod history;
+pub mod init;
+mod init_templates;
 pub mod load;
 pub mod run;
 pub mod view;
 
 use clap::{Parser, Subcommand};
 
-/// Where the documentation is, under every `--help` page: the flags say what they do, the docs
-/// say everything else.
+/// Where the documentation is, under every `--help` page: the flags say what they do, the
+/// references built into rigor say everything else (no repository needed).
 pub const DOCS: &str = "\
-Documentation (in the repository's docs/ folder):
-  docs/cli.md      every command and flag, exit codes
-  docs/config.md   every rigor.toml table and key (rigor help config)
-  docs/results.md  the result JSON and every measurement id (rigor help results)
-  docs/warnings.md every warning kind, its meaning and advice";
+References (built in, printed offline):
+  rigor help cli       every command and flag, exit codes
+  rigor help config    every rigor.toml table and key
+  rigor help results   the result JSON and every measurement id
+  rigor help warnings  every warning kind, its meaning and advice
+Start a rigor.toml for the current folder with `rigor init`.";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -57,6 +60,10 @@ pub enum Command {
     /// ssh or another stdio transport).
     #[command(after_help = DOCS)]
     Agent(agent::AgentArgs),
-    /// Print the help of a command, or of a topic: config, results.
+    /// Write a commented rigor.toml for the project in the current folder (Cargo, Go, .NET,
+    /// Node, Python or a Dockerfile): its release build, start command, readiness and load.
+    #[command(after_help = DOCS)]
+    Init(init::InitArgs),
+    /// Print the help of a command, or a whole reference: cli, config, results, warnings.
     Help(help::HelpArgs),
 }

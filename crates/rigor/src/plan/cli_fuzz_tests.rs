@@ -153,7 +153,8 @@ fn arbitrary_argument_vectors_are_usage_errors_or_plans_never_panics() {
             | Command::Help(_)
             | Command::History(_)
             | Command::Bisect(_)
-            | Command::Agent(_) => {}
+            | Command::Agent(_)
+            | Command::Init(_) => {}
         }
     }
     let _ = std::fs::remove_dir_all(&dir);

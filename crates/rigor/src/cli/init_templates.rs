@@ -1,0 +1,625 @@
+//! What `rigor init` writes: the project a folder holds (Cargo, Go, .NET, Node, Python, a
+//! Dockerfile, or nothing it knows), the release build and start command rigor would use for
+//! it, and the commented rigor.toml made from them.
+
+use std::path::Path;
+
+/// A project found in a folder: how to build it for release, start it and know it is ready.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Project {
+    /// What was recognised, for people: `a Cargo project (package \`hello\`)`.
+    pub found: String,
+    /// The port the application is told to listen on, by the ecosystem's custom.
+    pub port: u16,
+    pub build: Option<String>,
+    pub artifact: Option<String>,
+    pub command: String,
+    pub env: Vec<(&'static str, String)>,
+    pub configuration: Option<&'static str>,
+    pub versions: Vec<(&'static str, String)>,
+    /// What to check before the first run, each a comment above the application job.
+    pub notes: Vec<String>,
+}
+
+/// The project of `dir`, tried in order: Cargo, Go, .NET, Node, Python, Dockerfile; a
+/// placeholder to edit when none is there.
+pub fn detect(dir: &Path) -> Project {
+    cargo(dir)
+        .or_else(|| go(dir))
+        .or_else(|| dotnet(dir))
+        .or_else(|| node(dir))
+        .or_else(|| python(dir))
+        .or_else(|| docker(dir))
+        .unwrap_or_else(|| unknown(dir))
+}
+
+const PORT_NOTE: &str =
+    "edit: how the server is told its port (here the PORT environment variable) if it reads another";
+
+fn read(dir: &Path, name: &str) -> Option<String> {
+    std::fs::read_to_string(dir.join(name)).ok()
+}
+
+/// The folder's own name, for a project that names itself nowhere.
+fn folder_name(dir: &Path) -> String {
+    dir.file_name()
+        .and_then(|n| n.to_str())
+        .filter(|n| !n.is_empty())
+        .unwrap_or("app")
+        .to_string()
+}
+
+/// A name fit for a path or an image tag: letters, digits, `-`, `_` and `.`, lower case.
+fn tame(name: &str) -> String {
+    let t: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    match t.trim_matches(['-', '.']) {
+        "" => "app".to_string(),
+        t => t.to_string(),
+    }
+}
+
+fn port_env() -> Vec<(&'static str, String)> {
+    vec![("PORT", "{{port}}".to_string())]
+}
+
+fn cargo(dir: &Path) -> Option<Project> {
+    let manifest: toml::Table = read(dir, "Cargo.toml")?.parse().ok()?;
+    let str_at = |v: Option<&toml::Value>| v.and_then(|v| v.as_str()).map(str::to_string);
+    let bin = manifest
+        .get("bin")
+        .and_then(|b| b.as_array())
+        .and_then(|b| str_at(b.first()?.get("name")));
+    let package = str_at(manifest.get("package").and_then(|p| p.get("name")));
+    let mut notes = vec![PORT_NOTE.to_string()];
+    let (name, found) = match (bin, package) {
+        (Some(bin), _) => (bin.clone(), format!("a Cargo project (binary `{bin}`)")),
+        (None, Some(package)) => (
+            package.clone(),
+            format!("a Cargo project (package `{package}`)"),
+        ),
+        (None, None) => {
+            notes.push("edit: the binary to start (a workspace names none here)".to_string());
+            let name = tame(&folder_name(dir));
+            (name, "a Cargo workspace".to_string())
+        }
+    };
+    let path = format!("{}/release/{name}", target_dir(dir));
+    Some(Project {
+        found,
+        port: 8080,
+        build: Some("cargo build --release".to_string()),
+        artifact: Some(path.clone()),
+        command: path,
+        env: port_env(),
+        configuration: Some("release"),
+        versions: vec![("rustc", "rustc --version".to_string())],
+        notes,
+    })
+}
+
+/// Where cargo builds a package of `dir`: its own `target`, or its workspace's when a folder
+/// above holds a `Cargo.toml` with `[workspace]`.
+fn target_dir(dir: &Path) -> String {
+    let mut up = String::new();
+    for parent in dir.ancestors().skip(1) {
+        up.push_str("../");
+        let workspace = read(parent, "Cargo.toml")
+            .and_then(|t| t.parse::<toml::Table>().ok())
+            .is_some_and(|t| t.contains_key("workspace"));
+        if workspace {
+            return format!("{up}target");
+        }
+    }
+    "target".to_string()
+}
+
+fn go(dir: &Path) -> Option<Project> {
+    let module = read(dir, "go.mod")?;
+    let path = module
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("module "))
+        .map(|m| m.trim().trim_matches('"').to_string());
+    let name = tame(
+        path.as_deref()
+            .and_then(|p| p.rsplit('/').next())
+            .unwrap_or(""),
+    );
+    // A main package under cmd/NAME is the usual layout when the root holds a library.
+    let main = std::fs::read_dir(dir.join("cmd")).ok().and_then(|entries| {
+        let mut dirs: Vec<String> = entries
+            .flatten()
+            .filter(|e| e.path().is_dir())
+            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .collect();
+        dirs.sort();
+        dirs.into_iter().next()
+    });
+    let (package, name) = match main {
+        Some(m) => (format!("./cmd/{m}"), tame(&m)),
+        None => (".".to_string(), name),
+    };
+    Some(Project {
+        found: format!(
+            "a Go module (`{}`)",
+            path.unwrap_or_else(|| "unnamed".to_string())
+        ),
+        port: 8080,
+        build: Some(format!("go build -o bin/{name} {package}")),
+        artifact: Some(format!("bin/{name}")),
+        command: format!("./bin/{name}"),
+        env: port_env(),
+        configuration: Some("release"),
+        versions: vec![("go", "go version".to_string())],
+        notes: vec![PORT_NOTE.to_string()],
+    })
+}
+
+fn dotnet(dir: &Path) -> Option<Project> {
+    let mut projects: Vec<String> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|n| {
+            [".csproj", ".fsproj", ".vbproj"]
+                .iter()
+                .any(|x| n.ends_with(x))
+        })
+        .collect();
+    projects.sort();
+    let project = projects.first()?;
+    let name = project
+        .rsplit_once('.')
+        .map_or(project.as_str(), |(n, _)| n);
+    let out = "bin/rigor-publish";
+    let mut notes = vec![
+        "edit: the URL the server listens on, if it does not read ASPNETCORE_URLS".to_string(),
+    ];
+    if projects.len() > 1 {
+        notes.push(format!(
+            "edit: the project to publish and start ({} are here)",
+            projects.join(", ")
+        ));
+    }
+    Some(Project {
+        found: format!("a .NET project (`{project}`)"),
+        port: 5000,
+        build: Some(format!("dotnet publish {project} -c Release -o {out}")),
+        artifact: Some(out.to_string()),
+        command: format!("dotnet {out}/{name}.dll"),
+        env: vec![
+            ("ASPNETCORE_URLS", "http://127.0.0.1:{{port}}".to_string()),
+            ("DOTNET_NOLOGO", "1".to_string()),
+        ],
+        configuration: Some("Release"),
+        versions: vec![("dotnet", "dotnet --version".to_string())],
+        notes,
+    })
+}
+
+fn node(dir: &Path) -> Option<Project> {
+    let package: serde_json::Value = serde_json::from_str(&read(dir, "package.json")?).ok()?;
+    let text = |v: &serde_json::Value| v.as_str().map(str::to_string);
+    let name = package
+        .get("name")
+        .and_then(text)
+        .unwrap_or_else(|| folder_name(dir));
+    let scripts = package.get("scripts");
+    let script = |s: &str| scripts.and_then(|v| v.get(s)).is_some();
+    let install = if dir.join("package-lock.json").exists() {
+        "npm ci"
+    } else {
+        "npm install"
+    };
+    let build = if script("build") {
+        format!("{install} && npm run build")
+    } else {
+        install.to_string()
+    };
+    let command = match package.get("main").and_then(text) {
+        Some(main) => format!("node {main}"),
+        None if script("start") => "npm start".to_string(),
+        None => "node index.js".to_string(),
+    };
+    Some(Project {
+        found: format!("a Node project (`{name}`)"),
+        port: 3000,
+        build: Some(build),
+        artifact: None,
+        command,
+        env: vec![
+            ("NODE_ENV", "production".to_string()),
+            ("PORT", "{{port}}".to_string()),
+        ],
+        configuration: None,
+        versions: vec![("node", "node --version".to_string())],
+        notes: vec![PORT_NOTE.to_string()],
+    })
+}
+
+fn python(dir: &Path) -> Option<Project> {
+    let markers = [
+        "pyproject.toml",
+        "requirements.txt",
+        "setup.py",
+        "Pipfile",
+        "manage.py",
+    ];
+    let marker = markers.iter().find(|m| dir.join(m).exists())?;
+    let deps = ["requirements.txt", "pyproject.toml", "Pipfile"]
+        .iter()
+        .filter_map(|f| read(dir, f))
+        .collect::<String>()
+        .to_lowercase();
+    let build = if dir.join("requirements.txt").exists() {
+        Some("python3 -m venv .venv && .venv/bin/pip install -q -r requirements.txt")
+    } else if dir.join("pyproject.toml").exists() || dir.join("setup.py").exists() {
+        Some("python3 -m venv .venv && .venv/bin/pip install -q .")
+    } else {
+        None
+    };
+    let python = if build.is_some() {
+        ".venv/bin/python"
+    } else {
+        "python3"
+    };
+    let entry = ["main.py", "app.py", "server.py", "wsgi.py"]
+        .into_iter()
+        .find(|f| dir.join(f).exists());
+    let module = entry.unwrap_or("main.py").trim_end_matches(".py");
+    let mut notes = Vec::new();
+    let command = if dir.join("manage.py").exists() {
+        notes.push(
+            "edit: Django's runserver is a development server; measure the one you deploy \
+             (gunicorn, uvicorn) instead"
+                .to_string(),
+        );
+        format!("{python} manage.py runserver 127.0.0.1:{{{{port}}}} --noreload")
+    } else if deps.contains("uvicorn") || deps.contains("fastapi") {
+        notes.push(format!(
+            "edit: the module and application object (`{module}:app` here)"
+        ));
+        format!("{python} -m uvicorn {module}:app --host 127.0.0.1 --port {{{{port}}}}")
+    } else if deps.contains("gunicorn") || deps.contains("flask") {
+        notes.push(format!(
+            "edit: the module and application object (`{module}:app` here)"
+        ));
+        format!("{python} -m gunicorn -b 127.0.0.1:{{{{port}}}} {module}:app")
+    } else {
+        notes.push(PORT_NOTE.to_string());
+        if entry.is_none() {
+            notes.push("edit: the script that starts the server".to_string());
+        }
+        format!("{python} {module}.py")
+    };
+    Some(Project {
+        found: format!("a Python project (`{marker}`)"),
+        port: 8000,
+        build: build.map(str::to_string),
+        artifact: None,
+        command,
+        env: vec![
+            ("PORT", "{{port}}".to_string()),
+            ("PYTHONDONTWRITEBYTECODE", "1".to_string()),
+        ],
+        configuration: None,
+        versions: vec![("python", format!("{python} --version"))],
+        notes,
+    })
+}
+
+fn docker(dir: &Path) -> Option<Project> {
+    let dockerfile = read(dir, "Dockerfile")?;
+    let exposed = dockerfile
+        .lines()
+        .filter_map(|l| {
+            let (word, rest) = l.trim().split_once(char::is_whitespace)?;
+            word.eq_ignore_ascii_case("EXPOSE").then_some(rest)
+        })
+        .flat_map(str::split_whitespace)
+        .find_map(|p| p.split('/').next()?.parse::<u16>().ok());
+    let inner = exposed.unwrap_or(8080);
+    let image = format!("rigor-{}", tame(&folder_name(dir)));
+    let mut notes = vec![
+        "rigor measures the processes it starts: here the docker client, not the container; \
+         for the application's own CPU and memory run its server directly"
+            .to_string(),
+    ];
+    if exposed.is_none() {
+        notes.push("edit: the port the container listens on (8080 here)".to_string());
+    }
+    Some(Project {
+        found: format!("a Dockerfile (container port {inner})"),
+        port: 8080,
+        build: Some(format!("docker build -q -t {image} .")),
+        artifact: None,
+        command: format!("docker run --rm --init -p 127.0.0.1:{{{{port}}}}:{inner} {image}"),
+        env: Vec::new(),
+        configuration: None,
+        versions: vec![("docker", "docker --version".to_string())],
+        notes,
+    })
+}
+
+fn unknown(dir: &Path) -> Project {
+    Project {
+        found: format!(
+            "no project rigor recognises in `{}` (Cargo.toml, go.mod, *.csproj, package.json, \
+             pyproject.toml, requirements.txt, Dockerfile)",
+            folder_name(dir)
+        ),
+        port: 8080,
+        build: None,
+        artifact: None,
+        command: "./server".to_string(),
+        env: port_env(),
+        configuration: None,
+        versions: Vec::new(),
+        notes: vec![
+            "edit: the build (`build = \"…\"`) and the command that starts your server".to_string(),
+            PORT_NOTE.to_string(),
+        ],
+    }
+}
+
+/// A TOML string holding `s`, quoted and escaped.
+fn quote(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
+/// `{ A = "x", B = "y" }`.
+fn inline(pairs: &[(&str, String)]) -> String {
+    let items: Vec<String> = pairs
+        .iter()
+        .map(|(k, v)| format!("{k} = {}", quote(v)))
+        .collect();
+    format!("{{ {} }}", items.join(", "))
+}
+
+/// The commented rigor.toml for `project`: one application job, one load job, one scenario.
+pub fn render(project: &Project) -> String {
+    let mut t = String::new();
+    let mut line = |s: &str| {
+        t.push_str(s);
+        t.push('\n');
+    };
+    line(&format!(
+        "# rigor.toml for {}, written by `rigor init`.",
+        project.found
+    ));
+    line("# Read it, change what is marked `edit:`, then `rigor run`. Every table and key:");
+    line("# `rigor help config`; every flag: `rigor help cli`.");
+    line("");
+    line("[variables]");
+    line("# The port the application listens on and the load is sent to.");
+    line(&format!("port = {}", project.port));
+    line("");
+    line("# The application: built once per distinct build, started fresh for every iteration.");
+    line("[jobs.app]");
+    for note in &project.notes {
+        line(&format!("# {note}"));
+    }
+    if let Some(build) = &project.build {
+        line("# The release build, run in this folder before the first iteration.");
+        line(&format!("build = {}", quote(build)));
+    }
+    if let Some(artifact) = &project.artifact {
+        line("# What the build makes: hashed, copied into the run folder, checked before each start.");
+        line(&format!("artifact = {}", quote(artifact)));
+    }
+    line("# How to start it (run by `sh -c` in this folder).");
+    line(&format!("command = {}", quote(&project.command)));
+    if !project.env.is_empty() {
+        line(&format!("env = {}", inline(&project.env)));
+    }
+    if let Some(c) = project.configuration {
+        line("# Read by the debug-build guard: say \"debug\" if you measure a debug build.");
+        line(&format!("configuration = {}", quote(c)));
+    }
+    if !project.versions.is_empty() {
+        line("# Recorded with the result, so you know later what was measured.");
+        line(&format!("versions = {}", inline(&project.versions)));
+    }
+    line("# Ready once a connection to the port succeeds; to wait for a health URL instead:");
+    line("# ready = { http = \"http://127.0.0.1:{{port}}/health\", timeout = \"60s\" }");
+    line("ready = { tcp = \"127.0.0.1:{{port}}\", timeout = \"60s\" }");
+    line("");
+    line("# The load: the built-in engine, closed model (add `rate = 10000` for an open one).");
+    line("[jobs.load]");
+    line("# edit: the path to measure.");
+    line("url = \"http://127.0.0.1:{{port}}/\"");
+    line("connections = 64");
+    line("warmup = \"3s\"");
+    line("duration = \"10s\"");
+    line("# Check once after readiness that the URL answers as it should:");
+    line("# validate = { status = 200, body_contains = \"Hello\" }");
+    line("");
+    line("# What `rigor run` runs: the application under that load, 5 fresh iterations.");
+    line("[scenarios.main]");
+    line("application = \"app\"");
+    line("load = \"load\"");
+    line("iterations = 5");
+    line("# To compare this checkout with the commit before it, interleaved in one run:");
+    line("# [scenarios.main.variants.before]");
+    line("# ref = \"HEAD~1\"");
+    line("# [scenarios.main.variants.now]");
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Config, PlanRequest};
+    use std::path::PathBuf;
+
+    /// A fresh folder holding `files` (name, text).
+    fn folder(name: &str, files: &[(&str, &str)]) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("rigor-init-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for (file, text) in files {
+            let path = dir.join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        dir
+    }
+
+    /// The template for `files`, written and read back by rigor's own loader and planner:
+    /// no problem at all, one row that starts the expected command.
+    fn loads(name: &str, files: &[(&str, &str)]) -> (Project, String) {
+        let dir = folder(name, files);
+        let project = detect(&dir);
+        let text = render(&project);
+        let path = dir.join("rigor.toml");
+        std::fs::write(&path, &text).unwrap();
+        let (config, problems) = Config::load_all(&path).unwrap();
+        assert!(problems.is_empty(), "{name}: {problems}\n{text}");
+        let request = PlanRequest {
+            profile: "local".to_string(),
+            ..Default::default()
+        };
+        let plan = config
+            .plan("main", &request)
+            .unwrap_or_else(|p| panic!("{name}: {p}\n{text}"));
+        assert_eq!(plan.rows.len(), 1);
+        assert_eq!(plan.iterations, Some(5));
+        let command = &plan.rows[0].app.command;
+        let expected = project
+            .command
+            .replace("{{port}}", &project.port.to_string());
+        assert_eq!(command, &expected, "{name}");
+        let _ = std::fs::remove_dir_all(&dir);
+        (project, text)
+    }
+
+    #[test]
+    fn every_kind_of_project_gets_a_template_rigor_loads_and_plans() {
+        let (p, t) = loads(
+            "cargo",
+            &[(
+                "Cargo.toml",
+                "[package]\nname = \"hello-api\"\nversion = \"0.1.0\"\n",
+            )],
+        );
+        assert_eq!(p.command, "target/release/hello-api");
+        assert!(t.contains("build = \"cargo build --release\""), "{t}");
+        let (p, _) = loads(
+            "cargo-bin",
+            &[(
+                "Cargo.toml",
+                "[package]\nname = \"x\"\n[[bin]]\nname = \"srv\"\npath = \"src/main.rs\"\n",
+            )],
+        );
+        assert_eq!(p.command, "target/release/srv");
+        let (p, _) = loads(
+            "go",
+            &[("go.mod", "module github.com/acme/ping-svc\n\ngo 1.22\n")],
+        );
+        assert_eq!(p.build.as_deref(), Some("go build -o bin/ping-svc ."));
+        let (p, _) = loads(
+            "go-cmd",
+            &[
+                ("go.mod", "module acme/lib\n"),
+                ("cmd/api/main.go", "package main\n"),
+            ],
+        );
+        assert_eq!(p.build.as_deref(), Some("go build -o bin/api ./cmd/api"));
+        let (p, _) = loads(
+            "dotnet",
+            &[("Web.Api.csproj", "<Project Sdk=\"Microsoft.NET.Sdk.Web\"/>")],
+        );
+        assert_eq!(p.command, "dotnet bin/rigor-publish/Web.Api.dll");
+        assert_eq!(p.configuration, Some("Release"));
+        let (p, _) = loads(
+            "node",
+            &[(
+                "package.json",
+                r#"{"name":"api","main":"src/server.js","scripts":{"build":"tsc"}}"#,
+            )],
+        );
+        assert_eq!(p.command, "node src/server.js");
+        assert_eq!(p.build.as_deref(), Some("npm install && npm run build"));
+        let (p, _) = loads(
+            "python",
+            &[("requirements.txt", "fastapi\nuvicorn\n"), ("app.py", "")],
+        );
+        assert_eq!(
+            p.command,
+            ".venv/bin/python -m uvicorn app:app --host 127.0.0.1 --port {{port}}"
+        );
+        let (p, _) = loads(
+            "python-plain",
+            &[
+                ("pyproject.toml", "[project]\nname = \"s\"\n"),
+                ("server.py", ""),
+            ],
+        );
+        assert_eq!(p.command, ".venv/bin/python server.py");
+        let (p, _) = loads("docker", &[("Dockerfile", "FROM nginx\nEXPOSE 80/tcp\n")]);
+        assert!(
+            p.command
+                .contains("-p 127.0.0.1:{{port}}:80 rigor-rigor-init-docker-"),
+            "{}",
+            p.command
+        );
+        let (p, t) = loads("nothing", &[("README", "hi")]);
+        assert_eq!(p.command, "./server");
+        assert!(t.contains("no project rigor recognises"), "{t}");
+    }
+
+    #[test]
+    fn a_workspace_member_starts_the_binary_in_the_workspace_target() {
+        let dir = folder(
+            "workspace",
+            &[
+                ("Cargo.toml", "[workspace]\nmembers = [\"svc/api\"]\n"),
+                ("svc/api/Cargo.toml", "[package]\nname = \"api\"\n"),
+            ],
+        );
+        let p = detect(&dir.join("svc/api"));
+        assert_eq!(p.command, "../../target/release/api");
+        assert_eq!(p.artifact.as_deref(), Some("../../target/release/api"));
+        let p = detect(&dir);
+        assert_eq!(p.found, "a Cargo workspace");
+        assert!(p
+            .command
+            .starts_with("target/release/rigor-init-workspace-"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn cargo_comes_before_a_dockerfile_beside_it() {
+        let dir = folder(
+            "order",
+            &[
+                ("Dockerfile", "FROM rust\n"),
+                ("Cargo.toml", "[package]\nname = \"a\"\n"),
+            ],
+        );
+        assert!(detect(&dir).found.starts_with("a Cargo project"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn names_from_the_project_are_quoted_so_the_file_stays_valid_toml() {
+        let (p, t) = loads(
+            "quotes",
+            &[("package.json", r#"{"name":"x","main":"a \"b\".js"}"#)],
+        );
+        assert_eq!(p.command, "node a \"b\".js");
+        assert!(
+            t.contains(r#"command = 'node a "b".js'"#)
+                || t.contains(r#"command = "node a \"b\".js""#),
+            "{t}"
+        );
+    }
+}
