@@ -204,3 +204,59 @@ fn init_writes_a_config_that_runs_the_project_it_found() {
         );
     }
 }
+
+/// Mistakes that used to stop the checks early: a misspelt `command` (the job cannot start, yet
+/// its other keys are checked), a matrix variable with no values (no row, yet the jobs are
+/// checked), a wrong type and an unknown key in the load job and a bad CPU list in the profile.
+#[test]
+fn a_job_that_cannot_play_its_role_and_an_empty_matrix_hide_no_other_mistake() {
+    let dir = temp_dir("ten-mistakes");
+    let toml = r#"[variables]
+port = 5080
+
+[jobs.app]
+comand = "touch started-marker"
+stop_timeout = "5 parsecs"
+ready = { http = "http://127.0.0.1:{{prot}}/health" }
+
+[jobs.load]
+url = "http://127.0.0.1:{{port}}/"
+connections = "lots"
+method = "GE T"
+colour = "red"
+
+[scenarios.main]
+application = "app"
+load = "load"
+iterations = "x"
+matrix = { c = [] }
+
+[profiles.p]
+application = { cpus = "99-100x" }
+"#;
+    let (out, _) = run(&dir, toml, &["-p", "p"]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{t}");
+    let expected = [
+        (4, "jobs.app", "needs `command`"),
+        (5, "jobs.app.comand", "unknown field `comand`"),
+        (6, "jobs.app.stop_timeout", "invalid duration"),
+        (7, "jobs.app.ready", "undefined variable `prot`"),
+        (11, "jobs.load.connections", "`lots` is not a whole number"),
+        (12, "jobs.load.method", "`GE T` is not an HTTP method"),
+        (13, "jobs.load.colour", "unknown field `colour`"),
+        (18, "scenarios.main.iterations", "expected a whole number"),
+        (19, "scenarios.main.matrix", "`c` has no values"),
+        (22, "profiles.p.application", "invalid CPU list `99-100x`"),
+    ];
+    let errors: Vec<&str> = t.lines().filter(|l| l.starts_with("error: ")).collect();
+    assert_eq!(errors.len(), expected.len(), "{t}");
+    for ((line, key, what), error) in expected.iter().zip(&errors) {
+        let at = format!("error: rigor.toml:{line}: {key}: ");
+        assert!(
+            error.starts_with(&at) && error.contains(what),
+            "{at}…{what}\nin: {t}"
+        );
+    }
+    assert!(!dir.join("started-marker").exists(), "{t}");
+}

@@ -26,12 +26,15 @@ struct RowSource<'a> {
     profile: &'a RawProfile,
     req: &'a PlanRequest,
     /// The job started each iteration: the application, or the command job; `None` when the
-    /// scenario names none that can be (already reported when the file was read).
+    /// scenario names no job (already reported when the file was read).
     app: Option<(&'a str, &'a RawJob)>,
-    /// The load job; `None` for a command scenario, or when it names none that can be.
+    /// The load job; `None` for a command scenario, or when it names no job.
     load: Option<(&'a str, &'a RawJob)>,
     /// Whether the scenario runs a command job instead of an application under load.
     command: bool,
+    /// Whether both jobs can play their roles (a job without `command` or `url` cannot: that
+    /// is reported when the file is read); otherwise rows are only checked, never made.
+    complete: bool,
     /// Jobs no scenario names, checked in this scenario's place when it names a job that
     /// does not exist (most likely one of them, misspelt), so their own problems are listed
     /// with the bad name instead of after it is fixed.
@@ -63,17 +66,16 @@ impl Config {
         let command = self.command_job_of(s);
         let app = command
             .or(s.application.as_deref())
-            .and_then(|j| Some((j, self.raw.jobs.get(j)?)))
-            .filter(|(_, job)| job.command.is_some());
+            .and_then(|j| Some((j, self.raw.jobs.get(j)?)));
         let load = match command {
             Some(_) => None,
             None => s
                 .load
                 .as_deref()
-                .and_then(|j| Some((j, self.raw.jobs.get(j)?)))
-                .filter(|(_, job)| job.url.is_some()),
+                .and_then(|j| Some((j, self.raw.jobs.get(j)?))),
         };
-        let complete = app.is_some() && (command.is_some() || load.is_some());
+        let complete = app.is_some_and(|(_, job)| job.command.is_some())
+            && (command.is_some() || load.is_some_and(|(_, job)| job.url.is_some()));
         let stand_ins = if complete {
             Vec::new()
         } else {
@@ -85,8 +87,9 @@ impl Config {
         let too_many = !self.row_count_fits(scenario, s, variants.len(), &mut p);
         let iterations = self.scenario_iterations(scenario, s, &mut p);
         let mut rows = Vec::new();
-        // Too many rows: check the jobs with the first combination only, to list their problems.
-        let combos = if too_many {
+        // Too many rows, or a variable with no values (both reported): check the jobs with the
+        // first combination only, to list their problems.
+        let combos = if too_many || s.matrix.values().any(Vec::is_empty) {
             let first = s
                 .matrix
                 .iter()
@@ -103,6 +106,7 @@ impl Config {
             app,
             load,
             command: command.is_some(),
+            complete,
             stand_ins,
         };
         for combo in combos {
@@ -281,6 +285,9 @@ impl Config {
         }
         let app = src.app.map(|(name, job)| (name, job, app_of(name, job, p)));
         let load = src.load.map(|(name, job)| load_of(name, job, p));
+        if !src.complete {
+            return None;
+        }
         let (app_name, app_job, mut app) = app?;
         let work = match load {
             Some(load) => {
