@@ -271,10 +271,11 @@ fn python(dir: &Path) -> Option<Project> {
     } else {
         "python3"
     };
-    let entry = ["main.py", "app.py", "server.py", "wsgi.py"]
+    // The script that starts the server, by the names it usually has (without `.py`).
+    let entry = ["main", "app", "server", "wsgi"]
         .into_iter()
-        .find(|f| dir.join(f).exists());
-    let module = entry.unwrap_or("main.py").trim_end_matches(".py");
+        .find(|stem| dir.join(format!("{stem}.py")).exists());
+    let module = entry.unwrap_or("main");
     let mut notes = Vec::new();
     let command = if dir.join("manage.py").exists() {
         notes.push(
@@ -550,11 +551,14 @@ mod tests {
         assert_eq!(p.build.as_deref(), Some("npm install && npm run build"));
         let (p, _) = loads(
             "python",
-            &[("requirements.txt", "fastapi\nuvicorn\n"), ("app.py", "")],
+            &[
+                ("requirements.txt", "fastapi\nuvicorn\n"),
+                ("server.py", ""),
+            ],
         );
         assert_eq!(
             p.command,
-            ".venv/bin/python -m uvicorn app:app --host 127.0.0.1 --port {{port}}"
+            ".venv/bin/python -m uvicorn server:app --host 127.0.0.1 --port {{port}}"
         );
         let (p, _) = loads(
             "python-plain",
