@@ -34,12 +34,17 @@ fn problems(text: &str) -> Vec<String> {
         limits: limits(),
         ..Default::default()
     };
-    match Config::parse(Path::new("/tmp/x/rigor.toml"), text.to_string()) {
+    // As `rigor run` gathers them: the file's problems and the plan's, in line order.
+    let path = Path::new("/tmp/x/rigor.toml");
+    match Config::parse_all(path, text.to_string()) {
         Err(p) => p.messages().to_vec(),
-        Ok(c) => match c.plan("s", &req) {
-            Err(p) => p.messages().to_vec(),
-            Ok(_) => Vec::new(),
-        },
+        Ok((c, mut found)) => {
+            if let Err(p) = c.plan("s", &req) {
+                found.extend(p);
+            }
+            found.sort_by_line(path);
+            found.messages().to_vec()
+        }
     }
 }
 
@@ -95,10 +100,10 @@ fn profile_cpus_are_checked_against_the_machine_and_named() {
     let p = problems(&text);
     assert_eq!(p.len(), 3, "{p:#?}");
     assert!(p[0].contains("rigor.toml:16: profiles.local.application") && p[0].contains("5000"));
+    assert!(p[1].contains("priority `max`"), "{p:#?}");
     assert!(
-        p[1].contains("rigor.toml:17: profiles.local.load") && p[1].contains("CPU 7 is not online")
+        p[2].contains("rigor.toml:17: profiles.local.load") && p[2].contains("CPU 7 is not online")
     );
-    assert!(p[2].contains("priority `max`"), "{p:#?}");
     let nested = BASE.to_string() + "[profiles.local.load]\ncpus = \"3\"\n";
     assert!(one(&nested).contains("rigor.toml:16: profiles.local.load.cpus"));
 }
@@ -227,11 +232,11 @@ fn every_string_is_expanded_and_variant_env_problems_point_at_the_variant() {
         + "[jobs.load.validate]\nbody_contains = \"{{nope}}\"\n[scenarios.s.variants.v]\nenv = { \"A=B\" = \"1\" }\n";
     let p = problems(&text);
     assert_eq!(p.len(), 2, "{p:#?}");
+    assert!(p[0].contains("rigor.toml:15: jobs.load.validate") && p[0].contains("`nope`"));
     assert!(
-        p[0].contains("rigor.toml:18: scenarios.s.variants.v.env") && p[0].contains("`A=B`"),
+        p[1].contains("rigor.toml:18: scenarios.s.variants.v.env") && p[1].contains("`A=B`"),
         "{p:#?}"
     );
-    assert!(p[1].contains("rigor.toml:15: jobs.load.validate") && p[1].contains("`nope`"));
 }
 
 #[test]

@@ -125,6 +125,7 @@ impl Config {
         };
         config.check_references(&mut problems);
         config.check_hosts(&mut problems);
+        config.check_profiles(&mut problems);
         if let Err(p) = config.declarations() {
             problems.extend(p);
         }

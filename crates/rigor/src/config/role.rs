@@ -7,6 +7,23 @@ use super::raw::RawProfile;
 use super::{parse_cpu_list, Config, PlanRequest};
 
 impl Config {
+    /// Every profile's roles (CPU lists, priorities, hosts) checked when the file is read,
+    /// whichever profile `-p` selects, so a mistake in one not selected today is listed now
+    /// instead of on the run that first selects it. This machine's CPUs are checked when the
+    /// selected profile is planned.
+    pub(super) fn check_profiles(&self, p: &mut Problems) {
+        for (name, profile) in &self.raw.profiles {
+            let req = PlanRequest {
+                profile: name.clone(),
+                ..Default::default()
+            };
+            for role in ["application", "load"] {
+                self.role(profile, &req, role, p);
+                self.role_hosts(profile, &req, role, p);
+            }
+        }
+    }
+
     /// CPU set and priority of `role` in the selected profile; problems name the profile.
     pub(super) fn role(
         &self,
