@@ -72,7 +72,8 @@ fn port_env() -> Vec<(&'static str, String)> {
 }
 
 fn cargo(dir: &Path) -> Option<Project> {
-    let manifest: toml::Table = read(dir, "Cargo.toml")?.parse().ok()?;
+    // A manifest that does not parse is still a Cargo project: cargo will say what is wrong.
+    let manifest: toml::Table = read(dir, "Cargo.toml")?.parse().unwrap_or_default();
     let str_at = |v: Option<&toml::Value>| v.and_then(|v| v.as_str()).map(str::to_string);
     let bin = manifest
         .get("bin")
@@ -87,9 +88,14 @@ fn cargo(dir: &Path) -> Option<Project> {
             format!("a Cargo project (package `{package}`)"),
         ),
         (None, None) => {
-            notes.push("edit: the binary to start (a workspace names none here)".to_string());
+            notes.push("edit: the binary to start (Cargo.toml names none here)".to_string());
             let name = tame(&folder_name(dir));
-            (name, "a Cargo workspace".to_string())
+            let found = if manifest.contains_key("workspace") {
+                "a Cargo workspace"
+            } else {
+                "a Cargo project"
+            };
+            (name, found.to_string())
         }
     };
     let path = format!("{}/release/{name}", target_dir(dir));
@@ -206,7 +212,9 @@ fn dotnet(dir: &Path) -> Option<Project> {
 }
 
 fn node(dir: &Path) -> Option<Project> {
-    let package: serde_json::Value = serde_json::from_str(&read(dir, "package.json")?).ok()?;
+    // A package.json that does not parse is still a Node project: npm will say what is wrong.
+    let package: serde_json::Value =
+        serde_json::from_str(&read(dir, "package.json")?).unwrap_or_default();
     let text = |v: &serde_json::Value| v.as_str().map(str::to_string);
     let name = package
         .get("name")
@@ -575,6 +583,13 @@ mod tests {
             "{}",
             p.command
         );
+        let (p, _) = loads("cargo-broken", &[("Cargo.toml", "[package\n")]);
+        assert_eq!(p.found, "a Cargo project");
+        assert!(p
+            .command
+            .starts_with("target/release/rigor-init-cargo-broken-"));
+        let (p, _) = loads("node-broken", &[("package.json", "{")]);
+        assert_eq!(p.command, "node index.js");
         let (p, t) = loads("nothing", &[("README", "hi")]);
         assert_eq!(p.command, "./server");
         assert!(t.contains("no project rigor recognises"), "{t}");
