@@ -2,7 +2,8 @@
 //! needs no manual: the release build, start command, readiness check and load job are there
 //! to read and edit.
 
-use super::init_templates::{detect, render};
+use super::init_detect::detect;
+use super::init_templates::render;
 use crate::exit::Exit;
 use crate::failure::Failure;
 use clap::Args;

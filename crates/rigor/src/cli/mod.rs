@@ -7,6 +7,7 @@ pub mod compare;
 pub mod help;
 pub mod history;
 pub mod init;
+mod init_detect;
 mod init_templates;
 pub mod load;
 pub mod run;
