@@ -220,6 +220,7 @@ fn unjudged(
         pairs: None,
         confidence: None,
         adjusted: None,
+        floor: None,
     }
 }
 
@@ -258,7 +259,11 @@ fn judge(
 ) {
     let id = &cmp.measurement;
     let (b, c) = (&sides.b, &sides.c);
-    let threshold_pct = judging.threshold_pct;
+    // A figure that moves by whole pages or threads is judged on its absolute floor where that
+    // is wider than the threshold at this baseline: never a verdict on one page more.
+    let (threshold_pct, floor) =
+        measurements::floored_threshold_pct(id, cmp.baseline_median, judging.threshold_pct);
+    cmp.floor = floor;
     let Some(direction) = declarations::direction(id, judging.decl) else {
         cmp.note = Some(format!(
             "no verdict: whether higher or lower is better for {id} is not declared"
