@@ -58,9 +58,11 @@ pub fn default_key(cmps: &[Comparison], primary: Option<&str>) -> Vec<String> {
 
 /// The headline's lines, one per compared pair in the order the comparisons come (rows in
 /// order, each row's candidates in declared order), showing `key` (the reader's `--key` or
-/// `[report] key`) or else [`default_key`] of `primary`. A named id that a pair did not
-/// compare is said in its place (`load.foo not compared`) rather than silently left out. Each
-/// line is coloured by its worst verdict; empty when nothing was compared.
+/// `[report] key`) or else [`default_key`] of `primary`. A pair shows the key figures it
+/// compared (a command's own rows have its figures, the row that ran it its elapsed time) and
+/// is left out when it has none; a named id nothing compared is said on every line
+/// (`cmd.foo not compared`) rather than silently dropped. Each line is coloured by its worst
+/// verdict; empty when nothing was compared.
 pub fn lines(
     cmps: &[Comparison],
     decl: &Declarations,
@@ -73,8 +75,13 @@ pub fn lines(
         key.to_vec()
     };
     let several_scenarios = cmps.iter().any(|c| c.scenario != cmps[0].scenario);
+    let compared = |id: &String| cmps.iter().any(|c| &c.measurement == id);
     pairs(cmps)
         .into_iter()
+        .filter(|pair| {
+            let has = |id: &String| pair.iter().any(|c| &c.measurement == id);
+            key.iter().any(has) || !key.iter().any(compared)
+        })
         .map(|pair| {
             let first = pair[0];
             let row = first.row_key();
@@ -89,9 +96,9 @@ pub fn lines(
             }
             let pieces: Vec<String> = key
                 .iter()
-                .map(|id| match pair.iter().find(|c| &c.measurement == id) {
-                    Some(c) => piece(c, decl),
-                    None => format!("{id} not compared"),
+                .filter_map(|id| match pair.iter().find(|c| &c.measurement == id) {
+                    Some(c) => Some(piece(c, decl)),
+                    None => (!compared(id)).then(|| format!("{id} not compared")),
                 })
                 .collect();
             let style = worst(key.iter().filter_map(|id| {
