@@ -512,6 +512,40 @@ mod tests {
     }
 
     #[test]
+    fn figures_that_move_by_whole_threads_or_pages_are_judged_on_their_floor() {
+        // One thread more in every iteration is +100%, clear as day to the statistics, and
+        // still two threads within the floor: no change, with the floor said.
+        let ids = vec![
+            "app.threads.end".to_string(),
+            "app.cgroup.cache".to_string(),
+        ];
+        let mut base = row_with(&[], None, "app.threads.end", &[1.0; 10]);
+        let mut cand = row_with(&[], None, "app.threads.end", &[2.0; 10]);
+        // A page of cache against fifteen: 4 KiB → 60 KiB, under the 1 MiB floor.
+        let page = 4.0 / 1024.0;
+        for (i, it) in base.iterations.iter_mut().enumerate() {
+            it.measurements
+                .insert(ids[1].clone(), page * (1.0 + i as f64 * 0.01));
+        }
+        for (i, it) in cand.iterations.iter_mut().enumerate() {
+            it.measurements
+                .insert(ids[1].clone(), 15.0 * page * (1.0 + i as f64 * 0.01));
+        }
+        let c = compare_rows(&base, &cand, &ids, 2.0, &none(), Design::UNPAIRED);
+        assert_eq!(c.len(), 2);
+        for (c, floor) in c.iter().zip([2.0, 1.0]) {
+            assert_eq!(c.floor, Some(floor), "{c:?}");
+            assert_eq!(c.verdict, "no change", "{c:?}");
+        }
+        // 300 threads against 600: two threads are 0.67% of 300, the 2% threshold is the wider
+        // one and applies; at 30 the floor (6.7%) would still be the wider.
+        let base = row_with(&[], None, "app.threads.end", &spread(300.0, 10));
+        let cand = row_with(&[], None, "app.threads.end", &spread(600.0, 10));
+        let c = &compare_rows(&base, &cand, &ids[..1], 2.0, &none(), Design::UNPAIRED)[0];
+        assert_eq!((c.floor, c.verdict), (None, Verdict::Regression), "{c:?}");
+    }
+
+    #[test]
     fn two_iterations_are_inconclusive_with_advice() {
         let base = row_with(&[], None, "load.rps", &[100.0, 101.0]);
         let cand = row_with(&[], None, "load.rps", &[50.0, 51.0]);
