@@ -120,6 +120,25 @@ fn headlines(stdout: &str, width: usize) -> Vec<Line> {
     top.iter().map(|l| parse_line(l)).collect()
 }
 
+/// A line of a Markdown or HTML report as text: no tags, emphasis, escapes or line breaks.
+fn plain(s: &str) -> String {
+    let mut out = String::new();
+    let mut in_tag = false;
+    for ch in s.replace("<br>", " ").chars() {
+        match ch {
+            '<' => in_tag = true,
+            '>' if in_tag => in_tag = false,
+            _ if !in_tag => out.push(ch),
+            _ => {}
+        }
+    }
+    let out = out
+        .replace("**", "")
+        .replace('\\', "")
+        .replace("&amp;", "&");
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// The comparison of `id` of `candidate` in `json`.
 fn comparison<'a>(json: &'a Value, candidate: &str, id: &str) -> &'a Value {
     json["comparisons"]
@@ -162,9 +181,28 @@ fn a_variants_run_opens_and_ends_on_its_headline_in_declared_order() {
            [scenarios.s.variants.mid]\nenv = { SAME = \"1\" }\n";
     std::fs::write(dir.join("rigor.toml"), toml).unwrap();
     let width = 72;
-    let stdout = rigor_at(&dir, &[RUN, &["-i", "5"]].concat(), width, 0);
+    let args = [
+        "-i",
+        "5",
+        "--markdown",
+        "report.md",
+        "--html",
+        "report.html",
+    ];
+    let stdout = rigor_at(&dir, &[RUN, &args].concat(), width, 0);
     let json = result(&dir);
     let lines = headlines(&stdout, width);
+    // The Markdown and HTML reports open with the same lines, before any table or chart.
+    let top = items(&stdout.lines().collect::<Vec<_>>(), 1);
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    let first_item = md.lines().find(|l| l.starts_with("- ")).unwrap();
+    assert_eq!(plain(first_item.trim_start_matches("- ")), top[0], "{md}");
+    assert!(md.find(first_item) < md.find("| "), "{md}");
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    let li = html.find("<li>").expect("a list in the page");
+    let item = &html[li + 4..li + html[li..].find("</li>").unwrap()];
+    assert_eq!(plain(item), top[0], "{html}");
+    assert!(li < html.find("<svg").unwrap() && li < html.find("<table").unwrap());
     // One line per pair, candidates in declared order against the first declared variant.
     let pairs: Vec<(&str, &str)> = lines
         .iter()
