@@ -288,7 +288,18 @@ fn judge(
         return;
     }
     let Some(ch) = change.clone() else {
-        cmp.note = Some(identical_or_undefined(b, c, cmp));
+        cmp.note = Some(match within_floor(&cmp.measurement, b, c) {
+            Some(f) => {
+                cmp.floor = Some(f);
+                cmp.verdict = Verdict::NoChange;
+                format!(
+                    "every value of both sides is within {} of the others, the floor of {}",
+                    crate::report::format::number(f),
+                    cmp.measurement
+                )
+            }
+            None => identical_or_undefined(b, c, cmp),
+        });
         return;
     };
     if !ch.agrees() {
@@ -379,6 +390,18 @@ fn disagreement_note(ch: &rigor_stats::Change, cmp: &Comparison) -> String {
         signed_pct(ch.ci_low_pct),
         signed_pct(ch.ci_high_pct)
     )
+}
+
+/// The floor of `id` when every value of both sides lies within it of every other (a page cache
+/// empty in the baseline and a few pages in the candidate): no relative change exists, and
+/// none is needed to say nothing moved.
+fn within_floor(id: &str, b: &[f64], c: &[f64]) -> Option<f64> {
+    let f = measurements::floor(id)?;
+    let all = b.iter().chain(c);
+    let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+        (lo.min(*v), hi.max(*v))
+    });
+    (hi - lo < f).then_some(f)
 }
 
 /// When the statistics cannot express a relative change (a zero baseline, e.g. zero errors), the
@@ -537,6 +560,22 @@ mod tests {
             assert_eq!(c.floor, Some(floor), "{c:?}");
             assert_eq!(c.verdict, "no change", "{c:?}");
         }
+        // An empty page cache against a few pages: no relative change exists, and the floor
+        // says nothing moved.
+        let zero = row_with(&[], None, "app.cgroup.cache", &[0.0; 6]);
+        let few = row_with(
+            &[],
+            None,
+            "app.cgroup.cache",
+            &[page, 2.0 * page, page, 0.0, page, page],
+        );
+        let c = &compare_rows(&zero, &few, &ids[1..], 2.0, &none(), Design::UNPAIRED)[0];
+        assert_eq!(
+            (c.floor, c.verdict),
+            (Some(1.0), Verdict::NoChange),
+            "{c:?}"
+        );
+        assert!(c.note.as_deref().unwrap().contains("floor"), "{c:?}");
         // 300 threads against 600: two threads are 0.67% of 300, the 2% threshold is the wider
         // one and applies; at 30 the floor (6.7%) would still be the wider.
         let base = row_with(&[], None, "app.threads.end", &spread(300.0, 10));

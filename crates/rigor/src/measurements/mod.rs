@@ -10,7 +10,7 @@ pub mod ids;
 mod source_tests;
 
 pub use figures::{record_app, record_load};
-pub use floor::threshold_pct as floored_threshold_pct;
+pub use floor::{floor, threshold_pct as floored_threshold_pct};
 
 use rigor_stats::Direction;
 
