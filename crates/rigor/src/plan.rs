@@ -40,6 +40,8 @@ pub struct RunPlan {
     pub variant_order: Vec<String>,
     /// The config's `[measurements.ID]` declarations.
     pub declarations: crate::declarations::Declarations,
+    /// `[report] key`: the headline's key figures, unless `--key` names others.
+    pub report_key: Vec<String>,
 }
 
 /// Reads the config and plans every selected row; every problem found is returned, those of
@@ -137,7 +139,9 @@ pub fn plan(config: &Config, selection: &Selection, limits: Limits) -> Result<Ru
         problems.extend(e);
         Default::default()
     });
-    problems.or_ok(RunPlan::new(scenarios, rows, variant_order, declarations))
+    let mut plan = RunPlan::new(scenarios, rows, variant_order, declarations);
+    plan.report_key = config.report_key().unwrap_or_default();
+    problems.or_ok(plan)
 }
 
 impl PlannedRow {
@@ -217,6 +221,7 @@ impl RunPlan {
             groups,
             variant_order,
             declarations,
+            report_key: Vec::new(),
         }
     }
 

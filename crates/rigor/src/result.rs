@@ -455,6 +455,11 @@ pub struct Comparison {
     /// measured in every paired round or did not vary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adjusted: Option<Adjusted>,
+    /// The absolute floor, in the measurement's unit, the verdict was judged on when it is wider
+    /// than the threshold at this baseline (a page cache of a few KiB, a thread or two): the
+    /// change is then shown in the unit, not as a percentage. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floor: Option<f64>,
 }
 
 /// The within-round change at equal interference on both sides: the part of the log ratios
@@ -522,6 +527,7 @@ impl Comparison {
             pairs: None,
             confidence: None,
             adjusted: None,
+            floor: None,
         }
     }
 }

@@ -98,7 +98,11 @@ fn every_scenario_is_compared_numbered_from_one_and_warned_up_front() {
         "{stderr}"
     );
     let in_report = stdout.find("leaves 2 per variant").expect("in the report");
-    assert!(in_report < stdout.find("Throughput").unwrap(), "{stdout}");
+    // (The headline above it names the figure too; the first table labels it with its unit.)
+    assert!(
+        in_report < stdout.find("Throughput (1/s)").unwrap(),
+        "{stdout}"
+    );
 
     // One numbering for people: progress lines, the CSV and the report count 1..3; the JSON
     // keeps its 0-based `index`.

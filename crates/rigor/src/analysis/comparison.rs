@@ -220,6 +220,7 @@ fn unjudged(
         pairs: None,
         confidence: None,
         adjusted: None,
+        floor: None,
     }
 }
 
@@ -258,7 +259,11 @@ fn judge(
 ) {
     let id = &cmp.measurement;
     let (b, c) = (&sides.b, &sides.c);
-    let threshold_pct = judging.threshold_pct;
+    // A figure that moves by whole pages or threads is judged on its absolute floor where that
+    // is wider than the threshold at this baseline: never a verdict on one page more.
+    let (threshold_pct, floor) =
+        measurements::floored_threshold_pct(id, cmp.baseline_median, judging.threshold_pct);
+    cmp.floor = floor;
     let Some(direction) = declarations::direction(id, judging.decl) else {
         cmp.note = Some(format!(
             "no verdict: whether higher or lower is better for {id} is not declared"
@@ -283,7 +288,18 @@ fn judge(
         return;
     }
     let Some(ch) = change.clone() else {
-        cmp.note = Some(identical_or_undefined(b, c, cmp));
+        cmp.note = Some(match within_floor(&cmp.measurement, b, c) {
+            Some(f) => {
+                cmp.floor = Some(f);
+                cmp.verdict = Verdict::NoChange;
+                format!(
+                    "every value of both sides is within {} of the others, the floor of {}",
+                    crate::report::format::number(f),
+                    cmp.measurement
+                )
+            }
+            None => identical_or_undefined(b, c, cmp),
+        });
         return;
     };
     if !ch.agrees() {
@@ -374,6 +390,18 @@ fn disagreement_note(ch: &rigor_stats::Change, cmp: &Comparison) -> String {
         signed_pct(ch.ci_low_pct),
         signed_pct(ch.ci_high_pct)
     )
+}
+
+/// The floor of `id` when every value of both sides lies within it of every other (a page cache
+/// empty in the baseline and a few pages in the candidate): no relative change exists, and
+/// none is needed to say nothing moved.
+fn within_floor(id: &str, b: &[f64], c: &[f64]) -> Option<f64> {
+    let f = measurements::floor(id)?;
+    let all = b.iter().chain(c);
+    let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+        (lo.min(*v), hi.max(*v))
+    });
+    (hi - lo < f).then_some(f)
 }
 
 /// When the statistics cannot express a relative change (a zero baseline, e.g. zero errors), the
@@ -504,6 +532,56 @@ mod tests {
             compare_rows(&base, &same, &ids, 2.0, &none(), Design::UNPAIRED)[0].verdict,
             "no change"
         );
+    }
+
+    #[test]
+    fn figures_that_move_by_whole_threads_or_pages_are_judged_on_their_floor() {
+        // One thread more in every iteration is +100%, clear as day to the statistics, and
+        // still two threads within the floor: no change, with the floor said.
+        let ids = vec![
+            "app.threads.end".to_string(),
+            "app.cgroup.cache".to_string(),
+        ];
+        let mut base = row_with(&[], None, "app.threads.end", &[1.0; 10]);
+        let mut cand = row_with(&[], None, "app.threads.end", &[2.0; 10]);
+        // A page of cache against fifteen: 4 KiB → 60 KiB, under the 1 MiB floor.
+        let page = 4.0 / 1024.0;
+        for (i, it) in base.iterations.iter_mut().enumerate() {
+            it.measurements
+                .insert(ids[1].clone(), page * (1.0 + i as f64 * 0.01));
+        }
+        for (i, it) in cand.iterations.iter_mut().enumerate() {
+            it.measurements
+                .insert(ids[1].clone(), 15.0 * page * (1.0 + i as f64 * 0.01));
+        }
+        let c = compare_rows(&base, &cand, &ids, 2.0, &none(), Design::UNPAIRED);
+        assert_eq!(c.len(), 2);
+        for (c, floor) in c.iter().zip([2.0, 1.0]) {
+            assert_eq!(c.floor, Some(floor), "{c:?}");
+            assert_eq!(c.verdict, "no change", "{c:?}");
+        }
+        // An empty page cache against a few pages: no relative change exists, and the floor
+        // says nothing moved.
+        let zero = row_with(&[], None, "app.cgroup.cache", &[0.0; 6]);
+        let few = row_with(
+            &[],
+            None,
+            "app.cgroup.cache",
+            &[page, 2.0 * page, page, 0.0, page, page],
+        );
+        let c = &compare_rows(&zero, &few, &ids[1..], 2.0, &none(), Design::UNPAIRED)[0];
+        assert_eq!(
+            (c.floor, c.verdict),
+            (Some(1.0), Verdict::NoChange),
+            "{c:?}"
+        );
+        assert!(c.note.as_deref().unwrap().contains("floor"), "{c:?}");
+        // 300 threads against 600: two threads are 0.67% of 300, the 2% threshold is the wider
+        // one and applies; at 30 the floor (6.7%) would still be the wider.
+        let base = row_with(&[], None, "app.threads.end", &spread(300.0, 10));
+        let cand = row_with(&[], None, "app.threads.end", &spread(600.0, 10));
+        let c = &compare_rows(&base, &cand, &ids[..1], 2.0, &none(), Design::UNPAIRED)[0];
+        assert_eq!((c.floor, c.verdict), (None, Verdict::Regression), "{c:?}");
     }
 
     #[test]

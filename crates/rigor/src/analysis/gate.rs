@@ -185,6 +185,7 @@ mod tests {
             pairs: None,
             confidence: None,
             adjusted: None,
+            floor: None,
         }
     }
 

@@ -95,6 +95,10 @@ pub fn execute(args: &CompareArgs) -> Result<Exit, Failure> {
             json: options.json.as_ref(),
             markdown: options.markdown.as_ref(),
             html: options.html.as_ref(),
+            key: crate::report::compare::Key {
+                ids: &options.view.key,
+                primary: options.watched.first().map(String::as_str),
+            },
         },
     )?;
     let rules = gate::Rules {

@@ -1,10 +1,10 @@
-//! The report flags `rigor run` and `rigor compare` share: which pivot to show and whether to
-//! draw sparklines.
+//! The report flags `rigor run` and `rigor compare` share: which pivot to show, whether to
+//! draw sparklines and which figures the headline shows.
 
 use crate::report::View;
 use clap::Args;
 
-/// `--pivot`, `--pivot-by`, `--no-chart`.
+/// `--pivot`, `--pivot-by`, `--no-chart`, `--key`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct ViewArgs {
     /// Pivot table of this measurement: a line per swept value, a column per variant (per file
@@ -17,6 +17,11 @@ pub struct ViewArgs {
     /// No sparklines (sweep trends, timelines) in the terminal and Markdown reports.
     #[arg(long = "no-chart")]
     pub no_chart: bool,
+    /// Key figures of the headline, one line per compared pair at the top and bottom
+    /// (comma-separated measurement ids). Default: the primary, then requests/s, p99, RSS and
+    /// app CPU for a load job, or a command's own figures and its elapsed time.
+    #[arg(long = "key", value_delimiter = ',', value_name = "ID,…")]
+    pub key: Option<Vec<String>>,
 }
 
 impl ViewArgs {
@@ -27,10 +32,25 @@ impl ViewArgs {
                 return Err(format!("{flag}: an empty name"));
             }
         }
+        let key: Vec<String> = self
+            .key
+            .iter()
+            .flatten()
+            .map(|k| k.trim().to_string())
+            .collect();
+        for (i, id) in key.iter().enumerate() {
+            if id.is_empty() {
+                return Err("--key: an empty measurement id in the list".into());
+            }
+            if key[..i].contains(id) {
+                return Err(format!("--key: `{id}` is named twice"));
+            }
+        }
         Ok(View {
             pivot: self.pivot.as_ref().map(|s| s.trim().to_string()),
             pivot_by: self.pivot_by.as_ref().map(|s| s.trim().to_string()),
             charts: !self.no_chart,
+            key,
             ..View::default()
         })
     }

@@ -22,6 +22,7 @@ const SECTIONS: &[&str] = &[
     "profiles",
     "measurements",
     "hosts",
+    "report",
 ];
 
 /// The file's entries that deserialized, and every problem of the others; `Err` only for a
@@ -39,6 +40,11 @@ pub fn read(path: &Path, text: &str) -> Result<(RawConfig, Problems), Problems> 
             "profiles" => reader.section(value, &mut raw.profiles, &mut p),
             "measurements" => reader.section(value, &mut raw.measurements, &mut p),
             "hosts" => reader.section(value, &mut raw.hosts, &mut p),
+            "report" => {
+                if let Some(report) = reader.entry(value, &mut p) {
+                    raw.report = report;
+                }
+            }
             other => p.add(syntax::describe_at(
                 path,
                 text,

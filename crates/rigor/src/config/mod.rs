@@ -12,6 +12,7 @@ mod locate;
 mod model;
 mod problems;
 mod raw;
+mod report;
 mod resolve;
 mod resolve_app;
 mod resolve_command;
@@ -127,6 +128,9 @@ impl Config {
         config.check_hosts(&mut problems);
         config.check_profiles(&mut problems);
         if let Err(p) = config.declarations() {
+            problems.extend(p);
+        }
+        if let Err(p) = config.report_key() {
             problems.extend(p);
         }
         problems.sort_by_line(path);

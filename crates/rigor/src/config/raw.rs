@@ -132,6 +132,16 @@ pub struct RawConfig {
     pub measurements: IndexMap<String, RawMeasurement>,
     #[serde(default)]
     pub hosts: IndexMap<String, RawHost>,
+    #[serde(default)]
+    pub report: RawReport,
+}
+
+/// `[report]`: what the reports show first.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawReport {
+    /// The measurement ids of the headline (`--key` overrides it).
+    pub key: Option<Vec<String>>,
 }
 
 /// `[hosts.NAME]`: how to reach a machine a role runs on (OpenSSH, or any command that gives a

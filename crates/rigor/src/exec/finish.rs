@@ -27,6 +27,7 @@ pub fn conclude(result: &mut RunResult, options: &RunOptions, plan: &RunPlan, fa
 
 /// Fills summaries, row warnings and comparisons of a finished run.
 fn summarize_and_compare(result: &mut RunResult, options: &RunOptions, plan: &RunPlan) {
+    super::row_figures::order_derived(result, plan);
     summarize_rows(result, options);
     result.sequential = looks(result, options, plan);
     result.noise_floor = final_noise_floor(result, options, plan);

@@ -64,6 +64,43 @@ pub fn distribute(result: &mut RunResult, row: usize, it: &mut Iteration) {
     }
 }
 
+/// Puts the rows commands made in declared order: under the planned row they came from, each
+/// reported row in the order the program first printed it, and its variants in the declared
+/// order. They were made as iterations ran, and interleaving shuffles that order, so tables,
+/// pivots and chart legends would otherwise list the variants as the shuffle met them.
+pub fn order_derived(result: &mut RunResult, plan: &RunPlan) {
+    let planned = plan.rows.len().min(result.rows.len());
+    let mut derived = result.rows.split_off(planned);
+    let mut sets: Vec<(String, BTreeMap<String, String>)> = Vec::new();
+    for r in &derived {
+        let set = (r.scenario.clone(), r.variables.clone());
+        if !sets.contains(&set) {
+            sets.push(set);
+        }
+    }
+    let parent = |r: &Row| {
+        plan.rows
+            .iter()
+            .position(|p| {
+                p.key.scenario == r.scenario
+                    && (p.key.variables.iter()).all(|(k, v)| r.variables.get(k) == Some(v))
+            })
+            .unwrap_or(usize::MAX)
+    };
+    let set = |r: &Row| {
+        sets.iter()
+            .position(|(s, v)| *s == r.scenario && *v == r.variables)
+            .unwrap_or(usize::MAX)
+    };
+    let variant = |r: &Row| {
+        (r.variant.as_ref())
+            .and_then(|v| plan.variant_order.iter().position(|o| o == v))
+            .unwrap_or(usize::MAX)
+    };
+    derived.sort_by_key(|r| (parent(r), set(r), variant(r)));
+    result.rows.extend(derived);
+}
+
 /// Adds what a command's output said about `id` to the run's declarations. The config's own
 /// declaration wins field by field (its unit, direction, label), the output fills what it left
 /// out, and a direction the two disagree on is a warning naming both, said once.

@@ -105,6 +105,9 @@ impl RunOptions {
             o.gated = vec![o.primary.clone()];
         }
         o.view.primary = Some(o.primary.clone());
+        if o.view.key.is_empty() {
+            o.view.key = plan.report_key.clone();
+        }
         o
     }
 

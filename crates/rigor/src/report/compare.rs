@@ -11,13 +11,34 @@ use std::path::PathBuf;
 /// The compare report without a pivot, as tests build it.
 #[cfg(test)]
 pub fn document(report: &CompareReport) -> Document {
-    document_with(report, &[])
+    document_with(report, &[], &Key::default(), super::view::FILE_WIDTH)
+}
+
+/// What the headline of `rigor compare` shows: `--key`, else the default set of `primary`
+/// (the first watched measurement).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Key<'a> {
+    /// `--key`: the figures each pair's headline line shows; empty for the default set.
+    pub ids: &'a [String],
+    /// The measurement the default set starts with.
+    pub primary: Option<&'a str>,
 }
 
 /// The compare report as a document, shared by the terminal, `--markdown` and the step summary,
-/// with `pivot` (its pivot tables, if any) after the comparison tables.
-pub fn document_with(report: &CompareReport, pivot: &[Block]) -> Document {
+/// with `pivot` (its pivot tables, if any) after the comparison tables, and the headline of
+/// `key` (wrapped to `width`) under the title and again at the end.
+pub fn document_with(report: &CompareReport, pivot: &[Block], key: &Key, width: usize) -> Document {
+    let headline = super::headline::block(
+        super::headline::lines(
+            &report.comparisons,
+            &report.measurements,
+            key.ids,
+            key.primary,
+        ),
+        width,
+    );
     let mut blocks = vec![Block::Heading(1, "rigor compare".into())];
+    blocks.extend(headline.clone());
     let names: Vec<String> = report
         .files
         .iter()
@@ -45,6 +66,7 @@ pub fn document_with(report: &CompareReport, pivot: &[Block]) -> Document {
     ));
     blocks.extend_from_slice(pivot);
     blocks.extend(warnings::section(warnings::items(&report.warnings)));
+    blocks.extend(headline);
     Document { blocks }
 }
 
@@ -56,6 +78,8 @@ pub struct Outputs<'a> {
     pub markdown: Option<&'a PathBuf>,
     /// `--html`: the tables and a chart per measurement in one self-contained page.
     pub html: Option<&'a PathBuf>,
+    /// What the headline shows.
+    pub key: Key<'a>,
 }
 
 /// Shows the comparison and its `pivot` blocks on the terminal and writes it where it was asked
@@ -66,12 +90,14 @@ pub fn publish(report: &CompareReport, pivot: &[Block], to: &Outputs) -> anyhow:
         json,
         markdown,
         html,
+        key,
     } = *to;
-    let doc = document_with(report, pivot);
+    let on_terminal = document_with(report, pivot, &key, super::view::terminal_width());
     crate::console::out(&super::terminal::render_document(
-        &doc,
+        &on_terminal,
         super::terminal::use_color(),
     ));
+    let doc = document_with(report, pivot, &key, super::view::FILE_WIDTH);
     if let Some(path) = json {
         let text = serde_json::to_string_pretty(report)?;
         std::fs::write(path, text + "\n")

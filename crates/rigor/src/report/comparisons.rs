@@ -192,22 +192,64 @@ fn line(members: &[&Comparison], candidates: &[&str], id: &str, decl: &Declarati
 fn candidate_cells(c: &Comparison) -> [Cell; 5] {
     [
         Cell::plain(opt(c.candidate_median, format::number)),
-        Cell::plain(opt(c.change_pct, format::signed_pct)),
-        Cell::plain(match (c.ci_low_pct, c.ci_high_pct) {
-            (Some(l), Some(h)) => format::ci(l, h),
-            _ => "—".into(),
-        }),
+        Cell::plain(change_text(c)),
+        Cell::plain(interval_text(c).unwrap_or_else(|| "—".into())),
         Cell::plain(opt(c.p_value, format::p_value)),
         verdict_cell(c),
     ]
 }
 
+/// The change as every report shows it: the medians' change in %, or, for a figure judged on
+/// its absolute floor, the medians' difference in its own unit (one more page of cache is not
+/// +100%).
+pub fn change_text(c: &Comparison) -> String {
+    match (c.floor, c.baseline_median, c.candidate_median) {
+        (Some(_), Some(b), Some(m)) => signed_number(m - b),
+        _ => opt(c.change_pct, format::signed_pct),
+    }
+}
+
+/// The interval as every report shows it; for a figure judged on its floor, the floor it was
+/// judged on instead of an interval in % of a near-zero baseline. `None` when there is neither.
+pub fn interval_text(c: &Comparison) -> Option<String> {
+    if let Some(f) = c.floor {
+        return Some(format!("floor ±{}", format::number(f)));
+    }
+    match (c.ci_low_pct, c.ci_high_pct) {
+        (Some(l), Some(h)) => Some(format::ci(l, h)),
+        _ => None,
+    }
+}
+
+/// `+0.25`, `-2`, `0`: a difference with its sign.
+fn signed_number(v: f64) -> String {
+    let text = format::number(v);
+    if v > 0.0 {
+        format!("+{text}")
+    } else {
+        text
+    }
+}
+
 /// The verdict as a table shows it; an id whose direction nobody declared has none to show.
 fn verdict_cell(c: &Comparison) -> Cell {
+    Cell::styled(verdict_text(c), verdict_style(c))
+}
+
+/// The verdict's words: its name, or `no verdict` for an id whose direction nobody declared.
+pub fn verdict_text(c: &Comparison) -> &'static str {
     if c.direction.is_none() && c.verdict == Verdict::Inconclusive {
-        return Cell::styled("no verdict", Style::Inconclusive);
+        return "no verdict";
     }
-    Cell::styled(c.verdict.as_str(), Style::of_verdict(c.verdict))
+    c.verdict.as_str()
+}
+
+/// The verdict's colour.
+pub fn verdict_style(c: &Comparison) -> Style {
+    if c.direction.is_none() && c.verdict == Verdict::Inconclusive {
+        return Style::Inconclusive;
+    }
+    Style::of_verdict(c.verdict)
 }
 
 /// Notes grouped so one sentence covers every measurement it applies to, instead of repeating
@@ -330,6 +372,7 @@ mod tests {
             pairs: None,
             confidence: None,
             adjusted: None,
+            floor: None,
         }
     }
 

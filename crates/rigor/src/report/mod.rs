@@ -14,6 +14,7 @@ mod document;
 pub mod environment;
 mod failures;
 pub mod format;
+pub mod headline;
 pub mod history_html;
 pub mod history_json;
 pub mod history_text;

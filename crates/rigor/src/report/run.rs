@@ -3,7 +3,8 @@
 //! the comparison of its variants, the other warnings and the machine.
 
 use super::{
-    comparisons, environment, failures, pivot_blocks, replaced, tables, timeline, warnings,
+    comparisons, environment, failures, headline, pivot_blocks, replaced, tables, timeline,
+    warnings,
 };
 use super::{Block, Document, View};
 use crate::result::{Row, RunResult};
@@ -24,7 +25,11 @@ pub fn run_document(result: &RunResult) -> Document {
 /// row, each cell `median ±CV%`) with the rows' timelines, failed iterations, then the pivot,
 /// comparisons, warnings and the environment.
 pub fn run_document_with(result: &RunResult, view: &View) -> Document {
-    let mut blocks = vec![Block::Heading(1, title(result)), Block::Text(intro(result))];
+    let headline = headline::block(headline_lines(result, view), view.width);
+    let mut blocks = vec![Block::Heading(1, title(result))];
+    // The answer first, right under the title, and again as the last lines.
+    blocks.extend(headline.clone());
+    blocks.push(Block::Text(intro(result)));
     // Said before any table: no figure below can change it.
     blocks.extend(warnings::up_front_block(&result.warnings));
     blocks.extend(replaced::blocks(result));
@@ -43,7 +48,19 @@ pub fn run_document_with(result: &RunResult, view: &View) -> Document {
     if let Some(env) = environment::table(&result.environment, &result.rigor_version) {
         blocks.push(Block::Table(env));
     }
+    blocks.extend(headline);
     Document { blocks }
+}
+
+/// The headline's lines: one per compared pair with the key figures `view` names (the
+/// primary's set by default). Lines to show under them (pass/fail of limits) go at the end.
+fn headline_lines(result: &RunResult, view: &View) -> Vec<crate::report::Cell> {
+    headline::lines(
+        &result.comparisons,
+        &result.measurements,
+        &view.key,
+        view.primary.as_deref(),
+    )
 }
 
 /// `rigor · plaintext · profile local`
@@ -275,10 +292,17 @@ mod tests {
             "run at least -i 5",
         ));
         let doc = run_document(&r);
+        let headline = Block::List(vec![crate::report::Cell::styled(
+            "slow vs base (connections=16): Requests/sec -10.8% [-12.0%, -9.5%] regression",
+            Style::Regression,
+        )]);
+        // The headline right under the title, and again as the last lines.
+        assert_eq!(doc.blocks.last(), Some(&headline));
         assert_eq!(
-            doc.blocks[..3],
+            doc.blocks[..4],
             [
                 Block::Heading(1, "rigor · plaintext · profile local".into()),
+                headline.clone(),
                 Block::Text(
                     "PR #42 · started 2026-11-30T02:00:00Z · status: interrupted · order seed 7"
                         .into()
@@ -298,6 +322,7 @@ mod tests {
             1
         );
         r.status = RunStatus::Complete;
+        r.comparisons.clear();
         let Block::Text(intro) = &run_document(&r).blocks[1] else {
             panic!()
         };

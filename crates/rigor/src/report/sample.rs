@@ -84,6 +84,7 @@ pub fn sample_result() -> RunResult {
             pairs: None,
             confidence: None,
             adjusted: None,
+            floor: None,
         }],
     }
 }

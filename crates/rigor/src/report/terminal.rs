@@ -197,7 +197,9 @@ mod tests {
         let text = render(&sample_result(), true);
         // In a table, comfy-table (crossterm) sets red as SGR 38;5;9, then bold, around the
         // padded cell, and resets after it: nothing else on the line is coloured.
-        let line = text.lines().find(|l| l.contains("regression")).unwrap();
+        let line = (text.lines())
+            .find(|l| l.contains("regression") && l.contains('┆'))
+            .unwrap();
         assert!(
             line.ends_with("┆\x1b[38;5;9m\x1b[1m regression \x1b[0m│"),
             "{line:?}"

@@ -22,6 +22,9 @@ pub struct View {
     /// The measurement that picks each row's median iteration for its timeline (the run's
     /// primary); `None` falls back to the pivot's measurement, then `load.rps`.
     pub primary: Option<String>,
+    /// `--key` or `[report] key`: the figures the headline shows for each compared pair; empty
+    /// lets [`super::headline::default_key`] choose.
+    pub key: Vec<String>,
 }
 
 impl Default for View {
@@ -34,6 +37,7 @@ impl Default for View {
             charts: true,
             width: FILE_WIDTH,
             primary: None,
+            key: Vec::new(),
         }
     }
 }
