@@ -112,8 +112,9 @@ mod tests {
             parsed["scenarios"]["bench"]["iterations"].as_integer(),
             Some(7)
         );
-        let config = crate::config::Config::parse(Path::new("bench.toml"), text);
-        assert!(config.is_ok(), "{:?}", config.err().map(|p| p.messages()));
+        if let Err(p) = crate::config::Config::parse(Path::new("bench.toml"), text) {
+            panic!("{:?}", p.messages());
+        }
     }
 
     /// With `--url` the commands are the application's variants under a load job at the URL.

@@ -30,6 +30,13 @@ pub fn lines(result: &RunResult, bench: &Bench) -> Vec<String> {
     let mut out = Vec::new();
     let mut factors = Vec::new();
     for candidate in candidates {
+        if let Some(why) = [baseline, candidate]
+            .into_iter()
+            .find_map(|name| unmeasured(result, name))
+        {
+            out.push(format!("{candidate} vs {baseline}: not compared: {why}"));
+            continue;
+        }
         let found = |id: &str| find(result, baseline, candidate, id);
         let parts: Vec<String> = keys.iter().filter_map(|id| found(id).map(figure)).collect();
         if parts.is_empty() {
@@ -45,6 +52,23 @@ pub fn lines(result: &RunResult, bench: &Bench) -> Vec<String> {
     }
     out.extend(factors);
     out
+}
+
+/// Why the command named `name` has nothing to compare: its first failure, or that no
+/// iteration of it ran.
+fn unmeasured(result: &RunResult, name: &str) -> Option<String> {
+    let row = result
+        .rows
+        .iter()
+        .find(|r| r.variant.as_deref() == Some(name) && r.variables.is_empty())?;
+    if row.kept_iterations().next().is_some() {
+        return None;
+    }
+    let first = row.iterations.iter().find_map(|it| it.error.as_deref());
+    Some(match first {
+        Some(e) => format!("every iteration of {name} failed (first: {e})"),
+        None => format!("no iteration of {name} was measured"),
+    })
 }
 
 /// The comparison of `candidate` against `baseline` on `id`, of the command's own row.

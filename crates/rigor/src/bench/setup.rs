@@ -3,7 +3,7 @@
 
 use crate::cli::bench::BenchArgs;
 use crate::cli::{Cli, Command};
-use crate::config::Problems;
+use crate::config::{Problems, MAX_ITERATIONS};
 use crate::failure::Failure;
 use crate::options::run::{refused, RunOptions};
 use clap::Parser;
@@ -52,6 +52,21 @@ impl Bench {
                     i + 1
                 ));
             }
+        }
+        for (flag, n) in [
+            ("-i/--iterations", args.iterations),
+            ("--until-conclusive", args.until_conclusive),
+        ] {
+            match n {
+                Some(0) => p.add(format!("{flag} must be at least 1")),
+                Some(n) if n > MAX_ITERATIONS => p.add(format!(
+                    "{flag} {n} is more than the limit of {MAX_ITERATIONS} iterations per command"
+                )),
+                _ => {}
+            }
+        }
+        if let Some(id) = &args.primary {
+            p.take(crate::measurements::validate(id));
         }
         let names = names(args, &mut p);
         let server = args.url.as_ref().map(|url| server(args, url, &mut p));
