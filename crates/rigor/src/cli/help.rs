@@ -8,7 +8,7 @@ use clap::CommandFactory;
 /// Flags of `rigor help`.
 #[derive(clap::Args, Debug)]
 pub struct HelpArgs {
-    /// A command (load, run, compare, bisect) or a topic (config, results).
+    /// A command (load, run, bench, compare, bisect) or a topic (config, results).
     pub topic: Option<String>,
 }
 
@@ -107,7 +107,7 @@ mod tests {
             .render_long_help()
             .to_string()
             .contains("docs/config.md"));
-        for name in ["load", "run", "compare"] {
+        for name in ["load", "run", "bench", "compare"] {
             let page = cli
                 .find_subcommand_mut(name)
                 .unwrap()
@@ -131,7 +131,7 @@ mod tests {
         assert_eq!(e.exit(), Exit::Usage);
         assert_eq!(
             e.text(),
-            "no help for `nope`: commands are load, run, compare, history, bisect, agent, help; topics are config, results"
+            "no help for `nope`: commands are load, run, bench, compare, history, bisect, agent, help; topics are config, results"
         );
         let parsed = super::super::Cli::try_parse_from(["rigor", "help", "config"]).unwrap();
         assert!(matches!(parsed.command, super::super::Command::Help(_)));
