@@ -34,7 +34,9 @@ fn every_flag_has_a_row_with_its_default_in_cli_md() {
     let doc = read("docs/cli.md");
     let cli = crate::cli::Cli::command();
     let mut wrong = Vec::new();
-    for name in ["load", "run", "bench", "compare", "history", "bisect", "agent"] {
+    for name in [
+        "load", "run", "bench", "compare", "history", "bisect", "agent",
+    ] {
         let command = cli.find_subcommand(name).expect("subcommand");
         let rows: Vec<Vec<String>> = cli_section(&doc, name)
             .into_iter()
@@ -74,7 +76,9 @@ fn every_flag_cli_md_documents_exists() {
     let doc = read("docs/cli.md");
     let cli = crate::cli::Cli::command();
     let mut unknown = Vec::new();
-    for name in ["load", "run", "bench", "compare", "history", "bisect", "agent"] {
+    for name in [
+        "load", "run", "bench", "compare", "history", "bisect", "agent",
+    ] {
         let command = cli.find_subcommand(name).expect("subcommand");
         let flags: BTreeSet<String> = command.get_arguments().filter_map(spelling).collect();
         for row in cli_section(&doc, name).into_iter().filter_map(cells) {
