@@ -50,7 +50,9 @@ pub fn detectable_change_pct(spread_log: f64, pairs: usize, confidence: f64, pow
 fn standard_shift(pairs: usize, k: usize, power: f64) -> f64 {
     use std::collections::HashMap;
     use std::sync::{Mutex, OnceLock};
-    static KNOWN: OnceLock<Mutex<HashMap<(usize, usize, u64), f64>>> = OnceLock::new();
+    /// Shifts by (pairs, k, the bits of power).
+    type Known = Mutex<HashMap<(usize, usize, u64), f64>>;
+    static KNOWN: OnceLock<Known> = OnceLock::new();
     let key = (pairs, k, power.to_bits());
     let known = KNOWN.get_or_init(Default::default);
     if let Some(&shift) = known.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
