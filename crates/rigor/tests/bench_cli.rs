@@ -6,6 +6,14 @@ mod common;
 
 use common::*;
 use serde_json::Value;
+use std::sync::{Mutex, MutexGuard};
+
+/// Held by each test that measures: a server under load beside a busy loop would be the loop's
+/// noise, and the loop the server's.
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// A shell loop of `n` additions: CPU work of a fixed size, no sleeping.
 fn busy(n: u64) -> String {
@@ -53,6 +61,7 @@ fn faster_line(stdout: &str) -> (String, String, f64, f64, f64, String) {
 /// `rigor compare` reads back).
 #[test]
 fn bench_says_which_of_two_commands_is_faster() {
+    let _one = one_at_a_time();
     let dir = temp_dir("bench-faster");
     let (a, b) = (busy(100_000), busy(130_000));
     let out = rigor(
@@ -128,6 +137,7 @@ fn bench_says_which_of_two_commands_is_faster() {
 /// 2 ms serves fewer requests per second, and rigor says so.
 #[test]
 fn bench_url_compares_two_servers_under_load() {
+    let _one = one_at_a_time();
     let dir = temp_dir("bench-url");
     let port = free_port();
     let bin = hello_server();

@@ -21,16 +21,16 @@ pub fn execute(args: &BenchArgs) -> Result<Exit, Failure> {
     let bench = Bench::from_args(args)?;
     let file = config::write(&bench, &args.out_dir)?;
     let options = setup::run_options(args, &bench, &file)?;
-    for (name, command) in bench.names.iter().zip(&bench.commands) {
-        console::err(&format!("{name}: {command}"));
-    }
+    let legend: Vec<String> = (bench.names.iter().zip(&bench.commands))
+        .map(|(name, command)| format!("{name}: {command}"))
+        .collect();
+    console::err(&legend.join("\n"));
     if let Err(e) = warmup::run(&bench, args.warmup) {
         return Err(Failure::from(anyhow::anyhow!(e)));
     }
     exec::execute_then(&options, |result| {
+        // The names again beside the verdict, which may be all that is read.
         let lines = headline::lines(result, &bench);
-        if !lines.is_empty() {
-            console::out(&format!("\n{}\n", lines.join("\n")));
-        }
+        console::out(&format!("\n{}\n", [legend, lines].concat().join("\n")));
     })
 }
