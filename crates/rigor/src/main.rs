@@ -7,6 +7,7 @@
 
 mod agent;
 mod analysis;
+mod bench;
 mod bisect;
 mod cli;
 mod clock;
@@ -45,6 +46,7 @@ fn main() -> ExitCode {
     let outcome: Result<exit::Exit, failure::Failure> = match &cli.command {
         Command::Load(a) => cli::load::execute(a),
         Command::Run(a) => options::run::RunOptions::from_args(a).and_then(|o| exec::execute(&o)),
+        Command::Bench(a) => bench::execute(a),
         Command::Compare(a) => cli::compare::execute(a),
         Command::Help(a) => cli::help::execute(a),
         Command::History(a) => cli::history::execute(a),

@@ -41,12 +41,33 @@ pub fn detectable_change_pct(spread_log: f64, pairs: usize, confidence: f64, pow
     if spread_log == 0.0 {
         return 0.0;
     }
+    (standard_shift(pairs, k, power) * spread_log).exp_m1() * 100.0
+}
+
+/// The standardised shift with `power` at `pairs` pairs and critical value `k`. It does not
+/// depend on the spread, and one run asks for the same few (every measurement's
+/// [`pairs_needed`] bisects over the same pair counts), so each is computed once per process.
+fn standard_shift(pairs: usize, k: usize, power: f64) -> f64 {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    /// Shifts by (pairs, k, the bits of power).
+    type Known = Mutex<HashMap<(usize, usize, u64), f64>>;
+    static KNOWN: OnceLock<Known> = OnceLock::new();
+    let key = (pairs, k, power.to_bits());
+    let known = KNOWN.get_or_init(Default::default);
+    if let Some(&shift) = known.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return shift;
+    }
     let shift = if pairs <= MAX_SIMULATED {
         simulated_shift(pairs, k, power)
     } else {
         approximated_shift(pairs, k, power)
     };
-    (shift * spread_log).exp_m1() * 100.0
+    known
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key, shift);
+    shift
 }
 
 /// Standardised shift with the requested power from the normal approximation of T+, by
@@ -216,6 +237,23 @@ mod tests {
             * 100.0;
         let got = detectable_change_pct(0.02, 2000, 0.95, 0.8);
         assert!((got / want - 1.0).abs() < 0.01, "{got} vs {want}");
+    }
+
+    #[test]
+    fn a_remembered_shift_is_the_one_computed_afresh() {
+        for (n, k) in [
+            (10, critical_k(10, 0.95).unwrap()),
+            (40, critical_k(40, 0.95).unwrap()),
+        ] {
+            let first = standard_shift(n, k, 0.8);
+            let fresh = if n <= MAX_SIMULATED {
+                simulated_shift(n, k, 0.8)
+            } else {
+                approximated_shift(n, k, 0.8)
+            };
+            assert_eq!(first.to_bits(), fresh.to_bits());
+            assert_eq!(standard_shift(n, k, 0.8).to_bits(), fresh.to_bits());
+        }
     }
 
     #[test]

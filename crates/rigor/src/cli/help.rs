@@ -10,7 +10,7 @@ use clap::CommandFactory;
 /// Flags of `rigor help`.
 #[derive(clap::Args, Debug)]
 pub struct HelpArgs {
-    /// A command (load, run, compare, …) or a reference: cli, config, results, warnings.
+    /// A command (load, run, bench, compare, …) or a reference: cli, config, results, warnings.
     pub topic: Option<String>,
 }
 

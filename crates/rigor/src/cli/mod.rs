@@ -2,6 +2,7 @@
 //! holds its flags and the wiring from them to the work: flags → `options` → the work → report.
 
 pub mod agent;
+pub mod bench;
 pub mod bisect;
 pub mod compare;
 pub mod help;
@@ -47,6 +48,10 @@ pub enum Command {
     /// Build, start fresh, load and measure the scenarios of a rigor.toml.
     #[command(after_help = DOCS)]
     Run(Box<run::RunArgs>),
+    /// Compare commands without a config: each a fresh process per iteration, interleaved,
+    /// measured and judged against the first (with --url, servers under the built-in load).
+    #[command(after_help = DOCS)]
+    Bench(bench::BenchArgs),
     /// Compare saved results (rigor run --json) with confidence intervals and verdicts.
     #[command(after_help = DOCS)]
     Compare(compare::CompareArgs),

@@ -1,4 +1,4 @@
-//! docs/cli.md against clap's commands: every flag of `rigor load`, `run`, `compare` and `bisect` has a row
+//! docs/cli.md against clap's commands: every flag of `rigor load`, `run`, `bench`, `compare` and `bisect` has a row
 //! with its default, and every documented flag exists.
 
 use super::{cells, heading, read};
@@ -35,7 +35,7 @@ fn every_flag_has_a_row_with_its_default_in_cli_md() {
     let cli = crate::cli::Cli::command();
     let mut wrong = Vec::new();
     for name in [
-        "load", "run", "compare", "history", "bisect", "agent", "init",
+        "load", "run", "bench", "compare", "history", "bisect", "agent", "init",
     ] {
         let command = cli.find_subcommand(name).expect("subcommand");
         let rows: Vec<Vec<String>> = cli_section(&doc, name)
@@ -77,7 +77,7 @@ fn every_flag_cli_md_documents_exists() {
     let cli = crate::cli::Cli::command();
     let mut unknown = Vec::new();
     for name in [
-        "load", "run", "compare", "history", "bisect", "agent", "init",
+        "load", "run", "bench", "compare", "history", "bisect", "agent", "init",
     ] {
         let command = cli.find_subcommand(name).expect("subcommand");
         let flags: BTreeSet<String> = command.get_arguments().filter_map(spelling).collect();

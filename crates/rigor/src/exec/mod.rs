@@ -66,6 +66,12 @@ pub fn agent_guards() {
 
 /// Runs `rigor run` on this machine; returns how it ended.
 pub fn execute(options: &RunOptions) -> Result<Exit, Failure> {
+    execute_then(options, |_| {})
+}
+
+/// Runs `rigor run` as [`execute`] does and hands the finished result to `after` once the report
+/// is printed: how `rigor bench` ends the same run with its own verdict lines.
+pub fn execute_then(options: &RunOptions, after: impl FnOnce(&RunResult)) -> Result<Exit, Failure> {
     if let Some(spec) = &options.store {
         interrupt::set_undone(Some(format!(
             "rigor: the run was not stored in the history {} (stopped at once); `rigor history \
@@ -75,6 +81,7 @@ pub fn execute(options: &RunOptions) -> Result<Exit, Failure> {
     }
     let run = measure(options)?;
     report_run(&run.result, &run.outputs, &run.run_dir);
+    after(&run.result);
     // After the result files: a store that fails loses nothing the run measured.
     let stored = store_history(&run.result, &run.options);
     interrupt::set_undone(None);

@@ -149,6 +149,10 @@ fn arbitrary_argument_vectors_are_usage_errors_or_plans_never_panics() {
                     let _ = crate::config::parse_cpu_list(c);
                 }
             }
+            Command::Bench(a) => {
+                // What `rigor bench` checks before it writes or starts anything.
+                let _ = crate::bench::Bench::from_args(a);
+            }
             Command::Compare(_)
             | Command::Help(_)
             | Command::History(_)

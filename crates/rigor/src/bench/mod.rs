@@ -1,0 +1,36 @@
+//! `rigor bench 'CMD A' 'CMD B' …`: a comparison without a config file. The commands become the
+//! variants of one scenario of a generated config (a command job, or with `--url` an application
+//! under the built-in load), written to `OUT_DIR/bench.toml` and run by the same path as
+//! `rigor run`, so every guard, probe, statistic and report applies; a verdict per command ends it.
+
+mod config;
+mod headline;
+mod setup;
+mod warmup;
+
+use crate::cli::bench::BenchArgs;
+use crate::exit::Exit;
+use crate::failure::Failure;
+use crate::{console, exec};
+
+pub use setup::Bench;
+
+/// Runs `rigor bench`: bad flags are usage failures (exit 2) before anything starts; then the
+/// exit code is the one `rigor run` would give the generated config.
+pub fn execute(args: &BenchArgs) -> Result<Exit, Failure> {
+    let bench = Bench::from_args(args)?;
+    let file = config::write(&bench, &args.out_dir)?;
+    let options = setup::run_options(args, &bench, &file)?;
+    let legend: Vec<String> = (bench.names.iter().zip(&bench.commands))
+        .map(|(name, command)| format!("{name}: {command}"))
+        .collect();
+    console::err(&legend.join("\n"));
+    if let Err(e) = warmup::run(&bench, args.warmup) {
+        return Err(Failure::from(anyhow::anyhow!(e)));
+    }
+    exec::execute_then(&options, |result| {
+        // The names again beside the verdict, which may be all that is read.
+        let lines = headline::lines(result, &bench);
+        console::out(&format!("\n{}\n", [legend, lines].concat().join("\n")));
+    })
+}

@@ -1,0 +1,277 @@
+//! `rigor bench` end to end: commands with no config file, run by the built binary, their
+//! verdict lines read back and checked against the result JSON and against what the testbed
+//! server counted.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::sync::{Mutex, MutexGuard};
+
+/// Held by each test that measures: a server under load beside a busy loop would be the loop's
+/// noise, and the loop the server's.
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A shell loop of `n` additions: CPU work of a fixed size, no sleeping.
+fn busy(n: u64) -> String {
+    format!("i=0; while [ $i -lt {n} ]; do i=$((i+1)); done")
+}
+
+/// The comparison of `candidate` against `baseline` on `id` in a result.
+fn comparison<'a>(json: &'a Value, candidate: &str, id: &str) -> &'a Value {
+    json["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["candidate"] == candidate && c["measurement"] == id)
+        .unwrap_or_else(|| panic!("no {candidate} comparison of {id} in {json}"))
+}
+
+/// The numbers of a verdict line `X ran F× faster than Y [LO, HI] (verdict)`: the two names,
+/// the factor, the interval and the verdict.
+fn faster_line(stdout: &str) -> (String, String, f64, f64, f64, String) {
+    let line = stdout
+        .lines()
+        .find(|l| l.contains("× faster than"))
+        .unwrap_or_else(|| panic!("no `faster than` line in:\n{stdout}"));
+    let (who, rest) = line.split_once(" ran ").unwrap();
+    let (factor, rest) = rest.split_once("× faster than ").unwrap();
+    let (other, rest) = rest.split_once(" [").unwrap();
+    let (interval, verdict) = rest.split_once("] (").unwrap();
+    let (lo, hi) = interval.split_once(", ").unwrap();
+    let num = |s: &str| {
+        s.parse::<f64>()
+            .unwrap_or_else(|_| panic!("`{s}` in `{line}`"))
+    };
+    (
+        who.to_string(),
+        other.to_string(),
+        num(factor),
+        num(lo),
+        num(hi),
+        verdict.trim_end_matches(')').to_string(),
+    )
+}
+
+/// Two commands, the second doing 1.3× the first's work: rigor says the first ran faster, by a
+/// factor whose interval excludes 1, and its line agrees with the comparison in the JSON (which
+/// `rigor compare` reads back).
+#[test]
+fn bench_says_which_of_two_commands_is_faster() {
+    let _one = one_at_a_time();
+    let dir = temp_dir("bench-faster");
+    let (a, b) = (busy(100_000), busy(130_000));
+    let out = rigor(
+        &dir,
+        &[
+            "bench",
+            &a,
+            &b,
+            "--json",
+            "result.json",
+            "--until-conclusive=40",
+        ],
+    );
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let json = result(&dir);
+    assert_schema(&json);
+    // The commands ran as given, each at least the default 10 times, interleaved in rounds.
+    for (name, command) in [("A", &a), ("B", &b)] {
+        let row = json["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["variant"] == name)
+            .unwrap_or_else(|| panic!("no row {name}"));
+        let kept = row["iterations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|it| it["error"].is_null() && it["measurements"]["app.elapsed"].is_number())
+            .count();
+        assert!(kept >= 10, "{name}: {kept} iterations measured\n{t}");
+        let config = std::fs::read_to_string(dir.join("rigor-results/bench.toml")).unwrap();
+        assert!(
+            config.contains(&format!("command = \"{command}\"")),
+            "{config}"
+        );
+    }
+    let elapsed = comparison(&json, "B", "app.elapsed");
+    assert_eq!(elapsed["verdict"], "regression", "{t}");
+    let (who, other, factor, lo, hi, verdict) = faster_line(&stdout);
+    assert_eq!((who.as_str(), other.as_str()), ("A", "B"), "{t}");
+    assert_eq!(verdict, "regression");
+    assert!(lo > 1.0 && lo <= factor && factor <= hi, "{t}");
+    // The factor is the JSON's change of B against A, as a ratio.
+    let change = elapsed["change_pct"].as_f64().unwrap();
+    let low = elapsed["ci_low_pct"].as_f64().unwrap();
+    assert!(
+        (factor - (1.0 + change / 100.0)).abs() < 0.006,
+        "{factor} vs {change}%"
+    );
+    assert!((lo - (1.0 + low / 100.0)).abs() < 0.006, "{lo} vs {low}%");
+    // The figure line shows the same change and verdict.
+    let figures = stdout
+        .lines()
+        .find(|l| l.starts_with("B vs A: "))
+        .unwrap_or_else(|| panic!("no `B vs A` line in:\n{stdout}"));
+    assert!(
+        figures.contains(&format!("Elapsed Time {change:+.1}%")) && figures.contains("regression"),
+        "{figures}"
+    );
+    // The same work done 1.3 times costs more CPU too: the CPU of the tree is measured.
+    let cpu = comparison(&json, "B", "app.cpu_time");
+    assert!(cpu["change_pct"].as_f64().unwrap() > 0.0, "{cpu}");
+    let compared = rigor(&dir, &["compare", "result.json"]);
+    assert_eq!(compared.status.code(), Some(0), "{}", text(&compared));
+    assert!(String::from_utf8_lossy(&compared.stdout).contains("Elapsed Time"));
+}
+
+/// `--url`: the commands are servers; each start is loaded at the URL, and the requests the
+/// engine counts are the ones the server answered. A server that delays every response by
+/// 2 ms serves fewer requests per second, and rigor says so.
+#[test]
+fn bench_url_compares_two_servers_under_load() {
+    let _one = one_at_a_time();
+    let dir = temp_dir("bench-url");
+    let port = free_port();
+    let bin = hello_server();
+    let fast = format!("{} --port {port} --threads 1", bin.display());
+    let slow = format!("{fast} --delay-us 2000");
+    let url = format!("http://127.0.0.1:{port}/plaintext");
+    let out = rigor(
+        &dir,
+        &[
+            "bench",
+            "--url",
+            &url,
+            "-c",
+            "4",
+            "-d",
+            "1s",
+            "-n",
+            "fast",
+            "-n",
+            "slow",
+            &fast,
+            &slow,
+            "--json",
+            "result.json",
+        ],
+    );
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    let json = result(&dir);
+    assert_schema(&json);
+    let rows = json["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{t}");
+    for row in rows {
+        let its = row["iterations"].as_array().unwrap();
+        assert!(its.len() >= 6, "{t}");
+        for it in its.iter().filter(|it| it["error"].is_null()) {
+            let served = server_stats(it)["by_path"]["/plaintext"].as_f64().unwrap();
+            let load = &it["load"];
+            let sent = m(it, "load.requests").unwrap()
+                + load["outside_window"]["requests"].as_f64().unwrap()
+                + 1.0;
+            let in_flight = load["in_flight_at_end"].as_f64().unwrap();
+            assert!(
+                served <= sent && served >= sent - in_flight,
+                "{}: server answered {served}; engine sent {sent}, {in_flight} in flight",
+                row["variant"]
+            );
+        }
+    }
+    let rps = comparison(&json, "slow", "load.rps");
+    assert_eq!(rps["verdict"], "regression", "{t}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("slow vs fast: "))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        line.contains("Requests/sec") || line.contains("load.rps"),
+        "{line}"
+    );
+    let (who, other, _, lo, _, verdict) = faster_line(&stdout);
+    assert_eq!((who.as_str(), other.as_str()), ("fast", "slow"), "{t}");
+    assert!(lo > 1.0 && verdict == "regression", "{t}");
+    assert!(
+        processes_with(&format!("--port {port}")).is_empty(),
+        "a server outlived the bench"
+    );
+}
+
+/// Runs `rigor bench` with `args` in a fresh folder and expects exit 2 naming `needle`, with
+/// nothing started or written.
+fn refused(name: &str, args: &[&str], needle: &str) {
+    let dir = temp_dir(name);
+    let out = rigor(&dir, &[&["bench"], args].concat());
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {t}");
+    assert!(t.contains(needle), "{args:?}: no `{needle}` in {t}");
+    assert!(
+        !dir.join("rigor-results").exists(),
+        "{args:?} wrote results"
+    );
+}
+
+/// Bad input is a usage error naming what is wrong, before anything runs.
+#[test]
+fn bench_refuses_bad_input_before_running() {
+    refused("bench-none", &[], "<COMMAND>");
+    refused("bench-empty", &["true", " "], "command 2 is empty");
+    refused(
+        "bench-names",
+        &["-n", "x", "true", "false"],
+        "-n/--name given 1 times for 2 commands",
+    );
+    refused(
+        "bench-name-chars",
+        &["-n", "a b", "-n", "c", "true", "true"],
+        "-n/--name `a b`",
+    );
+    refused(
+        "bench-url",
+        &["--url", "ftp://x/", "true"],
+        "--url ftp://x/",
+    );
+    refused(
+        "bench-duration",
+        &["--url", "http://127.0.0.1:1/", "-d", "0s", "true"],
+        "-d/--duration",
+    );
+    refused("bench-c-alone", &["-c", "4", "true"], "--url");
+    refused(
+        "bench-iters",
+        &["-i", "0", "true", "false"],
+        "-i/--iterations must be at least 1",
+    );
+}
+
+/// A command that fails fails the bench (exit 1), saying its exit status, and its verdict line
+/// says why it was not compared; with `--warmup` the failure stops the bench before measuring.
+#[test]
+fn bench_says_a_failing_command_failed() {
+    let dir = temp_dir("bench-fails");
+    let out = rigor(&dir, &["bench", "-i", "2", "true", "echo oops >&2; exit 3"]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(t.contains("exit status: 3") && t.contains("oops"), "{t}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("B vs A: not compared: every iteration of B failed"),
+        "{stdout}"
+    );
+    let warm = temp_dir("bench-fails-warm");
+    let out = rigor(&warm, &["bench", "--warmup", "1", "true", "exit 3"]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(t.contains("warmup of B (`exit 3`) failed"), "{t}");
+    assert!(!t.contains("iteration 1"), "{t}");
+}
