@@ -4,6 +4,7 @@
 
 use super::decide::Side;
 use super::git::Commit;
+use super::position::Position;
 use crate::git::short;
 use serde::Serialize;
 use std::path::Path;
@@ -23,6 +24,10 @@ pub struct Step {
     pub vs_good: Option<Side>,
     /// The tested commit against the bad end.
     pub vs_bad: Option<Side>,
+    /// Where the tested commit lies from good (0) to bad (1), with its interval at the last
+    /// look; what decided it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub position: Option<Position>,
     /// Why a commit was skipped, or what else is worth saying.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -130,6 +135,7 @@ fn steps_table(steps: &[Step]) -> String {
         "commit".into(),
         "decision".into(),
         "iterations".into(),
+        "position".into(),
         "vs good".into(),
         "vs bad".into(),
     ]];
@@ -147,11 +153,15 @@ fn steps_table(steps: &[Step]) -> String {
                 _ => s.decision.clone(),
             },
             s.iterations.to_string(),
+            s.position
+                .as_ref()
+                .map(Position::text)
+                .unwrap_or_else(|| "-".into()),
             side(&s.vs_good),
             side(&s.vs_bad),
         ]);
     }
-    let widths: Vec<usize> = (0..6)
+    let widths: Vec<usize> = (0..7)
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();
     let mut out = String::new();
@@ -196,6 +206,12 @@ mod tests {
                 ci_high_pct: Some(1.0),
             }),
             vs_bad: None,
+            position: Some(Position {
+                estimate: 0.03,
+                low: -0.02,
+                high: 0.08,
+                confidence: 0.99,
+            }),
             note: note.map(Into::into),
             result: None,
         };
@@ -215,6 +231,7 @@ mod tests {
             "{text}"
         );
         assert!(lines[2].contains("skipped: build failed"), "{text}");
+        assert!(lines[1].contains("0.03 [-0.02, 0.08]"), "{text}");
         assert_eq!(elapsed(133.0), "2m13s");
         assert_eq!(elapsed(41.4), "41s");
     }

@@ -106,11 +106,19 @@ impl Bench {
     }
 
     /// Runs the commits `refs` (variant name, full hash; the first is the baseline) interleaved
-    /// as step `label`, and counts its iterations.
-    pub fn run(&mut self, label: &str, refs: &[(String, String)]) -> Result<StepRun, Failure> {
+    /// for `rounds` rounds as step `label`, and counts its iterations. `until_conclusive` adds
+    /// rounds while the run's own comparison is inconclusive, up to the cap.
+    pub fn run(
+        &mut self,
+        label: &str,
+        refs: &[(String, String)],
+        rounds: usize,
+        until_conclusive: bool,
+    ) -> Result<StepRun, Failure> {
         self.runs += 1;
         let json = self.folder.join(format!("{label}.json"));
-        let mut options = self.options(&json, &self.folder.join(label))?;
+        let mut options =
+            self.options(&json, &self.folder.join(label), rounds, until_conclusive)?;
         options.selection.refs = refs.to_vec();
         let measured = exec::measure(&options)?;
         let iterations = measured
@@ -134,8 +142,14 @@ impl Bench {
 
     /// `rigor run` options for one step, made from the flags a user would type, so a step is
     /// exactly the run `rigor run` would make of them.
-    fn options(&self, json: &Path, out_dir: &Path) -> Result<RunOptions, Failure> {
-        let argv: Vec<String> = [
+    fn options(
+        &self,
+        json: &Path,
+        out_dir: &Path,
+        rounds: usize,
+        until_conclusive: bool,
+    ) -> Result<RunOptions, Failure> {
+        let mut argv: Vec<String> = [
             "rigor",
             "run",
             "-f",
@@ -143,9 +157,7 @@ impl Bench {
             "-s",
             &self.scenario,
             "-i",
-            &self.iterations.to_string(),
-            "--until-conclusive",
-            &self.cap.to_string(),
+            &rounds.to_string(),
             "--primary",
             &self.measurement,
             "--threshold",
@@ -160,6 +172,9 @@ impl Bench {
         .iter()
         .map(|s| s.to_string())
         .collect();
+        if until_conclusive {
+            argv.extend(["--until-conclusive".to_string(), self.cap.to_string()]);
+        }
         let cli = Cli::try_parse_from(argv).map_err(|e| Failure::usage(e.to_string()))?;
         let Command::Run(args) = cli.command else {
             return Err(Failure::usage("not a run"));
@@ -179,6 +194,16 @@ impl StepRun {
         self.result.comparisons.iter().find(|c| {
             c.baseline == baseline && c.candidate == candidate && c.measurement == measurement
         })
+    }
+
+    /// The measurement's values over the variant's kept iterations, in round order.
+    pub fn values(&self, variant: &str, measurement: &str) -> Vec<f64> {
+        self.result
+            .rows
+            .iter()
+            .find(|r| r.variant.as_deref() == Some(variant))
+            .map(|r| r.values(measurement))
+            .unwrap_or_default()
     }
 
     /// Why the variant's row did not measure: its build error, or that no iteration of it
