@@ -1,14 +1,9 @@
-//! The ends' values, reused from step to step. Each step still runs a few rounds of good and
-//! bad interleaved with the tested commit; those are pooled with every earlier run's while they
-//! agree with them (each of the step's own ends' medians within a quarter of the step from where
-//! the earlier ones put that end). When the machine drifted, the step's own rounds are used
-//! alone, as they were measured beside the tested commit.
+//! The ends' values from every run of the bisection: how long a step between them is (the
+//! scale a tested commit's position is read on) and how noisy each end is (how many rounds a
+//! step starts with). Each step still measures the ends in every round beside the tested
+//! commit, so drift of the machine between steps cancels out of the decision.
 
 use super::position::median;
-
-/// How far (in steps between the ends) a step's own end may lie from the earlier ones before
-/// they are no longer pooled.
-const DRIFT: f64 = 0.25;
 
 /// Every value of good and of bad measured so far.
 #[derive(Debug, Default, Clone)]
@@ -24,26 +19,9 @@ impl Ends {
         self.bad.extend_from_slice(bad);
     }
 
-    /// The values to place a commit with, given the step's own values of the ends: the step's
-    /// and every earlier run's when they agree, the step's alone otherwise.
-    pub fn pooled(&self, good: &[f64], bad: &[f64]) -> (Vec<f64>, Vec<f64>) {
-        let own = || (good.to_vec(), bad.to_vec());
-        let (Some(g0), Some(b0)) = (median(&self.good), median(&self.bad)) else {
-            return own();
-        };
-        let (Some(g), Some(b)) = (median(good), median(bad)) else {
-            return own();
-        };
-        let span = b0 - g0;
-        if span == 0.0 || !span.is_finite() {
-            return own();
-        }
-        let agrees = ((g - g0) / span).abs() <= DRIFT && ((b - b0) / span).abs() <= DRIFT;
-        if !agrees {
-            return own();
-        }
-        let join = |a: &[f64], b: &[f64]| [a, b].concat();
-        (join(&self.good, good), join(&self.bad, bad))
+    /// The medians of good and bad so far.
+    pub fn span(&self) -> Option<(f64, f64)> {
+        Some((median(&self.good)?, median(&self.bad)?))
     }
 }
 
@@ -52,16 +30,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn earlier_ends_are_pooled_only_while_they_agree() {
+    fn the_span_is_the_medians_of_every_run() {
         let mut ends = Ends::default();
-        let (own_g, own_b) = (vec![100.0, 101.0], vec![120.0, 121.0]);
-        // Nothing earlier: the step's own.
-        assert_eq!(ends.pooled(&own_g, &own_b), (own_g.clone(), own_b.clone()));
-        ends.add(&[100.5, 99.5, 100.0], &[120.5, 119.5, 121.5]);
-        let (g, b) = ends.pooled(&own_g, &own_b);
-        assert_eq!((g.len(), b.len()), (5, 5));
-        // The machine got 10% slower since: the ends moved by half the step.
-        let (g, b) = ends.pooled(&[110.0, 111.0], &[130.0, 131.0]);
-        assert_eq!((g, b), (vec![110.0, 111.0], vec![130.0, 131.0]));
+        assert_eq!(ends.span(), None);
+        ends.add(&[100.0, 101.0], &[120.0, 121.0]);
+        ends.add(&[99.0], &[125.0]);
+        assert_eq!(ends.span(), Some((100.0, 121.0)));
     }
 }

@@ -19,11 +19,11 @@ mod report;
 mod search;
 mod setup;
 mod step_run;
+mod values;
 
 use crate::cli::bisect::BisectArgs;
 use crate::exit::Exit;
 use crate::failure::Failure;
-use crate::git::short;
 use crate::{console, interrupt};
 use decide::{differs, Side};
 use ends::Ends;
@@ -39,6 +39,9 @@ use step_run::{first_line, Bench};
 
 /// A step still inconclusive gets rounds until this many times `-i` per commit.
 pub const CAP_FACTOR: usize = 4;
+
+/// Values a side needs before an unpaired comparison can be conclusive at 95%.
+const MIN_PER_SIDE: usize = 4;
 
 /// The confidence of the whole sequence of looks at one commit.
 const CONFIDENCE: f64 = 0.95;
@@ -72,10 +75,10 @@ pub fn execute(args: &BisectArgs) -> Result<Exit, Failure> {
     let folder = args
         .out_dir
         .join(format!("bisect-{}", crate::clock::now_compact()));
-    std::fs::create_dir_all(&folder)
+    crate::git::create_own_dir(&args.out_dir, &folder)
         .map_err(|e| Failure::usage(format!("cannot create {}: {e}", folder.display())))?;
     let folder = std::fs::canonicalize(&folder).unwrap_or(folder);
-    let bench = Bench::new(
+    let mut bench = Bench::new(
         &args.file,
         &args.scenario,
         &setup.measurement,
@@ -83,6 +86,7 @@ pub fn execute(args: &BisectArgs) -> Result<Exit, Failure> {
         args.iterations,
         folder,
     );
+    bench.var = setup.var.clone();
     let mut bisection = Bisection {
         setup,
         bench,
@@ -93,7 +97,13 @@ pub fn execute(args: &BisectArgs) -> Result<Exit, Failure> {
         seen: BTreeMap::new(),
         direction: None,
     };
-    let outcome = bisection.run()?;
+    let outcome = bisection.run();
+    if !args.keep_worktrees {
+        for e in bisection.bench.remove_worktrees() {
+            say(&format!("bisect: {e}"));
+        }
+    }
+    let outcome = outcome?;
     let report = bisection.report(&outcome, started.elapsed().as_secs_f64());
     console::out(&report.text());
     if let Some(path) = &args.json {
@@ -187,8 +197,8 @@ impl Bisection {
         }
         say(&format!(
             "bisect: step 0: do good {} and bad {} differ beyond {}%?",
-            short(&self.good().sha),
-            short(&self.bad().sha),
+            self.good().short(),
+            self.bad().short(),
             self.bench.threshold
         ));
         let refs = [
@@ -273,7 +283,7 @@ impl Bisection {
         let m = self.bench.measurement.clone();
         let cap = self.bench.cap;
         let mut plan = LookPlan::new(cap, CONFIDENCE);
-        let (mut t, mut g, mut b) = (Vec::new(), Vec::new(), Vec::new());
+        let mut measured: Vec<position::Round> = Vec::new();
         let (mut looks, mut iterations, mut json) = (Vec::new(), 0, None);
         let mut rounds = first_rounds(&self.ends.good, &self.ends.bad, self.bench.iterations);
         let (decision, at) = loop {
@@ -291,34 +301,41 @@ impl Bisection {
                 let json = Some(run.json.display().to_string());
                 return Ok(self.skipped(&c, why, json, iterations));
             }
-            t.extend(run.values("tested", &m));
-            g.extend(run.values("good", &m));
-            b.extend(run.values("bad", &m));
-            looks.push(t.len());
-            let (pg, pb) = self.ends.pooled(&g, &b);
+            measured.extend(run.rounds(["tested", "good", "bad"], &m));
+            looks.push(measured.len());
             let confidence = plan.confidence_at(&looks);
             let seed = position::seed(&c.sha, looks.len());
-            let at = position(&t, &pg, &pb, confidence, seed);
+            // The scale: the ends over every run so far, this step's rounds too.
+            let mut ends = self.ends.clone();
+            ends.add(&column(&measured, 1), &column(&measured, 2));
+            let at = ends
+                .span()
+                .and_then(|span| position(&measured, span, confidence, seed));
             let place = at.as_ref().map(|p| p.place()).unwrap_or(Place::Straddles);
             let decision = match place {
                 Place::Good => Some(Decision::Good),
                 Place::Bad => Some(Decision::Bad),
-                Place::Straddles if t.len() >= cap => Some(Decision::Unknown),
+                Place::Straddles if measured.len() >= cap => Some(Decision::Unknown),
                 Place::Straddles => None,
             };
             if let Some(d) = decision {
                 break (d, at);
             }
-            let more = cap.saturating_sub(t.len()) * 3 + self.per_step() * (steps_left - 1);
+            let more = cap.saturating_sub(measured.len()) * 3 + self.per_step() * (steps_left - 1);
             say(&format!(
                 "bisect: {} at {} of the way from good to bad after {} rounds: one more round{}",
-                short(&c.sha),
+                c.short(),
                 at.as_ref().map(|p| p.text()).unwrap_or_else(|| "?".into()),
-                t.len(),
+                measured.len(),
                 self.eta(more)
             ));
             rounds = 1;
         };
+        let (t, g, b) = (
+            column(&measured, 0),
+            column(&measured, 1),
+            column(&measured, 2),
+        );
         self.note_values(&c.sha, &t);
         self.ends.add(&g, &b);
         let word = match decision {
@@ -329,7 +346,7 @@ impl Bisection {
         };
         say(&format!(
             "bisect: {} is {word}: at {} of the way from good to bad ({iterations} iterations)",
-            short(&c.sha),
+            c.short(),
             at.as_ref().map(|p| p.text()).unwrap_or_else(|| "?".into()),
         ));
         let side = |end: &[f64]| self.side(end, &t);
@@ -392,7 +409,7 @@ impl Bisection {
 
     /// Records a commit that could not be measured, and says so.
     fn skipped(&mut self, c: &Commit, why: String, json: Option<String>, n: usize) -> Decision {
-        say(&format!("bisect: {} skipped: {why}", short(&c.sha)));
+        say(&format!("bisect: {} skipped: {why}", c.short()));
         self.steps.push(Step {
             commit: c.sha.clone(),
             subject: c.subject.clone(),
@@ -408,37 +425,53 @@ impl Bisection {
     }
 
     /// The culprit at `i` against its parent: the change it made, from the values the search
-    /// measured of both when they tell it conclusively, else from a run of the two interleaved.
+    /// measured of both, with rounds of the two interleaved added (a few at a time, up to the
+    /// cap) only while that change is inconclusive.
     fn against_parent(&mut self, i: usize) -> Result<Option<Side>, Failure> {
         let (parent, culprit) = (self.commit(i - 1).clone(), self.commit(i).clone());
         let seen = |c: &Commit| self.seen.get(&c.sha).cloned().unwrap_or_default();
-        if let Some(side) = self.side(&seen(&parent), &seen(&culprit)) {
-            if differs(side.verdict) {
-                say(&format!(
-                    "bisect: first bad commit {}; against its parent {} from the values \
-                     measured: {}",
-                    culprit.label(),
-                    short(&parent.sha),
-                    side.text()
-                ));
-                return Ok(Some(side));
-            }
-        }
-        say(&format!(
-            "bisect: first bad commit {}; measuring it against its parent {}{}",
-            culprit.label(),
-            short(&parent.sha),
-            self.eta(2 * self.bench.iterations)
-        ));
+        let (mut p, mut c) = (seen(&parent), seen(&culprit));
         let refs = [
             ("parent".to_string(), parent.sha.clone()),
             ("culprit".to_string(), culprit.sha.clone()),
         ];
-        let rounds = self.bench.iterations;
-        let run = self.bench.run("culprit", &refs, rounds, true)?;
-        Ok(run
-            .comparison("parent", "culprit", &self.bench.measurement)
-            .map(Side::of))
+        let m = self.bench.measurement.clone();
+        let mut added = 0;
+        loop {
+            let side = self.side(&p, &c);
+            let settled = side
+                .as_ref()
+                .is_some_and(|s| s.verdict != crate::result::Verdict::Inconclusive);
+            if settled || added >= self.bench.cap {
+                say(&format!(
+                    "bisect: first bad commit {}; against its parent {}: {m} {}",
+                    culprit.label(),
+                    parent.short(),
+                    side.as_ref().map(Side::text).unwrap_or_else(|| "?".into())
+                ));
+                return Ok(side);
+            }
+            // The fewest values a side needs before a comparison can be conclusive.
+            let rounds = MIN_PER_SIDE.saturating_sub(p.len().min(c.len())).max(1);
+            say(&format!(
+                "bisect: first bad commit {}; measuring it against its parent {} ({rounds} more \
+                 rounds{})",
+                culprit.label(),
+                parent.short(),
+                self.eta(2 * rounds)
+            ));
+            let label = match added {
+                0 => "culprit".to_string(),
+                n => format!("culprit-{n}"),
+            };
+            let run = self.bench.run(&label, &refs, rounds, false)?;
+            if interrupt::interrupted() {
+                return Ok(None);
+            }
+            added += rounds;
+            p.extend(run.values("parent", &m));
+            c.extend(run.values("culprit", &m));
+        }
     }
 
     /// The report of how the bisection ended.
@@ -451,6 +484,7 @@ impl Bisection {
         };
         Report {
             schema: report::SCHEMA,
+            var: self.setup.var.clone(),
             culprit: culprit.map(|c| c.sha.clone()),
             verdict: verdict.into(),
             message,
@@ -487,6 +521,10 @@ impl Bisection {
     fn verdict(&self, outcome: &Outcome) -> (&'static str, String) {
         let commits = &self.setup.commits;
         match outcome {
+            Outcome::Culprit(i) if commits[*i].value => (
+                "culprit",
+                format!("first bad value: {}", commits[*i].subject),
+            ),
             Outcome::Culprit(i) => (
                 "culprit",
                 format!(
@@ -509,7 +547,7 @@ impl Bisection {
                      {} iterations; the change is after the first and up to the second",
                     commits[*good].label(),
                     commits[*bad].label(),
-                    short(&commits[*unknown].sha),
+                    commits[*unknown].short(),
                     self.bench.cap
                 ),
             ),
@@ -552,6 +590,11 @@ fn direction_of(m: &str, bad_vs_good: &Side) -> Direction {
     } else {
         Direction::HigherIsBetter
     }
+}
+
+/// One variant's values over the rounds.
+fn column(rounds: &[position::Round], i: usize) -> Vec<f64> {
+    rounds.iter().map(|r| r[i]).collect()
 }
 
 /// A progress line on stderr.

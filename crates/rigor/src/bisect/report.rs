@@ -56,7 +56,10 @@ impl From<&Commit> for Named {
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub schema: &'static str,
-    /// The first bad commit, or null.
+    /// The variable whose values were searched (`--var`); absent for commits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub var: Option<String>,
+    /// The first bad commit (or value), or null.
     pub culprit: Option<String>,
     /// `culprit`, `inconclusive`, `no difference` or `interrupted`.
     pub verdict: String,
@@ -88,14 +91,21 @@ pub struct Report {
 impl Report {
     /// The report for the terminal.
     pub fn text(&self) -> String {
-        let mut out = format!(
-            "rigor bisect: {} from good {} to bad {} ({} commits, first-parent)\n\n",
-            self.measurement,
-            short(&self.good.commit),
-            short(&self.bad.commit),
-            self.candidates
-        );
-        out.push_str(&steps_table(&self.steps));
+        let short = |id: &str| name(self.var.is_some(), id);
+        let mut out = match &self.var {
+            Some(var) => format!(
+                "rigor bisect: {} over {var} from good {} to bad {} ({} values)\n\n",
+                self.measurement, self.good.commit, self.bad.commit, self.candidates
+            ),
+            None => format!(
+                "rigor bisect: {} from good {} to bad {} ({} commits, first-parent)\n\n",
+                self.measurement,
+                short(&self.good.commit),
+                short(&self.bad.commit),
+                self.candidates
+            ),
+        };
+        out.push_str(&steps_table(&self.steps, self.var.is_some()));
         out.push('\n');
         out.push_str(&self.message);
         out.push('\n');
@@ -127,12 +137,22 @@ impl Report {
     }
 }
 
-/// One line per step: commit, decision, iterations, and the changes against both ends.
-fn steps_table(steps: &[Step]) -> String {
+/// How the report names a candidate: a short hash, or a value as it is.
+fn name(values: bool, id: &str) -> String {
+    if values {
+        id.to_string()
+    } else {
+        short(id).to_string()
+    }
+}
+
+/// One line per step: commit (or value), decision, iterations, position and the changes
+/// against both ends.
+fn steps_table(steps: &[Step], values: bool) -> String {
     let side = |s: &Option<Side>| s.as_ref().map(Side::text).unwrap_or_else(|| "-".into());
     let mut rows = vec![[
         "step".to_string(),
-        "commit".into(),
+        if values { "value" } else { "commit" }.into(),
         "decision".into(),
         "iterations".into(),
         "position".into(),
@@ -147,7 +167,11 @@ fn steps_table(steps: &[Step]) -> String {
         }
         rows.push([
             i.to_string(),
-            format!("{} {subject}", short(&s.commit)),
+            if values {
+                s.commit.clone()
+            } else {
+                format!("{} {subject}", short(&s.commit))
+            },
             match &s.note {
                 Some(n) if s.decision == "skipped" => format!("skipped: {n}"),
                 _ => s.decision.clone(),
@@ -215,10 +239,13 @@ mod tests {
             note: note.map(Into::into),
             result: None,
         };
-        let text = steps_table(&[
-            step("0123456789", "good", None),
-            step("abcdef0123", "skipped", Some("build failed")),
-        ]);
+        let text = steps_table(
+            &[
+                step("0123456789", "good", None),
+                step("abcdef0123", "skipped", Some("build failed")),
+            ],
+            false,
+        );
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3, "{text}");
         assert!(lines[0].starts_with("step  commit"), "{text}");

@@ -30,6 +30,10 @@ pub struct Bench {
     /// Iterations run so far, over every step.
     pub spent: usize,
     runs: usize,
+    /// The worktrees made for the commits built: (repository, worktree).
+    worktrees: Vec<(PathBuf, PathBuf)>,
+    /// When the candidates are values of this variable rather than commits.
+    pub var: Option<String>,
 }
 
 /// One step's run: its result, and where its file is.
@@ -61,6 +65,8 @@ impl Bench {
             built: BTreeMap::new(),
             spent: 0,
             runs: 0,
+            worktrees: Vec::new(),
+            var: None,
         }
     }
 
@@ -75,24 +81,35 @@ impl Bench {
         outcome
     }
 
-    fn build_once(&self, sha: &str) -> Result<(), String> {
+    fn build_once(&mut self, sha: &str) -> Result<(), String> {
         let selection = self.selection(&[("tested".into(), sha.into())]);
         let plan = crate::plan::prepare(&selection).map_err(|p| p.messages().join("; "))?;
         let Some(row) = plan.rows.first() else {
             return Err("the scenario has no row to build".into());
         };
-        let short = crate::git::short(sha);
+        if let Some(r) = &row.plan.app.git_ref {
+            self.worktrees.push((r.repo.clone(), r.worktree.clone()));
+        }
+        let short = match self.var {
+            Some(_) => file_name(sha),
+            None => crate::git::short(sha).to_string(),
+        };
         let dir = self.folder.join("builds");
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         exec::build_only(
             &row.plan.app,
             &dir.join(format!("{short}.log")),
-            &dir.join(short),
+            &dir.join(&short),
         )
     }
 
-    /// The selection of a step: the scenario with `refs` as its variants, baseline first.
+    /// The selection of a step: the scenario with `refs` as its variants, baseline first
+    /// (commits, or values of the variable).
     fn selection(&self, refs: &[(String, String)]) -> Selection {
+        let (refs, values) = match &self.var {
+            Some(name) => (Vec::new(), Some((name.clone(), refs.to_vec()))),
+            None => (refs.to_vec(), None),
+        };
         Selection {
             file: self.file.clone(),
             scenarios: vec![self.scenario.clone()],
@@ -100,7 +117,8 @@ impl Bench {
             iterations: Some(self.iterations),
             vars: Vec::new(),
             variants: None,
-            refs: refs.to_vec(),
+            refs,
+            values,
             cross_check: None,
         }
     }
@@ -119,7 +137,9 @@ impl Bench {
         let json = self.folder.join(format!("{label}.json"));
         let mut options =
             self.options(&json, &self.folder.join(label), rounds, until_conclusive)?;
-        options.selection.refs = refs.to_vec();
+        let selection = self.selection(refs);
+        options.selection.refs = selection.refs;
+        options.selection.values = selection.values;
         let measured = exec::measure(&options)?;
         let iterations = measured
             .result
@@ -133,6 +153,24 @@ impl Bench {
             json,
             iterations,
         })
+    }
+
+    /// Removes the worktrees made for the commits, each by its path, and their folder when
+    /// nothing else is left in it; what could not be removed, said as a warning line each.
+    pub fn remove_worktrees(&mut self) -> Vec<String> {
+        let mut failed = Vec::new();
+        for (repo, path) in self.worktrees.drain(..) {
+            if path.exists() {
+                if let Err(e) = crate::git::remove_worktree(&repo, &path) {
+                    failed.push(e);
+                }
+            }
+            if let Some(parent) = path.parent() {
+                // Only succeeds once the folder is empty.
+                let _ = std::fs::remove_dir(parent);
+            }
+        }
+        failed
     }
 
     /// How many runs the bisection made so far.
@@ -206,6 +244,34 @@ impl StepRun {
             .unwrap_or_default()
     }
 
+    /// The rounds in which every one of `variants` measured, each as their values in that
+    /// order (an iteration's index is its round).
+    pub fn rounds<const N: usize>(&self, variants: [&str; N], measurement: &str) -> Vec<[f64; N]> {
+        let by_round = |variant: &str| -> BTreeMap<usize, f64> {
+            self.result
+                .rows
+                .iter()
+                .find(|r| r.variant.as_deref() == Some(variant))
+                .map(|r| {
+                    r.kept_iterations()
+                        .filter_map(|it| Some((it.index, *it.measurements.get(measurement)?)))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let maps: Vec<BTreeMap<usize, f64>> = variants.iter().map(|v| by_round(v)).collect();
+        maps[0]
+            .keys()
+            .filter_map(|i| {
+                let mut round = [0.0; N];
+                for (slot, map) in round.iter_mut().zip(&maps) {
+                    *slot = *map.get(i)?;
+                }
+                Some(round)
+            })
+            .collect()
+    }
+
     /// Why the variant's row did not measure: its build error, or that no iteration of it
     /// succeeded.
     pub fn not_measured(&self, variant: &str) -> Option<String> {
@@ -227,6 +293,20 @@ impl StepRun {
         }
         None
     }
+}
+
+/// A value as a file name: characters other than letters, digits, `.`, `-` and `_` as `_`.
+fn file_name(value: &str) -> String {
+    value
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 /// The first line of a (possibly long) error.
