@@ -283,8 +283,8 @@ fn a_server_a_third_slower_is_named_on_a_machine_busy_on_every_core() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// A scenario whose build and command take the testbed's delay from the variable `version`
-/// (each "version" a delay in microseconds), as a runtime's version would pick its binary.
+/// A scenario whose build and command take the variable `version` (as a runtime's version would
+/// pick its binary): the testbed holds as many MiB more as the version's major number.
 fn version_config(port: u16) -> String {
     format!(
         r#"
@@ -294,7 +294,7 @@ version = "1000"
 [jobs.app]
 build = "echo {{{{version}}}} > app.value"
 artifact = "app.value"
-command = "exec {bin} --port {port} --threads 1 --delay-us $(cat app.value)"
+command = "exec {bin} --port {port} --threads 1 --hold-mib $(cut -d. -f1 app.value)"
 env = {{ APP_VERSION = "{{{{version}}}}" }}
 ready = {{ http = "http://127.0.0.1:{port}/health", timeout = "10s" }}
 stop_timeout = "2s"
@@ -348,13 +348,16 @@ fn a_bisection_over_8_version_values_names_the_value() {
         report["iterations"], report["seconds"]
     );
     assert_eq!(report["var"], "version");
-    assert_eq!(report["culprit"], "1500", "{t}");
-    assert_eq!(report["parent"], "1003", "{t}");
+    assert_eq!(report["culprit"], "2.1.23273", "{t}");
+    assert_eq!(report["parent"], "0.1.23272", "{t}");
     assert_eq!(report["candidates"], 7);
-    assert!(t.contains("first bad value: version=1500"), "{t}");
-    // A half longer delay at 8 connections is a third fewer requests.
-    let change = report["culprit_vs_parent"]["change_pct"].as_f64().unwrap();
-    assert!((-45.0..=-20.0).contains(&change), "{change}: {t}");
+    assert!(t.contains("first bad value: version=2.1.23273"), "{t}");
+    assert_eq!(report["culprit_vs_parent"]["verdict"], "regression", "{t}");
+    // Every value measured was placed on its own side of the change.
+    for s in report["steps"].as_array().unwrap().iter().skip(1) {
+        let major = s["commit"].as_str().unwrap().starts_with("2.");
+        assert_eq!(s["decision"], if major { "bad" } else { "good" }, "{s}");
+    }
     // Each step ran the values as variants setting the variable: the build wrote it.
     let run: Value = serde_json::from_str(
         &std::fs::read_to_string(report["steps"][1]["result"].as_str().unwrap()).unwrap(),
@@ -395,7 +398,7 @@ fn a_bisection_over_8_version_values_names_the_value() {
     );
     assert_eq!(code, Some(0), "{t}");
     let report = report.unwrap();
-    assert_eq!(report["culprit"], "1500", "{t}");
+    assert_eq!(report["culprit"], "2.1.23273", "{t}");
     assert_eq!(report["candidates"], 3);
     // Bad value flags fail clearly.
     let fails = |args: &[&str], says: &str| {

@@ -1,9 +1,7 @@
-//! The ends' values from every run of the bisection: how long a step between them is (the
-//! scale a tested commit's position is read on) and how noisy each end is (how many rounds a
-//! step starts with). Each step still measures the ends in every round beside the tested
-//! commit, so drift of the machine between steps cancels out of the decision.
-
-use super::position::median;
+//! The ends' values, reused from step to step: each step still runs good and bad in every
+//! round beside the tested commit (so the pool follows the machine as the bisection goes on),
+//! and the commit is placed against every value of the ends measured so far, which narrows the
+//! midpoint far more than a step's own few rounds would.
 
 /// Every value of good and of bad measured so far.
 #[derive(Debug, Default, Clone)]
@@ -19,9 +17,12 @@ impl Ends {
         self.bad.extend_from_slice(bad);
     }
 
-    /// The medians of good and bad so far.
-    pub fn span(&self) -> Option<(f64, f64)> {
-        Some((median(&self.good)?, median(&self.bad)?))
+    /// The values to place a commit with: every earlier run's and the step's own.
+    pub fn pooled(&self, good: &[f64], bad: &[f64]) -> (Vec<f64>, Vec<f64>) {
+        (
+            [&self.good[..], good].concat(),
+            [&self.bad[..], bad].concat(),
+        )
     }
 }
 
@@ -30,11 +31,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_span_is_the_medians_of_every_run() {
+    fn every_run_of_the_ends_is_pooled() {
         let mut ends = Ends::default();
-        assert_eq!(ends.span(), None);
+        assert_eq!(ends.pooled(&[1.0], &[2.0]), (vec![1.0], vec![2.0]));
         ends.add(&[100.0, 101.0], &[120.0, 121.0]);
         ends.add(&[99.0], &[125.0]);
-        assert_eq!(ends.span(), Some((100.0, 121.0)));
+        let (g, b) = ends.pooled(&[98.0], &[122.0]);
+        assert_eq!((g.len(), b.len()), (4, 4));
     }
 }

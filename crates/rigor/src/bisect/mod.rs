@@ -283,7 +283,7 @@ impl Bisection {
         let m = self.bench.measurement.clone();
         let cap = self.bench.cap;
         let mut plan = LookPlan::new(cap, CONFIDENCE);
-        let mut measured: Vec<position::Round> = Vec::new();
+        let (mut t, mut g, mut b) = (Vec::new(), Vec::new(), Vec::new());
         let (mut looks, mut iterations, mut json) = (Vec::new(), 0, None);
         let mut rounds = first_rounds(&self.ends.good, &self.ends.bad, self.bench.iterations);
         let (decision, at) = loop {
@@ -301,41 +301,34 @@ impl Bisection {
                 let json = Some(run.json.display().to_string());
                 return Ok(self.skipped(&c, why, json, iterations));
             }
-            measured.extend(run.rounds(["tested", "good", "bad"], &m));
-            looks.push(measured.len());
+            t.extend(run.values("tested", &m));
+            g.extend(run.values("good", &m));
+            b.extend(run.values("bad", &m));
+            looks.push(t.len());
             let confidence = plan.confidence_at(&looks);
             let seed = position::seed(&c.sha, looks.len());
-            // The scale: the ends over every run so far, this step's rounds too.
-            let mut ends = self.ends.clone();
-            ends.add(&column(&measured, 1), &column(&measured, 2));
-            let at = ends
-                .span()
-                .and_then(|span| position(&measured, span, confidence, seed));
+            let (pg, pb) = self.ends.pooled(&g, &b);
+            let at = position(&t, &pg, &pb, confidence, seed);
             let place = at.as_ref().map(|p| p.place()).unwrap_or(Place::Straddles);
             let decision = match place {
                 Place::Good => Some(Decision::Good),
                 Place::Bad => Some(Decision::Bad),
-                Place::Straddles if measured.len() >= cap => Some(Decision::Unknown),
+                Place::Straddles if t.len() >= cap => Some(Decision::Unknown),
                 Place::Straddles => None,
             };
             if let Some(d) = decision {
                 break (d, at);
             }
-            let more = cap.saturating_sub(measured.len()) * 3 + self.per_step() * (steps_left - 1);
+            let more = cap.saturating_sub(t.len()) * 3 + self.per_step() * (steps_left - 1);
             say(&format!(
                 "bisect: {} at {} of the way from good to bad after {} rounds: one more round{}",
                 c.short(),
                 at.as_ref().map(|p| p.text()).unwrap_or_else(|| "?".into()),
-                measured.len(),
+                t.len(),
                 self.eta(more)
             ));
             rounds = 1;
         };
-        let (t, g, b) = (
-            column(&measured, 0),
-            column(&measured, 1),
-            column(&measured, 2),
-        );
         self.note_values(&c.sha, &t);
         self.ends.add(&g, &b);
         let word = match decision {
@@ -590,11 +583,6 @@ fn direction_of(m: &str, bad_vs_good: &Side) -> Direction {
     } else {
         Direction::HigherIsBetter
     }
-}
-
-/// One variant's values over the rounds.
-fn column(rounds: &[position::Round], i: usize) -> Vec<f64> {
-    rounds.iter().map(|r| r[i]).collect()
 }
 
 /// A progress line on stderr.

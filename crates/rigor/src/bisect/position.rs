@@ -1,12 +1,15 @@
-//! Where a tested commit lies between the two ends: position = (tested − good) / (bad − good),
-//! so 0 is the good end and 1 the bad one (on log values when every value is positive, so a
-//! step reads as a ratio). The decision only asks which side of ½ the commit is on, that is
-//! whether it is above or below the midpoint of the ends; that is measured round by round, each
-//! round's tested value against the midpoint of the same round's good and bad (so what the
-//! machine did during a round cancels), and the interval is a bootstrap over the rounds (a
-//! fixed seed per look, so a saved bisection re-analyses the same). The commit is like good when
-//! the whole interval lies below ½, like bad when it lies above ½, and undecided while it
-//! straddles ½.
+//! Where a tested commit lies between the two ends: position = (tested − good) / (bad − good)
+//! on the medians, so 0 is the good end and 1 the bad one (on log values when every value is
+//! positive, so a step reads as a ratio). The decision only asks which side of ½ the commit is
+//! on, that is whether its median is above or below the midpoint of the ends' medians; the
+//! interval is a bootstrap of that distance (each side resampled on its own, a fixed seed per
+//! look so a saved bisection re-analyses the same), read on the scale of the ends' step. The
+//! commit is like good when the whole interval lies below ½, like bad when it lies above ½, and
+//! undecided while it straddles ½.
+//!
+//! Sides rather than rounds are resampled: on a busy machine one round's three iterations share
+//! little of their noise (they run seconds apart), and the ends' values from earlier steps can
+//! then narrow the midpoint ([`super::ends`]).
 //!
 //! A step looks again after every round; the confidence of each look comes from the
 //! O'Brien–Fleming-type alpha spending `--until-conclusive` uses ([`rigor_stats::LookPlan`]),
@@ -53,38 +56,36 @@ impl Position {
     }
 }
 
-/// One interleaved round: the tested commit's value, good's and bad's.
-pub type Round = [f64; 3];
-
-/// The position of the tested commit from `rounds`, with its interval at `confidence`. `span`
-/// is the ends' medians (good, bad) over every run so far, which scale the distance from the
-/// midpoint into a position; `None` without a round or when the ends' medians are equal.
+/// The position of `tested` between `good` and `bad` with its interval at `confidence`;
+/// `None` when a side has no value or the ends' medians are equal.
 pub fn position(
-    rounds: &[Round],
-    span: (f64, f64),
+    tested: &[f64],
+    good: &[f64],
+    bad: &[f64],
     confidence: f64,
     seed: u64,
 ) -> Option<Position> {
-    if rounds.is_empty() {
-        return None;
-    }
-    let logs =
-        rounds.iter().flatten().all(|v| *v > 0.0 && v.is_finite()) && span.0 > 0.0 && span.1 > 0.0;
+    let logs = [tested, good, bad]
+        .iter()
+        .all(|s| s.iter().all(|v| *v > 0.0 && v.is_finite()));
     let f = |v: f64| if logs { v.ln() } else { v };
-    let width = f(span.1) - f(span.0);
+    let (t, g, b) = (median(tested)?, median(good)?, median(bad)?);
+    let width = f(b) - f(g);
     if width == 0.0 || !width.is_finite() {
         return None;
     }
-    // Each round's distance above the midpoint of its ends, in steps from good to bad.
-    let d: Vec<f64> = rounds
-        .iter()
-        .map(|[t, g, b]| 0.5 + (f(*t) - (f(*g) + f(*b)) / 2.0) / width)
-        .filter(|x| x.is_finite())
-        .collect();
-    let estimate = median(&d)?;
+    // Above the ends' midpoint, in steps from good to bad, plus ½.
+    let place = |t: f64, g: f64, b: f64| 0.5 + (f(t) - (f(g) + f(b)) / 2.0) / width;
+    let estimate = place(t, g, b);
     let mut rng = SplitMix(seed);
     let mut draws: Vec<f64> = (0..RESAMPLES)
-        .map(|_| resampled_median(&d, &mut rng))
+        .map(|_| {
+            place(
+                resampled_median(tested, &mut rng),
+                resampled_median(good, &mut rng),
+                resampled_median(bad, &mut rng),
+            )
+        })
         .collect();
     draws.sort_by(f64::total_cmp);
     let tail = ((1.0 - confidence) / 2.0).clamp(0.0, 0.5);
@@ -180,51 +181,36 @@ impl SplitMix {
 mod tests {
     use super::*;
 
-    /// Rounds of a tested value with good and bad, the machine's speed moving between them.
-    fn rounds(tested: &[f64], scale: &[f64]) -> Vec<Round> {
-        tested
-            .iter()
-            .zip(scale)
-            .map(|(t, s)| [t * s, 100.0 * s, 121.0 * s])
-            .collect()
-    }
-
     #[test]
     fn a_commit_at_either_end_is_placed_there() {
-        let span = (100.0, 121.0);
-        let drift = [1.0, 0.8, 1.1, 0.9];
-        let like_good = position(&rounds(&[100.2, 99.9], &drift), span, 0.999, 1).unwrap();
+        let good = [100.0, 101.0, 99.5, 100.4, 100.2, 99.8];
+        let bad = [121.0, 120.5, 121.3, 120.9, 121.2, 120.7];
+        let like_good = position(&[100.1, 100.3], &good, &bad, 0.999, 1).unwrap();
         assert_eq!(like_good.place(), Place::Good, "{like_good:?}");
         assert!(like_good.estimate.abs() < 0.05, "{like_good:?}");
-        let like_bad = position(&rounds(&[121.1, 120.8], &drift), span, 0.999, 1).unwrap();
+        let like_bad = position(&[121.1, 120.8], &good, &bad, 0.999, 1).unwrap();
         assert_eq!(like_bad.place(), Place::Bad, "{like_bad:?}");
         assert!((like_bad.estimate - 1.0).abs() < 0.05, "{like_bad:?}");
         // Halfway, or too scattered to say: undecided.
-        let half = position(&rounds(&[110.0, 110.5, 109.8], &drift), span, 0.95, 1).unwrap();
+        let half = position(&[110.0, 110.5, 109.8], &good, &bad, 0.95, 1).unwrap();
         assert_eq!(half.place(), Place::Straddles, "{half:?}");
-        let wide = position(&rounds(&[100.0, 121.0, 100.5], &drift), span, 0.95, 1).unwrap();
+        let wide = position(&[100.0, 121.0, 100.5], &good, &bad, 0.95, 1).unwrap();
         assert_eq!(wide.place(), Place::Straddles, "{wide:?}");
         // The scale runs whichever way bad went.
-        let down: Vec<Round> = rounds(&[100.2, 100.0], &drift)
-            .iter()
-            .map(|[t, g, b]| [*t, *b, *g])
-            .collect();
-        let down = position(&down, (121.0, 100.0), 0.999, 1).unwrap();
+        let down = position(&[100.2, 100.0], &bad, &good, 0.999, 1).unwrap();
         assert_eq!(down.place(), Place::Bad, "{down:?}");
-        // Values at or below zero are placed on their own scale.
-        let zero = position(&[[0.0, 0.0, 10.0], [1.0, 0.0, 10.0]], (0.0, 10.0), 0.9, 1).unwrap();
+        // Values at or below zero are placed on a plain scale.
+        let zero = position(&[0.0, 1.0], &[0.0, 0.0, 1.0], &[10.0, 9.0, 11.0], 0.9, 1).unwrap();
         assert_eq!(zero.place(), Place::Good, "{zero:?}");
     }
 
     #[test]
     fn the_interval_holds_the_estimate_and_widens_with_confidence() {
-        let t = rounds(
-            &[105.0, 98.0, 110.0, 101.0, 103.0],
-            &[1.0, 1.02, 0.97, 1.0, 1.01],
-        );
-        let span = (100.0, 121.0);
-        let p95 = position(&t, span, 0.95, 7).unwrap();
-        let p999 = position(&t, span, 0.999, 7).unwrap();
+        let good = [100.0, 104.0, 97.0, 101.0, 99.0, 103.0];
+        let bad = [130.0, 126.0, 134.0, 129.0, 131.0, 127.0];
+        let t = [105.0, 98.0, 110.0, 101.0];
+        let p95 = position(&t, &good, &bad, 0.95, 7).unwrap();
+        let p999 = position(&t, &good, &bad, 0.999, 7).unwrap();
         assert!(
             p95.low <= p95.estimate && p95.estimate <= p95.high,
             "{p95:?}"
@@ -234,9 +220,9 @@ mod tests {
             "{p95:?} {p999:?}"
         );
         // Same seed, same interval.
-        assert_eq!(position(&t, span, 0.95, 7), Some(p95));
-        assert_eq!(position(&t, (100.0, 100.0), 0.95, 7), None);
-        assert_eq!(position(&[], span, 0.95, 7), None);
+        assert_eq!(position(&t, &good, &bad, 0.95, 7), Some(p95));
+        assert_eq!(position(&t, &good, &good, 0.95, 7), None);
+        assert_eq!(position(&[], &good, &bad, 0.95, 7), None);
     }
 
     #[test]

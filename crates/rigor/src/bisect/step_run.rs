@@ -244,34 +244,6 @@ impl StepRun {
             .unwrap_or_default()
     }
 
-    /// The rounds in which every one of `variants` measured, each as their values in that
-    /// order (an iteration's index is its round).
-    pub fn rounds<const N: usize>(&self, variants: [&str; N], measurement: &str) -> Vec<[f64; N]> {
-        let by_round = |variant: &str| -> BTreeMap<usize, f64> {
-            self.result
-                .rows
-                .iter()
-                .find(|r| r.variant.as_deref() == Some(variant))
-                .map(|r| {
-                    r.kept_iterations()
-                        .filter_map(|it| Some((it.index, *it.measurements.get(measurement)?)))
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
-        let maps: Vec<BTreeMap<usize, f64>> = variants.iter().map(|v| by_round(v)).collect();
-        maps[0]
-            .keys()
-            .filter_map(|i| {
-                let mut round = [0.0; N];
-                for (slot, map) in round.iter_mut().zip(&maps) {
-                    *slot = *map.get(i)?;
-                }
-                Some(round)
-            })
-            .collect()
-    }
-
     /// Why the variant's row did not measure: its build error, or that no iteration of it
     /// succeeded.
     pub fn not_measured(&self, variant: &str) -> Option<String> {
