@@ -289,7 +289,7 @@ fn version_config(port: u16) -> String {
     format!(
         r#"
 [variables]
-version = "1000"
+version = "0.1.0"
 
 [jobs.app]
 build = "echo {{{{version}}}} > app.value"
@@ -319,9 +319,16 @@ fn a_bisection_over_8_version_values_names_the_value() {
     let dir = temp_dir("bisect-values");
     let port = free_port();
     std::fs::write(dir.join("rigor.toml"), version_config(port)).unwrap();
-    // Eight "versions"; from the fifth on each request takes half as long again.
+    // Eight nightly "versions"; from the fifth on the testbed holds 2 MiB more.
     let values = [
-        "1000", "1001", "1002", "1003", "1500", "1501", "1502", "1503",
+        "0.1.23269",
+        "0.1.23270",
+        "0.1.23271",
+        "0.1.23272",
+        "2.1.23273",
+        "2.1.23274",
+        "2.1.23275",
+        "2.1.23276",
     ];
     std::fs::write(
         dir.join("versions.txt"),
@@ -337,8 +344,8 @@ fn a_bisection_over_8_version_values_names_the_value() {
             "versions.txt",
             "-s",
             "s",
-            "--threshold",
-            "10%",
+            "-m",
+            "app.rss",
         ],
     );
     assert_eq!(code, Some(0), "{t}");
@@ -387,13 +394,13 @@ fn a_bisection_over_8_version_values_names_the_value() {
             "--values",
             &values.join(","),
             "--good",
-            "1002",
+            "0.1.23271",
             "--bad",
-            "1501",
+            "2.1.23274",
             "-s",
             "s",
-            "--threshold",
-            "10%",
+            "-m",
+            "app.rss",
         ],
     );
     assert_eq!(code, Some(0), "{t}");
