@@ -17,7 +17,7 @@ pub struct Commit {
 
 impl Commit {
     /// A commit of the path.
-    pub fn commit(sha: &str, subject: &str) -> Commit {
+    pub fn on_path(sha: &str, subject: &str) -> Commit {
         Commit {
             sha: sha.to_string(),
             subject: subject.to_string(),
@@ -84,11 +84,11 @@ pub fn path(repo: &Path, good: &str, bad: &str) -> Result<Vec<Commit>, String> {
             &range,
         ],
     )?;
-    let mut commits = vec![Commit::commit(good, &git::subject(repo, good))];
+    let mut commits = vec![Commit::on_path(good, &git::subject(repo, good))];
     // `--format` puts a `commit SHA` line before each formatted one.
     for line in listed.lines().filter(|l| !l.starts_with("commit ")) {
         let (sha, subject) = line.split_once(' ').unwrap_or((line, ""));
-        commits.push(Commit::commit(sha, subject));
+        commits.push(Commit::on_path(sha, subject));
     }
     let not_on_path = || {
         format!(
