@@ -268,7 +268,21 @@ fn a_server_a_third_slower_is_named_on_a_machine_busy_on_every_core() {
     )
     .unwrap();
     let hog = CpuHog::start(std::time::Duration::from_secs(900));
-    let (code, t, report) = bisect(&dir, &["--good", &shas[0], "--bad", "main", "-s", "s"]);
+    // The time a request takes, as a user measures "slower per request" (its median holds
+    // better than the request rate against the stalls a busy machine adds).
+    let (code, t, report) = bisect(
+        &dir,
+        &[
+            "--good",
+            &shas[0],
+            "--bad",
+            "main",
+            "-s",
+            "s",
+            "-m",
+            "load.latency.p50",
+        ],
+    );
     drop(hog);
     assert_eq!(code, Some(0), "{t}");
     let report = report.expect("a --json report");
@@ -277,9 +291,11 @@ fn a_server_a_third_slower_is_named_on_a_machine_busy_on_every_core() {
         report["iterations"], report["seconds"]
     );
     assert_eq!(report["culprit"], shas[4].as_str(), "{t}");
-    // A third more time per request is a quarter fewer requests, give or take the noise.
+    // The culprit takes longer per request than its parent (a third more delay, plus the same
+    // overhead for both, give or take the noise).
+    assert_eq!(report["culprit_vs_parent"]["verdict"], "regression", "{t}");
     let change = report["culprit_vs_parent"]["change_pct"].as_f64().unwrap();
-    assert!((-40.0..=-12.0).contains(&change), "{change}: {t}");
+    assert!((5.0..=60.0).contains(&change), "{change}: {t}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
