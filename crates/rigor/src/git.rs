@@ -1,7 +1,9 @@
 //! The git commands rigor runs itself: finding a folder's repository, resolving a revision to
 //! a commit, and keeping a detached worktree per commit (for variants with `ref` and for
 //! `rigor bisect`). The user's checkout, index and branches are never changed: worktrees are
-//! added detached, under rigor's own cache folder.
+//! added detached, under rigor's own cache folder, and removed by their path; the registration
+//! of the user's own worktrees is never touched (no `git worktree prune`, which would also drop
+//! a worktree whose folder is only missing for the moment).
 //!
 //! Each command runs in a process group of its own, so the Ctrl-C the terminal sends to rigor
 //! does not cut a `git worktree add` in half (it is short; rigor checks for the interrupt once
@@ -100,8 +102,7 @@ pub fn ensure_worktree(repo: &Path, commit: &str, path: &Path) -> Result<(), Str
     if let Some(cache) = path.parent().and_then(Path::parent) {
         hide_from_git(cache);
     }
-    // A worktree whose folder was deleted by hand is still registered until pruned.
-    let _ = run(repo, &["worktree", "prune"]);
+    // `--force` also adds over a registration of this path whose folder was deleted by hand.
     let target = path.display().to_string();
     run(
         repo,
@@ -113,22 +114,52 @@ pub fn ensure_worktree(repo: &Path, commit: &str, path: &Path) -> Result<(), Str
     .map_err(|e| format!("cannot add a worktree of {commit} at {target}: {e}"))
 }
 
-/// Removes a broken worktree folder and its registration.
+/// Removes a broken worktree folder and its registration (that of this path only).
 fn remove(repo: &Path, path: &Path) -> Result<(), String> {
+    if remove_worktree(repo, path).is_ok() && !path.exists() {
+        return Ok(());
+    }
     std::fs::remove_dir_all(path)
-        .map_err(|e| format!("cannot remove the broken worktree {}: {e}", path.display()))?;
-    let _ = run(repo, &["worktree", "prune"]);
-    Ok(())
+        .map_err(|e| format!("cannot remove the broken worktree {}: {e}", path.display()))
 }
 
-/// A `.gitignore` of `*` in the cache folder, so worktrees kept beside a config inside the
-/// user's checkout never show in its `git status`.
-fn hide_from_git(cache: &Path) {
-    let ignore = cache.join(".gitignore");
+/// Removes rigor's worktree at `path` (its folder, build outputs included, and its
+/// registration) with `git worktree remove --force PATH`: by its path, so no other worktree's
+/// registration is touched.
+pub fn remove_worktree(repo: &Path, path: &Path) -> Result<(), String> {
+    let target = path.display().to_string();
+    run(repo, &["worktree", "remove", "--force", &target])
+        .map(|_| ())
+        .map_err(|e| format!("cannot remove the worktree {target}: {e}"))
+}
+
+/// A `.gitignore` of `*` in one of rigor's own folders, so what rigor keeps there (worktrees,
+/// results) beside a config inside the user's checkout never shows in its `git status`.
+pub fn hide_from_git(own: &Path) {
+    let ignore = own.join(".gitignore");
     if !ignore.exists() {
-        let _ = std::fs::create_dir_all(cache);
+        let _ = std::fs::create_dir_all(own);
         let _ = std::fs::write(ignore, "*\n");
     }
+}
+
+/// The names of rigor's own folders, hidden from git when rigor creates them.
+const OWN_FOLDERS: [&str; 2] = ["rigor-results", ".rigor"];
+
+/// Creates `dir` inside the folder `own` (e.g. a run's folder in `rigor-results`); when rigor
+/// creates one of its own folders (`rigor-results`, `.rigor`) itself, it gets a `.gitignore` of
+/// `*` (as tools do for their caches). A folder the user made, or named otherwise, is left as
+/// it is.
+pub fn create_own_dir(own: &Path, dir: &Path) -> std::io::Result<()> {
+    let named = own
+        .file_name()
+        .is_some_and(|n| OWN_FOLDERS.iter().any(|o| n == *o));
+    let fresh = named && !own.exists();
+    std::fs::create_dir_all(dir)?;
+    if fresh {
+        hide_from_git(own);
+    }
+    Ok(())
 }
 
 /// The first line of the message of `commit`.
@@ -149,6 +180,27 @@ mod tests {
     fn short_hashes_are_seven_characters_or_the_whole() {
         assert_eq!(short("0123456789abcdef"), "0123456");
         assert_eq!(short("abc"), "abc");
+    }
+
+    #[test]
+    fn a_folder_rigor_creates_is_hidden_from_git_and_one_it_did_not_is_left() {
+        let root = std::env::temp_dir().join(format!("rigor-own-dir-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let own = root.join("rigor-results");
+        create_own_dir(&own, &own.join("run-1")).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(own.join(".gitignore")).unwrap(),
+            "*\n"
+        );
+        assert!(own.join("run-1").is_dir());
+        let users = root.join("a/rigor-results");
+        std::fs::create_dir_all(&users).unwrap();
+        create_own_dir(&users, &users.join("run-1")).unwrap();
+        assert!(!users.join(".gitignore").exists());
+        let other = root.join("results");
+        create_own_dir(&other, &other.join("run-1")).unwrap();
+        assert!(!other.join(".gitignore").exists());
+        std::fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]

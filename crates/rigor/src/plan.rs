@@ -58,6 +58,11 @@ pub fn prepare(selection: &Selection) -> Result<RunPlan, Problems> {
                     config.use_ref_variants(s, &selection.refs);
                 }
             }
+            if let Some((name, values)) = &selection.values {
+                for s in &selection.scenarios {
+                    config.use_value_variants(s, name, values);
+                }
+            }
             match plan(&config, selection, Limits::this_machine()) {
                 Ok(planned) => Some(planned),
                 Err(p) => {

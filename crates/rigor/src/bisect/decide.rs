@@ -1,11 +1,11 @@
-//! A tested commit judged against both ends from the run's own comparisons: like good when it
-//! is the same as good (no change) and different from bad (a regression or an improvement),
-//! like bad for the mirror, unknown otherwise. The run compares with the tested commit as its
-//! baseline (so `--until-conclusive` rounds chase exactly these two comparisons); the changes
-//! shown are turned around to read as "the tested commit against that end".
+//! The changes a bisection reports: a run's own comparison (step 0, the culprit's own run), or
+//! one computed here from values gathered over several looks (a tested commit against each end,
+//! the culprit against its parent from what the search measured), with the same estimate,
+//! interval and verdict rules as a run's comparisons. Which side a commit is on is decided by
+//! its position ([`super::position`]), not by these.
 
-use super::search::Decision;
 use crate::result::{Comparison, Verdict};
+use rigor_stats::Direction;
 use serde::Serialize;
 
 /// One comparison as the bisection reports it: the change of the tested commit against one end.
@@ -28,23 +28,22 @@ impl Side {
         }
     }
 
-    /// The comparison turned around: its baseline against its candidate. A change of c% is one
-    /// of 1/(1+c) − 1 the other way; the interval's ends swap; a regression is an improvement.
-    pub fn reversed(c: &Comparison) -> Side {
-        let flip = |v: Option<f64>| {
-            v.map(|p| (1.0 / (1.0 + p / 100.0) - 1.0) * 100.0)
-                .filter(|p| p.is_finite())
-        };
-        Side {
-            verdict: match c.verdict {
-                Verdict::Regression => Verdict::Improvement,
-                Verdict::Improvement => Verdict::Regression,
-                v => v,
-            },
-            change_pct: flip(c.change_pct),
-            ci_low_pct: flip(c.ci_high_pct),
-            ci_high_pct: flip(c.ci_low_pct),
-        }
+    /// `candidate` against `baseline` (values of one measurement), judged against the
+    /// threshold as a run judges its comparisons; `None` when a side is empty.
+    pub fn between(
+        baseline: &[f64],
+        candidate: &[f64],
+        threshold_pct: f64,
+        direction: Direction,
+    ) -> Option<Side> {
+        let ch = rigor_stats::compare(baseline, candidate, 0.95)?;
+        let finite = |v: f64| Some(v).filter(|v| v.is_finite());
+        Some(Side {
+            verdict: rigor_stats::verdict(&ch, direction, threshold_pct).into(),
+            change_pct: finite(ch.change_pct),
+            ci_low_pct: finite(ch.ci_low_pct),
+            ci_high_pct: finite(ch.ci_high_pct),
+        })
     }
 
     /// `-49.8% [-50.3%, -49.2%] regression`.
@@ -79,48 +78,12 @@ pub fn differs(v: Verdict) -> bool {
     matches!(v, Verdict::Regression | Verdict::Improvement)
 }
 
-/// The tested commit against the good end and the bad end.
-pub fn decide(vs_good: &Side, vs_bad: &Side) -> Decision {
-    let same = |s: &Side| s.verdict == Verdict::NoChange;
-    let different = |s: &Side| differs(s.verdict);
-    if same(vs_good) && different(vs_bad) {
-        Decision::Good
-    } else if same(vs_bad) && different(vs_good) {
-        Decision::Bad
-    } else {
-        Decision::Unknown
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn side(verdict: Verdict) -> Side {
-        Side {
-            verdict,
-            change_pct: None,
-            ci_low_pct: None,
-            ci_high_pct: None,
-        }
-    }
-
     #[test]
-    fn like_one_end_means_the_same_as_it_and_different_from_the_other() {
-        use Verdict::*;
-        let d = |g, b| decide(&side(g), &side(b));
-        assert_eq!(d(NoChange, Regression), Decision::Good);
-        assert_eq!(d(NoChange, Improvement), Decision::Good);
-        assert_eq!(d(Improvement, NoChange), Decision::Bad);
-        assert_eq!(d(Regression, NoChange), Decision::Bad);
-        assert_eq!(d(NoChange, NoChange), Decision::Unknown);
-        assert_eq!(d(Regression, Improvement), Decision::Unknown);
-        assert_eq!(d(NoChange, Inconclusive), Decision::Unknown);
-        assert_eq!(d(Inconclusive, NoChange), Decision::Unknown);
-    }
-
-    #[test]
-    fn a_reversed_comparison_reads_the_other_way() {
+    fn a_comparison_reads_as_the_run_wrote_it() {
         let c: Comparison = serde_json::from_value(serde_json::json!({
             "measurement": "load.rps", "baseline": "tested", "candidate": "good",
             "baseline_median": 1000.0, "candidate_median": 2000.0,
@@ -128,11 +91,24 @@ mod tests {
             "p_value": 0.001, "verdict": "regression",
         }))
         .unwrap();
-        let r = Side::reversed(&c);
-        assert_eq!(r.verdict, Verdict::Improvement);
-        assert!((r.change_pct.unwrap() + 50.0).abs() < 1e-9);
-        assert!((r.ci_low_pct.unwrap() + 60.0).abs() < 1e-9);
-        assert!((r.ci_high_pct.unwrap() + 37.5).abs() < 1e-9);
         assert_eq!(Side::of(&c).text(), "+100.0% [+60.0%, +150.0%] regression");
+    }
+
+    #[test]
+    fn values_compare_as_a_run_compares_them() {
+        let base = [100.0, 101.0, 99.0, 100.5, 99.5, 100.2];
+        let more: Vec<f64> = base.iter().map(|v| v * 1.21).collect();
+        let s = Side::between(&base, &more, 2.0, Direction::LowerIsBetter).unwrap();
+        assert_eq!(s.verdict, Verdict::Regression, "{s:?}");
+        assert!((s.change_pct.unwrap() - 21.0).abs() < 0.5, "{s:?}");
+        let same = Side::between(&base, &base, 2.0, Direction::LowerIsBetter).unwrap();
+        assert_eq!(same.verdict, Verdict::NoChange, "{same:?}");
+        // Two values a side can never be told apart.
+        let few = Side::between(&base[..2], &more[..2], 2.0, Direction::LowerIsBetter).unwrap();
+        assert_eq!(few.verdict, Verdict::Inconclusive, "{few:?}");
+        assert_eq!(
+            Side::between(&[], &more, 2.0, Direction::LowerIsBetter),
+            None
+        );
     }
 }

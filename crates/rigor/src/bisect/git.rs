@@ -5,17 +5,51 @@
 use crate::git;
 use std::path::Path;
 
-/// One commit of the path: its full hash and subject.
+/// One candidate of the search: a commit of the path (its full hash and subject), or, when
+/// bisecting over values, a value (`sha` is the value, `subject` says `NAME=value`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Commit {
     pub sha: String,
     pub subject: String,
+    /// A value of a variable rather than a commit.
+    pub value: bool,
 }
 
 impl Commit {
-    /// `abc1234 "subject"`, as progress and the report name a commit.
+    /// A commit of the path.
+    pub fn on_path(sha: &str, subject: &str) -> Commit {
+        Commit {
+            sha: sha.to_string(),
+            subject: subject.to_string(),
+            value: false,
+        }
+    }
+
+    /// The value `value` of the variable `name`.
+    pub fn value(name: &str, value: &str) -> Commit {
+        Commit {
+            sha: value.to_string(),
+            subject: format!("{name}={value}"),
+            value: true,
+        }
+    }
+
+    /// How progress names it: a short hash, or the whole value.
+    pub fn short(&self) -> &str {
+        if self.value {
+            &self.sha
+        } else {
+            git::short(&self.sha)
+        }
+    }
+
+    /// `abc1234 "subject"`, or `NAME=value`, as progress and the report name a candidate.
     pub fn label(&self) -> String {
-        format!("{} \"{}\"", git::short(&self.sha), self.subject)
+        if self.value {
+            self.subject.clone()
+        } else {
+            format!("{} \"{}\"", self.short(), self.subject)
+        }
     }
 }
 
@@ -50,17 +84,11 @@ pub fn path(repo: &Path, good: &str, bad: &str) -> Result<Vec<Commit>, String> {
             &range,
         ],
     )?;
-    let mut commits = vec![Commit {
-        sha: good.to_string(),
-        subject: git::subject(repo, good),
-    }];
+    let mut commits = vec![Commit::on_path(good, &git::subject(repo, good))];
     // `--format` puts a `commit SHA` line before each formatted one.
     for line in listed.lines().filter(|l| !l.starts_with("commit ")) {
         let (sha, subject) = line.split_once(' ').unwrap_or((line, ""));
-        commits.push(Commit {
-            sha: sha.to_string(),
-            subject: subject.to_string(),
-        });
+        commits.push(Commit::on_path(sha, subject));
     }
     let not_on_path = || {
         format!(

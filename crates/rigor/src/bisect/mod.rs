@@ -1,35 +1,50 @@
 //! `rigor bisect`: the commit that changed a measurement, found by statistics rather than by a
 //! script's exit code. Good and bad are first confirmed to differ beyond the threshold in one
-//! interleaved run; then a binary search over the first-parent path between them measures each
-//! commit interleaved with both ends (so drift between steps cancels) and judges it like good,
-//! like bad, or unknown ([`decide`]); a commit that does not build is skipped. The first bad
-//! commit is then run interleaved against its parent for the change it made.
+//! interleaved run (the only use of the threshold); then a binary search over the first-parent
+//! path between them places each commit on the good → bad scale ([`position`]), measured
+//! interleaved with both ends a round at a time until its interval is on one side of ½; a commit
+//! that does not build is skipped. The ends' earlier rounds are reused while they agree with the
+//! step's own, so a large step is decided in a couple of rounds. The culprit's change against its
+//! parent comes from what the search measured, with a run of its own only when that is not
+//! conclusive.
 //!
 //! Every step is an ordinary `rigor run` whose variants are commits (`ref`), built in worktrees
-//! that persist between steps and bisections, so a commit is built once.
+//! that persist between steps, so a commit is built once.
 
 mod decide;
+mod ends;
 mod git;
+mod position;
 mod report;
 mod search;
 mod setup;
 mod step_run;
+mod values;
 
 use crate::cli::bisect::BisectArgs;
 use crate::exit::Exit;
 use crate::failure::Failure;
-use crate::git::short;
 use crate::{console, interrupt};
-use decide::{decide, differs, Side};
+use decide::{differs, Side};
+use ends::Ends;
 use git::Commit;
+use position::{first_rounds, position, Place};
 use report::{Named, Report, Step};
+use rigor_stats::{Direction, LookPlan};
 use search::{Decision, Next, Search};
 use setup::Setup;
+use std::collections::BTreeMap;
 use std::time::Instant;
 use step_run::{first_line, Bench};
 
 /// A step still inconclusive gets rounds until this many times `-i` per commit.
 pub const CAP_FACTOR: usize = 4;
+
+/// Values a side needs before an unpaired comparison can be conclusive at 95%.
+const MIN_PER_SIDE: usize = 4;
+
+/// The confidence of the whole sequence of looks at one commit.
+const CONFIDENCE: f64 = 0.95;
 
 /// How the bisection ended.
 enum Outcome {
@@ -60,10 +75,10 @@ pub fn execute(args: &BisectArgs) -> Result<Exit, Failure> {
     let folder = args
         .out_dir
         .join(format!("bisect-{}", crate::clock::now_compact()));
-    std::fs::create_dir_all(&folder)
+    crate::git::create_own_dir(&args.out_dir, &folder)
         .map_err(|e| Failure::usage(format!("cannot create {}: {e}", folder.display())))?;
     let folder = std::fs::canonicalize(&folder).unwrap_or(folder);
-    let bench = Bench::new(
+    let mut bench = Bench::new(
         &args.file,
         &args.scenario,
         &setup.measurement,
@@ -71,13 +86,24 @@ pub fn execute(args: &BisectArgs) -> Result<Exit, Failure> {
         args.iterations,
         folder,
     );
+    bench.var = setup.var.clone();
     let mut bisection = Bisection {
         setup,
         bench,
         steps: Vec::new(),
         culprit_vs_parent: None,
+        started,
+        ends: Ends::default(),
+        seen: BTreeMap::new(),
+        direction: None,
     };
-    let outcome = bisection.run()?;
+    let outcome = bisection.run();
+    if !args.keep_worktrees {
+        for e in bisection.bench.remove_worktrees() {
+            say(&format!("bisect: {e}"));
+        }
+    }
+    let outcome = outcome?;
     let report = bisection.report(&outcome, started.elapsed().as_secs_f64());
     console::out(&report.text());
     if let Some(path) = &args.json {
@@ -92,12 +118,20 @@ pub fn execute(args: &BisectArgs) -> Result<Exit, Failure> {
     })
 }
 
-/// A bisection under way: what it searches, its bench, and the steps so far.
+/// A bisection under way: what it searches, its bench, the steps so far and every value
+/// measured (for reuse).
 struct Bisection {
     setup: Setup,
     bench: Bench,
     steps: Vec<Step>,
     culprit_vs_parent: Option<Side>,
+    started: Instant,
+    /// The ends' values from every run so far.
+    ends: Ends,
+    /// Every value measured of each commit, whatever role it ran in.
+    seen: BTreeMap<String, Vec<f64>>,
+    /// Which way is better for the measurement (from step 0 when the catalogue does not say).
+    direction: Option<Direction>,
 }
 
 impl Bisection {
@@ -163,15 +197,16 @@ impl Bisection {
         }
         say(&format!(
             "bisect: step 0: do good {} and bad {} differ beyond {}%?",
-            short(&self.good().sha),
-            short(&self.bad().sha),
+            self.good().short(),
+            self.bad().short(),
             self.bench.threshold
         ));
         let refs = [
             ("good".to_string(), self.good().sha.clone()),
             ("bad".to_string(), self.bad().sha.clone()),
         ];
-        let run = self.bench.run("step-0", &refs)?;
+        let rounds = self.bench.iterations;
+        let run = self.bench.run("step-0", &refs, rounds, true)?;
         if interrupt::interrupted() {
             return Ok(Some(Outcome::Interrupted));
         }
@@ -189,6 +224,11 @@ impl Bisection {
         };
         let side = Side::of(cmp);
         let differ = differs(side.verdict);
+        let (g, b) = (run.values("good", &m), run.values("bad", &m));
+        self.note_values(&self.good().sha.clone(), &g);
+        self.note_values(&self.bad().sha.clone(), &b);
+        self.ends.add(&g, &b);
+        self.direction = Some(direction_of(&m, &side));
         self.steps.push(Step {
             commit: self.bad().sha.clone(),
             subject: self.bad().subject.clone(),
@@ -196,6 +236,7 @@ impl Bisection {
             iterations: run.iterations,
             vs_good: Some(side.clone()),
             vs_bad: None,
+            position: None,
             note: None,
             result: Some(run.json.display().to_string()),
         });
@@ -211,16 +252,19 @@ impl Bisection {
         )))
     }
 
-    /// Measures the commit at `i` against both ends (after its build) and judges it.
+    /// Measures the commit at `i` interleaved with both ends, a round at a time after the first
+    /// look, until its position is on one side of ½ or the cap is reached.
     fn test(&mut self, i: usize, search: &Search) -> Result<Decision, Failure> {
         let c = self.commit(i).clone();
         let k = self.steps.len();
+        let steps_left = search.steps_left();
         say(&format!(
-            "bisect: step {k} of ~{}: {} commits left, testing {} ({} iterations so far)",
-            k - 1 + search.steps_left(),
+            "bisect: step {k} of ~{}: {} commits left, testing {} ({} iterations so far{})",
+            k - 1 + steps_left,
             search.left(),
             c.label(),
-            self.bench.spent
+            self.bench.spent,
+            self.eta(self.per_step() * steps_left)
         ));
         let built = self.bench.build(&c.sha);
         // Cut short by Ctrl-C, a build or a run says nothing about the commit: it is not
@@ -236,44 +280,129 @@ impl Bisection {
             ("good".to_string(), self.good().sha.clone()),
             ("bad".to_string(), self.bad().sha.clone()),
         ];
-        let run = self.bench.run(&format!("step-{k}"), &refs)?;
-        if interrupt::interrupted() {
-            return Ok(Decision::Unknown);
-        }
-        let json = Some(run.json.display().to_string());
-        if let Some(why) = run.not_measured("tested") {
-            return Ok(self.skipped(&c, why, json, run.iterations));
-        }
-        let m = &self.bench.measurement;
-        let side = |end: &str| run.comparison("tested", end, m).map(Side::reversed);
-        let (vs_good, vs_bad) = (side("good"), side("bad"));
-        let decision = match (&vs_good, &vs_bad) {
-            (Some(g), Some(b)) => decide(g, b),
-            _ => Decision::Unknown,
+        let m = self.bench.measurement.clone();
+        let cap = self.bench.cap;
+        let mut plan = LookPlan::new(cap, CONFIDENCE);
+        let (mut t, mut g, mut b) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut looks, mut iterations, mut json) = (Vec::new(), 0, None);
+        let mut rounds = first_rounds(&self.ends.good, &self.ends.bad, self.bench.iterations);
+        let (decision, at) = loop {
+            let label = match looks.len() {
+                0 => format!("step-{k}"),
+                n => format!("step-{k}-look-{}", n + 1),
+            };
+            let run = self.bench.run(&label, &refs, rounds, false)?;
+            iterations += run.iterations;
+            if interrupt::interrupted() {
+                return Ok(Decision::Unknown);
+            }
+            json.get_or_insert_with(|| run.json.display().to_string());
+            if let Some(why) = run.not_measured("tested") {
+                let json = Some(run.json.display().to_string());
+                return Ok(self.skipped(&c, why, json, iterations));
+            }
+            t.extend(run.values("tested", &m));
+            g.extend(run.values("good", &m));
+            b.extend(run.values("bad", &m));
+            looks.push(t.len());
+            let confidence = plan.confidence_at(&looks);
+            let seed = position::seed(&c.sha, looks.len());
+            let (pg, pb) = self.ends.pooled(&g, &b);
+            let at = position(&t, &pg, &pb, confidence, seed);
+            let place = at.as_ref().map(|p| p.place()).unwrap_or(Place::Straddles);
+            let decision = match place {
+                Place::Good => Some(Decision::Good),
+                Place::Bad => Some(Decision::Bad),
+                Place::Straddles if t.len() >= cap => Some(Decision::Unknown),
+                Place::Straddles => None,
+            };
+            if let Some(d) = decision {
+                break (d, at);
+            }
+            let more = cap.saturating_sub(t.len()) * 3 + self.per_step() * (steps_left - 1);
+            say(&format!(
+                "bisect: {} at {} of the way from good to bad after {} rounds: one more round{}",
+                c.short(),
+                at.as_ref().map(|p| p.text()).unwrap_or_else(|| "?".into()),
+                t.len(),
+                self.eta(more)
+            ));
+            rounds = 1;
         };
+        self.note_values(&c.sha, &t);
+        self.ends.add(&g, &b);
         let word = match decision {
             Decision::Good => "good",
             Decision::Bad => "bad",
             Decision::Skip => "skipped",
             Decision::Unknown => "unknown",
         };
-        say(&format!("bisect: {} is {word}", short(&c.sha)));
+        say(&format!(
+            "bisect: {} is {word}: at {} of the way from good to bad ({iterations} iterations)",
+            c.short(),
+            at.as_ref().map(|p| p.text()).unwrap_or_else(|| "?".into()),
+        ));
+        let side = |end: &[f64]| self.side(end, &t);
+        let (vs_good, vs_bad) = (side(&g), side(&b));
         self.steps.push(Step {
             commit: c.sha.clone(),
             subject: c.subject.clone(),
             decision: word.into(),
-            iterations: run.iterations,
+            iterations,
             vs_good,
             vs_bad,
+            position: at,
             note: None,
             result: json,
         });
         Ok(decision)
     }
 
+    /// `candidate` against `baseline`, judged as a run's comparison would be.
+    fn side(&self, baseline: &[f64], candidate: &[f64]) -> Option<Side> {
+        let direction = self.direction.unwrap_or(Direction::LowerIsBetter);
+        Side::between(baseline, candidate, self.bench.threshold, direction)
+    }
+
+    /// Keeps the values measured of `sha`.
+    fn note_values(&mut self, sha: &str, values: &[f64]) {
+        self.seen
+            .entry(sha.to_string())
+            .or_default()
+            .extend_from_slice(values);
+    }
+
+    /// Iterations a step is expected to take: the mean of the steps measured so far, else the
+    /// first look's three variants.
+    fn per_step(&self) -> usize {
+        let done: Vec<usize> = self.steps[1..]
+            .iter()
+            .filter(|s| s.position.is_some())
+            .map(|s| s.iterations)
+            .collect();
+        if done.is_empty() {
+            3 * first_rounds(&self.ends.good, &self.ends.bad, self.bench.iterations)
+        } else {
+            done.iter().sum::<usize>().div_ceil(done.len())
+        }
+    }
+
+    /// `, ETA ~2m10s` for `iterations` more at the pace so far (empty before the first).
+    fn eta(&self, iterations: usize) -> String {
+        if self.bench.spent == 0 {
+            return String::new();
+        }
+        let pace = self.started.elapsed().as_secs_f64() / self.bench.spent as f64;
+        format!(
+            ", {} elapsed, ETA ~{}",
+            report::elapsed(self.started.elapsed().as_secs_f64()),
+            report::elapsed(pace * iterations as f64)
+        )
+    }
+
     /// Records a commit that could not be measured, and says so.
     fn skipped(&mut self, c: &Commit, why: String, json: Option<String>, n: usize) -> Decision {
-        say(&format!("bisect: {} skipped: {why}", short(&c.sha)));
+        say(&format!("bisect: {} skipped: {why}", c.short()));
         self.steps.push(Step {
             commit: c.sha.clone(),
             subject: c.subject.clone(),
@@ -281,28 +410,61 @@ impl Bisection {
             iterations: n,
             vs_good: None,
             vs_bad: None,
+            position: None,
             note: Some(why),
             result: json,
         });
         Decision::Skip
     }
 
-    /// The culprit at `i` run interleaved against its parent: the change it made.
+    /// The culprit at `i` against its parent: the change it made, from the values the search
+    /// measured of both, with rounds of the two interleaved added (a few at a time, up to the
+    /// cap) only while that change is inconclusive.
     fn against_parent(&mut self, i: usize) -> Result<Option<Side>, Failure> {
         let (parent, culprit) = (self.commit(i - 1).clone(), self.commit(i).clone());
-        say(&format!(
-            "bisect: first bad commit {}; measuring it against its parent {}",
-            culprit.label(),
-            short(&parent.sha)
-        ));
+        let seen = |c: &Commit| self.seen.get(&c.sha).cloned().unwrap_or_default();
+        let (mut p, mut c) = (seen(&parent), seen(&culprit));
         let refs = [
             ("parent".to_string(), parent.sha.clone()),
             ("culprit".to_string(), culprit.sha.clone()),
         ];
-        let run = self.bench.run("culprit", &refs)?;
-        Ok(run
-            .comparison("parent", "culprit", &self.bench.measurement)
-            .map(Side::of))
+        let m = self.bench.measurement.clone();
+        let mut added = 0;
+        loop {
+            let side = self.side(&p, &c);
+            let settled = side
+                .as_ref()
+                .is_some_and(|s| s.verdict != crate::result::Verdict::Inconclusive);
+            if settled || added >= self.bench.cap {
+                say(&format!(
+                    "bisect: first bad commit {}; against its parent {}: {m} {}",
+                    culprit.label(),
+                    parent.short(),
+                    side.as_ref().map(Side::text).unwrap_or_else(|| "?".into())
+                ));
+                return Ok(side);
+            }
+            // The fewest values a side needs before a comparison can be conclusive.
+            let rounds = MIN_PER_SIDE.saturating_sub(p.len().min(c.len())).max(1);
+            say(&format!(
+                "bisect: first bad commit {}; measuring it against its parent {} ({rounds} more \
+                 rounds{})",
+                culprit.label(),
+                parent.short(),
+                self.eta(2 * rounds)
+            ));
+            let label = match added {
+                0 => "culprit".to_string(),
+                n => format!("culprit-{n}"),
+            };
+            let run = self.bench.run(&label, &refs, rounds, false)?;
+            if interrupt::interrupted() {
+                return Ok(None);
+            }
+            added += rounds;
+            p.extend(run.values("parent", &m));
+            c.extend(run.values("culprit", &m));
+        }
     }
 
     /// The report of how the bisection ended.
@@ -315,6 +477,7 @@ impl Bisection {
         };
         Report {
             schema: report::SCHEMA,
+            var: self.setup.var.clone(),
             culprit: culprit.map(|c| c.sha.clone()),
             verdict: verdict.into(),
             message,
@@ -351,6 +514,10 @@ impl Bisection {
     fn verdict(&self, outcome: &Outcome) -> (&'static str, String) {
         let commits = &self.setup.commits;
         match outcome {
+            Outcome::Culprit(i) if commits[*i].value => (
+                "culprit",
+                format!("first bad value: {}", commits[*i].subject),
+            ),
             Outcome::Culprit(i) => (
                 "culprit",
                 format!(
@@ -373,7 +540,7 @@ impl Bisection {
                      {} iterations; the change is after the first and up to the second",
                     commits[*good].label(),
                     commits[*bad].label(),
-                    short(&commits[*unknown].sha),
+                    commits[*unknown].short(),
                     self.bench.cap
                 ),
             ),
@@ -400,6 +567,21 @@ fn no_difference(m: &str, threshold: f64, side: &Side, iterations: usize) -> Out
              iterations); nothing to bisect",
             side.text()
         ),
+    }
+}
+
+/// Which way is better for `m`: the catalogue's, else the way that makes bad's change against
+/// good the regression step 0 found (an improvement when it found one).
+fn direction_of(m: &str, bad_vs_good: &Side) -> Direction {
+    if let Some(info) = crate::measurements::info(m) {
+        return info.direction;
+    }
+    let up = bad_vs_good.change_pct.unwrap_or(0.0) > 0.0;
+    let improvement = bad_vs_good.verdict == crate::result::Verdict::Improvement;
+    if up != improvement {
+        Direction::LowerIsBetter
+    } else {
+        Direction::HigherIsBetter
     }
 }
 

@@ -4,6 +4,7 @@
 
 use super::decide::Side;
 use super::git::Commit;
+use super::position::Position;
 use crate::git::short;
 use serde::Serialize;
 use std::path::Path;
@@ -23,6 +24,10 @@ pub struct Step {
     pub vs_good: Option<Side>,
     /// The tested commit against the bad end.
     pub vs_bad: Option<Side>,
+    /// Where the tested commit lies from good (0) to bad (1), with its interval at the last
+    /// look; what decided it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub position: Option<Position>,
     /// Why a commit was skipped, or what else is worth saying.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -51,7 +56,10 @@ impl From<&Commit> for Named {
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub schema: &'static str,
-    /// The first bad commit, or null.
+    /// The variable whose values were searched (`--var`); absent for commits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub var: Option<String>,
+    /// The first bad commit (or value), or null.
     pub culprit: Option<String>,
     /// `culprit`, `inconclusive`, `no difference` or `interrupted`.
     pub verdict: String,
@@ -83,14 +91,21 @@ pub struct Report {
 impl Report {
     /// The report for the terminal.
     pub fn text(&self) -> String {
-        let mut out = format!(
-            "rigor bisect: {} from good {} to bad {} ({} commits, first-parent)\n\n",
-            self.measurement,
-            short(&self.good.commit),
-            short(&self.bad.commit),
-            self.candidates
-        );
-        out.push_str(&steps_table(&self.steps));
+        let short = |id: &str| name(self.var.is_some(), id);
+        let mut out = match &self.var {
+            Some(var) => format!(
+                "rigor bisect: {} over {var} from good {} to bad {} ({} values)\n\n",
+                self.measurement, self.good.commit, self.bad.commit, self.candidates
+            ),
+            None => format!(
+                "rigor bisect: {} from good {} to bad {} ({} commits, first-parent)\n\n",
+                self.measurement,
+                short(&self.good.commit),
+                short(&self.bad.commit),
+                self.candidates
+            ),
+        };
+        out.push_str(&steps_table(&self.steps, self.var.is_some()));
         out.push('\n');
         out.push_str(&self.message);
         out.push('\n');
@@ -122,14 +137,25 @@ impl Report {
     }
 }
 
-/// One line per step: commit, decision, iterations, and the changes against both ends.
-fn steps_table(steps: &[Step]) -> String {
+/// How the report names a candidate: a short hash, or a value as it is.
+fn name(values: bool, id: &str) -> String {
+    if values {
+        id.to_string()
+    } else {
+        short(id).to_string()
+    }
+}
+
+/// One line per step: commit (or value), decision, iterations, position and the changes
+/// against both ends.
+fn steps_table(steps: &[Step], values: bool) -> String {
     let side = |s: &Option<Side>| s.as_ref().map(Side::text).unwrap_or_else(|| "-".into());
     let mut rows = vec![[
         "step".to_string(),
-        "commit".into(),
+        if values { "value" } else { "commit" }.into(),
         "decision".into(),
         "iterations".into(),
+        "position".into(),
         "vs good".into(),
         "vs bad".into(),
     ]];
@@ -141,17 +167,25 @@ fn steps_table(steps: &[Step]) -> String {
         }
         rows.push([
             i.to_string(),
-            format!("{} {subject}", short(&s.commit)),
+            if values {
+                s.commit.clone()
+            } else {
+                format!("{} {subject}", short(&s.commit))
+            },
             match &s.note {
                 Some(n) if s.decision == "skipped" => format!("skipped: {n}"),
                 _ => s.decision.clone(),
             },
             s.iterations.to_string(),
+            s.position
+                .as_ref()
+                .map(Position::text)
+                .unwrap_or_else(|| "-".into()),
             side(&s.vs_good),
             side(&s.vs_bad),
         ]);
     }
-    let widths: Vec<usize> = (0..6)
+    let widths: Vec<usize> = (0..7)
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();
     let mut out = String::new();
@@ -196,13 +230,22 @@ mod tests {
                 ci_high_pct: Some(1.0),
             }),
             vs_bad: None,
+            position: Some(Position {
+                estimate: 0.03,
+                low: -0.02,
+                high: 0.08,
+                confidence: 0.99,
+            }),
             note: note.map(Into::into),
             result: None,
         };
-        let text = steps_table(&[
-            step("0123456789", "good", None),
-            step("abcdef0123", "skipped", Some("build failed")),
-        ]);
+        let text = steps_table(
+            &[
+                step("0123456789", "good", None),
+                step("abcdef0123", "skipped", Some("build failed")),
+            ],
+            false,
+        );
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3, "{text}");
         assert!(lines[0].starts_with("step  commit"), "{text}");
@@ -215,6 +258,7 @@ mod tests {
             "{text}"
         );
         assert!(lines[2].contains("skipped: build failed"), "{text}");
+        assert!(lines[1].contains("0.03 [-0.02, 0.08]"), "{text}");
         assert_eq!(elapsed(133.0), "2m13s");
         assert_eq!(elapsed(41.4), "41s");
     }

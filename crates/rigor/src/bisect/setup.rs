@@ -1,7 +1,8 @@
 //! Everything a bisection checks before it builds anything: the flags, the scenario (one row),
-//! the measurement, the repository of the scenario's job and the path from good to bad. Bad
-//! flags and configs are usage failures (exit 2); a folder outside git or revisions that are
-//! not commits of it fail (exit 1).
+//! the measurement, and what is searched: the path from good to bad in the repository of the
+//! scenario's job, or the values of `--var` from good to bad. Bad flags and configs are usage
+//! failures (exit 2); a folder outside git or revisions that are not commits of it fail
+//! (exit 1).
 
 use super::git::{self as bgit, Commit};
 use crate::cli::bisect::BisectArgs;
@@ -15,19 +16,27 @@ pub struct Setup {
     pub measurement: String,
     /// Good first, bad last.
     pub commits: Vec<Commit>,
+    /// The variable whose values are searched, when they are values rather than commits.
+    pub var: Option<String>,
 }
 
 /// Checks the flags, the config and the repository.
 pub fn prepare(args: &BisectArgs) -> Result<Setup, Failure> {
     check_flags(args)?;
+    let over = super::values::from_args(args)?;
     let selection = Selection {
         file: args.file.clone(),
         scenarios: vec![args.scenario.clone()],
         profile: "local".into(),
         iterations: Some(args.iterations),
-        vars: Vec::new(),
+        // The config is checked as the first value would run it.
+        vars: over
+            .iter()
+            .map(|o| (o.name.clone(), o.values[0].clone()))
+            .collect(),
         variants: None,
         refs: Vec::new(),
+        values: None,
         cross_check: None,
     };
     let plan = crate::plan::prepare(&selection).map_err(|p| refused(&p))?;
@@ -58,19 +67,31 @@ pub fn prepare(args: &BisectArgs) -> Result<Setup, Failure> {
             )))
         }
     };
+    if let Some(over) = over {
+        return Ok(Setup {
+            measurement,
+            commits: over.between(args.good.as_deref(), args.bad.as_deref())?,
+            var: Some(over.name),
+        });
+    }
     let failed = |e: String| Failure::from(anyhow::anyhow!(e));
+    let (good, bad) = (
+        args.good.as_deref().unwrap_or_default(),
+        args.bad.as_deref().unwrap_or_default(),
+    );
     let repo = crate::git::toplevel(&first.plan.app.dir).map_err(|e| {
         failed(format!(
             "the folder of job `{}`: {e}; bisect needs the job's repository",
             first.plan.app.name
         ))
     })?;
-    let good = bgit::resolve(&repo, "--good", &args.good).map_err(failed)?;
-    let bad = bgit::resolve(&repo, "--bad", &args.bad).map_err(failed)?;
+    let good = bgit::resolve(&repo, "--good", good).map_err(failed)?;
+    let bad = bgit::resolve(&repo, "--bad", bad).map_err(failed)?;
     let commits = bgit::path(&repo, &good, &bad).map_err(failed)?;
     Ok(Setup {
         measurement,
         commits,
+        var: None,
     })
 }
 

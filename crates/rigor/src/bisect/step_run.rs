@@ -30,6 +30,10 @@ pub struct Bench {
     /// Iterations run so far, over every step.
     pub spent: usize,
     runs: usize,
+    /// The worktrees made for the commits built: (repository, worktree).
+    worktrees: Vec<(PathBuf, PathBuf)>,
+    /// When the candidates are values of this variable rather than commits.
+    pub var: Option<String>,
 }
 
 /// One step's run: its result, and where its file is.
@@ -61,6 +65,8 @@ impl Bench {
             built: BTreeMap::new(),
             spent: 0,
             runs: 0,
+            worktrees: Vec::new(),
+            var: None,
         }
     }
 
@@ -75,24 +81,35 @@ impl Bench {
         outcome
     }
 
-    fn build_once(&self, sha: &str) -> Result<(), String> {
+    fn build_once(&mut self, sha: &str) -> Result<(), String> {
         let selection = self.selection(&[("tested".into(), sha.into())]);
         let plan = crate::plan::prepare(&selection).map_err(|p| p.messages().join("; "))?;
         let Some(row) = plan.rows.first() else {
             return Err("the scenario has no row to build".into());
         };
-        let short = crate::git::short(sha);
+        if let Some(r) = &row.plan.app.git_ref {
+            self.worktrees.push((r.repo.clone(), r.worktree.clone()));
+        }
+        let short = match self.var {
+            Some(_) => file_name(sha),
+            None => crate::git::short(sha).to_string(),
+        };
         let dir = self.folder.join("builds");
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         exec::build_only(
             &row.plan.app,
             &dir.join(format!("{short}.log")),
-            &dir.join(short),
+            &dir.join(&short),
         )
     }
 
-    /// The selection of a step: the scenario with `refs` as its variants, baseline first.
+    /// The selection of a step: the scenario with `refs` as its variants, baseline first
+    /// (commits, or values of the variable).
     fn selection(&self, refs: &[(String, String)]) -> Selection {
+        let (refs, values) = match &self.var {
+            Some(name) => (Vec::new(), Some((name.clone(), refs.to_vec()))),
+            None => (refs.to_vec(), None),
+        };
         Selection {
             file: self.file.clone(),
             scenarios: vec![self.scenario.clone()],
@@ -100,18 +117,29 @@ impl Bench {
             iterations: Some(self.iterations),
             vars: Vec::new(),
             variants: None,
-            refs: refs.to_vec(),
+            refs,
+            values,
             cross_check: None,
         }
     }
 
     /// Runs the commits `refs` (variant name, full hash; the first is the baseline) interleaved
-    /// as step `label`, and counts its iterations.
-    pub fn run(&mut self, label: &str, refs: &[(String, String)]) -> Result<StepRun, Failure> {
+    /// for `rounds` rounds as step `label`, and counts its iterations. `until_conclusive` adds
+    /// rounds while the run's own comparison is inconclusive, up to the cap.
+    pub fn run(
+        &mut self,
+        label: &str,
+        refs: &[(String, String)],
+        rounds: usize,
+        until_conclusive: bool,
+    ) -> Result<StepRun, Failure> {
         self.runs += 1;
         let json = self.folder.join(format!("{label}.json"));
-        let mut options = self.options(&json, &self.folder.join(label))?;
-        options.selection.refs = refs.to_vec();
+        let mut options =
+            self.options(&json, &self.folder.join(label), rounds, until_conclusive)?;
+        let selection = self.selection(refs);
+        options.selection.refs = selection.refs;
+        options.selection.values = selection.values;
         let measured = exec::measure(&options)?;
         let iterations = measured
             .result
@@ -127,6 +155,24 @@ impl Bench {
         })
     }
 
+    /// Removes the worktrees made for the commits, each by its path, and their folder when
+    /// nothing else is left in it; what could not be removed, said as a warning line each.
+    pub fn remove_worktrees(&mut self) -> Vec<String> {
+        let mut failed = Vec::new();
+        for (repo, path) in self.worktrees.drain(..) {
+            if path.exists() {
+                if let Err(e) = crate::git::remove_worktree(&repo, &path) {
+                    failed.push(e);
+                }
+            }
+            if let Some(parent) = path.parent() {
+                // Only succeeds once the folder is empty.
+                let _ = std::fs::remove_dir(parent);
+            }
+        }
+        failed
+    }
+
     /// How many runs the bisection made so far.
     pub fn runs(&self) -> usize {
         self.runs
@@ -134,8 +180,14 @@ impl Bench {
 
     /// `rigor run` options for one step, made from the flags a user would type, so a step is
     /// exactly the run `rigor run` would make of them.
-    fn options(&self, json: &Path, out_dir: &Path) -> Result<RunOptions, Failure> {
-        let argv: Vec<String> = [
+    fn options(
+        &self,
+        json: &Path,
+        out_dir: &Path,
+        rounds: usize,
+        until_conclusive: bool,
+    ) -> Result<RunOptions, Failure> {
+        let mut argv: Vec<String> = [
             "rigor",
             "run",
             "-f",
@@ -143,9 +195,7 @@ impl Bench {
             "-s",
             &self.scenario,
             "-i",
-            &self.iterations.to_string(),
-            "--until-conclusive",
-            &self.cap.to_string(),
+            &rounds.to_string(),
             "--primary",
             &self.measurement,
             "--threshold",
@@ -160,6 +210,9 @@ impl Bench {
         .iter()
         .map(|s| s.to_string())
         .collect();
+        if until_conclusive {
+            argv.extend(["--until-conclusive".to_string(), self.cap.to_string()]);
+        }
         let cli = Cli::try_parse_from(argv).map_err(|e| Failure::usage(e.to_string()))?;
         let Command::Run(args) = cli.command else {
             return Err(Failure::usage("not a run"));
@@ -179,6 +232,16 @@ impl StepRun {
         self.result.comparisons.iter().find(|c| {
             c.baseline == baseline && c.candidate == candidate && c.measurement == measurement
         })
+    }
+
+    /// The measurement's values over the variant's kept iterations, in round order.
+    pub fn values(&self, variant: &str, measurement: &str) -> Vec<f64> {
+        self.result
+            .rows
+            .iter()
+            .find(|r| r.variant.as_deref() == Some(variant))
+            .map(|r| r.values(measurement))
+            .unwrap_or_default()
     }
 
     /// Why the variant's row did not measure: its build error, or that no iteration of it
@@ -202,6 +265,20 @@ impl StepRun {
         }
         None
     }
+}
+
+/// A value as a file name: characters other than letters, digits, `.`, `-` and `_` as `_`.
+fn file_name(value: &str) -> String {
+    value
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 /// The first line of a (possibly long) error.

@@ -19,6 +19,7 @@ mod resolve_command;
 mod resolve_load;
 mod role;
 mod syntax;
+mod value_variants;
 mod vars;
 
 pub use cpus::parse_cpu_list;

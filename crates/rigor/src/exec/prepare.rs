@@ -108,7 +108,7 @@ fn check_gated(plan: &RunPlan, options: &RunOptions) -> Result<(), Failure> {
 fn outputs(options: &RunOptions) -> Result<(Outputs, PathBuf), Failure> {
     let paths = &options.outputs;
     let run_dir = paths.out_dir.join(crate::clock::now_compact());
-    if let Err(e) = std::fs::create_dir_all(&run_dir) {
+    if let Err(e) = crate::git::create_own_dir(&paths.out_dir, &run_dir) {
         return Err(Failure::usage(format!(
             "cannot create {}: {e}",
             run_dir.display()

@@ -34,7 +34,7 @@ impl SqliteStore {
         }
         if create {
             if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-                std::fs::create_dir_all(parent)
+                crate::git::create_own_dir(parent, parent)
                     .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
             }
         }

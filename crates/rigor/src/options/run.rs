@@ -28,6 +28,9 @@ pub struct Selection {
     /// `(name, rev)`: replaces the selected scenarios' variants with one per commit, built
     /// from a worktree of it (how `rigor bisect` runs commits); empty leaves the config as is.
     pub refs: Vec<(String, String)>,
+    /// `(variable, [(name, value)])`: replaces the selected scenarios' variants with one per
+    /// value of the variable (how `rigor bisect --var` runs values); `None` leaves them.
+    pub values: Option<(String, Vec<(String, String)>)>,
     /// `--cross-check TOOL`: each row run by the engine and by the tool, as two variants.
     pub cross_check: Option<crate::tools::ToolSpec>,
 }
@@ -122,6 +125,7 @@ impl RunOptions {
             vars: parse_vars(&args.vars).unwrap_or_default(),
             variants: args.variants.clone(),
             refs: Vec::new(),
+            values: None,
             cross_check: args
                 .cross_check
                 .as_deref()

@@ -75,7 +75,20 @@ pub fn step_history(
     k: usize,
     broken: Option<usize>,
 ) -> Vec<String> {
-    let changes: Vec<Change> = (1..=8)
+    step_history_of(8, repo, file, before, after, k, broken)
+}
+
+/// [`step_history`] with `n` commits.
+pub fn step_history_of(
+    n: usize,
+    repo: &Path,
+    file: &str,
+    before: &str,
+    after: &str,
+    k: usize,
+    broken: Option<usize>,
+) -> Vec<String> {
+    let changes: Vec<Change> = (1..=n)
         .map(|i| {
             let value = if i >= k { after } else { before };
             if Some(i) == broken {
@@ -119,6 +132,53 @@ load = "load"
 "#,
         bin = super::common::hello_server().display()
     )
+}
+
+/// Busy loops on every core until dropped (or `most` has passed, so a failing test cannot leave
+/// them spinning): the machine a bisection meets when something else runs beside it. Each loop
+/// spins half of every 20 ms (a build or a browser rather than a benchmark of its own), so the
+/// cores are shared, not taken.
+pub struct CpuHog {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl CpuHog {
+    /// Starts one busy thread per core.
+    pub fn start(most: std::time::Duration) -> CpuHog {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let threads = (0..cores)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    let until = std::time::Instant::now() + most;
+                    let mut x: u64 = 1;
+                    let half = std::time::Duration::from_millis(10);
+                    while !stop.load(Ordering::Relaxed) && std::time::Instant::now() < until {
+                        let spin = std::time::Instant::now();
+                        while spin.elapsed() < half {
+                            x = std::hint::black_box(
+                                x.wrapping_mul(6364136223846793005).wrapping_add(1),
+                            );
+                        }
+                        std::thread::sleep(half);
+                    }
+                })
+            })
+            .collect();
+        CpuHog { stop, threads }
+    }
+}
+
+impl Drop for CpuHog {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
 }
 
 /// Held by each test that measures: bisections running side by side on a small machine would
