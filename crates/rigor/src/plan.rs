@@ -40,6 +40,8 @@ pub struct RunPlan {
     pub variant_order: Vec<String>,
     /// The config's `[measurements.ID]` declarations.
     pub declarations: crate::declarations::Declarations,
+    /// The config's `[[limits]]` (the flags' are added by `rigor run`).
+    pub limits: Vec<crate::analysis::limits::Limit>,
 }
 
 /// Reads the config and plans every selected row; every problem found is returned, those of
@@ -137,7 +139,11 @@ pub fn plan(config: &Config, selection: &Selection, limits: Limits) -> Result<Ru
         problems.extend(e);
         Default::default()
     });
-    problems.or_ok(RunPlan::new(scenarios, rows, variant_order, declarations))
+    // Their problems are the file's, listed when it was read.
+    let limits = config.limits(&declarations).unwrap_or_default();
+    let mut planned = RunPlan::new(scenarios, rows, variant_order, declarations);
+    planned.limits = limits;
+    problems.or_ok(planned)
 }
 
 impl PlannedRow {
@@ -217,6 +223,7 @@ impl RunPlan {
             groups,
             variant_order,
             declarations,
+            limits: Vec::new(),
         }
     }
 

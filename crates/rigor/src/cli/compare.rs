@@ -6,7 +6,7 @@ use crate::analysis::{gate, merge, saved};
 use crate::declarations::{self, Better};
 use crate::exit::Exit;
 use crate::failure::Failure;
-use crate::options::compare::{parse_threshold, CompareOptions};
+use crate::options::compare::{parse_threshold_arg, CompareOptions, ThresholdArg};
 use crate::report::{pivot_blocks, pivot_merge};
 use std::path::PathBuf;
 
@@ -19,9 +19,10 @@ pub struct CompareArgs {
     #[arg(required = true, num_args = 1.., value_name = "RESULT.json")]
     pub files: Vec<PathBuf>,
     /// Practical threshold: changes whose whole 95% interval stays within ±this are "no change"
-    /// (`2` or `2%`).
-    #[arg(long, default_value = "2%", value_parser = parse_threshold, value_name = "PCT")]
-    pub threshold: f64,
+    /// (`2` or `2%`; default 2%). ID=PCT sets one measurement's own, over what the files
+    /// declare (repeat the flag), e.g. --threshold app.rss=1%.
+    #[arg(long, value_parser = parse_threshold_arg, value_name = "PCT|ID=PCT")]
+    pub threshold: Vec<ThresholdArg>,
     /// Also write the comparison as JSON (`rigor.compare.v1`).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -74,6 +75,7 @@ pub fn execute(args: &CompareArgs) -> Result<Exit, Failure> {
             extra: &options.measurements,
             threshold_pct: options.threshold_pct,
             flags: &options.measure,
+            thresholds: &options.thresholds,
         },
     )?;
     if options.measurements_given {
@@ -100,9 +102,9 @@ pub fn execute(args: &CompareArgs) -> Result<Exit, Failure> {
     let rules = gate::Rules {
         fail_on_regression: options.fail_on_regression,
         watched: &options.watched,
-        strict: false,
+        strict: &gate::Strictness::Off,
     };
-    let mut decision = gate::decide(&report.comparisons, false, false, &rules);
+    let mut decision = gate::decide(&report.comparisons, false, &[], &rules);
     if options.fail_on_inconclusive {
         decision = decision.fail_on_inconclusive(&report.comparisons, &options.watched);
     }
@@ -168,11 +170,11 @@ mod tests {
             "load.rps,app.rss",
         ])
         .unwrap();
-        assert_eq!(cli.args.threshold, 5.0);
+        assert_eq!(cli.args.threshold, vec![ThresholdArg::Global(5.0)]);
         assert_eq!(cli.args.measurements, vec!["load.rps", "app.rss"]);
         assert!(!cli.args.fail_on_regression);
         let cli = Cli::try_parse_from(["x", "a.json", "b.json"]).unwrap();
-        assert_eq!(cli.args.threshold, 2.0);
+        assert!(cli.args.threshold.is_empty());
         assert!(Cli::try_parse_from(["x", "a.json"]).is_ok());
         assert!(Cli::try_parse_from(["x"]).is_err());
     }

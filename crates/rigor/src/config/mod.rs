@@ -10,6 +10,7 @@ mod hosts;
 mod limits;
 mod locate;
 mod model;
+mod pass_limits;
 mod problems;
 mod raw;
 mod resolve;
@@ -125,8 +126,13 @@ impl Config {
         };
         config.check_references(&mut problems);
         config.check_hosts(&mut problems);
-        if let Err(p) = config.declarations() {
-            problems.extend(p);
+        match config.declarations() {
+            Err(p) => problems.extend(p),
+            Ok(decl) => {
+                if let Err(p) = config.limits(&decl) {
+                    problems.extend(p);
+                }
+            }
         }
         problems.sort_by_line(path);
         Ok((config, problems))

@@ -132,6 +132,22 @@ pub struct RawConfig {
     pub measurements: IndexMap<String, RawMeasurement>,
     #[serde(default)]
     pub hosts: IndexMap<String, RawHost>,
+    /// `[[limits]]`: pass/fail bounds on a measurement's absolute value.
+    #[serde(default)]
+    pub limits: Vec<RawLimit>,
+}
+
+/// `[[limits]]`: a bound on the median of a measurement in every row that has it, such as
+/// `measure = "load.latency.p99", max = "50ms"`; a limit not met fails the run (exit 6).
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLimit {
+    /// The measurement id.
+    pub measure: Option<String>,
+    /// The largest value that passes, in the measurement's unit or with a unit (`"50ms"`).
+    pub max: Option<Scalar>,
+    /// The smallest value that passes.
+    pub min: Option<Scalar>,
 }
 
 /// `[hosts.NAME]`: how to reach a machine a role runs on (OpenSSH, or any command that gives a
@@ -162,6 +178,8 @@ pub struct RawMeasurement {
     /// `higher` or `lower` is better (checked when the file is read).
     pub direction: Option<String>,
     pub label: Option<String>,
+    /// The practical threshold of this id's verdicts (`"1%"` or `1`), in place of the run's.
+    pub threshold: Option<Scalar>,
 }
 
 /// A job: application keys (`command`, `ready`, …) or load keys (`url`, `connections`, …).

@@ -275,20 +275,22 @@ pub fn inconclusive_groups(result: &RunResult, options: &RunOptions, plan: &RunP
         .collect()
 }
 
-/// The exit code for a finished run: failure, then regression, then --strict warnings.
+/// The exit code for a finished run: failure, then regression, then a limit not met, then
+/// --strict warnings.
 pub fn exit_code(result: &RunResult, options: &RunOptions, failed: bool) -> Exit {
     let rules = gate::Rules {
         fail_on_regression: options.fail_on_regression,
         watched: &options.gated,
-        strict: options.strict,
+        strict: &options.strict,
     };
     let failed = failed || result.status == RunStatus::Interrupted;
     let decision = gate::decide(
         &result.comparisons,
         failed,
-        gate::has_warnings(result),
+        &gate::warning_kinds(result),
         &rules,
-    );
+    )
+    .limits(result.limits.iter().filter(|l| !l.passed).count());
     for line in decision.messages() {
         crate::console::err(&line);
     }

@@ -25,6 +25,8 @@ pub fn run_document(result: &RunResult) -> Document {
 /// comparisons, warnings and the environment.
 pub fn run_document_with(result: &RunResult, view: &View) -> Document {
     let mut blocks = vec![Block::Heading(1, title(result)), Block::Text(intro(result))];
+    // Pass or fail, said before anything else the reader has to weigh.
+    blocks.extend(super::limits::blocks(&result.limits));
     // Said before any table: no figure below can change it.
     blocks.extend(warnings::up_front_block(&result.warnings));
     blocks.extend(replaced::blocks(result));
