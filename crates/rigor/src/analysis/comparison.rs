@@ -280,6 +280,7 @@ fn judge(
             c.len(),
             sides.excluded,
             settle(),
+            cmp.change_pct.zip(cmp.p_value),
         ));
         return;
     }
