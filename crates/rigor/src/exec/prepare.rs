@@ -66,17 +66,20 @@ fn check_plan(plan: &RunPlan, options: &RunOptions) -> Result<(), Failure> {
     if let Some(e) = plan.exclusions_leave_nothing(options.exclude, until_conclusive) {
         return Err(Failure::usage(e));
     }
+    check_gated(plan, options)?;
+    // Two builds whose outputs rigor could not tell apart.
+    super::builds::check_plan(&plan.rows).map_err(Failure::usage)?;
+    // Last: a plan right in every other way that can never conclude.
     if !options.allow_inconclusive {
         if let Some(w) = plan.never_enough(options.exclude, until_conclusive) {
             return Err(Failure::usage(format!(
-                "{}: refused before building anything; {}, or pass --allow-inconclusive to                  run it anyway",
+                "{}: refused before building anything; {}, or pass --allow-inconclusive to \
+                 run it anyway",
                 w.message, w.advice
             )));
         }
     }
-    check_gated(plan, options)?;
-    // Two builds whose outputs rigor could not tell apart.
-    super::builds::check_plan(&plan.rows).map_err(Failure::usage)
+    Ok(())
 }
 
 /// `--fail-on-regression` on an id this run can never judge would pass whatever happened: an
