@@ -72,9 +72,20 @@ fn final_noise_floor(
         .iter()
         .filter_map(|g| {
             let rows = group_rows(result, g, plan);
-            noise_floor::floor(&rows, &options.primary, options.threshold, None)
+            noise_floor::floor(
+                &rows,
+                &options.primary,
+                primary_threshold(result, options),
+                None,
+            )
         })
         .collect()
+}
+
+/// The threshold the primary measurement is judged at: its own (`[measurements.ID] threshold`,
+/// `--threshold ID=PCT`), else the run's.
+fn primary_threshold(result: &RunResult, options: &RunOptions) -> f64 {
+    declarations::threshold(&options.primary, &result.measurements, options.threshold)
 }
 
 /// Said once per group as soon as its third round is done: the noise floor at the planned
@@ -122,7 +133,8 @@ fn noise_floor_note(
         .map(|i| plan.rows[*i].iterations)
         .min()
         .unwrap_or(0);
-    let f = noise_floor::floor(&rows, &options.primary, options.threshold, Some(planned))?;
+    let threshold = primary_threshold(result, options);
+    let f = noise_floor::floor(&rows, &options.primary, threshold, Some(planned))?;
     let label = group.key.label();
     let who = if label.is_empty() {
         String::new()
