@@ -166,6 +166,8 @@ fn a_limit_not_met_exits_6_and_shows_the_value_the_result_holds() {
         6,
     );
     let json = json.expect("a result");
+    // The schema documents the limits as written.
+    assert_schema(&json);
     let limits = json["limits"].as_array().expect("limits in the result");
     assert_eq!(limits.len(), 3, "{limits:?}");
     let summary = &json["rows"][0]["summary"];
