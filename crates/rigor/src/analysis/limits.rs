@@ -173,7 +173,8 @@ pub fn value_in(value: &str, unit: Option<&str>) -> Result<f64, String> {
 }
 
 /// Checks every limit against every row of `result` that measured its id (kept iterations'
-/// median); a limit no row measured is one failed outcome with no value.
+/// median); a limit no row measured is one failed outcome with no value. `rigor run` checks its
+/// own result; `rigor compare --limit` each file it compares.
 pub fn check(limits: &[Limit], result: &RunResult) -> Vec<Outcome> {
     let mut out = Vec::new();
     for l in limits {
@@ -194,8 +195,14 @@ pub fn check(limits: &[Limit], result: &RunResult) -> Vec<Outcome> {
         };
         let before = out.len();
         for row in &result.rows {
-            if let Some(s) = row.summary.get(&l.measure) {
-                out.push(outcome(Some(row), Some(s.median)));
+            // The row's summary; a result written without one, from its kept iterations.
+            let median = row
+                .summary
+                .get(&l.measure)
+                .map(|s| s.median)
+                .or_else(|| rigor_stats::summarize(&row.values(&l.measure)).map(|s| s.median));
+            if let Some(m) = median {
+                out.push(outcome(Some(row), Some(m)));
             }
         }
         if out.len() == before {

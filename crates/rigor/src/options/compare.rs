@@ -171,6 +171,7 @@ mod tests {
             fail_on_regression: true,
             fail_on_inconclusive: false,
             measure: measure.iter().map(|(id, b)| (id.to_string(), *b)).collect(),
+            limits: vec![],
             view: Default::default(),
         }
     }

@@ -23,6 +23,31 @@ pub fn blocks(outcomes: &[Outcome]) -> Vec<Block> {
     ]
 }
 
+/// The limits of `rigor compare --limit`, file by file: each line as [`line`] says it, after
+/// the file's column name. Empty without limits.
+pub fn per_file(files: &[(String, Vec<Outcome>)]) -> Vec<Block> {
+    let all: Vec<&Outcome> = files.iter().flat_map(|(_, o)| o).collect();
+    if all.is_empty() {
+        return Vec::new();
+    }
+    let failed = all.iter().filter(|o| !o.passed).count();
+    let head = match failed {
+        0 => format!("limits: all {} met", all.len()),
+        n => format!("limits: {n} of {} not met", all.len()),
+    };
+    let items = files
+        .iter()
+        .flat_map(|(name, outcomes)| {
+            outcomes.iter().map(move |o| {
+                let mut c = line(o);
+                c.text = format!("{name}: {}", c.text);
+                c
+            })
+        })
+        .collect();
+    vec![Block::Text(head), Block::List(items)]
+}
+
 /// `✓ load.latency.p99 < 50ms: 3.21 ms (plaintext connections=64 base)`.
 pub fn line(o: &Outcome) -> Cell {
     let mark = if o.passed { "✓" } else { "✗" };
