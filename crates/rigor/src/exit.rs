@@ -14,11 +14,13 @@ pub enum Exit {
     Usage,
     /// `--fail-on-regression`: a gated measurement regressed.
     Regression,
-    /// `--strict`: warnings were raised.
+    /// `--strict`: warnings (of the kinds it names) were raised.
     Strict,
     /// The statistics could not decide: `rigor bisect` found no culprit it can stand behind, or
     /// `--fail-on-inconclusive` met an inconclusive verdict.
     Inconclusive,
+    /// A `[[limits]]` / `--limit` bound on an absolute value was not met.
+    Limit,
     /// Ctrl-C (or SIGTERM) stopped `rigor load` before its window ended.
     Interrupted,
 }
@@ -33,6 +35,7 @@ impl Exit {
             Exit::Regression => 3,
             Exit::Strict => 4,
             Exit::Inconclusive => 5,
+            Exit::Limit => 6,
             Exit::Interrupted => 130,
         }
     }
@@ -57,6 +60,7 @@ mod tests {
             (Exit::Regression, 3),
             (Exit::Strict, 4),
             (Exit::Inconclusive, 5),
+            (Exit::Limit, 6),
             (Exit::Interrupted, 130),
         ];
         for (e, code) in all {

@@ -42,6 +42,8 @@ pub struct RunPlan {
     pub declarations: crate::declarations::Declarations,
     /// `[report] key`: the headline's key figures, unless `--key` names others.
     pub report_key: Vec<String>,
+    /// The config's `[[limits]]` (the flags' are added by `rigor run`).
+    pub limits: Vec<crate::analysis::limits::Limit>,
 }
 
 /// Reads the config and plans every selected row; every problem found is returned, those of
@@ -144,8 +146,11 @@ pub fn plan(config: &Config, selection: &Selection, limits: Limits) -> Result<Ru
         problems.extend(e);
         Default::default()
     });
+    // The limits' problems are the file's, listed when it was read.
+    let limits = config.limits(&declarations).unwrap_or_default();
     let mut plan = RunPlan::new(scenarios, rows, variant_order, declarations);
     plan.report_key = config.report_key().unwrap_or_default();
+    plan.limits = limits;
     problems.or_ok(plan)
 }
 
@@ -227,6 +232,7 @@ impl RunPlan {
             variant_order,
             declarations,
             report_key: Vec::new(),
+            limits: Vec::new(),
         }
     }
 

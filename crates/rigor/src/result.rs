@@ -63,6 +63,9 @@ pub struct RunResult {
     /// agreeing, disagreeing beyond noise, or undecided, with the known cause.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cross_check: Option<crate::tools::crosscheck::CrossCheck>,
+    /// Each limit (`[[limits]]`, `--limit`) checked against each row that measured it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub limits: Vec<crate::analysis::limits::Outcome>,
 }
 
 /// The looks of a `--until-conclusive` run: each look tests at a nominal confidence above the

@@ -66,7 +66,7 @@ fn head_against_its_parent_is_one_interleaved_run_of_two_commits() {
     run_exit(
         &dir,
         &with_refs(port, "HEAD~1", "HEAD"),
-        &["-i", "1", "--threshold", "10%"],
+        &["-i", "1", "--allow-inconclusive", "--threshold", "10%"],
         0,
     );
     assert!(marker.exists());

@@ -121,7 +121,15 @@ fn a_two_variant_run_renders_its_charts_in_a_headless_browser() {
     let (t, json) = run_exit(
         &dir,
         &toml,
-        &["-i", "2", "--html", "report.html", "--description", EVIL],
+        &[
+            "-i",
+            "2",
+            "--allow-inconclusive",
+            "--html",
+            "report.html",
+            "--description",
+            EVIL,
+        ],
         0,
     );
     let json = json.unwrap();

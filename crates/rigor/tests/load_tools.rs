@@ -392,7 +392,12 @@ fn cross_check_runs_engine_and_tool_interleaved_and_compares_them() {
     let dir = temp_dir("tool-cross");
     let port = free_port();
     let toml = with_load(&config(port, "", "/plaintext", ""), "");
-    let (t, json) = run_exit(&dir, &toml, &["-i", "2", "--cross-check", "wrk"], 0);
+    let (t, json) = run_exit(
+        &dir,
+        &toml,
+        &["-i", "2", "--allow-inconclusive", "--cross-check", "wrk"],
+        0,
+    );
     let json = json.unwrap();
     let rows = json["rows"].as_array().unwrap();
     let variants: Vec<&str> = rows
@@ -710,10 +715,17 @@ fn a_cross_check_whose_tool_failed_every_iteration_claims_no_figure_it_lacks() {
     let path = fake_wrk(&dir, "echo 'wrk: unknown option' >&2\nexit 1");
     let toml = with_load(&config(port, "", "/plaintext", ""), "");
     std::fs::write(dir.join("rigor.toml"), toml).unwrap();
-    let out = rigor_command(&dir, &[RUN, &["-i", "1", "--cross-check", "wrk"]].concat())
-        .env("PATH", path)
-        .output()
-        .unwrap();
+    let out = rigor_command(
+        &dir,
+        &[
+            RUN,
+            &["-i", "1", "--allow-inconclusive", "--cross-check", "wrk"],
+        ]
+        .concat(),
+    )
+    .env("PATH", path)
+    .output()
+    .unwrap();
     let t = text(&out);
     assert_eq!(out.status.code(), Some(1), "{t}");
     let json = result(&dir);

@@ -93,7 +93,15 @@ fn run_pivot_cells_are_the_rows_medians_and_compare_pivots_the_files() {
     let (t, json) = run_exit(
         &dir,
         &toml,
-        &["-i", "2", "--pivot", "load.rps", "--markdown", "pivot.md"],
+        &[
+            "-i",
+            "2",
+            "--allow-inconclusive",
+            "--pivot",
+            "load.rps",
+            "--markdown",
+            "pivot.md",
+        ],
         0,
     );
     let json = json.unwrap();
@@ -168,7 +176,14 @@ fn run_pivot_cells_are_the_rows_medians_and_compare_pivots_the_files() {
     let (out, second) = run(
         &dir,
         &toml,
-        &["-i", "2", "--pivot", "load.nope", "--no-chart"],
+        &[
+            "-i",
+            "2",
+            "--allow-inconclusive",
+            "--pivot",
+            "load.nope",
+            "--no-chart",
+        ],
     );
     let t2 = text(&out);
     assert_eq!(out.status.code(), Some(2), "{t2}");

@@ -75,7 +75,7 @@ fn rows_by_variant(json: &Value) -> Vec<(String, &Vec<Value>, Option<&str>)> {
 fn variants_that_build_to_one_path_each_run_their_own_build() {
     let dir = launcher_dir("same-artifact");
     let toml = flavoured_config(free_port());
-    let (t, json) = run_exit(&dir, &toml, &["-i", "2"], 0);
+    let (t, json) = run_exit(&dir, &toml, &["-i", "2", "--allow-inconclusive"], 0);
     let json = json.unwrap();
     for (variant, its, _) in rows_by_variant(&json) {
         let mine = format!("built-by-{}", variant.to_uppercase());
@@ -164,7 +164,7 @@ fn a_build_that_leaves_another_variants_artifact_in_place_is_refused() {
     // Like `make` that ignores changed flags: variant b's build succeeds without writing.
     let dir = launcher_dir("no-rebuild");
     let toml = b_builds_otherwise(free_port(), "echo 'make: app.sh is up to date.'");
-    let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 1);
+    let (t, json) = run_exit(&dir, &toml, &["-i", "1", "--allow-inconclusive"], 1);
     assert!(
         t.contains("the build of `app` (variant `b`) did not rewrite")
             && t.contains("variant `a`")
@@ -192,7 +192,12 @@ fn different_builds_that_produce_identical_artifacts_are_warned_about() {
     let dir = launcher_dir("identical-artifacts");
     let toml = b_builds_otherwise(free_port(), "touch app.sh");
     // --strict fails on the warning: exit 4.
-    let (t, json) = run_exit(&dir, &toml, &["-i", "1", "--strict"], 4);
+    let (t, json) = run_exit(
+        &dir,
+        &toml,
+        &["-i", "1", "--allow-inconclusive", "--strict"],
+        4,
+    );
     assert!(
         t.contains("[identical_artifacts]")
             && t.contains("`app` (variant `a`) and `app` (variant `b`)")
@@ -251,10 +256,13 @@ fn unoptimised_cargo_profiles_are_named_once_per_build_with_the_variant() {
            [scenarios.s.variants.rustflags]\nvariables = { out = \"release\", flags = \"--release\" }\n\
            env = { RUSTFLAGS = \"-C opt-level=0\" }\n";
     std::fs::write(dir.join("rigor.toml"), &toml).unwrap();
-    let out = rigor_command(&dir, &[RUN, &["-i", "1", "--strict"]].concat())
-        .env("CARGO_INCREMENTAL", "0")
-        .output()
-        .unwrap();
+    let out = rigor_command(
+        &dir,
+        &[RUN, &["-i", "1", "--allow-inconclusive", "--strict"]].concat(),
+    )
+    .env("CARGO_INCREMENTAL", "0")
+    .output()
+    .unwrap();
     let t = text(&out);
     assert_eq!(out.status.code(), Some(4), "--strict: {t}");
     let json = result(&dir);
@@ -311,7 +319,7 @@ fn a_hanging_build_is_killed_after_build_timeout_and_other_rows_still_run() {
         "artifact = \"app.sh\"\nbuild_timeout = \"1s\"",
     );
     let started = Instant::now();
-    let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 1);
+    let (t, json) = run_exit(&dir, &toml, &["-i", "1", "--allow-inconclusive"], 1);
     assert!(started.elapsed() < Duration::from_secs(30), "{t}");
     assert!(
         t.contains("build of `app` still running after 1s (`build_timeout`)")

@@ -38,6 +38,7 @@ fn every_scenario_is_compared_numbered_from_one_and_warned_up_front() {
             "3",
             "--exclude",
             "1:0",
+            "--allow-inconclusive",
             "--csv",
             "result.csv",
             "--markdown",

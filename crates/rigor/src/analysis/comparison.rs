@@ -71,14 +71,15 @@ pub fn compare_rows(
     design: Design,
 ) -> Vec<Comparison> {
     let excluded = baseline.excluded_count().max(candidate.excluded_count());
-    let judging = Judging {
-        threshold_pct,
-        decl,
-        confidence: design.confidence,
-    };
     measurements
         .iter()
         .filter_map(|id| {
+            // A measurement declared with a threshold of its own is judged at it.
+            let judging = &Judging {
+                threshold_pct: declarations::threshold(id, decl, threshold_pct),
+                decl,
+                confidence: design.confidence,
+            };
             let sides = Sides {
                 b: baseline.values(id),
                 c: candidate.values(id),
@@ -88,14 +89,14 @@ pub fn compare_rows(
                 return None;
             }
             if !design.paired {
-                return Some(unpaired(baseline, candidate, id, &sides, &judging));
+                return Some(unpaired(baseline, candidate, id, &sides, judging));
             }
             let pairs = pairing::pair(baseline, candidate, id);
             if rigor_stats::can_ever_be_significant_paired(pairs.baseline.len(), design.confidence)
             {
-                return Some(paired(baseline, candidate, id, &pairs, &judging));
+                return Some(paired(baseline, candidate, id, &pairs, judging));
             }
-            let mut cmp = unpaired(baseline, candidate, id, &sides, &judging);
+            let mut cmp = unpaired(baseline, candidate, id, &sides, judging);
             if !sides.b.is_empty() && !sides.c.is_empty() {
                 let why = format!(
                     "{} round(s) paired, too few for the paired test: compared unpaired",
@@ -284,6 +285,7 @@ fn judge(
             c.len(),
             sides.excluded,
             settle(),
+            cmp.change_pct.zip(cmp.p_value),
         ));
         return;
     }

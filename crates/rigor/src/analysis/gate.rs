@@ -1,12 +1,80 @@
 //! The one gate between a finished comparison and the exit code CI branches on: failure first,
-//! then `--fail-on-regression` (exit 3), then `--strict` (exit 4), then `rigor compare
-//! --fail-on-inconclusive` (exit 5). `rigor run` and `rigor compare` both decide here, so the
-//! two commands can never gate differently.
+//! then `--fail-on-regression` (exit 3), then a failed limit (exit 6), then `--strict` (exit 4),
+//! then `rigor compare --fail-on-inconclusive` (exit 5). `rigor run` and `rigor compare` both
+//! decide here, so the two commands can never gate differently.
 
 use crate::exit::Exit;
 use crate::report::{format, terminal::visible};
-use crate::result::{Comparison, RowKey, RunResult, Verdict};
+use crate::result::{Comparison, RowKey, RunResult, Verdict, WarningKind};
 use std::collections::BTreeMap;
+
+/// Which warnings `--strict` turns into exit 4: none, every kind (plain `--strict`), or only
+/// the kinds `--strict=KIND,…` names, so a shared machine's noise warnings need not fail a gate
+/// meant for the traps.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Strictness {
+    /// No `--strict`: warnings are said, never fatal.
+    #[default]
+    Off,
+    /// `--strict` (or `--strict=all`): any warning fails.
+    All,
+    /// `--strict=KIND,…`: only warnings of these kinds fail.
+    Kinds(Vec<WarningKind>),
+}
+
+impl Strictness {
+    /// Reads `--strict`'s value: absent, given bare (`all`), or a list of warning kinds. A kind
+    /// this version does not know is an error naming it and the known ones (a typo would
+    /// otherwise gate on nothing).
+    pub fn parse(given: Option<&[String]>) -> Result<Strictness, String> {
+        let Some(list) = given else {
+            return Ok(Strictness::Off);
+        };
+        let names: Vec<&str> = list
+            .iter()
+            .map(|k| k.trim())
+            .filter(|k| !k.is_empty())
+            .collect();
+        if names.is_empty() || names.contains(&"all") {
+            return Ok(Strictness::All);
+        }
+        let mut kinds = Vec::new();
+        for name in names {
+            match WarningKind::from_code(name) {
+                WarningKind::Other(_) => {
+                    let known: Vec<&str> = WarningKind::ALL.iter().map(|k| k.as_str()).collect();
+                    return Err(format!(
+                        "--strict={name}: no warning kind `{name}`; the kinds are all, {}",
+                        known.join(", ")
+                    ));
+                }
+                k if !kinds.contains(&k) => kinds.push(k),
+                _ => {}
+            }
+        }
+        Ok(Strictness::Kinds(kinds))
+    }
+
+    /// Whether a warning of `kind` fails the command.
+    pub fn fails_on(&self, kind: &WarningKind) -> bool {
+        match self {
+            Strictness::Off => false,
+            Strictness::All => true,
+            Strictness::Kinds(kinds) => kinds.contains(kind),
+        }
+    }
+
+    /// How the flag was given, for messages: `--strict` or `--strict=proxy,debug_build`.
+    fn flag(&self) -> String {
+        match self {
+            Strictness::Kinds(kinds) => {
+                let names: Vec<&str> = kinds.iter().map(|k| k.as_str()).collect();
+                format!("--strict={}", names.join(","))
+            }
+            _ => "--strict".into(),
+        }
+    }
+}
 
 /// What the command line asked the gate to watch.
 #[derive(Debug, Clone, Copy)]
@@ -15,8 +83,8 @@ pub struct Rules<'a> {
     pub fail_on_regression: bool,
     /// The measurements `--fail-on-regression` watches; empty watches every one.
     pub watched: &'a [String],
-    /// `--strict`: any warning fails the command.
-    pub strict: bool,
+    /// `--strict`: which warnings fail the command.
+    pub strict: &'a Strictness,
 }
 
 /// The gate's answer, with the comparisons it is based on so the command can say why.
@@ -30,20 +98,27 @@ pub struct Decision<'a> {
     /// `--fail-on-inconclusive`): said, since a gate that passes on "not yet" should say so;
     /// only `--fail-on-inconclusive` fails on them.
     pub inconclusive: Vec<&'a Comparison>,
+    /// The warning kinds that failed the command under `--strict`, and how the flag was given.
+    pub strict: Option<(String, Vec<WarningKind>)>,
+    /// How many limits were not met (exit 6 unless something weightier decided).
+    pub limits_failed: usize,
 }
 
 /// Decides the exit code of a finished command: `failed` (something did not run, or the run was
-/// interrupted) wins, then a watched regression, then warnings (`warned`) under `--strict`.
+/// interrupted) wins, then a watched regression, then warnings of the kinds raised (`warned`)
+/// that `--strict` names.
 pub fn decide<'a>(
     comparisons: &'a [Comparison],
     failed: bool,
-    warned: bool,
+    warned: &[WarningKind],
     rules: &Rules,
 ) -> Decision<'a> {
     let mut decision = Decision {
         exit: Exit::Success,
         regressions: Vec::new(),
         inconclusive: Vec::new(),
+        strict: None,
+        limits_failed: 0,
     };
     if failed {
         decision.exit = Exit::Failed;
@@ -53,9 +128,16 @@ pub fn decide<'a>(
         decision.regressions = with_verdict(comparisons, rules.watched, Verdict::Regression);
         decision.inconclusive = with_verdict(comparisons, rules.watched, Verdict::Inconclusive);
     }
+    let mut fatal: Vec<WarningKind> = Vec::new();
+    for kind in warned.iter().filter(|k| rules.strict.fails_on(k)) {
+        if !fatal.contains(kind) {
+            fatal.push(kind.clone());
+        }
+    }
     decision.exit = if !decision.regressions.is_empty() {
         Exit::Regression
-    } else if rules.strict && warned {
+    } else if !fatal.is_empty() {
+        decision.strict = Some((rules.strict.flag(), fatal));
         Exit::Strict
     } else {
         Exit::Success
@@ -76,6 +158,17 @@ fn with_verdict<'a>(
 }
 
 impl<'a> Decision<'a> {
+    /// Limits not met (`failed` of them) turn a passing gate, or one only `--strict` failed,
+    /// into exit 6: a limit is a pass/fail the user wrote down, weightier than a warning. A
+    /// failure or a regression keep their own code.
+    pub fn limits(mut self, failed: usize) -> Self {
+        self.limits_failed = failed;
+        if failed > 0 && matches!(self.exit, Exit::Success | Exit::Strict) {
+            self.exit = Exit::Limit;
+        }
+        self
+    }
+
     /// `--fail-on-inconclusive`, for scripts driving `git bisect run` (which reads exit 0 as
     /// "good"): a watched comparison (`watched` as in [`Rules`]) left inconclusive turns a
     /// passing gate into exit 5. A failure, a regression or `--strict` keep their own code.
@@ -128,8 +221,23 @@ impl<'a> Decision<'a> {
                     .unwrap_or_default()
             )
         }));
-        if self.exit == Exit::Strict {
-            out.push("rigor: --strict: warnings were raised (see above)".into());
+        if let (Exit::Strict, Some((flag, kinds))) = (self.exit, &self.strict) {
+            out.push(match flag.as_str() {
+                "--strict" => "rigor: --strict: warnings were raised (see above)".into(),
+                _ => {
+                    let names: Vec<&str> = kinds.iter().map(|k| k.as_str()).collect();
+                    format!(
+                        "rigor: {flag}: {} warnings were raised (see above)",
+                        names.join(", ")
+                    )
+                }
+            });
+        }
+        if self.exit == Exit::Limit {
+            out.push(format!(
+                "rigor: {} limit(s) not met (see ✗ above)",
+                self.limits_failed
+            ));
         }
         if self.exit == Exit::Inconclusive {
             out.push(
@@ -150,13 +258,21 @@ fn row_suffix(row: &BTreeMap<String, String>) -> String {
     }
 }
 
-/// Whether a result carries any warning, of the run, a row or an iteration: what `--strict`
-/// fails on.
-pub fn has_warnings(r: &RunResult) -> bool {
-    !r.warnings.is_empty()
-        || r.rows.iter().any(|row| {
-            !row.warnings.is_empty() || row.iterations.iter().any(|i| !i.warnings.is_empty())
-        })
+/// The kinds of every warning a result carries, of the run, a row or an iteration: what
+/// `--strict` fails on.
+pub fn warning_kinds(r: &RunResult) -> Vec<WarningKind> {
+    let rows = r.rows.iter().flat_map(|row| {
+        row.warnings
+            .iter()
+            .chain(row.iterations.iter().flat_map(|i| &i.warnings))
+    });
+    let mut kinds: Vec<WarningKind> = Vec::new();
+    for w in r.warnings.iter().chain(rows) {
+        if !kinds.contains(&w.kind) {
+            kinds.push(w.kind.clone());
+        }
+    }
+    kinds
 }
 
 #[cfg(test)]
@@ -190,12 +306,17 @@ mod tests {
     }
 
     fn rules(fail_on_regression: bool, watched: &[String], strict: bool) -> Rules<'_> {
+        static ALL: Strictness = Strictness::All;
+        static OFF: Strictness = Strictness::Off;
         Rules {
             fail_on_regression,
             watched,
-            strict,
+            strict: if strict { &ALL } else { &OFF },
         }
     }
+
+    /// A warning of some kind was raised.
+    const WARNED: &[WarningKind] = &[WarningKind::ForeignCpu];
 
     fn ids(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| s.to_string()).collect()
@@ -208,7 +329,7 @@ mod tests {
             cmp("app.rss", "no change", 0.1),
         ];
         let watched = ids(&["load.rps"]);
-        let d = decide(&all, false, false, &rules(true, &watched, false));
+        let d = decide(&all, false, &[], &rules(true, &watched, false));
         assert_eq!(d.exit, Exit::Regression);
         assert_eq!(d.regressions.len(), 1);
         assert_eq!(
@@ -217,11 +338,11 @@ mod tests {
         );
         // Watching only memory (unchanged): the gate passes.
         let memory = ids(&["app.rss"]);
-        let d = decide(&all, false, false, &rules(true, &memory, false));
+        let d = decide(&all, false, &[], &rules(true, &memory, false));
         assert_eq!(d.exit, Exit::Success);
         assert!(d.messages().is_empty());
         // Without the flag a regression is reported, not gated.
-        let d = decide(&all, false, false, &rules(false, &watched, false));
+        let d = decide(&all, false, &[], &rules(false, &watched, false));
         assert_eq!(d.exit, Exit::Success);
         assert!(d.regressions.is_empty());
     }
@@ -229,7 +350,7 @@ mod tests {
     #[test]
     fn an_empty_watch_list_watches_every_measurement() {
         let all = vec![cmp("app.rss", "regression", 12.0)];
-        let d = decide(&all, false, false, &rules(true, &[], false));
+        let d = decide(&all, false, &[], &rules(true, &[], false));
         assert_eq!(d.exit, Exit::Regression);
     }
 
@@ -237,7 +358,7 @@ mod tests {
     fn inconclusive_watched_comparisons_are_said_but_do_not_fail() {
         let all = vec![cmp("load.rps", "inconclusive", -1.0)];
         let watched = ids(&["load.rps"]);
-        let d = decide(&all, false, false, &rules(true, &watched, false));
+        let d = decide(&all, false, &[], &rules(true, &watched, false));
         assert_eq!(d.exit, Exit::Success);
         assert_eq!(
             d.messages(),
@@ -251,22 +372,22 @@ mod tests {
         let watched = ids(&["load.rps"]);
         let everything = rules(true, &watched, true);
         assert_eq!(
-            decide(&regressed, true, true, &everything).exit,
+            decide(&regressed, true, WARNED, &everything).exit,
             Exit::Failed
         );
         assert_eq!(
-            decide(&regressed, false, true, &everything).exit,
+            decide(&regressed, false, WARNED, &everything).exit,
             Exit::Regression
         );
-        let d = decide(&[], false, true, &everything);
+        let d = decide(&[], false, WARNED, &everything);
         assert_eq!(d.exit, Exit::Strict);
         assert_eq!(
             d.messages(),
             vec!["rigor: --strict: warnings were raised (see above)"]
         );
-        assert_eq!(decide(&[], false, false, &everything).exit, Exit::Success);
+        assert_eq!(decide(&[], false, &[], &everything).exit, Exit::Success);
         assert_eq!(
-            decide(&[], false, true, &rules(false, &[], false)).exit,
+            decide(&[], false, WARNED, &rules(false, &[], false)).exit,
             Exit::Success
         );
     }
@@ -278,7 +399,7 @@ mod tests {
             cmp("load.rps", "inconclusive", -1.0),
             cmp("app.rss", "no change", 0.1),
         ];
-        let d = decide(&unsure, false, false, &rules(false, &watched, false))
+        let d = decide(&unsure, false, &[], &rules(false, &watched, false))
             .fail_on_inconclusive(&unsure, &watched);
         assert_eq!(d.exit, Exit::Inconclusive);
         assert_eq!(
@@ -290,7 +411,7 @@ mod tests {
         );
         // Inconclusive where nobody watches: the gate passes.
         let memory = ids(&["app.rss"]);
-        let d = decide(&unsure, false, false, &rules(false, &memory, false))
+        let d = decide(&unsure, false, &[], &rules(false, &memory, false))
             .fail_on_inconclusive(&unsure, &memory);
         assert_eq!(d.exit, Exit::Success);
         assert!(d.messages().is_empty());
@@ -300,16 +421,16 @@ mod tests {
             cmp("app.rss", "inconclusive", 3.0),
         ];
         let both = ids(&["load.rps", "app.rss"]);
-        let d = decide(&mixed, false, false, &rules(true, &both, false))
+        let d = decide(&mixed, false, &[], &rules(true, &both, false))
             .fail_on_inconclusive(&mixed, &both);
         assert_eq!(d.exit, Exit::Regression);
         assert_eq!((d.regressions.len(), d.inconclusive.len()), (1, 1));
-        let d = decide(&mixed, true, false, &rules(true, &both, false))
+        let d = decide(&mixed, true, &[], &rules(true, &both, false))
             .fail_on_inconclusive(&mixed, &both);
         assert_eq!(d.exit, Exit::Failed);
         // Settled verdicts pass.
         let settled = vec![cmp("load.rps", "improvement", 5.0)];
-        let d = decide(&settled, false, false, &rules(false, &watched, false))
+        let d = decide(&settled, false, &[], &rules(false, &watched, false))
             .fail_on_inconclusive(&settled, &watched);
         assert_eq!(d.exit, Exit::Success);
     }
@@ -319,7 +440,7 @@ mod tests {
         let mut c = cmp("load.rps", "regression", -10.0);
         c.candidate = "evil\u{1b}[2J".into();
         let all = vec![c];
-        let d = decide(&all, false, false, &rules(true, &[], false));
+        let d = decide(&all, false, &[], &rules(true, &[], false));
         let text = d.messages().join("\n");
         assert!(!text.contains('\u{1b}'), "{text:?}");
     }
@@ -334,12 +455,88 @@ mod tests {
             "environment": {}, "warnings": [], "builds": [], "rows": [], "comparisons": []
         }))
         .unwrap();
-        assert!(!has_warnings(&r));
+        assert!(warning_kinds(&r).is_empty());
         r.rows.push(row_with(&[], None, "load.rps", &[1.0]));
-        assert!(!has_warnings(&r));
+        assert!(warning_kinds(&r).is_empty());
         r.rows[0].iterations[0]
             .warnings
             .push(Warning::new(WarningKind::NoisyRow, "m", "a"));
-        assert!(has_warnings(&r));
+        r.rows[0]
+            .warnings
+            .push(Warning::new(WarningKind::NoisyRow, "m", "a"));
+        r.warnings.push(Warning::new(WarningKind::Proxy, "m", "a"));
+        assert_eq!(
+            warning_kinds(&r),
+            vec![WarningKind::Proxy, WarningKind::NoisyRow]
+        );
+    }
+
+    #[test]
+    fn strict_kinds_fail_only_on_their_own_warnings() {
+        let list = |s: &[&str]| s.iter().map(|k| k.to_string()).collect::<Vec<_>>();
+        assert_eq!(Strictness::parse(None), Ok(Strictness::Off));
+        assert_eq!(Strictness::parse(Some(&list(&[]))), Ok(Strictness::All));
+        assert_eq!(
+            Strictness::parse(Some(&list(&["all"]))),
+            Ok(Strictness::All)
+        );
+        let proxy = Strictness::parse(Some(&list(&["proxy", " debug_build", "proxy"]))).unwrap();
+        assert_eq!(
+            proxy,
+            Strictness::Kinds(vec![WarningKind::Proxy, WarningKind::DebugBuild])
+        );
+        let e = Strictness::parse(Some(&list(&["proxy", "prox"]))).unwrap_err();
+        assert!(
+            e.starts_with(
+                "--strict=prox: no warning kind `prox`; the kinds are all, bad_responses"
+            ),
+            "{e}"
+        );
+        let noise = [WarningKind::ForeignCpu, WarningKind::NoisyRow];
+        let r = Rules {
+            fail_on_regression: false,
+            watched: &[],
+            strict: &proxy,
+        };
+        assert_eq!(decide(&[], false, &noise, &r).exit, Exit::Success);
+        let d = decide(
+            &[],
+            false,
+            &[WarningKind::ForeignCpu, WarningKind::Proxy],
+            &r,
+        );
+        assert_eq!(d.exit, Exit::Strict);
+        assert_eq!(
+            d.messages(),
+            vec!["rigor: --strict=proxy,debug_build: proxy warnings were raised (see above)"]
+        );
+    }
+
+    #[test]
+    fn a_failed_limit_exits_6_over_strict_but_under_a_regression() {
+        let watched = ids(&["load.rps"]);
+        let d = decide(&[], false, &[], &rules(true, &watched, false)).limits(2);
+        assert_eq!(d.exit, Exit::Limit);
+        assert_eq!(
+            d.messages(),
+            vec!["rigor: 2 limit(s) not met (see ✗ above)"]
+        );
+        let d = decide(&[], false, WARNED, &rules(true, &watched, true)).limits(1);
+        assert_eq!(d.exit, Exit::Limit);
+        let regressed = vec![cmp("load.rps", "regression", -10.0)];
+        let d = decide(&regressed, false, &[], &rules(true, &watched, false)).limits(1);
+        assert_eq!(d.exit, Exit::Regression);
+        assert_eq!(
+            decide(&[], true, &[], &rules(true, &watched, false))
+                .limits(1)
+                .exit,
+            Exit::Failed
+        );
+        assert_eq!(
+            decide(&[], false, &[], &rules(true, &watched, false))
+                .limits(0)
+                .exit,
+            Exit::Success
+        );
     }
 }

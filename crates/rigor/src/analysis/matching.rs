@@ -44,6 +44,8 @@ pub struct Request<'a> {
     pub threshold_pct: f64,
     /// Directions given with `--measure`; they override the files' declarations.
     pub flags: &'a [(String, Better)],
+    /// `--threshold ID=PCT`: thresholds of single measurements, over the files' declarations.
+    pub thresholds: &'a [(String, f64)],
 }
 
 /// Compares saved results: rows matched by (scenario, matrix values, variant), the first input is
@@ -60,7 +62,8 @@ pub fn compare_results(inputs: &[Saved], request: &Request) -> anyhow::Result<Co
     }
     let names = saved::column_names(inputs);
     let mut warnings = vec![caveats::not_interleaved(inputs, &names)];
-    let decl = merge::merge_declarations(inputs, &names, request.flags, &mut warnings);
+    let mut decl = merge::merge_declarations(inputs, &names, request.flags, &mut warnings);
+    crate::declarations::set_thresholds(&mut decl, request.thresholds);
     warnings.extend(caveats::as_recorded(inputs, &names));
 
     let mut matched = Matched::default();
@@ -237,6 +240,7 @@ pub(crate) mod tests {
                 extra: &[],
                 threshold_pct: 2.0,
                 flags,
+                thresholds: &[],
             },
         )
     }
@@ -266,6 +270,7 @@ pub(crate) mod tests {
             sequential: None,
             noise_floor: Vec::new(),
             cross_check: None,
+            limits: Vec::new(),
         }
     }
 

@@ -50,6 +50,7 @@ fn union(inputs: &[Saved]) -> (Declarations, Vec<String>) {
             entry.direction = entry.direction.or(d.direction);
             entry.unit = entry.unit.clone().or_else(|| d.unit.clone());
             entry.label = entry.label.clone().or_else(|| d.label.clone());
+            entry.threshold_pct = entry.threshold_pct.or(d.threshold_pct);
         }
     }
     (merged, conflicts)

@@ -5,6 +5,7 @@
 
 pub mod comparison;
 pub mod gate;
+pub mod limits;
 pub mod matching;
 pub mod merge;
 pub mod noise_floor;

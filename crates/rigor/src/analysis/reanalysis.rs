@@ -26,7 +26,8 @@ pub fn reanalyse(inputs: &[Saved], request: &Request) -> anyhow::Result<CompareR
     }
     let names = saved::column_names(inputs);
     let mut warnings = Vec::new();
-    let decl = merge::merge_declarations(inputs, &names, request.flags, &mut warnings);
+    let mut decl = merge::merge_declarations(inputs, &names, request.flags, &mut warnings);
+    crate::declarations::set_thresholds(&mut decl, request.thresholds);
     warnings.extend(super::caveats::as_recorded(inputs, &names));
     let mut ids = comparison::default_measurements(&result.rows);
     for id in request.extra {
@@ -95,6 +96,7 @@ mod tests {
             extra: &[],
             threshold_pct,
             flags: &[],
+            thresholds: &[],
         }
     }
 

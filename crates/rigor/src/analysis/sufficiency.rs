@@ -28,8 +28,16 @@ fn confidence_pct() -> f64 {
 
 /// The note of a comparison whose samples are too small for any test to reach significance:
 /// the smallest per-side count that could, or the statistics' estimate `settle` of what would
-/// settle it if larger, plus the `excluded` iterations `--exclude` will drop again.
-pub fn too_few_note(nb: usize, nc: usize, excluded: usize, settle: Option<usize>) -> String {
+/// settle it if larger, plus the `excluded` iterations `--exclude` will drop again. `pointing`
+/// (the medians' change in % and the test's p) says what the data point to meanwhile, so a
+/// clear change left without a verdict is still read: `+141%, p = 0.10`.
+pub fn too_few_note(
+    nb: usize,
+    nc: usize,
+    excluded: usize,
+    settle: Option<usize>,
+    pointing: Option<(f64, f64)>,
+) -> String {
     let need = smallest_sufficient(nb.max(nc)).map(|n| {
         n.max(
             settle
@@ -45,10 +53,31 @@ pub fn too_few_note(nb: usize, nc: usize, excluded: usize, settle: Option<usize>
         Some(n) => format!("run more iterations (-i {n})"),
         None => "run more iterations".to_string(),
     };
-    format!(
+    let mut note = format!(
         "n={nb} vs {nc} can never reach {}% confidence: {advice}",
         confidence_pct()
-    )
+    );
+    if let (Some((change, p)), Some(n)) = (pointing, need) {
+        if change.is_finite() && p.is_finite() {
+            note.push_str(&format!(
+                "; the data point to {}, p = {}: {} iterations per side would decide",
+                crate::report::format::signed_pct(change),
+                crate::report::format::p_value(p),
+                in_words(n)
+            ));
+        }
+    }
+    note
+}
+
+/// Small counts in words, as a sentence reads them (`four iterations`); larger as digits.
+fn in_words(n: usize) -> String {
+    const WORDS: [&str; 11] = [
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    ];
+    WORDS
+        .get(n)
+        .map_or_else(|| n.to_string(), |w| w.to_string())
 }
 
 /// The note of an inconclusive comparison: how many more iterations per side would likely
@@ -162,13 +191,20 @@ mod tests {
     #[test]
     fn notes_name_the_count_to_run_with() {
         assert_eq!(
-            too_few_note(3, 3, 3, None),
+            too_few_note(3, 3, 3, None, None),
             "n=3 vs 3 can never reach 95% confidence: run more iterations (-i 7: 4 kept after excluding 3)"
         );
         assert_eq!(
-            too_few_note(2, 2, 0, Some(9)),
+            too_few_note(2, 2, 0, Some(9), None),
             "n=2 vs 2 can never reach 95% confidence: run more iterations (-i 9)"
         );
+        assert_eq!(
+            too_few_note(3, 3, 3, None, Some((141.04, 0.1))),
+            "n=3 vs 3 can never reach 95% confidence: run more iterations (-i 7: 4 kept after \
+             excluding 3); the data point to +141.0%, p = 0.10: four iterations per side would decide"
+        );
+        assert!(too_few_note(3, 3, 0, Some(12), Some((1.0, 0.7)))
+            .ends_with("p = 0.70: 12 iterations per side would decide"));
         assert_eq!(
             settle_note(10, 0, Some(14), 2.0),
             "about 4 more iterations per side would likely settle it (-i 14)"

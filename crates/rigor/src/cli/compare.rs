@@ -6,7 +6,7 @@ use crate::analysis::{gate, merge, saved};
 use crate::declarations::{self, Better};
 use crate::exit::Exit;
 use crate::failure::Failure;
-use crate::options::compare::{parse_threshold, CompareOptions};
+use crate::options::compare::{parse_threshold_arg, CompareOptions, ThresholdArg};
 use crate::report::{pivot_blocks, pivot_merge};
 use std::path::PathBuf;
 
@@ -19,9 +19,10 @@ pub struct CompareArgs {
     #[arg(required = true, num_args = 1.., value_name = "RESULT.json")]
     pub files: Vec<PathBuf>,
     /// Practical threshold: changes whose whole 95% interval stays within ±this are "no change"
-    /// (`2` or `2%`).
-    #[arg(long, default_value = "2%", value_parser = parse_threshold, value_name = "PCT")]
-    pub threshold: f64,
+    /// (`2` or `2%`; default 2%). ID=PCT sets one measurement's own, over what the files
+    /// declare (repeat the flag), e.g. --threshold app.rss=1%.
+    #[arg(long, value_parser = parse_threshold_arg, value_name = "PCT|ID=PCT")]
+    pub threshold: Vec<ThresholdArg>,
     /// Also write the comparison as JSON (`rigor.compare.v1`).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -51,12 +52,17 @@ pub struct CompareArgs {
     #[arg(long = "measure", value_delimiter = ',', value_name = "ID=higher|lower",
           value_parser = declarations::parse_flag)]
     pub measure: Vec<(String, Better)>,
+    /// A pass/fail bound checked on the median of every row of every file (repeat the flag),
+    /// as `rigor run --limit`: 'load.latency.p99<50ms'. A limit not met exits 6.
+    #[arg(long = "limit", value_name = "ID<VALUE|ID>VALUE")]
+    pub limits: Vec<String>,
     #[command(flatten)]
     pub view: super::view::ViewArgs,
 }
 
-/// Runs `rigor compare`: 0, or 3 for a watched regression with `--fail-on-regression`, or 5
-/// for a watched inconclusive verdict with `--fail-on-inconclusive`. Bad flags are usage
+/// Runs `rigor compare`: 0, or 3 for a watched regression with `--fail-on-regression`, or 6
+/// for a `--limit` some file's row does not meet, or 5 for a watched inconclusive verdict with
+/// `--fail-on-inconclusive`. Bad flags are usage
 /// failures (exit 2); an unreadable file, one that is not a result, or nothing to compare fail
 /// (exit 1).
 pub fn execute(args: &CompareArgs) -> Result<Exit, Failure> {
@@ -74,6 +80,7 @@ pub fn execute(args: &CompareArgs) -> Result<Exit, Failure> {
             extra: &options.measurements,
             threshold_pct: options.threshold_pct,
             flags: &options.measure,
+            thresholds: &options.thresholds,
         },
     )?;
     if options.measurements_given {
@@ -86,6 +93,13 @@ pub fn execute(args: &CompareArgs) -> Result<Exit, Failure> {
             return Err(Failure::usage(e));
         }
     }
+    // Read against the declarations the files carry (a command's figure takes its unit).
+    let limits = args
+        .limits
+        .iter()
+        .map(|t| crate::analysis::limits::parse_flag(t, &report.measurements))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(Failure::usage)?;
     let rows = pivot_merge::merged(&inputs, &names, &report.comparisons);
     let pivot = pivot_blocks::blocks(&rows, &options.view);
     crate::report::compare::publish(
@@ -104,9 +118,29 @@ pub fn execute(args: &CompareArgs) -> Result<Exit, Failure> {
     let rules = gate::Rules {
         fail_on_regression: options.fail_on_regression,
         watched: &options.watched,
-        strict: false,
+        strict: &gate::Strictness::Off,
     };
-    let mut decision = gate::decide(&report.comparisons, false, false, &rules);
+    let checked: Vec<(String, Vec<crate::analysis::limits::Outcome>)> = names
+        .iter()
+        .zip(&inputs)
+        .map(|(name, (_, r))| (name.clone(), crate::analysis::limits::check(&limits, r)))
+        .collect();
+    let limit_blocks = crate::report::limits::per_file(&checked);
+    if !limit_blocks.is_empty() {
+        let doc = crate::report::Document {
+            blocks: limit_blocks,
+        };
+        crate::console::out(&crate::report::terminal::render_document(
+            &doc,
+            crate::report::terminal::use_color(),
+        ));
+    }
+    let failed_limits = checked
+        .iter()
+        .flat_map(|(_, o)| o)
+        .filter(|o| !o.passed)
+        .count();
+    let mut decision = gate::decide(&report.comparisons, false, &[], &rules).limits(failed_limits);
     if options.fail_on_inconclusive {
         decision = decision.fail_on_inconclusive(&report.comparisons, &options.watched);
     }
@@ -172,11 +206,11 @@ mod tests {
             "load.rps,app.rss",
         ])
         .unwrap();
-        assert_eq!(cli.args.threshold, 5.0);
+        assert_eq!(cli.args.threshold, vec![ThresholdArg::Global(5.0)]);
         assert_eq!(cli.args.measurements, vec!["load.rps", "app.rss"]);
         assert!(!cli.args.fail_on_regression);
         let cli = Cli::try_parse_from(["x", "a.json", "b.json"]).unwrap();
-        assert_eq!(cli.args.threshold, 2.0);
+        assert!(cli.args.threshold.is_empty());
         assert!(Cli::try_parse_from(["x", "a.json"]).is_ok());
         assert!(Cli::try_parse_from(["x"]).is_err());
     }
@@ -226,6 +260,23 @@ mod tests {
             .unwrap(),
             Exit::Success
         );
+        // Limits on each file's rows: b's 900/s misses a 950/s floor (exit 6) unless a
+        // watched regression decides first (exit 3).
+        assert_eq!(
+            execute(&args(&["--limit", "load.rps>950"])).unwrap(),
+            Exit::Limit
+        );
+        assert_eq!(
+            execute(&args(&["--limit", "load.rps>0"])).unwrap(),
+            Exit::Success
+        );
+        assert_eq!(
+            execute(&args(&["--limit", "load.rps>950", "--fail-on-regression"])).unwrap(),
+            Exit::Regression
+        );
+        let bad = execute(&args(&["--limit", "load.rps>5ms"])).unwrap_err();
+        assert_eq!(bad.exit(), Exit::Usage);
+        assert!(bad.text().contains("`5ms`"), "{}", bad.text());
         let failure = execute(&args(&["--measurements", "load.rpz"])).unwrap_err();
         assert_eq!(failure.exit(), Exit::Failed);
         let err = failure.text();

@@ -42,14 +42,24 @@ pub struct RunArgs {
     /// Keep adding iteration pairs until the primary measurement is conclusive or MAX per side.
     #[arg(long = "until-conclusive", value_name = "MAX")]
     pub until_conclusive: Option<usize>,
+    /// Run variants even when their iterations (after --exclude) can never reach a verdict;
+    /// by default such a run is refused before anything is built, naming the -i that can.
+    #[arg(long = "allow-inconclusive")]
+    pub allow_inconclusive: bool,
     /// The measurement verdicts and --until-conclusive focus on. Default: load.rps; for command
     /// jobs, their one extract rule's figure, else app.elapsed.
     #[arg(long = "primary", value_name = "MEASUREMENT")]
     pub primary: Option<String>,
-    /// Practical threshold below which a change is "no change".
-    #[arg(long = "threshold", default_value = "2%", value_name = "PCT",
-          value_parser = crate::options::compare::parse_threshold)]
-    pub threshold: f64,
+    /// Practical threshold below which a change is "no change" (default 2%); ID=PCT sets one
+    /// measurement's own, over its `[measurements.ID] threshold` (repeat the flag), e.g.
+    /// --threshold app.rss=1%.
+    #[arg(long = "threshold", value_name = "PCT|ID=PCT",
+          value_parser = crate::options::compare::parse_threshold_arg)]
+    pub threshold: Vec<crate::options::compare::ThresholdArg>,
+    /// A pass/fail bound on a row's median, like `[[limits]]` in rigor.toml (repeat the
+    /// flag): 'load.latency.p99<50ms', 'load.rps>=10000'. A limit not met exits 6.
+    #[arg(long = "limit", value_name = "ID<VALUE|ID>VALUE")]
+    pub limits: Vec<String>,
     /// Measurements checked by --fail-on-regression (comma-separated; default: the primary).
     #[arg(long = "measurements", value_delimiter = ',')]
     pub measurements: Option<Vec<String>>,
@@ -81,9 +91,11 @@ pub struct RunArgs {
     /// reads its files cold and is charged for them (needs root; recorded per iteration).
     #[arg(long = "drop-caches")]
     pub drop_caches: bool,
-    /// Turn every warning into a failure (exit 4).
-    #[arg(long = "strict")]
-    pub strict: bool,
+    /// Turn warnings into a failure (exit 4): every kind, or with --strict=KIND,… only those
+    /// (e.g. --strict=proxy,debug_build, so a busy machine's noise warnings do not fail).
+    #[arg(long = "strict", value_name = "KIND", num_args = 0..=1, require_equals = true,
+          value_delimiter = ',', default_missing_value = "all")]
+    pub strict: Option<Vec<String>>,
     /// Run every iteration of a row even when its application failed to start (by default the
     /// row stops after the first failure to start, which would repeat every time).
     #[arg(long = "keep-going")]

@@ -50,13 +50,23 @@ impl Config {
                         .map_err(|e| self.error_at(&table, Some("unit"), &e)),
                 )
                 .is_some();
-            if let (Some(direction), true, true) = (direction, direction_ok, unit_ok) {
+            let threshold = problems.take(
+                raw.threshold
+                    .as_ref()
+                    .map(|t| crate::options::compare::parse_threshold(&t.as_text()))
+                    .transpose()
+                    .map_err(|e| self.error_at(&table, Some("threshold"), &e)),
+            );
+            if let (Some(direction), true, true, Some(threshold_pct)) =
+                (direction, direction_ok, unit_ok, threshold)
+            {
                 out.insert(
                     id.clone(),
                     Declaration {
                         unit: raw.unit.clone(),
                         direction,
                         label: raw.label.clone(),
+                        threshold_pct,
                     },
                 );
             }
@@ -96,6 +106,25 @@ load = "load"
         assert_eq!(d["cmd.msgs_per_sec"].direction, Some(Better::Higher));
         assert_eq!(d["cmd.msgs_per_sec"].unit.as_deref(), Some("1/s"));
         assert_eq!(d["load.rps"].label.as_deref(), Some("Throughput"));
+    }
+
+    #[test]
+    fn thresholds_are_read_as_percentages_and_checked() {
+        let c = parse(
+            "[measurements.\"app.rss\"]\nthreshold = \"1%\"\n[measurements.\"load.rps\"]\nthreshold = 5\n",
+        )
+        .unwrap();
+        let d = c.declarations().unwrap();
+        assert_eq!(d["app.rss"].threshold_pct, Some(1.0));
+        assert_eq!(d["load.rps"].threshold_pct, Some(5.0));
+        let err = parse("[measurements.\"app.rss\"]\nthreshold = \"-1%\"\n")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.starts_with("/tmp/x/rigor.toml:11: measurements.\"app.rss\".threshold: `-1%` is not a threshold"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -23,6 +23,7 @@ const SECTIONS: &[&str] = &[
     "measurements",
     "hosts",
     "report",
+    "limits",
 ];
 
 /// The file's entries that deserialized, and every problem of the others; `Err` only for a
@@ -45,6 +46,7 @@ pub fn read(path: &Path, text: &str) -> Result<(RawConfig, Problems), Problems> 
                     raw.report = report;
                 }
             }
+            "limits" => reader.list(value, &mut raw.limits, &mut p),
             other => p.add(syntax::describe_at(
                 path,
                 text,
@@ -89,6 +91,26 @@ impl Reader<'_> {
             other => {
                 let whole = ValueDeserializer::from(Spanned::new(span, other));
                 if let Err(e) = IndexMap::<String, T>::deserialize(whole) {
+                    p.add(syntax::describe(self.path, self.text, &e));
+                }
+            }
+        }
+    }
+
+    /// Every entry of a `[[section]]` array of tables that deserializes; the others' problems
+    /// are recorded.
+    fn list<T: DeserializeOwned>(
+        &self,
+        value: Spanned<DeValue<'_>>,
+        out: &mut Vec<T>,
+        p: &mut Problems,
+    ) {
+        let span = value.span();
+        match value.into_inner() {
+            DeValue::Array(items) => out.extend(items.into_iter().filter_map(|v| self.entry(v, p))),
+            other => {
+                let whole = ValueDeserializer::from(Spanned::new(span, other));
+                if let Err(e) = Vec::<T>::deserialize(whole) {
                     p.add(syntax::describe(self.path, self.text, &e));
                 }
             }

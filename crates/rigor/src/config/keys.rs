@@ -77,8 +77,10 @@ impl<'de> Deserializer<'de> for Recorder<'_> {
     fn deserialize_option<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
         v.visit_some(self)
     }
+    /// A list holds one element standing in at the list's own path: an array of tables
+    /// (`[[limits]]`) records its fields there, a list of scalars records nothing.
     fn deserialize_seq<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
-        v.visit_seq(Nothing)
+        v.visit_seq(One(Some(self)))
     }
     fn deserialize_map<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
         v.visit_map(Entries {
@@ -141,17 +143,17 @@ impl<'de> MapAccess<'de> for Entries<'_> {
     }
 }
 
-/// An empty list: a matrix variable's values hold no tables.
-struct Nothing;
+/// A list of one element, the recorder of the list's path.
+struct One<'a>(Option<Recorder<'a>>);
 
-impl<'de> SeqAccess<'de> for Nothing {
+impl<'de> SeqAccess<'de> for One<'_> {
     type Error = Error;
 
     fn next_element_seed<T: DeserializeSeed<'de>>(
         &mut self,
-        _: T,
+        seed: T,
     ) -> Result<Option<T::Value>, Error> {
-        Ok(None)
+        self.0.take().map(|r| seed.deserialize(r)).transpose()
     }
 }
 
@@ -171,6 +173,7 @@ mod tests {
             "scenarios.NAME.variants.NAME.artifact",
             "profiles.NAME.load.priority",
             "measurements.NAME.direction",
+            "limits.max",
         ] {
             assert!(
                 paths.iter().any(|p| p == expected),

@@ -10,6 +10,7 @@ mod hosts;
 mod limits;
 mod locate;
 mod model;
+mod pass_limits;
 mod problems;
 mod raw;
 mod report;
@@ -128,8 +129,13 @@ impl Config {
         config.check_references(&mut problems);
         config.check_hosts(&mut problems);
         config.check_profiles(&mut problems);
-        if let Err(p) = config.declarations() {
-            problems.extend(p);
+        match config.declarations() {
+            Err(p) => problems.extend(p),
+            Ok(decl) => {
+                if let Err(p) = config.limits(&decl) {
+                    problems.extend(p);
+                }
+            }
         }
         if let Err(p) = config.report_key() {
             problems.extend(p);

@@ -134,6 +134,9 @@ pub struct RawConfig {
     pub hosts: IndexMap<String, RawHost>,
     #[serde(default)]
     pub report: RawReport,
+    /// `[[limits]]`: pass/fail bounds on a measurement's absolute value.
+    #[serde(default)]
+    pub limits: Vec<RawLimit>,
 }
 
 /// `[report]`: what the reports show first.
@@ -142,6 +145,19 @@ pub struct RawConfig {
 pub struct RawReport {
     /// The measurement ids of the headline (`--key` overrides it).
     pub key: Option<Vec<String>>,
+}
+
+/// `[[limits]]`: a bound on the median of a measurement in every row that has it, such as
+/// `measure = "load.latency.p99", max = "50ms"`; a limit not met fails the run (exit 6).
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLimit {
+    /// The measurement id.
+    pub measure: Option<String>,
+    /// The largest value that passes, in the measurement's unit or with a unit (`"50ms"`).
+    pub max: Option<Scalar>,
+    /// The smallest value that passes.
+    pub min: Option<Scalar>,
 }
 
 /// `[hosts.NAME]`: how to reach a machine a role runs on (OpenSSH, or any command that gives a
@@ -172,6 +188,8 @@ pub struct RawMeasurement {
     /// `higher` or `lower` is better (checked when the file is read).
     pub direction: Option<String>,
     pub label: Option<String>,
+    /// The practical threshold of this id's verdicts (`"1%"` or `1`), in place of the run's.
+    pub threshold: Option<Scalar>,
 }
 
 /// A job: application keys (`command`, `ready`, …) or load keys (`url`, `connections`, …).

@@ -19,11 +19,15 @@ fn table_path(written: &str) -> String {
         .join(".")
 }
 
-/// The tables a heading documents: each `[a.b]` code span in it.
+/// The tables a heading documents: each `[a.b]` (or array of tables, `[[a]]`) code span in it.
 fn tables_of(heading_text: &str) -> Vec<String> {
     code_spans(heading_text)
         .into_iter()
-        .filter_map(|s| s.strip_prefix('[')?.strip_suffix(']'))
+        .filter_map(|s| {
+            s.strip_prefix("[[")
+                .and_then(|t| t.strip_suffix("]]"))
+                .or_else(|| s.strip_prefix('[')?.strip_suffix(']'))
+        })
         .map(table_path)
         .collect()
 }
@@ -64,6 +68,7 @@ fn key_rows(lines: &[&str], key: &Key) -> Vec<Vec<String>> {
             code_spans(&row[0]).iter().any(|span| {
                 if key.table.is_empty() {
                     span.strip_prefix('[')
+                        .map(|t| t.trim_start_matches('['))
                         .is_some_and(|t| t.split(['.', ']']).next() == Some(key.name))
                 } else {
                     *span == key.name

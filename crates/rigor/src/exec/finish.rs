@@ -73,9 +73,20 @@ fn final_noise_floor(
         .iter()
         .filter_map(|g| {
             let rows = group_rows(result, g, plan);
-            noise_floor::floor(&rows, &options.primary, options.threshold, None)
+            noise_floor::floor(
+                &rows,
+                &options.primary,
+                primary_threshold(result, options),
+                None,
+            )
         })
         .collect()
+}
+
+/// The threshold the primary measurement is judged at: its own (`[measurements.ID] threshold`,
+/// `--threshold ID=PCT`), else the run's.
+fn primary_threshold(result: &RunResult, options: &RunOptions) -> f64 {
+    declarations::threshold(&options.primary, &result.measurements, options.threshold)
 }
 
 /// Said once per group as soon as its third round is done: the noise floor at the planned
@@ -123,7 +134,8 @@ fn noise_floor_note(
         .map(|i| plan.rows[*i].iterations)
         .min()
         .unwrap_or(0);
-    let f = noise_floor::floor(&rows, &options.primary, options.threshold, Some(planned))?;
+    let threshold = primary_threshold(result, options);
+    let f = noise_floor::floor(&rows, &options.primary, threshold, Some(planned))?;
     let label = group.key.label();
     let who = if label.is_empty() {
         String::new()
@@ -276,20 +288,22 @@ pub fn inconclusive_groups(result: &RunResult, options: &RunOptions, plan: &RunP
         .collect()
 }
 
-/// The exit code for a finished run: failure, then regression, then --strict warnings.
+/// The exit code for a finished run: failure, then regression, then a limit not met, then
+/// --strict warnings.
 pub fn exit_code(result: &RunResult, options: &RunOptions, failed: bool) -> Exit {
     let rules = gate::Rules {
         fail_on_regression: options.fail_on_regression,
         watched: &options.gated,
-        strict: options.strict,
+        strict: &options.strict,
     };
     let failed = failed || result.status == RunStatus::Interrupted;
     let decision = gate::decide(
         &result.comparisons,
         failed,
-        gate::has_warnings(result),
+        &gate::warning_kinds(result),
         &rules,
-    );
+    )
+    .limits(result.limits.iter().filter(|l| !l.passed).count());
     for line in decision.messages() {
         crate::console::err(&line);
     }

@@ -149,6 +149,7 @@ pub fn measure(options: &RunOptions) -> Result<Measured, Failure> {
     app_remote::record_hosts(&mut result.environment);
     app_remote::disconnect_all();
     finish::conclude(&mut result, options, &plan, failed);
+    result.limits = crate::analysis::limits::check(&plan.limits, &result);
     if let Some(tool) = &options.selection.cross_check {
         let pipelined = plan
             .rows

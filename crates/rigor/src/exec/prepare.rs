@@ -27,8 +27,15 @@ pub struct Prepared {
 /// Plans the run and checks everything that can be checked before building; a plan that
 /// cannot work is a usage failure and leaves nothing behind.
 pub fn prepare(options: &RunOptions) -> Result<Prepared, Failure> {
-    let plan = plan::prepare(&options.selection).map_err(|p| refused(&p))?;
+    let mut plan = plan::prepare(&options.selection).map_err(|p| refused(&p))?;
     check_plan(&plan, options)?;
+    // The flags' limits after the file's; a command's figure takes its declared unit.
+    for text in &options.limits {
+        let limit = crate::analysis::limits::parse_flag(text, &plan.declarations)
+            .map_err(Failure::usage)?;
+        plan.limits.push(limit);
+    }
+    crate::declarations::set_thresholds(&mut plan.declarations, &options.thresholds);
     // Variants with `ref` run from worktrees, made before anything reads their folders.
     crate::config::ensure_worktrees(plan.rows.iter().map(|r| &r.plan.app))
         .map_err(|e| Failure::from(anyhow::anyhow!(e)))?;
@@ -61,7 +68,18 @@ fn check_plan(plan: &RunPlan, options: &RunOptions) -> Result<(), Failure> {
     }
     check_gated(plan, options)?;
     // Two builds whose outputs rigor could not tell apart.
-    super::builds::check_plan(&plan.rows).map_err(Failure::usage)
+    super::builds::check_plan(&plan.rows).map_err(Failure::usage)?;
+    // Last: a plan right in every other way that can never conclude.
+    if !options.allow_inconclusive {
+        if let Some(w) = plan.never_enough(options.exclude, until_conclusive) {
+            return Err(Failure::usage(format!(
+                "{}: refused before building anything; {}, or pass --allow-inconclusive to \
+                 run it anyway",
+                w.message, w.advice
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// `--fail-on-regression` on an id this run can never judge would pass whatever happened: an
@@ -175,6 +193,7 @@ pub fn skeleton(
         sequential: None,
         noise_floor: Vec::new(),
         cross_check: None,
+        limits: Vec::new(),
     }
 }
 

@@ -127,6 +127,7 @@ fn declare(f: &Figures, it: &mut Iteration) {
                     unit: Some("1/s".into()),
                     direction: None,
                     label: Some(format!("{stem} per second")),
+                    threshold_pct: None,
                 });
         }
     }

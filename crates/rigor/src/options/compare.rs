@@ -23,6 +23,47 @@ pub fn parse_threshold(s: &str) -> Result<f64, String> {
     }
 }
 
+/// One `--threshold`: the global threshold (`2%`), or one measurement's own (`app.rss=1%`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ThresholdArg {
+    Global(f64),
+    For(String, f64),
+}
+
+/// Reads `--threshold PCT` or `--threshold ID=PCT`.
+pub fn parse_threshold_arg(s: &str) -> Result<ThresholdArg, String> {
+    match s.split_once('=') {
+        Some((id, pct)) => {
+            let id = id.trim();
+            if id.is_empty() {
+                return Err(format!("`{s}`: the measurement id before `=` is empty"));
+            }
+            Ok(ThresholdArg::For(id.to_string(), parse_threshold(pct)?))
+        }
+        None => parse_threshold(s).map(ThresholdArg::Global),
+    }
+}
+
+/// The global threshold when none is given, in %.
+pub const DEFAULT_THRESHOLD: f64 = 2.0;
+
+/// The global threshold (the last `--threshold PCT`, else [`DEFAULT_THRESHOLD`]) and each
+/// measurement's own (the last given for an id wins).
+pub fn split_thresholds(args: &[ThresholdArg]) -> (f64, Vec<(String, f64)>) {
+    let mut global = DEFAULT_THRESHOLD;
+    let mut per: Vec<(String, f64)> = Vec::new();
+    for a in args {
+        match a {
+            ThresholdArg::Global(t) => global = *t,
+            ThresholdArg::For(id, t) => {
+                per.retain(|(i, _)| i != id);
+                per.push((id.clone(), *t));
+            }
+        }
+    }
+    (global, per)
+}
+
 /// What `rigor compare` was asked to do, checked.
 #[derive(Debug, Clone)]
 pub struct CompareOptions {
@@ -30,6 +71,8 @@ pub struct CompareOptions {
     pub files: Vec<PathBuf>,
     /// The practical threshold, in %.
     pub threshold_pct: f64,
+    /// `--threshold ID=PCT`: measurements judged at a threshold of their own.
+    pub thresholds: Vec<(String, f64)>,
     /// Ids given with `--measurements`, compared even when they are bookkeeping ids.
     pub measurements: Vec<String>,
     /// Whether `--measurements` was given: then each watched id must have been compared.
@@ -71,9 +114,11 @@ impl TryFrom<&CompareArgs> for CompareOptions {
         } else {
             vec![PRIMARY.to_string()]
         };
+        let (threshold_pct, thresholds) = split_thresholds(&args.threshold);
         Ok(CompareOptions {
             files: args.files.clone(),
-            threshold_pct: args.threshold,
+            threshold_pct,
+            thresholds,
             measurements,
             measurements_given,
             watched,
@@ -99,12 +144,26 @@ mod tests {
         assert_eq!(parse_threshold(" 1 % "), Ok(1.0));
         assert!(parse_threshold("-1").is_err());
         assert!(parse_threshold("two").is_err());
+        assert_eq!(
+            parse_threshold_arg(" app.rss = 1%"),
+            Ok(ThresholdArg::For("app.rss".into(), 1.0))
+        );
+        assert_eq!(parse_threshold_arg("5%"), Ok(ThresholdArg::Global(5.0)));
+        assert!(parse_threshold_arg("=1%").is_err());
+        assert!(parse_threshold_arg("app.rss=x").is_err());
+        let (global, per) = split_thresholds(&[
+            ThresholdArg::For("app.rss".into(), 1.0),
+            ThresholdArg::Global(5.0),
+            ThresholdArg::For("app.rss".into(), 3.0),
+        ]);
+        assert_eq!((global, per), (5.0, vec![("app.rss".to_string(), 3.0)]));
+        assert_eq!(split_thresholds(&[]).0, DEFAULT_THRESHOLD);
     }
 
     fn args(measurements: &[&str], measure: &[(&str, Better)]) -> CompareArgs {
         CompareArgs {
             files: vec!["a.json".into(), "b.json".into()],
-            threshold: 2.0,
+            threshold: vec![],
             json: None,
             markdown: None,
             html: None,
@@ -112,6 +171,7 @@ mod tests {
             fail_on_regression: true,
             fail_on_inconclusive: false,
             measure: measure.iter().map(|(id, b)| (id.to_string(), *b)).collect(),
+            limits: vec![],
             view: Default::default(),
         }
     }

@@ -66,6 +66,14 @@ pub struct RunOptions {
     pub primary: String,
     /// Practical threshold, in percent, below which a change is no change.
     pub threshold: f64,
+    /// `--threshold ID=PCT`: measurements judged at a threshold of their own (over the
+    /// config's `[measurements.ID] threshold`).
+    pub thresholds: Vec<(String, f64)>,
+    /// `--limit ID<VALUE`, as given: read against the plan's declarations (a command's own
+    /// figure takes the unit its `[measurements]` table declares).
+    pub limits: Vec<String>,
+    /// Run variants even when their iterations can never reach a verdict.
+    pub allow_inconclusive: bool,
     /// The measurements `fail_on_regression` checks (the primary unless named).
     pub gated: Vec<String>,
     pub fail_on_regression: bool,
@@ -74,7 +82,8 @@ pub struct RunOptions {
     pub outputs: OutputPaths,
     pub description: Option<String>,
     pub drop_caches: bool,
-    pub strict: bool,
+    /// Which warnings fail the run (exit 4).
+    pub strict: crate::analysis::gate::Strictness,
     /// Run every iteration of a row even after its application failed to start.
     pub keep_going: bool,
     /// Keep contaminated iterations (warned about) instead of excluding and re-running them.
@@ -184,6 +193,30 @@ fn check(args: &RunArgs, selection: &Selection) -> Result<RunOptions, Problems> 
         check_names(flag, names.map(Vec::as_slice), &mut p);
     }
     p.take(parse_vars(&args.vars));
+    let strict = p
+        .take(crate::analysis::gate::Strictness::parse(
+            args.strict.as_deref(),
+        ))
+        .unwrap_or_default();
+    let (threshold, thresholds) = crate::options::compare::split_thresholds(&args.threshold);
+    for (id, _) in &thresholds {
+        p.take(crate::measurements::validate(id).map_err(|e| format!("--threshold {id}=…: {e}")));
+    }
+    for text in &args.limits {
+        // A catalogue id is checked now; a command's own figure once the plan says its unit.
+        let none = crate::declarations::Declarations::new();
+        if let Err(e) = crate::analysis::limits::parse_flag(text, &none) {
+            let open = text
+                .split(['<', '>'])
+                .next()
+                .is_some_and(|id| crate::measurements::info(id.trim()).is_none())
+                && !e.contains("unknown measurement")
+                && !e.contains("expected ID<VALUE");
+            if !open {
+                p.add(e);
+            }
+        }
+    }
     if let Some(t) = &args.cross_check {
         p.take(crate::tools::crosscheck::parse(t));
     }
@@ -222,7 +255,10 @@ fn check(args: &RunArgs, selection: &Selection) -> Result<RunOptions, Problems> 
         seed: args.seed,
         until_conclusive: args.until_conclusive,
         primary: primary.clone(),
-        threshold: args.threshold,
+        threshold,
+        thresholds,
+        limits: args.limits.clone(),
+        allow_inconclusive: args.allow_inconclusive,
         gated: args
             .measurements
             .clone()
@@ -238,7 +274,7 @@ fn check(args: &RunArgs, selection: &Selection) -> Result<RunOptions, Problems> 
         },
         description: args.description.clone(),
         drop_caches: args.drop_caches,
-        strict: args.strict,
+        strict,
         keep_going: args.keep_going,
         keep_noisy: args.keep_noisy,
         view: crate::report::View {

@@ -19,6 +19,7 @@ pub mod history_html;
 pub mod history_json;
 pub mod history_text;
 pub mod html;
+pub mod limits;
 pub mod load_text;
 pub mod markdown;
 pub mod pivot;

@@ -27,8 +27,10 @@ pub fn run_document(result: &RunResult) -> Document {
 pub fn run_document_with(result: &RunResult, view: &View) -> Document {
     let headline = headline::block(headline_lines(result, view), view.width);
     let mut blocks = vec![Block::Heading(1, title(result))];
-    // The answer first, right under the title, and again as the last lines.
+    // The answer first, right under the title, and again as the last lines; pass or fail of
+    // the limits right under it.
     blocks.extend(headline.clone());
+    blocks.extend(super::limits::blocks(&result.limits));
     blocks.push(Block::Text(intro(result)));
     // Said before any table: no figure below can change it.
     blocks.extend(warnings::up_front_block(&result.warnings));

@@ -64,6 +64,7 @@ pub fn sample_result() -> RunResult {
         sequential: None,
         noise_floor: Vec::new(),
         cross_check: None,
+        limits: Vec::new(),
         comparisons: vec![Comparison {
             scenario: "plaintext".into(),
             shift_pct: Some(-10.8),

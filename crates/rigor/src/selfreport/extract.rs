@@ -74,6 +74,7 @@ impl<'a> Matches<'a> {
                 unit: rule.unit.clone(),
                 direction: Some(rule.direction),
                 label: rule.label.clone(),
+                threshold_pct: None,
             };
             for (cell, (line, value)) in found {
                 let row = match (&rule.row, cell) {

@@ -90,6 +90,7 @@ fn figure(map: &Map<String, Value>) -> Result<Reported, String> {
         unit: text("unit")?,
         direction,
         label: text("label")?,
+        threshold_pct: None,
     };
     Ok(Reported {
         id: format!("cmd.{name}"),
