@@ -13,6 +13,7 @@ pub mod csv;
 mod document;
 pub mod environment;
 mod failures;
+mod fit;
 pub mod format;
 pub mod history_html;
 pub mod history_json;

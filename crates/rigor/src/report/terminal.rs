@@ -2,7 +2,7 @@
 //! improvement green, inconclusive and warnings yellow) when `color` is set. The caller decides
 //! colour (`NO_COLOR`, not a tty), so the output here never depends on where it is printed.
 
-use super::{Block, Cell, Document, Style, Table};
+use super::{fit, Block, Cell, Document, Style, Table};
 use crate::result::RunResult;
 use comfy_table::{presets, Attribute, CellAlignment, Color, ContentArrangement};
 
@@ -21,11 +21,18 @@ pub fn render(result: &RunResult, color: bool) -> String {
 
 /// The run report for a terminal, as `view` asks (pivot, sparklines, width).
 pub fn render_with(result: &RunResult, view: &super::View, color: bool) -> String {
-    render_document(&super::run_document_with(result, view), color)
+    render_document_at(&super::run_document_with(result, view), color, view.width)
 }
 
-/// Renders any report document (also `rigor compare`'s) for a terminal.
+/// Renders any report document (also `rigor compare`'s) for the terminal rigor prints to,
+/// fitted to its width.
 pub fn render_document(doc: &Document, color: bool) -> String {
+    render_document_at(doc, color, super::view::terminal_width())
+}
+
+/// Renders a report document with no line wider than `width`: prose and list items wrap, wide
+/// tables are split (see [`fit`]).
+pub fn render_document_at(doc: &Document, color: bool, width: usize) -> String {
     let mut out = String::new();
     for block in &doc.blocks {
         match block {
@@ -34,36 +41,38 @@ pub fn render_document(doc: &Document, color: bool) -> String {
                     out.push('\n');
                 }
                 // Markdown's `##` would look odd on a terminal: underline sections instead.
-                let text = &visible(text);
+                let text = &fit::wrap(&visible(text), width, "").join("\n");
                 match level {
                     1 => out.push_str(&paint(text, Style::Plain, color, true)),
                     2 => {
                         out.push_str(&paint(text, Style::Plain, color, true));
                         out.push('\n');
-                        out.push_str(&"─".repeat(text.chars().count()));
+                        out.push_str(&"─".repeat(fit::columns(text)));
                     }
                     _ => out.push_str(&paint(&format!("▸ {text}"), Style::Plain, color, true)),
                 }
                 out.push('\n');
             }
             Block::Text(text) => {
-                out.push_str(&visible(text));
-                out.push('\n');
+                for line in fit::wrap(&visible(text), width, "") {
+                    out.push_str(&line);
+                    out.push('\n');
+                }
             }
             Block::Table(t) => {
-                out.push('\n');
-                out.push_str(&table(t, color));
-                out.push('\n');
+                for part in fitted(t, width) {
+                    out.push('\n');
+                    out.push_str(&table(&part, color, width));
+                    out.push('\n');
+                }
             }
             Block::List(items) => {
                 for item in items {
-                    out.push_str(&paint(
-                        &format!("• {}", visible(&item.text)),
-                        item.style,
-                        color,
-                        false,
-                    ));
-                    out.push('\n');
+                    let text = format!("• {}", visible(&item.text));
+                    for line in fit::wrap(&text, width, "  ") {
+                        out.push_str(&paint(&line, item.style, color, false));
+                        out.push('\n');
+                    }
                 }
             }
         }
@@ -130,7 +139,43 @@ fn cell(c: &Cell, color: bool) -> comfy_table::Cell {
     cell
 }
 
-fn table(t: &Table, color: bool) -> String {
+/// `t` as it fits in `width`: whole, or split into tables of a few value columns each, every one
+/// repeating the label column.
+fn fitted(t: &Table, width: usize) -> Vec<Table> {
+    let widths: Vec<usize> = (0..t.header.len())
+        .map(|i| {
+            let cells = t.rows.iter().filter_map(|r| r.get(i)).map(|c| &c.text);
+            std::iter::once(&t.header[i])
+                .chain(cells)
+                .map(|s| fit::columns(&visible(s)))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let groups = fit::column_groups(&widths, width);
+    if groups.len() < 2 {
+        return vec![t.clone()];
+    }
+    groups
+        .iter()
+        .map(|g| {
+            let columns: Vec<usize> = std::iter::once(0).chain(g.iter().copied()).collect();
+            Table {
+                header: columns.iter().map(|&i| t.header[i].clone()).collect(),
+                rows: t
+                    .rows
+                    .iter()
+                    .map(|r| columns.iter().filter_map(|&i| r.get(i).cloned()).collect())
+                    .collect(),
+                numeric: t.numeric,
+            }
+        })
+        .collect()
+}
+
+/// One box-drawn table; one still wider than `width` (a single column of long text) has its
+/// cells wrapped to fit.
+fn table(t: &Table, color: bool, width: usize) -> String {
     let mut table = comfy_table::Table::new();
     table
         .load_preset(presets::UTF8_FULL_CONDENSED)
@@ -157,7 +202,32 @@ fn table(t: &Table, color: bool) -> String {
             }
         }
     }
+    let text = table.to_string();
+    if text.lines().all(|l| strip_sgr(l).chars().count() <= width) {
+        return text;
+    }
+    table
+        .set_content_arrangement(ContentArrangement::DynamicFullWidth)
+        .set_width(u16::try_from(width).unwrap_or(u16::MAX));
     table.to_string()
+}
+
+/// A line without its SGR colour codes, to measure what shows.
+fn strip_sgr(line: &str) -> String {
+    let mut out = String::new();
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -175,6 +245,47 @@ mod tests {
         assert!(text.contains("regression"), "{text}");
         assert!(text.contains("[debug_build]"), "{text}");
         assert!(text.contains("Kernel"), "{text}");
+    }
+
+    #[test]
+    fn no_line_is_wider_than_the_width_and_split_tables_keep_every_cell() {
+        let mut r = sample_result();
+        // Six columns of long labels: far wider than 60 characters in one table.
+        let row = r.rows[0].clone();
+        r.rows = (0..6)
+            .map(|i| {
+                let mut row = row.clone();
+                row.variables
+                    .insert("connections".into(), format!("{i}-with-a-long-name"));
+                row
+            })
+            .collect();
+        r.description = Some("word ".repeat(40));
+        for width in [60, 100] {
+            let text = render_document_at(&crate::report::run_document(&r), false, width);
+            let widest = text.lines().map(|l| l.chars().count()).max().unwrap();
+            assert!(widest <= width, "{widest} > {width}:\n{text}");
+            for i in 0..6 {
+                assert!(
+                    text.contains(&format!("connections={i}-with-a-long-name")),
+                    "{text}"
+                );
+            }
+            // Every split keeps the label column.
+            let splits = text.matches("│ application").count();
+            assert!(splits >= 1 + usize::from(width == 60), "{text}");
+            assert_eq!(
+                text.matches("Max Working Set (MiB)").count(),
+                splits,
+                "{text}"
+            );
+        }
+        // Coloured, the visible width is the same.
+        let text = render_document_at(&crate::report::run_document(&r), true, 60);
+        assert!(
+            text.lines().all(|l| strip_sgr(l).chars().count() <= 60),
+            "{text}"
+        );
     }
 
     #[test]
