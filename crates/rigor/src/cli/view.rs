@@ -4,7 +4,7 @@
 use crate::report::View;
 use clap::Args;
 
-/// `--pivot`, `--pivot-by`, `--no-chart`.
+/// `--pivot`, `--pivot-by`, `--no-chart`, `--verbose`, `--all-measurements`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct ViewArgs {
     /// Pivot table of this measurement: a line per swept value, a column per variant (per file
@@ -17,6 +17,14 @@ pub struct ViewArgs {
     /// No sparklines (sweep trends, timelines) in the terminal and Markdown reports.
     #[arg(long = "no-chart")]
     pub no_chart: bool,
+    /// The whole environment table on the terminal (a summary line otherwise; JSON, Markdown and
+    /// HTML always hold the whole table).
+    #[arg(long = "verbose")]
+    pub verbose: bool,
+    /// Show measurements that are zero on every side or cannot apply to the run (TLS errors on
+    /// http://, HTTP/2 stream errors on HTTP/1.1); they are left out otherwise.
+    #[arg(long = "all-measurements")]
+    pub all_measurements: bool,
 }
 
 impl ViewArgs {
@@ -31,6 +39,8 @@ impl ViewArgs {
             pivot: self.pivot.as_ref().map(|s| s.trim().to_string()),
             pivot_by: self.pivot_by.as_ref().map(|s| s.trim().to_string()),
             charts: !self.no_chart,
+            verbose: self.verbose,
+            all_measurements: self.all_measurements,
             ..View::default()
         })
     }

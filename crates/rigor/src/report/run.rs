@@ -40,9 +40,11 @@ pub fn run_document_with(result: &RunResult, view: &View) -> Document {
     }
     blocks.extend(comparisons::noise_floor_blocks(&result.noise_floor));
     blocks.extend(warnings::section(warnings::run_items(result)));
-    if let Some(env) = environment::table(&result.environment, &result.rigor_version) {
-        blocks.push(Block::Table(env));
-    }
+    blocks.extend(environment::blocks(
+        &result.environment,
+        &result.rigor_version,
+        view,
+    ));
     Document { blocks }
 }
 

@@ -22,6 +22,14 @@ pub struct View {
     /// The measurement that picks each row's median iteration for its timeline (the run's
     /// primary); `None` falls back to the pivot's measurement, then `load.rps`.
     pub primary: Option<String>,
+    /// `--verbose`: the terminal shows the whole environment table, not its summary line.
+    pub verbose: bool,
+    /// `--all-measurements`: measurements that are zero on every side, or cannot apply to
+    /// the run (TLS errors on `http://`), are shown rather than left out.
+    pub all_measurements: bool,
+    /// The report is for the terminal (set by [`View::on_terminal`]): the environment is
+    /// summed up in a line unless `verbose`; files always hold the whole table.
+    pub terminal: bool,
 }
 
 impl Default for View {
@@ -34,6 +42,9 @@ impl Default for View {
             charts: true,
             width: FILE_WIDTH,
             primary: None,
+            verbose: false,
+            all_measurements: false,
+            terminal: false,
         }
     }
 }
@@ -43,6 +54,7 @@ impl View {
     pub fn on_terminal(&self) -> View {
         View {
             width: terminal_width(),
+            terminal: true,
             ..self.clone()
         }
     }
@@ -51,6 +63,7 @@ impl View {
     pub fn in_file(&self) -> View {
         View {
             width: FILE_WIDTH,
+            terminal: false,
             ..self.clone()
         }
     }
@@ -61,6 +74,12 @@ impl View {
             charts: false,
             ..self.clone()
         }
+    }
+
+    /// Whether the report shows the whole environment table: always in a file, on the
+    /// terminal with `--verbose`.
+    pub fn full_environment(&self) -> bool {
+        !self.terminal || self.verbose
     }
 }
 
