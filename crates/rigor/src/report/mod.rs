@@ -28,6 +28,7 @@ mod replaced;
 mod run;
 #[cfg(test)]
 pub(crate) mod sample;
+mod shown;
 pub mod sparkline;
 pub mod step_summary;
 mod tables;
