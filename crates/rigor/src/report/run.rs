@@ -35,10 +35,7 @@ pub fn run_document_with(result: &RunResult, view: &View) -> Document {
     blocks.extend(pivot_blocks::blocks(result, view));
     if !result.comparisons.is_empty() {
         blocks.push(Block::Heading(2, "comparison".into()));
-        blocks.extend(comparisons::comparison_blocks(
-            &shown.comparisons(&result.comparisons),
-            &result.measurements,
-        ));
+        blocks.extend(shown.comparison_blocks(&result.comparisons, &result.measurements));
     }
     blocks.extend(comparisons::noise_floor_blocks(&result.noise_floor));
     blocks.extend(warnings::section(warnings::run_items(result)));

@@ -4,8 +4,25 @@
 //! only repeat it a column per row: both are left out unless `--all-measurements` asks for
 //! everything.
 
-use super::{pivot, View};
-use crate::result::{Comparison, Row, RunResult};
+use super::{pivot, Block, View};
+use crate::declarations::Declarations;
+use crate::measurements::ids;
+use crate::result::{Comparison, Row, RunResult, Verdict};
+
+/// The key figures, shown first and always: throughput, p99 latency, memory and CPU of a load
+/// run; a command's own figures and its elapsed time.
+pub fn key_measurement(id: &str) -> bool {
+    id.starts_with("cmd.")
+        || [
+            ids::LOAD_RPS,
+            ids::LOAD_LATENCY_P99,
+            ids::APP_RSS,
+            ids::APP_OWNED,
+            ids::APP_CPU,
+            ids::APP_ELAPSED,
+        ]
+        .contains(&id)
+}
 
 /// What the report leaves out, decided once per run.
 #[derive(Debug, Clone, Default)]
@@ -14,6 +31,9 @@ pub struct Shown {
     all: bool,
     /// The pivot's measurement and swept variable, when a pivot is shown.
     pivot: Option<(String, String)>,
+    /// The report is for the terminal: its comparisons show the key figures and every
+    /// measurement with a verdict, the rest are counted (files hold them all).
+    terminal: bool,
 }
 
 impl Shown {
@@ -31,6 +51,7 @@ impl Shown {
         Shown {
             all: view.all_measurements,
             pivot,
+            terminal: view.terminal,
         }
     }
 
@@ -40,6 +61,7 @@ impl Shown {
         Shown {
             all: true,
             pivot: None,
+            terminal: false,
         }
     }
 
@@ -62,6 +84,28 @@ impl Shown {
             })
             .cloned()
             .collect()
+    }
+
+    /// The comparison section's blocks for the comparisons shown; on the terminal the key
+    /// figures and every regression or improvement, with a line counting the others.
+    pub fn comparison_blocks(&self, cs: &[Comparison], decl: &Declarations) -> Vec<Block> {
+        let mut shown = self.comparisons(cs);
+        let before = shown.len();
+        if self.terminal && !self.all {
+            shown.retain(|c| {
+                key_measurement(&c.measurement)
+                    || matches!(c.verdict, Verdict::Regression | Verdict::Improvement)
+            });
+        }
+        let mut blocks = super::comparisons::comparison_blocks(&shown, decl);
+        let left = before - shown.len();
+        if left > 0 {
+            blocks.push(Block::Text(format!(
+                "{left} more comparison(s) of secondary measurements with no verdict of change: \
+                 --all-measurements shows them (the JSON, Markdown and HTML reports hold them)"
+            )));
+        }
+        blocks
     }
 
     /// Whether `id` is the pivot's measurement and every one of these rows has the swept
@@ -122,5 +166,40 @@ mod tests {
         assert!(!shown.hides("load.errors.tls", &rows));
         assert!(!Shown::everything().hides("load.errors.tls", &rows[..1]));
         assert!(shown.hides("load.errors.tls", &rows[..1]));
+    }
+
+    #[test]
+    fn the_terminal_compares_the_key_figures_and_every_verdict() {
+        let mut r = sample_result();
+        let mut quiet = r.comparisons[0].clone();
+        quiet.measurement = "app.threads.end".into();
+        quiet.verdict = Verdict::NoChange;
+        let mut loud = quiet.clone();
+        loud.measurement = "app.rss.lifetime".into();
+        loud.verdict = Verdict::Regression;
+        r.comparisons.extend([quiet, loud]);
+        let texts = |view: &View| {
+            let doc = crate::report::Document {
+                blocks: Shown::of(&r, view).comparison_blocks(&r.comparisons, &r.measurements),
+            };
+            doc.texts().join("\n")
+        };
+        let terminal = View::default().on_terminal();
+        let t = texts(&terminal);
+        assert!(t.contains("Requests/sec"), "{t}");
+        assert!(t.contains("Lifetime Max Working Set"), "{t}");
+        assert!(!t.contains("Threads at End"), "{t}");
+        assert!(t.contains("1 more comparison(s)"), "{t}");
+        for view in [
+            View::default(),
+            View {
+                all_measurements: true,
+                ..terminal
+            },
+        ] {
+            let t = texts(&view);
+            assert!(t.contains("Threads at End"), "{t}");
+            assert!(!t.contains("more comparison(s)"), "{t}");
+        }
     }
 }

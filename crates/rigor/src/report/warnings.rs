@@ -82,7 +82,22 @@ pub fn run_items(result: &RunResult) -> Vec<Cell> {
     }
     // Stable: within traps and within the rest, the order of the run.
     out.sort_by_key(|(kind, _)| !trap(kind));
-    out.into_iter().map(|(_, c)| c).collect()
+    // Each advice once: a later item of the same kind with the same advice leaves it out.
+    let mut advised: Vec<(WarningKind, String)> = Vec::new();
+    out.into_iter()
+        .map(|(kind, mut cell)| {
+            let advice = kind.advice();
+            let tail = format!(" — {advice}");
+            if !advice.is_empty() && cell.text.ends_with(&tail) {
+                if advised.iter().any(|(k, a)| *k == kind && a == advice) {
+                    cell.text.truncate(cell.text.len() - tail.len());
+                } else {
+                    advised.push((kind, advice.to_string()));
+                }
+            }
+            cell
+        })
+        .collect()
 }
 
 /// A row's own warnings, then its iterations' warnings, one item per kind: how many of the

@@ -46,21 +46,6 @@ pub struct RunCharts {
     pub more: String,
 }
 
-/// The key figures a page charts first: throughput, p99 latency, memory and CPU of a load run;
-/// a command's own figures and its elapsed time.
-pub fn key_measurement(id: &str) -> bool {
-    id.starts_with("cmd.")
-        || [
-            ids::LOAD_RPS,
-            ids::LOAD_LATENCY_P99,
-            ids::APP_RSS,
-            ids::APP_OWNED,
-            ids::APP_CPU,
-            ids::APP_ELAPSED,
-        ]
-        .contains(&id)
-}
-
 /// The run's charts: the answer first (the key figures' comparisons and the sweeps), the rest
 /// after.
 pub fn run_charts(result: &RunResult) -> RunCharts {
@@ -76,7 +61,7 @@ pub fn run_charts(result: &RunResult) -> RunCharts {
     let key: Vec<Comparison> = result
         .comparisons
         .iter()
-        .filter(|c| key_measurement(&c.measurement))
+        .filter(|c| crate::report::shown::key_measurement(&c.measurement))
         .cloned()
         .collect();
     let mut answer = comparisons(&key, &result.measurements, None, title, "Key figures");
