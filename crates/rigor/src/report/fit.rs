@@ -50,28 +50,47 @@ pub fn wrap(text: &str, width: usize, indent: &str) -> Vec<String> {
 /// The value columns (indices from 1) of a table whose columns need `widths` characters each
 /// (the label column first), grouped so that each group beside the label column fits in
 /// `width`: the border and padding of the box-drawn table take three characters per column and
-/// one more. A column too wide for any group stands alone.
-pub fn column_groups(widths: &[usize], width: usize) -> Vec<Vec<usize>> {
-    let Some((label, values)) = widths.split_first() else {
+/// one more. A column marked in `sticky` stays in the group of the column before it (a
+/// comparison's Δ, interval, p and verdict stay with their candidate); a run of columns too
+/// wide for any group stands alone.
+pub fn column_groups(widths: &[usize], sticky: &[bool], width: usize) -> Vec<Vec<usize>> {
+    let Some((label, _)) = widths.split_first() else {
         return Vec::new();
     };
+    let mut units: Vec<Vec<usize>> = Vec::new();
+    for i in 1..widths.len() {
+        match units.last_mut() {
+            Some(u) if sticky.get(i).copied().unwrap_or(false) => u.push(i),
+            _ => units.push(vec![i]),
+        }
+    }
     let base = 1 + label + 3;
     let mut groups: Vec<Vec<usize>> = Vec::new();
     let mut used = base;
-    for (i, w) in values.iter().enumerate() {
-        let need = w + 3;
+    for unit in units {
+        let need: usize = unit.iter().map(|&i| widths[i] + 3).sum();
         match groups.last_mut() {
             Some(g) if used + need <= width => {
-                g.push(i + 1);
+                g.extend(unit);
                 used += need;
             }
             _ => {
-                groups.push(vec![i + 1]);
+                groups.push(unit);
                 used = base + need;
             }
         }
     }
     groups
+}
+
+/// Which columns stick to the one before: those whose title the table repeats (a comparison of
+/// several candidates repeats `Δ median`, `95% CI`, `p` and `verdict` after each).
+pub fn sticky(header: &[String]) -> Vec<bool> {
+    header
+        .iter()
+        .enumerate()
+        .map(|(i, h)| i > 1 && header.iter().filter(|o| *o == h).count() > 1)
+        .collect()
 }
 
 #[cfg(test)]
@@ -103,12 +122,34 @@ mod tests {
     fn columns_are_grouped_to_fit_beside_the_labels() {
         // Label 20 wide: 24 characters before any value column; each value column takes 13.
         let widths = [20, 10, 10, 10, 10, 10];
-        assert_eq!(column_groups(&widths, 100), vec![vec![1, 2, 3, 4, 5]]);
+        let loose = [false; 6];
         assert_eq!(
-            column_groups(&widths, 60),
+            column_groups(&widths, &loose, 100),
+            vec![vec![1, 2, 3, 4, 5]]
+        );
+        assert_eq!(
+            column_groups(&widths, &loose, 60),
             vec![vec![1, 2], vec![3, 4], vec![5]]
         );
         // A column wider than the line stands alone.
-        assert_eq!(column_groups(&[20, 90, 5], 60), vec![vec![1], vec![2]]);
+        assert_eq!(
+            column_groups(&[20, 90, 5], &loose, 60),
+            vec![vec![1], vec![2]]
+        );
+    }
+
+    #[test]
+    fn a_candidates_verdict_columns_stay_with_it() {
+        let header: Vec<String> = ["measurement", "one", "two", "Δ", "p", "three", "Δ", "p"]
+            .map(String::from)
+            .to_vec();
+        let sticky = sticky(&header);
+        assert_eq!(sticky, [false, false, false, true, true, false, true, true]);
+        // Room for the label and five columns: `three` does not leave its Δ and p behind.
+        let widths = [20, 10, 10, 10, 10, 10, 10, 10];
+        assert_eq!(
+            column_groups(&widths, &sticky, 24 + 5 * 13),
+            vec![vec![1, 2, 3, 4], vec![5, 6, 7]]
+        );
     }
 }

@@ -152,7 +152,7 @@ fn fitted(t: &Table, width: usize) -> Vec<Table> {
                 .unwrap_or(0)
         })
         .collect();
-    let groups = fit::column_groups(&widths, width);
+    let groups = fit::column_groups(&widths, &fit::sticky(&t.header), width);
     if groups.len() < 2 {
         return vec![t.clone()];
     }
