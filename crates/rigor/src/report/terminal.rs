@@ -139,9 +139,46 @@ fn cell(c: &Cell, color: bool) -> comfy_table::Cell {
     cell
 }
 
-/// `t` as it fits in `width`: whole, or split into tables of a few value columns each, every one
-/// repeating the label column.
+/// `t` as it fits in `width`: whole; else a figures table without the means beside its medians
+/// (`61.81 ±1.0% (61.85)` reads `61.81 ±1.0%`) if that fits; else split into tables of a few
+/// value columns each, every one repeating the label column.
 fn fitted(t: &Table, width: usize) -> Vec<Table> {
+    let parts = split(t, width);
+    if parts.len() < 2 || !t.numeric {
+        return parts;
+    }
+    let compact = Table {
+        rows: t
+            .rows
+            .iter()
+            .map(|r| r.iter().map(without_mean).collect())
+            .collect(),
+        ..t.clone()
+    };
+    let fewer = split(&compact, width);
+    if fewer.len() < parts.len() {
+        fewer
+    } else {
+        parts
+    }
+}
+
+/// A figure cell without the mean in parentheses after its `median ±CV%`.
+fn without_mean(c: &Cell) -> Cell {
+    match c.text.split_once(" (") {
+        Some((head, tail)) if head.contains(" ±") && tail.ends_with(')') && !tail.contains(' ') => {
+            Cell {
+                text: head.to_string(),
+                style: c.style,
+            }
+        }
+        _ => c.clone(),
+    }
+}
+
+/// `t` split into tables of a few value columns each, every one repeating the label column, so
+/// each fits in `width` (one table when it fits whole).
+fn split(t: &Table, width: usize) -> Vec<Table> {
     let widths: Vec<usize> = (0..t.header.len())
         .map(|i| {
             let cells = t.rows.iter().filter_map(|r| r.get(i)).map(|c| &c.text);
@@ -287,6 +324,42 @@ mod tests {
             text.lines().all(|l| strip_sgr(l).chars().count() <= 60),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_narrow_terminal_drops_the_means_before_it_splits() {
+        let c = |t: &str| without_mean(&Cell::plain(t)).text;
+        assert_eq!(c("61.81 ±1.0% (61.85)"), "61.81 ±1.0%");
+        assert_eq!(c("3/4 (1 failed)"), "3/4 (1 failed)");
+        assert_eq!(c("2 (180 B)"), "2 (180 B)");
+        assert_eq!(c("101 ±15.4% (110.3) (n=2)"), "101 ±15.4% (110.3) (n=2)");
+        let mut r = sample_result();
+        let row = r.rows[0].clone();
+        r.rows = (0..3)
+            .map(|i| {
+                let mut row = row.clone();
+                row.variables.insert("connections".into(), i.to_string());
+                for (k, it) in row.iterations.iter_mut().enumerate() {
+                    for v in it.measurements.values_mut() {
+                        *v *= [1.0, 1.1, 1.5][k.min(2)];
+                    }
+                }
+                crate::analysis::summary::summarize_row(&mut row);
+                row
+            })
+            .collect();
+        let doc = crate::report::run_document(&r);
+        let wide = render_document_at(&doc, false, 200);
+        assert!(wide.contains("±"), "{wide}");
+        let has_mean = |text: &str| {
+            text.lines()
+                .any(|l| l.starts_with("│ Requests/sec") && l.contains("% ("))
+        };
+        assert!(has_mean(&wide), "{wide}");
+        // Narrow enough that the means do not fit: one table per kind, without them.
+        let narrow = render_document_at(&doc, false, 95);
+        assert_eq!(narrow.matches("│ application").count(), 1, "{narrow}");
+        assert!(!has_mean(&narrow), "{narrow}");
     }
 
     #[test]
