@@ -70,7 +70,11 @@ impl Shown {
         if self.all {
             return false;
         }
-        zero_everywhere(id, rows) || self.in_pivot(id, rows.iter().map(|r| &r.variables))
+        let carrying = rows
+            .iter()
+            .filter(|r| r.summary.contains_key(id) || !r.values(id).is_empty())
+            .map(|r| &r.variables);
+        zero_everywhere(id, rows) || self.in_pivot(id, carrying)
     }
 
     /// The comparisons shown: those whose medians are not both zero and that the pivot does not
@@ -166,6 +170,49 @@ mod tests {
         assert!(!shown.hides("load.errors.tls", &rows));
         assert!(!Shown::everything().hides("load.errors.tls", &rows[..1]));
         assert!(shown.hides("load.errors.tls", &rows[..1]));
+    }
+
+    #[test]
+    fn a_commands_per_row_figures_the_pivot_shows_are_left_out_of_the_tables() {
+        use crate::analysis::summary::tests::row_with;
+        let mut r = sample_result();
+        r.rows.clear();
+        r.comparisons.clear();
+        // The row that ran the command (its own elapsed time), and one row per client count
+        // with the command's figure.
+        let mut parent = row_with(&[], Some("base"), "app.elapsed", &[10.0, 11.0, 12.0]);
+        crate::analysis::summary::summarize_row(&mut parent);
+        r.rows.push(parent);
+        for clients in ["1", "2", "4"] {
+            for variant in ["base", "slow"] {
+                let mut row = row_with(
+                    &[("clients", clients)],
+                    Some(variant),
+                    "cmd.mps",
+                    &[1.0, 2.0, 3.0],
+                );
+                crate::analysis::summary::summarize_row(&mut row);
+                r.rows.push(row);
+            }
+        }
+        let rows: Vec<&Row> = r.rows.iter().collect();
+        let shown = Shown::of(&r, &View::default());
+        assert!(shown.hides("cmd.mps", &rows));
+        assert!(!shown.hides("app.elapsed", &rows));
+        let doc = crate::report::run_document(&r);
+        assert!(
+            !doc.tables()
+                .iter()
+                .any(|t| t.header.iter().any(|h| h == "clients=1 base")),
+            "{:?}",
+            doc.tables()
+        );
+        // The pivot shows them.
+        assert!(doc
+            .texts()
+            .iter()
+            .any(|t| t.starts_with("cmd.mps by clients")));
+        assert!(!Shown::everything().hides("cmd.mps", &rows));
     }
 
     #[test]
