@@ -163,16 +163,20 @@ fn fitted(t: &Table, width: usize) -> Vec<Table> {
     }
 }
 
-/// A figure cell without the mean in parentheses after its `median ±CV%`.
+/// A figure cell without the mean in parentheses after its `median ±CV%` (a `(n=k)` after it
+/// stays).
 fn without_mean(c: &Cell) -> Cell {
-    match c.text.split_once(" (") {
-        Some((head, tail)) if head.contains(" ±") && tail.ends_with(')') && !tail.contains(' ') => {
-            Cell {
-                text: head.to_string(),
-                style: c.style,
-            }
-        }
-        _ => c.clone(),
+    let stripped = c.text.split_once(" (").and_then(|(head, tail)| {
+        let (mean, rest) = tail.split_once(')')?;
+        let is_mean = head.contains(" ±") && !mean.contains(' ') && !mean.starts_with("n=");
+        is_mean.then(|| format!("{head}{rest}"))
+    });
+    match stripped {
+        Some(text) => Cell {
+            text,
+            style: c.style,
+        },
+        None => c.clone(),
     }
 }
 
@@ -332,7 +336,8 @@ mod tests {
         assert_eq!(c("61.81 ±1.0% (61.85)"), "61.81 ±1.0%");
         assert_eq!(c("3/4 (1 failed)"), "3/4 (1 failed)");
         assert_eq!(c("2 (180 B)"), "2 (180 B)");
-        assert_eq!(c("101 ±15.4% (110.3) (n=2)"), "101 ±15.4% (110.3) (n=2)");
+        assert_eq!(c("101 ±15.4% (110.3) (n=2)"), "101 ±15.4% (n=2)");
+        assert_eq!(c("101 ±15.4% (n=2)"), "101 ±15.4% (n=2)");
         let mut r = sample_result();
         let row = r.rows[0].clone();
         r.rows = (0..3)
