@@ -118,6 +118,8 @@ fn a_two_variant_run_renders_its_charts_in_a_headless_browser() {
              env = {{ HELLO_DELAY_US = \"500\" }}\n",
             toml_string(EVIL)
         );
+    // A description with a word of 750 letters: a page that does not wrap it scrolls sideways.
+    let description = format!("{} {EVIL}", "rigor".repeat(150));
     let (t, json) = run_exit(
         &dir,
         &toml,
@@ -128,7 +130,7 @@ fn a_two_variant_run_renders_its_charts_in_a_headless_browser() {
             "--html",
             "report.html",
             "--description",
-            EVIL,
+            &description,
         ],
         0,
     );
@@ -139,9 +141,18 @@ fn a_two_variant_run_renders_its_charts_in_a_headless_browser() {
     let escaped = "&lt;script&gt;alert(1)&lt;/script&gt;";
     // The description, the variant's table columns, its legend entry and chart title.
     assert!(html.matches(escaped).count() >= 4, "{html}");
-    // One comparison chart (the variant against the baseline), one latency spectrum (one row
-    // group) with a line per variant; no matrix, so no sweep.
-    assert_eq!(html.matches("class=\"chart chart-comparison\"").count(), 1);
+    // Two comparison charts of the variant against the baseline (its key figures at the top,
+    // every measurement folded below), one latency spectrum (one row group) with a line per
+    // variant; no matrix, so no sweep.
+    assert_eq!(html.matches("class=\"chart chart-comparison\"").count(), 2);
+    let key = html
+        .find("<h3>Key figures</h3>")
+        .expect("a key figures chart");
+    assert!(
+        key < html.find("<table>").unwrap(),
+        "the answer after the tables"
+    );
+    assert!(html.contains("<details class=\"secondary\"><summary>comparison</summary>"));
     assert_eq!(html.matches("class=\"chart chart-spectrum\"").count(), 1);
     assert_eq!(html.matches("class=\"chart chart-sweep\"").count(), 0);
     assert!(html.contains(">base</text>") && html.contains(&format!(">{escaped}</text>")));
@@ -156,18 +167,21 @@ fn a_two_variant_run_renders_its_charts_in_a_headless_browser() {
         skip("needs chromium (neither chromium nor chromium-browser is on the PATH; Debian: apt-get install chromium)");
         return;
     };
+    // The folded sections opened, as a reader would, so the spectrum is on screen.
+    let opened = dir.join("opened.html");
+    std::fs::write(&opened, html.replace("<details ", "<details open ")).unwrap();
     let shot = dir.join("report.png");
     chromium(
         &bin,
         &dir,
-        &page,
+        &opened,
         &[
             &format!("--screenshot={}", shot.display()),
-            "--window-size=1200,3000",
+            "--window-size=1200,9000",
         ],
     );
     let (w, h, px) = pixels(&shot);
-    assert_eq!((w, h), (1200, 3000));
+    assert_eq!((w, h), (1200, 9000));
     let ink = px.iter().filter(|p| p.iter().any(|c| *c < 235)).count();
     assert!(
         ink > w * h / 100,
@@ -193,6 +207,28 @@ fn a_two_variant_run_renders_its_charts_in_a_headless_browser() {
     assert!(
         !dom.to_lowercase().contains("<script"),
         "a script element in the DOM"
+    );
+    assert_no_sideways_scroll(&bin, &dir, &html);
+}
+
+/// The page in a 1400-pixel-wide window scrolls no wider than the window: a copy of it with a
+/// line of script (the page has none) writes the document's scroll width into the DOM the
+/// browser dumps.
+fn assert_no_sideways_scroll(bin: &Path, dir: &Path, html: &str) {
+    let probe = dir.join("scroll-probe.html");
+    let script = "<script>document.body.setAttribute('data-scroll-width', \
+                  String(document.documentElement.scrollWidth));</script>";
+    std::fs::write(&probe, html.replace("</body>", &format!("{script}</body>"))).unwrap();
+    let dom = chromium(bin, dir, &probe, &["--window-size=1400,900", "--dump-dom"]);
+    let width: usize = dom
+        .split("data-scroll-width=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("no scroll width in the dumped DOM:\n{dom}"));
+    assert!(
+        width <= 1400,
+        "the page scrolls sideways: {width} px wide at 1400 px"
     );
 }
 

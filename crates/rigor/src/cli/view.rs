@@ -4,7 +4,7 @@
 use crate::report::View;
 use clap::Args;
 
-/// `--pivot`, `--pivot-by`, `--no-chart`, `--key`.
+/// `--pivot`, `--pivot-by`, `--no-chart`, `--key`, `--verbose`, `--all-measurements`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct ViewArgs {
     /// Pivot table of this measurement: a line per swept value, a column per variant (per file
@@ -22,6 +22,14 @@ pub struct ViewArgs {
     /// app CPU for a load job, or a command's own figures and its elapsed time.
     #[arg(long = "key", value_delimiter = ',', value_name = "ID,…")]
     pub key: Option<Vec<String>>,
+    /// The whole environment table on the terminal (a summary line otherwise; JSON, Markdown and
+    /// HTML always hold the whole table).
+    #[arg(long = "verbose")]
+    pub verbose: bool,
+    /// Show measurements that are zero on every side or cannot apply to the run (TLS errors on
+    /// http://, HTTP/2 stream errors on HTTP/1.1); they are left out otherwise.
+    #[arg(long = "all-measurements")]
+    pub all_measurements: bool,
 }
 
 impl ViewArgs {
@@ -51,6 +59,8 @@ impl ViewArgs {
             pivot_by: self.pivot_by.as_ref().map(|s| s.trim().to_string()),
             charts: !self.no_chart,
             key,
+            verbose: self.verbose,
+            all_measurements: self.all_measurements,
             ..View::default()
         })
     }

@@ -4,6 +4,24 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::time::Duration;
 
+/// What an iteration's live line says of its warnings: their kinds, each once, on the same
+/// line (` · warnings: foreign_cpu, steal`), so an iteration takes one line of stderr however
+/// busy the machine; the report says each in full, once per row.
+pub fn warning_kinds(warnings: &[crate::result::Warning]) -> String {
+    let mut kinds: Vec<String> = Vec::new();
+    for w in warnings {
+        let k = w.kind.to_string();
+        if !kinds.contains(&k) {
+            kinds.push(k);
+        }
+    }
+    match kinds.len() {
+        0 => String::new(),
+        1 => format!(" · warning: {}", kinds[0]),
+        _ => format!(" · warnings: {}", kinds.join(", ")),
+    }
+}
+
 /// One bar for the whole run; messages printed through it do not tear the bar.
 pub struct Progress {
     bar: ProgressBar,
@@ -80,5 +98,25 @@ impl Progress {
     /// The run's iterations are over: the bar goes away.
     pub fn finish(&self) {
         self.bar.finish_and_clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::warning_kinds;
+    use crate::result::{Warning, WarningKind};
+
+    #[test]
+    fn an_iterations_warnings_are_named_once_on_its_line() {
+        assert_eq!(warning_kinds(&[]), "");
+        let ws = [
+            Warning::of(WarningKind::ForeignCpu, "61% of the machine"),
+            Warning::of(WarningKind::CpuPressure, "waited 90%"),
+            Warning::of(WarningKind::ForeignCpu, "again"),
+        ];
+        let line = warning_kinds(&ws);
+        assert_eq!(line, " · warnings: foreign_cpu, cpu_pressure");
+        assert!(!line.contains('\n'));
+        assert_eq!(warning_kinds(&ws[1..2]), " · warning: cpu_pressure");
     }
 }

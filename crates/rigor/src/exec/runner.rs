@@ -337,8 +337,6 @@ fn iteration_line(label: &str, it: &Iteration) -> String {
         s.pop();
         s.pop();
     }
-    for w in &it.warnings {
-        s.push_str(&format!("\n  warning: {}", report::warning_text(w)));
-    }
+    s.push_str(&super::progress::warning_kinds(&it.warnings));
     s
 }

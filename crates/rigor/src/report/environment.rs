@@ -163,6 +163,59 @@ pub fn table(env: &Value, rigor_version: &str) -> Option<Table> {
     })
 }
 
+/// The fields of the one-line summary, in order, with how each is introduced.
+const SUMMARY: &[(&str, &str)] = &[
+    ("hostname", ""),
+    ("os", ""),
+    ("kernel", "kernel "),
+    ("arch", ""),
+    ("cpu_model", ""),
+    ("logical_cores", "logical cores "),
+    ("memory_mib", "MiB "),
+    ("governor", "governor "),
+    ("virtualization", "virtualization "),
+    ("container", "container "),
+    ("load_avg_1m", "load "),
+];
+
+/// The environment in one line for the terminal: host, system, CPU, cores, memory, governor and
+/// load, the rigor version first; `None` when nothing is known.
+pub fn summary(env: &Value, rigor_version: &str) -> Option<String> {
+    let fields = flatten(env);
+    let mut parts: Vec<String> = Vec::new();
+    if !rigor_version.is_empty() {
+        parts.push(format!("rigor {rigor_version}"));
+    }
+    for (key, intro) in SUMMARY {
+        let Some((_, v)) = fields.iter().find(|(k, _)| k == key) else {
+            continue;
+        };
+        let v = shorten(v);
+        parts.push(match *intro {
+            "" => v,
+            "logical cores " => format!("{v} logical cores"),
+            "MiB " => format!("{v} MiB"),
+            intro => format!("{intro}{v}"),
+        });
+    }
+    (!parts.is_empty()).then(|| format!("machine: {}", parts.join(" · ")))
+}
+
+/// The environment as the view asks: the whole table, or on the terminal the summary line and
+/// how to see the rest.
+pub fn blocks(env: &Value, rigor_version: &str, view: &super::View) -> Vec<super::Block> {
+    if view.full_environment() {
+        return table(env, rigor_version)
+            .map(super::Block::Table)
+            .into_iter()
+            .collect();
+    }
+    summary(env, rigor_version)
+        .map(|s| super::Block::Text(format!("{s} (--verbose: the whole environment)")))
+        .into_iter()
+        .collect()
+}
+
 /// Path segments of readings that change from minute to minute; a difference there says nothing
 /// about whether two runs are comparable.
 const VOLATILE: &[&str] = &[
@@ -257,6 +310,39 @@ mod tests {
                 ("hello git dirty", "no"),
             ]
         );
+    }
+
+    #[test]
+    fn the_terminal_sums_the_machine_up_in_a_line_unless_verbose() {
+        let env = json!({
+            "hostname": "bench1", "kernel": "6.8.0", "os": "Ubuntu 24.04", "arch": "x86_64",
+            "cpu_model": "AMD EPYC", "logical_cores": 2, "memory_mib": 15_872,
+            "governor": "performance", "load_avg_1m": 0.5, "turbo": true,
+        });
+        assert_eq!(
+            summary(&env, "0.1.0").unwrap(),
+            "machine: rigor 0.1.0 · bench1 · Ubuntu 24.04 · kernel 6.8.0 · x86_64 · AMD EPYC · \
+             2 logical cores · 15,872 MiB · governor performance · load 0.50"
+        );
+        let terminal = super::super::View::default().on_terminal();
+        let [super::super::Block::Text(line)] = &blocks(&env, "0.1.0", &terminal)[..] else {
+            panic!("not one line")
+        };
+        assert!(
+            line.ends_with("(--verbose: the whole environment)"),
+            "{line}"
+        );
+        let verbose = super::super::View {
+            verbose: true,
+            ..terminal.clone()
+        };
+        for view in [verbose, super::super::View::default()] {
+            assert!(matches!(
+                &blocks(&env, "0.1.0", &view)[..],
+                [super::super::Block::Table(t)] if t.rows.iter().any(|r| r[0].text == "Turbo")
+            ));
+        }
+        assert!(blocks(&Value::Null, "", &terminal).is_empty());
     }
 
     #[test]

@@ -56,6 +56,16 @@ pub fn default_key(cmps: &[Comparison], primary: Option<&str>) -> Vec<String> {
     key
 }
 
+/// The key figures: those the reader named (`--key`, `[report] key`), else [`default_key`].
+/// The headline, the terminal's comparisons and the HTML's key chart all show these.
+pub fn chosen_key(cmps: &[Comparison], named: &[String], primary: Option<&str>) -> Vec<String> {
+    if named.is_empty() {
+        default_key(cmps, primary)
+    } else {
+        named.to_vec()
+    }
+}
+
 /// The headline's lines, one per compared pair in the order the comparisons come (rows in
 /// order, each row's candidates in declared order), showing `key` (the reader's `--key` or
 /// `[report] key`) or else [`default_key`] of `primary`. A pair shows the key figures it
@@ -69,11 +79,7 @@ pub fn lines(
     key: &[String],
     primary: Option<&str>,
 ) -> Vec<Cell> {
-    let key = if key.is_empty() {
-        default_key(cmps, primary)
-    } else {
-        key.to_vec()
-    };
+    let key = chosen_key(cmps, key, primary);
     let several_scenarios = cmps.iter().any(|c| c.scenario != cmps[0].scenario);
     let compared = |id: &String| cmps.iter().any(|c| &c.measurement == id);
     pairs(cmps)

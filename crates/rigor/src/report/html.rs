@@ -14,10 +14,30 @@ pub fn render(result: &RunResult) -> String {
 /// The run report as one self-contained HTML file with the pivot `view` asks for, and its
 /// charts; sparklines are left to the terminal and Markdown (the page draws charts).
 pub fn render_with(result: &RunResult, view: &super::View) -> String {
-    render_page(
+    let key = super::headline::chosen_key(&result.comparisons, &view.key, view.primary.as_deref());
+    let charts = super::chart::run_charts(result, &key);
+    let answer = if charts.answer.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "<section class=\"charts-section answer\">\n{}</section>\n",
+            charts.answer
+        )
+    };
+    let more = if charts.more.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "<details class=\"charts-section\"><summary>More charts: every measurement's \
+             comparison, latency spectra, timelines</summary>\n{}</details>\n",
+            charts.more
+        )
+    };
+    page(
         &super::run_document_with(result, &view.without_charts()),
         &format!("rigor · {}", result.scenario),
-        &super::chart::run_section(result),
+        &answer,
+        &more,
     )
 }
 
@@ -31,6 +51,21 @@ pub fn render_document(doc: &Document, title: &str) -> String {
 /// markup built by [`super::chart`], every user string in it already escaped) before the first
 /// table or section: the picture first, the figures behind it after.
 pub fn render_page(doc: &Document, title: &str, charts: &str) -> String {
+    page(doc, title, charts, "")
+}
+
+/// Where the headline (one line per compared pair with the key figures' verdicts) goes: right
+/// under the title and what the run was, before any chart or table.
+pub const HEADLINE_SLOT: &str = "<!-- rigor:headline -->\n";
+
+/// Sections the page folds under `<details>`: figures behind the answer that a reader opens
+/// when they want them.
+const FOLDED: &[&str] = &["comparison", "noise floor"];
+
+/// The page: the title and intro, the headline slot, `answer` (charts that answer the
+/// question), the document's tables with the secondary sections folded, then `more` (the rest
+/// of the charts, folded by the caller).
+fn page(doc: &Document, title: &str, answer: &str, more: &str) -> String {
     let mut out =
         String::from("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n");
     out.push_str(&format!("<title>{}</title>\n", escape(title)));
@@ -41,9 +76,25 @@ pub fn render_page(doc: &Document, title: &str, charts: &str) -> String {
         .iter()
         .position(|b| matches!(b, Block::Table(_) | Block::Heading(2.., _)))
         .unwrap_or(doc.blocks.len());
+    let mut folded = false;
     for (i, block) in doc.blocks.iter().enumerate() {
         if i == first_table {
-            out.push_str(charts);
+            out.push_str(HEADLINE_SLOT);
+            out.push_str(answer);
+        }
+        if let Block::Heading(2, text) = block {
+            if folded {
+                out.push_str("</details>\n");
+                folded = false;
+            }
+            if FOLDED.contains(&text.as_str()) {
+                out.push_str(&format!(
+                    "<details class=\"secondary\"><summary>{}</summary>\n",
+                    escape(text)
+                ));
+                folded = true;
+                continue;
+            }
         }
         match block {
             Block::Heading(level, text) => {
@@ -51,6 +102,15 @@ pub fn render_page(doc: &Document, title: &str, charts: &str) -> String {
                 out.push_str(&format!("<h{h}>{}</h{h}>\n", escape(text)));
             }
             Block::Text(text) => out.push_str(&format!("<p>{}</p>\n", escape(text))),
+            Block::Table(t) if t.header.first().is_some_and(|h| h == "environment") => {
+                if folded {
+                    out.push_str("</details>\n");
+                    folded = false;
+                }
+                out.push_str("<details class=\"secondary\"><summary>environment</summary>\n");
+                out.push_str(&table(t));
+                out.push_str("</details>\n");
+            }
             Block::Table(t) => out.push_str(&table(t)),
             Block::List(items) => {
                 out.push_str("<ul>\n");
@@ -61,16 +121,25 @@ pub fn render_page(doc: &Document, title: &str, charts: &str) -> String {
             }
         }
     }
-    if first_table == doc.blocks.len() {
-        out.push_str(charts);
+    if folded {
+        out.push_str("</details>\n");
     }
+    if first_table == doc.blocks.len() {
+        out.push_str(HEADLINE_SLOT);
+        out.push_str(answer);
+    }
+    out.push_str(more);
     out.push_str("</body></html>\n");
     out
 }
 
 const STYLE: &str = "<style>
-body{font-family:system-ui,sans-serif;margin:2em;color:#222}
+body{font-family:system-ui,sans-serif;margin:2em;color:#222;overflow-wrap:anywhere}
+div.table{max-width:100%;overflow-x:auto}
 table{border-collapse:collapse;margin:1em 0}
+details.secondary,details.charts-section{margin:1em 0}
+summary{cursor:pointer;font-weight:bold;font-size:1.2em}
+svg.chart{max-width:100%;height:auto}
 th,td{border:1px solid #ccc;padding:.25em .6em}
 th{background:#f3f3f3;text-align:left}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
@@ -93,8 +162,10 @@ svg .value{font-weight:bold}
 </style>
 ";
 
+/// A table in a box of its own width that scrolls sideways inside the page when it must, so
+/// the page itself never does.
 fn table(t: &Table) -> String {
-    let mut out = String::from("<table>\n<tr>");
+    let mut out = String::from("<div class=\"table\"><table>\n<tr>");
     for h in &t.header {
         out.push_str(&format!("<th>{}</th>", escape(h)));
     }
@@ -111,7 +182,7 @@ fn table(t: &Table) -> String {
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</table>\n");
+    out.push_str("</table></div>\n");
     out
 }
 
@@ -155,6 +226,36 @@ mod tests {
         assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;q&quot;"));
         assert!(html.contains("<title>rigor · &lt;b&gt;s&lt;/b&gt;</title>"));
         assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;"));
+    }
+
+    #[test]
+    fn the_answer_comes_first_and_secondary_figures_are_folded() {
+        let mut r = crate::report::sample::sample_result();
+        let mut secondary = r.comparisons[0].clone();
+        secondary.measurement = "app.rss.lifetime".into();
+        r.comparisons.push(secondary);
+        let html = render(&r);
+        let at = |s: &str| html.find(s).unwrap_or_else(|| panic!("no {s} in {html}"));
+        // Title, headline slot, key figures' chart, then the tables.
+        assert!(at("<h1>") < at(HEADLINE_SLOT));
+        assert!(at(HEADLINE_SLOT) < at("<h3>Key figures</h3>"));
+        assert!(at("<h3>Key figures</h3>") < at("<table>"));
+        // The key chart draws only key figures; every measurement is in the folded one.
+        let key = &html[at("<h3>Key figures</h3>")..at("<table>")];
+        assert!(key.contains("Requests/sec"), "{key}");
+        assert!(!key.contains("Lifetime Max Working Set"), "{key}");
+        let more = &html[at("<summary>More charts")..];
+        assert!(more.contains("Lifetime Max Working Set"), "{more}");
+        // Comparisons, environment and the other charts are folded.
+        assert!(html.contains("<details class=\"secondary\"><summary>comparison</summary>"));
+        assert!(html.contains("<details class=\"secondary\"><summary>environment</summary>"));
+        assert!(html.contains("<details class=\"charts-section\"><summary>More charts"));
+        assert_eq!(
+            html.matches("<details").count(),
+            html.matches("</details>").count()
+        );
+        // Tables scroll inside their box, never the page.
+        assert!(html.contains("div.table{max-width:100%;overflow-x:auto}"));
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod csv;
 mod document;
 pub mod environment;
 mod failures;
+mod fit;
 pub mod format;
 pub mod headline;
 pub mod history_html;
@@ -29,6 +30,7 @@ mod replaced;
 mod run;
 #[cfg(test)]
 pub(crate) mod sample;
+mod shown;
 pub mod sparkline;
 pub mod step_summary;
 mod tables;

@@ -300,7 +300,7 @@ mod tests {
             charts: false,
             ..View::default()
         };
-        let text = terminal::render_document(&doc(&view), false);
+        let text = terminal::render_document_at(&doc(&view), false, 100);
         assert!(!text.contains('\x1b'), "{text}");
         assert!(!text.contains("trend"), "{text}");
         assert_eq!(
@@ -308,7 +308,8 @@ mod tests {
             "cmd.mps by clients\n\
              ──────────────────\n\
              cells: median ±CV% of each row's kept iterations · Δ: change of the median against \
-             base, with the comparison's verdict\n\
+             base, with the\n\
+             comparison's verdict\n\
              \n\
              ┌─────────┬─────────────┬─────────────┬───────────────────┐\n\
              │ clients ┆        base ┆        slow ┆                 Δ │\n\

@@ -2,6 +2,7 @@
 //! answer its question, then per scenario its measurement tables and failed iterations,
 //! the comparison of its variants, the other warnings and the machine.
 
+use super::shown::Shown;
 use super::{
     comparisons, environment, failures, headline, pivot_blocks, replaced, tables, timeline,
     warnings,
@@ -36,20 +37,20 @@ pub fn run_document_with(result: &RunResult, view: &View) -> Document {
     blocks.extend(warnings::up_front_block(&result.warnings));
     blocks.extend(replaced::blocks(result));
     blocks.push(Block::Text(CELL_LEGEND.into()));
-    blocks.extend(scenario_blocks(result, view));
+    let shown = Shown::of(result, view);
+    blocks.extend(scenario_blocks(result, view, &shown));
     blocks.extend(pivot_blocks::blocks(result, view));
     if !result.comparisons.is_empty() {
         blocks.push(Block::Heading(2, "comparison".into()));
-        blocks.extend(comparisons::comparison_blocks(
-            &result.comparisons,
-            &result.measurements,
-        ));
+        blocks.extend(shown.comparison_blocks(&result.comparisons, &result.measurements));
     }
     blocks.extend(comparisons::noise_floor_blocks(&result.noise_floor));
     blocks.extend(warnings::section(warnings::run_items(result)));
-    if let Some(env) = environment::table(&result.environment, &result.rigor_version) {
-        blocks.push(Block::Table(env));
-    }
+    blocks.extend(environment::blocks(
+        &result.environment,
+        &result.rigor_version,
+        view,
+    ));
     blocks.extend(headline);
     Document { blocks }
 }
@@ -91,7 +92,7 @@ fn intro(result: &RunResult) -> String {
 }
 
 /// Each scenario's tables and failures, under a heading of its own when there are several.
-fn scenario_blocks(result: &RunResult, view: &View) -> Vec<Block> {
+fn scenario_blocks(result: &RunResult, view: &View, shown: &Shown) -> Vec<Block> {
     let scenario_of = |r: &Row| r.key_in(&result.scenario).scenario;
     let mut scenarios: Vec<String> = Vec::new();
     for r in &result.rows {
@@ -110,7 +111,7 @@ fn scenario_blocks(result: &RunResult, view: &View) -> Vec<Block> {
         if scenarios.len() > 1 {
             blocks.push(Block::Heading(2, format!("scenario {scenario}")));
         }
-        blocks.extend(tables::blocks(&rows, &result.measurements));
+        blocks.extend(tables::blocks(&rows, &result.measurements, shown));
         blocks.extend(timeline::blocks(&rows, view));
         blocks.extend(failures::blocks(&rows));
     }

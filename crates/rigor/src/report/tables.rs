@@ -1,8 +1,10 @@
 //! The measurement tables of one scenario (crank style): an application and a load table, plus
 //! one for ids of neither, a column per row and a line per measurement; the line of how many
-//! iterations each column stands on closes the first of them.
+//! iterations each column stands on closes the first of them. Lines [`Shown`] leaves out (zero
+//! everywhere, or in the pivot) are not drawn.
 
 use super::cells::{iterations_cell, measurement_cell, outside_window_cell};
+use super::shown::Shown;
 use super::{Block, Cell, Table};
 use crate::declarations::{self, Declarations};
 use crate::measurements::{self, Group};
@@ -10,10 +12,11 @@ use crate::result::Row;
 
 /// The measurement tables of one scenario's rows; an `iterations` table alone when every
 /// iteration failed before measuring anything, so the report still says how many ran.
-pub fn blocks(rows: &[&Row], decl: &Declarations) -> Vec<Block> {
+pub fn blocks(rows: &[&Row], decl: &Declarations, shown: &Shown) -> Vec<Block> {
     let mut blocks = Vec::new();
     let mut iterations_shown = false;
-    for (title, ids) in ids_by_table(rows) {
+    for (title, mut ids) in ids_by_table(rows) {
+        ids.retain(|id| !shown.hides(id, rows));
         // Only the rows with a figure here: a command's own rows (one per client count) carry
         // its figures alone, the row that ran it the application's.
         let rows: Vec<&Row> = rows

@@ -2,7 +2,7 @@
 //! improvement green, inconclusive and warnings yellow) when `color` is set. The caller decides
 //! colour (`NO_COLOR`, not a tty), so the output here never depends on where it is printed.
 
-use super::{Block, Cell, Document, Style, Table};
+use super::{fit, Block, Cell, Document, Style, Table};
 use crate::result::RunResult;
 use comfy_table::{presets, Attribute, CellAlignment, Color, ContentArrangement};
 
@@ -21,11 +21,18 @@ pub fn render(result: &RunResult, color: bool) -> String {
 
 /// The run report for a terminal, as `view` asks (pivot, sparklines, width).
 pub fn render_with(result: &RunResult, view: &super::View, color: bool) -> String {
-    render_document(&super::run_document_with(result, view), color)
+    render_document_at(&super::run_document_with(result, view), color, view.width)
 }
 
-/// Renders any report document (also `rigor compare`'s) for a terminal.
+/// Renders any report document (also `rigor compare`'s) for the terminal rigor prints to,
+/// fitted to its width.
 pub fn render_document(doc: &Document, color: bool) -> String {
+    render_document_at(doc, color, super::view::terminal_width())
+}
+
+/// Renders a report document with no line wider than `width`: prose and list items wrap, wide
+/// tables are split (see [`fit`]).
+pub fn render_document_at(doc: &Document, color: bool, width: usize) -> String {
     let mut out = String::new();
     for block in &doc.blocks {
         match block {
@@ -34,36 +41,38 @@ pub fn render_document(doc: &Document, color: bool) -> String {
                     out.push('\n');
                 }
                 // Markdown's `##` would look odd on a terminal: underline sections instead.
-                let text = &visible(text);
+                let text = &fit::wrap(&visible(text), width, "").join("\n");
                 match level {
                     1 => out.push_str(&paint(text, Style::Plain, color, true)),
                     2 => {
                         out.push_str(&paint(text, Style::Plain, color, true));
                         out.push('\n');
-                        out.push_str(&"─".repeat(text.chars().count()));
+                        out.push_str(&"─".repeat(fit::columns(text)));
                     }
                     _ => out.push_str(&paint(&format!("▸ {text}"), Style::Plain, color, true)),
                 }
                 out.push('\n');
             }
             Block::Text(text) => {
-                out.push_str(&visible(text));
-                out.push('\n');
+                for line in fit::wrap(&visible(text), width, "") {
+                    out.push_str(&line);
+                    out.push('\n');
+                }
             }
             Block::Table(t) => {
-                out.push('\n');
-                out.push_str(&table(t, color));
-                out.push('\n');
+                for part in fitted(t, width) {
+                    out.push('\n');
+                    out.push_str(&table(&part, color, width));
+                    out.push('\n');
+                }
             }
             Block::List(items) => {
                 for item in items {
-                    out.push_str(&paint(
-                        &format!("• {}", visible(&item.text)),
-                        item.style,
-                        color,
-                        false,
-                    ));
-                    out.push('\n');
+                    let text = format!("• {}", visible(&item.text));
+                    for line in fit::wrap(&text, width, "  ") {
+                        out.push_str(&paint(&line, item.style, color, false));
+                        out.push('\n');
+                    }
                 }
             }
         }
@@ -130,7 +139,84 @@ fn cell(c: &Cell, color: bool) -> comfy_table::Cell {
     cell
 }
 
-fn table(t: &Table, color: bool) -> String {
+/// `t` as it fits in `width`: whole; else a figures table without the means beside its medians
+/// (`61.81 ±1.0% (61.85)` reads `61.81 ±1.0%`) if that fits; else split into tables of a few
+/// value columns each, every one repeating the label column.
+fn fitted(t: &Table, width: usize) -> Vec<Table> {
+    let parts = split(t, width);
+    if parts.len() < 2 || !t.numeric {
+        return parts;
+    }
+    let compact = Table {
+        rows: t
+            .rows
+            .iter()
+            .map(|r| r.iter().map(without_mean).collect())
+            .collect(),
+        ..t.clone()
+    };
+    let fewer = split(&compact, width);
+    if fewer.len() < parts.len() {
+        fewer
+    } else {
+        parts
+    }
+}
+
+/// A figure cell without the mean in parentheses after its `median ±CV%` (a `(n=k)` after it
+/// stays).
+fn without_mean(c: &Cell) -> Cell {
+    let stripped = c.text.split_once(" (").and_then(|(head, tail)| {
+        let (mean, rest) = tail.split_once(')')?;
+        let is_mean = head.contains(" ±") && !mean.contains(' ') && !mean.starts_with("n=");
+        is_mean.then(|| format!("{head}{rest}"))
+    });
+    match stripped {
+        Some(text) => Cell {
+            text,
+            style: c.style,
+        },
+        None => c.clone(),
+    }
+}
+
+/// `t` split into tables of a few value columns each, every one repeating the label column, so
+/// each fits in `width` (one table when it fits whole).
+fn split(t: &Table, width: usize) -> Vec<Table> {
+    let widths: Vec<usize> = (0..t.header.len())
+        .map(|i| {
+            let cells = t.rows.iter().filter_map(|r| r.get(i)).map(|c| &c.text);
+            std::iter::once(&t.header[i])
+                .chain(cells)
+                .map(|s| fit::columns(&visible(s)))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let groups = fit::column_groups(&widths, &fit::sticky(&t.header), width);
+    if groups.len() < 2 {
+        return vec![t.clone()];
+    }
+    groups
+        .iter()
+        .map(|g| {
+            let columns: Vec<usize> = std::iter::once(0).chain(g.iter().copied()).collect();
+            Table {
+                header: columns.iter().map(|&i| t.header[i].clone()).collect(),
+                rows: t
+                    .rows
+                    .iter()
+                    .map(|r| columns.iter().filter_map(|&i| r.get(i).cloned()).collect())
+                    .collect(),
+                numeric: t.numeric,
+            }
+        })
+        .collect()
+}
+
+/// One box-drawn table; one still wider than `width` (a single column of long text) has its
+/// cells wrapped to fit.
+fn table(t: &Table, color: bool, width: usize) -> String {
     let mut table = comfy_table::Table::new();
     table
         .load_preset(presets::UTF8_FULL_CONDENSED)
@@ -157,7 +243,32 @@ fn table(t: &Table, color: bool) -> String {
             }
         }
     }
+    let text = table.to_string();
+    if text.lines().all(|l| strip_sgr(l).chars().count() <= width) {
+        return text;
+    }
+    table
+        .set_content_arrangement(ContentArrangement::DynamicFullWidth)
+        .set_width(u16::try_from(width).unwrap_or(u16::MAX));
     table.to_string()
+}
+
+/// A line without its SGR colour codes, to measure what shows.
+fn strip_sgr(line: &str) -> String {
+    let mut out = String::new();
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -175,6 +286,85 @@ mod tests {
         assert!(text.contains("regression"), "{text}");
         assert!(text.contains("[debug_build]"), "{text}");
         assert!(text.contains("Kernel"), "{text}");
+    }
+
+    #[test]
+    fn no_line_is_wider_than_the_width_and_split_tables_keep_every_cell() {
+        let mut r = sample_result();
+        // Six columns of long labels: far wider than 60 characters in one table.
+        let row = r.rows[0].clone();
+        r.rows = (0..6)
+            .map(|i| {
+                let mut row = row.clone();
+                row.variables
+                    .insert("connections".into(), format!("{i}-with-a-long-name"));
+                row
+            })
+            .collect();
+        r.description = Some("word ".repeat(40));
+        for width in [60, 100] {
+            let text = render_document_at(&crate::report::run_document(&r), false, width);
+            let widest = text.lines().map(|l| l.chars().count()).max().unwrap();
+            assert!(widest <= width, "{widest} > {width}:\n{text}");
+            for i in 0..6 {
+                assert!(
+                    text.contains(&format!("connections={i}-with-a-long-name")),
+                    "{text}"
+                );
+            }
+            // Every split keeps the label column.
+            let splits = text.matches("│ application").count();
+            let least = if width == 60 { 2 } else { 1 };
+            assert!(splits >= least, "{text}");
+            assert_eq!(
+                text.matches("Max Working Set (MiB)").count(),
+                splits,
+                "{text}"
+            );
+        }
+        // Coloured, the visible width is the same.
+        let text = render_document_at(&crate::report::run_document(&r), true, 60);
+        assert!(
+            text.lines().all(|l| strip_sgr(l).chars().count() <= 60),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_narrow_terminal_drops_the_means_before_it_splits() {
+        let c = |t: &str| without_mean(&Cell::plain(t)).text;
+        assert_eq!(c("61.81 ±1.0% (61.85)"), "61.81 ±1.0%");
+        assert_eq!(c("3/4 (1 failed)"), "3/4 (1 failed)");
+        assert_eq!(c("2 (180 B)"), "2 (180 B)");
+        assert_eq!(c("101 ±15.4% (110.3) (n=2)"), "101 ±15.4% (n=2)");
+        assert_eq!(c("101 ±15.4% (n=2)"), "101 ±15.4% (n=2)");
+        let mut r = sample_result();
+        let row = r.rows[0].clone();
+        r.rows = (0..3)
+            .map(|i| {
+                let mut row = row.clone();
+                row.variables.insert("connections".into(), i.to_string());
+                for (k, it) in row.iterations.iter_mut().enumerate() {
+                    for v in it.measurements.values_mut() {
+                        *v *= [1.0, 1.1, 1.5][k.min(2)];
+                    }
+                }
+                crate::analysis::summary::summarize_row(&mut row);
+                row
+            })
+            .collect();
+        let doc = crate::report::run_document(&r);
+        let wide = render_document_at(&doc, false, 200);
+        assert!(wide.contains("±"), "{wide}");
+        let has_mean = |text: &str| {
+            text.lines()
+                .any(|l| l.starts_with("│ Requests/sec") && l.contains("% ("))
+        };
+        assert!(has_mean(&wide), "{wide}");
+        // Narrow enough that the means do not fit: one table per kind, without them.
+        let narrow = render_document_at(&doc, false, 95);
+        assert_eq!(narrow.matches("│ application").count(), 1, "{narrow}");
+        assert!(!has_mean(&narrow), "{narrow}");
     }
 
     #[test]

@@ -25,6 +25,14 @@ pub struct View {
     /// `--key` or `[report] key`: the figures the headline shows for each compared pair; empty
     /// lets [`super::headline::default_key`] choose.
     pub key: Vec<String>,
+    /// `--verbose`: the terminal shows the whole environment table, not its summary line.
+    pub verbose: bool,
+    /// `--all-measurements`: measurements that are zero on every side, or cannot apply to
+    /// the run (TLS errors on `http://`), are shown rather than left out.
+    pub all_measurements: bool,
+    /// The report is for the terminal (set by [`View::on_terminal`]): the environment is
+    /// summed up in a line unless `verbose`; files always hold the whole table.
+    pub terminal: bool,
 }
 
 impl Default for View {
@@ -38,6 +46,9 @@ impl Default for View {
             width: FILE_WIDTH,
             primary: None,
             key: Vec::new(),
+            verbose: false,
+            all_measurements: false,
+            terminal: false,
         }
     }
 }
@@ -47,6 +58,7 @@ impl View {
     pub fn on_terminal(&self) -> View {
         View {
             width: terminal_width(),
+            terminal: true,
             ..self.clone()
         }
     }
@@ -55,6 +67,7 @@ impl View {
     pub fn in_file(&self) -> View {
         View {
             width: FILE_WIDTH,
+            terminal: false,
             ..self.clone()
         }
     }
@@ -65,6 +78,12 @@ impl View {
             charts: false,
             ..self.clone()
         }
+    }
+
+    /// Whether the report shows the whole environment table: always in a file, on the
+    /// terminal with `--verbose`.
+    pub fn full_environment(&self) -> bool {
+        !self.terminal || self.verbose
     }
 }
 

@@ -27,29 +27,59 @@ const MAX_SPECTRA: usize = 24;
 const MAX_TIMELINE_ROWS: usize = 24;
 
 /// The charts of a run, as an HTML section (empty when there is nothing to draw).
+#[cfg(test)]
 pub fn run_section(result: &RunResult) -> String {
-    let page = Variants::of(result);
-    let mut out = String::new();
-    out.push_str(&comparisons(
-        &result.comparisons,
-        &result.measurements,
-        None,
-        |c| {
-            let row = c.row_key().detail();
-            if row.is_empty() {
-                format!("{} vs {}", c.candidate, c.baseline)
-            } else {
-                format!("{row}: {} vs {}", c.candidate, c.baseline)
-            }
-        },
-    ));
-    out.push_str(&sweeps(result, &page));
-    out.push_str(&spectra(result, &page));
-    out.push_str(&timelines(result, &page));
+    let key = crate::report::headline::default_key(&result.comparisons, None);
+    let RunCharts { answer, more } = run_charts(result, &key);
+    let out = answer + &more;
     if out.is_empty() {
         return out;
     }
     format!("<section class=\"charts-section\">\n<h2>Charts</h2>\n{out}</section>\n")
+}
+
+/// A run's charts split for the page: what answers the question (the key figures' comparison
+/// chart, the sweeps) and the rest (every measurement's comparison, spectra, timelines).
+pub struct RunCharts {
+    /// The key figures' comparison chart and the sweep charts, for the top of the page.
+    pub answer: String,
+    /// The other charts, for a folded section.
+    pub more: String,
+}
+
+/// The run's charts: the answer first (the comparisons of `key`, the headline's figures, and the sweeps), the rest
+/// after.
+pub fn run_charts(result: &RunResult, key: &[String]) -> RunCharts {
+    let page = Variants::of(result);
+    let title = |c: &Comparison| {
+        let row = c.row_key().detail();
+        if row.is_empty() {
+            format!("{} vs {}", c.candidate, c.baseline)
+        } else {
+            format!("{row}: {} vs {}", c.candidate, c.baseline)
+        }
+    };
+    let key: Vec<Comparison> = result
+        .comparisons
+        .iter()
+        .filter(|c| key.contains(&c.measurement))
+        .cloned()
+        .collect();
+    let mut answer = comparisons(&key, &result.measurements, None, title, "Key figures");
+    answer.push_str(&sweeps(result, &page));
+    let mut more = String::new();
+    if key.len() < result.comparisons.len() {
+        more.push_str(&comparisons(
+            &result.comparisons,
+            &result.measurements,
+            None,
+            title,
+            "Comparisons",
+        ));
+    }
+    more.push_str(&spectra(result, &page));
+    more.push_str(&timelines(result, &page));
+    RunCharts { answer, more }
 }
 
 /// The charts of `rigor compare`: one comparison chart per compared row and candidate.
@@ -66,6 +96,7 @@ pub fn compare_section(report: &CompareReport) -> String {
                 format!("{row}: {} vs {}", c.candidate, c.baseline)
             }
         },
+        "Comparisons",
     );
     if out.is_empty() {
         return out;
@@ -132,6 +163,7 @@ fn comparisons(
     decl: &Declarations,
     threshold: Option<f64>,
     title: impl Fn(&Comparison) -> String,
+    heading: &str,
 ) -> String {
     let mut pairs: Vec<(String, Vec<&Comparison>)> = Vec::new();
     for c in cs {
@@ -174,7 +206,7 @@ fn comparisons(
             crate::report::format::number(bars::MAX_EXTENT)
         ));
     }
-    block("Comparisons", &charts, &notes)
+    block(heading, &charts, &notes)
 }
 
 /// The measurements worth a sweep chart: a command's own figures (the pivot's first), then the
