@@ -268,7 +268,14 @@ impl RunPlan {
         if until_conclusive || low + high == 0 {
             return None;
         }
-        let n = self.rows.iter().map(|r| r.iterations).min()?;
+        // Only rows compared with another row count: a scenario without variants in the same
+        // run compares nothing, whatever its iterations.
+        let n = self
+            .groups
+            .iter()
+            .filter(|g| g.rows.len() >= 2)
+            .flat_map(|g| g.rows.iter().map(|&i| self.rows[i].iterations))
+            .min()?;
         (n <= low + high).then(|| {
             format!(
                 "--exclude {low}:{high} drops {} iterations of each row, but a row has only {n}: \
@@ -291,7 +298,14 @@ impl RunPlan {
         if self.variant_order.len() < 2 || until_conclusive {
             return None;
         }
-        let n = self.rows.iter().map(|r| r.iterations).min()?;
+        // Only rows compared with another row count: a scenario without variants in the same
+        // run compares nothing, whatever its iterations.
+        let n = self
+            .groups
+            .iter()
+            .filter(|g| g.rows.len() >= 2)
+            .flat_map(|g| g.rows.iter().map(|&i| self.rows[i].iterations))
+            .min()?;
         let (low, high) = exclude.unwrap_or((0, 0));
         // Exclusions are skipped (with their own warning) when they would leave nothing.
         let excluded = if n > low + high { low + high } else { 0 };
@@ -313,6 +327,31 @@ mod tests {
             variables: BTreeMap::from([("n".to_string(), n.to_string())]),
             variant: variant.map(Into::into),
         }
+    }
+
+    #[test]
+    fn rows_compared_with_nothing_do_not_make_a_run_hopeless() {
+        // The bundled config: two scenarios without variants at the default 3 iterations, and
+        // one with variants at 5, which can conclude.
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../rigor.toml");
+        let selection = |iterations| crate::options::run::Selection {
+            file: file.clone(),
+            scenarios: Vec::new(),
+            profile: "local".to_string(),
+            iterations,
+            vars: Vec::new(),
+            variants: None,
+            refs: Vec::new(),
+            values: None,
+            cross_check: None,
+        };
+        let plan = prepare(&selection(None)).expect("the bundled config plans");
+        assert!(plan.rows.iter().any(|r| r.iterations == 3));
+        assert!(plan.never_enough(None, false).is_none());
+        // Its variants at 3 iterations each can never conclude.
+        let plan = prepare(&selection(Some(3))).expect("plans");
+        assert!(plan.never_enough(None, false).is_some());
+        assert!(plan.never_enough(None, true).is_none());
     }
 
     #[test]
