@@ -85,7 +85,7 @@ pub(super) fn load(
     } = w;
     let spec = &job.spec;
     let shares = shares(tool.tool, spec, job.hosts.len());
-    let mut machine = MachineWatch::start(app_cpu);
+    let mut machine = MachineWatch::start(app_cpu, super::readings::Client::Elsewhere);
     let mut watch = Watch {
         app,
         machine: &mut machine,
