@@ -330,7 +330,7 @@ fn record(tool: Tool, runs: &[HostRun], it: &mut Iteration) -> Result<(), String
                 quoted()
             )
         })?;
-        if let Some(why) = report.impossible_claim() {
+        if let Some(why) = report.impossible_claim(None) {
             return Err(format!("host {}: {why}\n{}", h.name, quoted()));
         }
         parts.push(f);

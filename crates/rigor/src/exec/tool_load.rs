@@ -190,7 +190,7 @@ pub(super) fn load(
         ));
     }
     let figures = parsed.map_err(|e| format!("cannot read {name}'s output: {e}\n{}", quoted()))?;
-    if let Some(why) = report.impossible_claim() {
+    if let Some(why) = report.impossible_claim(Some(spec.duration.as_secs_f64())) {
         return Err(format!("{why}\n{}", quoted()));
     }
     it.measurements.extend(figures.measurements());
