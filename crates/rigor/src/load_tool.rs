@@ -108,7 +108,7 @@ fn drive(options: &LoadOptions, tool: &ToolSpec, dir: &Path) -> Result<Exit, Fai
             )))
         }
     };
-    let asked = (!interrupted).then(|| spec.duration.as_secs_f64());
+    let asked = (!interrupted).then_some(spec.duration.as_secs_f64());
     if let Some(why) = report.impossible_claim(asked) {
         return Err(failed(format!(
             "{why}\n{}",
