@@ -209,8 +209,8 @@ impl WarningKind {
             }
             PageCache => {
                 "cgroup memory exceeds the process tree's RSS by more than 25% and page cache \
-                 explains the gap: the cgroup total (as `docker stats` shows it) is mostly the \
-                 kernel's reclaimable cache."
+                 explains the gap: the cgroup total (as `docker stats` shows it) is in large part \
+                 the kernel's reclaimable cache (the message gives its share)."
             }
             PageCacheCarried => {
                 "The application's page cache differs materially between iterations of a row: \
