@@ -48,25 +48,35 @@ pub struct Contaminated {
     pub foreign: Option<f64>,
     /// The run's median interference before this iteration; `None` when nothing measured it yet.
     pub baseline: Option<f64>,
-    /// When the run-queue delay is what was far above the run's: the iteration's wait per CPU
-    /// second and the run's median before it.
+    /// When the run-queue delay was far above the run's: the iteration's wait per CPU second
+    /// and the run's median before it.
     pub waited: Option<(f64, Option<f64>)>,
+    /// Whether the interference itself was far above the run's.
+    pub by_interference: bool,
 }
 
 impl Contaminated {
     /// `interference 23.4% (steal 20.1% + other processes 3.3%) vs the run's 2.0%`
     pub fn describe(&self) -> String {
-        if let Some((w, base)) = self.waited {
+        let waited = self.waited.map(|(w, base)| {
             let against = match base {
                 Some(b) => format!("vs the run's {b:.2} s"),
                 None => String::from("with no baseline"),
             };
-            return format!(
+            format!(
                 "the application or the load client waited {w:.2} s for a CPU per CPU second \
-                 (run-queue delay) {against}; interference {:.1}%",
-                self.interference
-            );
+                 (run-queue delay) {against}"
+            )
+        });
+        match (self.by_interference, waited) {
+            (false, Some(w)) => format!("{w}; interference {:.1}%", self.interference),
+            (true, Some(w)) => format!("{}; {w}", self.describe_interference()),
+            (_, None) => self.describe_interference(),
         }
+    }
+
+    /// The interference part of [`Contaminated::describe`].
+    fn describe_interference(&self) -> String {
         let parts = match self.foreign {
             Some(f) => format!(" (steal {:.1}% + other processes {f:.1}%)", self.steal),
             None => format!(" (steal {:.1}%)", self.steal),
@@ -126,10 +136,12 @@ pub fn judge(it: &Iteration, history: &[f64], waits: &[f64]) -> Option<Contamina
     let waited = wait_figure(it)
         .filter(|w| waited_too_long(*w, waits))
         .map(|w| (w, median(waits)));
-    if waited.is_none() && !exceeds(x, history) {
+    let by_interference = exceeds(x, history);
+    if waited.is_none() && !by_interference {
         return None;
     }
     Some(Contaminated {
+        by_interference,
         interference: x,
         steal: m.steal_pct,
         foreign: m.foreign_pct,
@@ -258,6 +270,17 @@ mod tests {
             c.describe(),
             "the application or the load client waited 95.00 s for a CPU per CPU second \
              (run-queue delay) vs the run's 1.10 s; interference 100.0%"
+        );
+        // On a quiet run both figures can be far above the run's: both are named.
+        let mut both = with(Some(40.0), 0.0, Some(40.0));
+        both.machine.as_mut().unwrap().app_wait_per_cpu = Some(20.0);
+        assert_eq!(
+            judge(&both, &[1.0, 1.0, 1.0], &[0.5, 0.5])
+                .unwrap()
+                .describe(),
+            "interference 40.0% (steal 0.0% + other processes 40.0%) vs the run's 1.0%; the \
+             application or the load client waited 20.00 s for a CPU per CPU second (run-queue \
+             delay) vs the run's 0.50 s"
         );
         // An ordinary iteration of the same busy run is not, nor one under the absolute bar
         // however quiet the run was.
