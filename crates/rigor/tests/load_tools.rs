@@ -638,12 +638,13 @@ fn rigor_load_kills_what_a_tool_left_running() {
     let port = free_port();
     let marker = format!("rigor-test-tool-daemon-{port}");
     let summary = workspace().join("crates/rigor/src/tools/fixtures/wrk_latency.txt");
-    // A child in a session of its own: out of the tool's process group.
+    // A child in a session of its own: out of the tool's process group. The tool lives as long
+    // as the 2.11 s its summary says, which is a whole run of the 1 s it is given.
     let path = fake_wrk(
         &dir,
         &format!(
             "setsid sh -c 'sleep 300; : {marker}' </dev/null >/dev/null 2>&1 &\n\
-             sed 's/requests in 2.11s/requests in 0.01s/' {}",
+             sleep 2\ncat {}",
             summary.display()
         ),
     );
@@ -677,11 +678,13 @@ fn a_warmup_count_no_run_can_reach_is_left_out_not_added() {
     let dir = temp_dir("tool-huge-count");
     let port = free_port();
     let summary = workspace().join("crates/rigor/src/tools/fixtures/wrk_latency.txt");
-    // A summary whose count is past what a u64 holds, from the warmup run and the measured one.
+    // A summary whose count is past what a u64 holds (its rate agreeing with it), from the
+    // warmup run and the measured one, each living as long as its summary says it ran.
     let path = fake_wrk(
         &dir,
         &format!(
-            "sed 's/^  77695 requests in 2.11s/  99999999999999999999999999 requests in 0.01s/' {}",
+            "sleep 2\nsed -e 's/^  77695 requests in/  99999999999999999999999999 requests in/' \
+             -e 's/^Requests\\/sec:.*/Requests\\/sec: 47393364928909952606635071.09/' {}",
             summary.display()
         ),
     );
