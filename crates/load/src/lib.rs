@@ -142,6 +142,10 @@ pub enum Phase {
     Done,
 }
 
+/// What the engine's worker threads are called, followed by their index: whoever watches the
+/// process can tell the load's threads from the rest.
+pub const WORKER_THREAD_PREFIX: &str = "rigor-load-";
+
 /// Counters updated while the engine runs, so a progress display can read them from another thread.
 #[derive(Debug, Default)]
 pub struct Live {

@@ -154,8 +154,9 @@ pub struct ParseFailure {
     pub example: String,
 }
 
-/// Requests sent outside the measured window: during warmup, and those still unanswered when a
-/// run was cancelled.
+/// Requests outside the measured window: warmup requests the application answered (those it
+/// refused or never got, under a closed connection or a GOAWAY, are not counted), and the
+/// window's requests still unanswered when the run ended.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct OutsideWindow {
     pub requests: u64,
@@ -405,7 +406,7 @@ impl LoadReport {
             abandoned: s.abandoned,
             drain_cut: inp.cancelled && s.drain_cut,
             outside_window: OutsideWindow {
-                requests: s.warmup_sent + s.in_flight_at_end,
+                requests: s.warmup_answered + s.in_flight_at_end,
                 bytes: s.warmup_bytes + s.in_flight_bytes,
             },
             timeline,

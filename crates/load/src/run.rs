@@ -169,7 +169,7 @@ fn run_workers(
             .map(|share| {
                 let sync = &sync;
                 std::thread::Builder::new()
-                    .name(format!("rigor-load-{}", share.index))
+                    .name(format!("{}{}", crate::WORKER_THREAD_PREFIX, share.index))
                     .spawn_scoped(scope, move || worker::run(plan, share, sync, live, cancel))
                     .expect("spawn worker thread")
             })

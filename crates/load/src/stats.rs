@@ -31,7 +31,8 @@ pub struct ThreadStats {
     /// past `timeline_cap`, so a long duration costs nothing up front.
     pub timeline: Vec<Second>,
     timeline_cap: usize,
-    pub warmup_sent: u64,
+    /// Warmup requests answered (any status): those the application received.
+    pub warmup_answered: u64,
     pub warmup_bytes: u64,
     pub in_flight_at_end: u64,
     pub in_flight_bytes: u64,
@@ -64,7 +65,7 @@ impl ThreadStats {
             parse_failures: Vec::new(),
             timeline: Vec::new(),
             timeline_cap: seconds.max(1),
-            warmup_sent: 0,
+            warmup_answered: 0,
             warmup_bytes: 0,
             in_flight_at_end: 0,
             in_flight_bytes: 0,
@@ -169,7 +170,7 @@ impl ThreadStats {
         for (sec, second) in o.timeline.iter().enumerate() {
             self.second(sec).merge(second);
         }
-        self.warmup_sent += o.warmup_sent;
+        self.warmup_answered += o.warmup_answered;
         self.warmup_bytes += o.warmup_bytes;
         self.in_flight_at_end += o.in_flight_at_end;
         self.in_flight_bytes += o.in_flight_bytes;

@@ -5,6 +5,7 @@ use crate::cpu_time::tree_cpu_ns;
 use crate::sample::ProcSample;
 use crate::sampler::Samples;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -36,11 +37,16 @@ pub struct AppFigures {
     pub cgroup_anon_mib: Option<f64>,
     /// `app.threads.start`: threads at the window's first sample.
     pub threads_start: Option<f64>,
-    /// `app.threads.end`: threads at the window's last sample.
+    /// `app.threads.end`: threads at the window's last sample taken while the load ran: the
+    /// sample answering the window's end is taken once the load is over, when a server with a
+    /// thread per connection has already let them go.
     pub threads_end: Option<f64>,
     /// `app.threads.max`: most threads in the window.
     pub threads_max: Option<f64>,
     /// Involuntary context switches of the tree across the window: a sign of CPU contention.
+    /// Counted per thread: each thread's last reading in the window less its reading at the
+    /// window's start (all of it for a thread born later), so threads that exited during the
+    /// window (a thread per connection) still count up to their last sample.
     pub nonvoluntary_ctxt_switches: Option<f64>,
 }
 
@@ -67,17 +73,38 @@ impl Samples {
             cgroup_cache_max_mib: cg_peak.and_then(|(_, s)| s.cgroup_cache).map(mib),
             cgroup_anon_mib: cg_peak.and_then(|(_, s)| s.cgroup_anon).map(mib),
             threads_start: window.first().map(|s| s.threads as f64),
-            threads_end: window.last().map(|s| s.threads as f64),
+            threads_end: self.while_loaded(window).map(|s| s.threads as f64),
             threads_max: window.iter().map(|s| s.threads).max().map(|t| t as f64),
-            nonvoluntary_ctxt_switches: match (window.first(), window.last()) {
-                (Some(a), Some(b)) if window.len() >= 2 => Some(
-                    b.nonvoluntary_ctxt_switches
-                        .saturating_sub(a.nonvoluntary_ctxt_switches) as f64,
-                ),
-                _ => None,
-            },
+            nonvoluntary_ctxt_switches: (window.len() >= 2).then(|| switches(window)),
         }
     }
+
+    /// The window's last sample taken while the load ran: the one before the sample that
+    /// answered the end mark, when there is one.
+    fn while_loaded<'a>(&self, window: &'a [ProcSample]) -> Option<&'a ProcSample> {
+        let range = self.window_range();
+        let ends_on_mark = self
+            .marks
+            .iter()
+            .any(|m| m.mark == crate::Mark::WindowEnd && m.sampled && m.index + 1 == range.end);
+        match window.len() {
+            n if n >= 2 && ends_on_mark => window.get(n - 2),
+            _ => window.last(),
+        }
+    }
+}
+
+/// Involuntary context switches across `window`, thread by thread (see
+/// [`AppFigures::nonvoluntary_ctxt_switches`]).
+fn switches(window: &[ProcSample]) -> f64 {
+    let first = &window[0].nonvoluntary_ctxt_switches;
+    let mut last: BTreeMap<i32, u64> = BTreeMap::new();
+    for s in window {
+        last.extend(s.nonvoluntary_ctxt_switches.iter().map(|(t, n)| (*t, *n)));
+    }
+    last.iter()
+        .map(|(tid, n)| n.saturating_sub(first.get(tid).copied().unwrap_or(0)))
+        .sum::<u64>() as f64
 }
 
 /// (max, time-weighted mean) raw CPU of the tree, 100 = one core, over consecutive pairs
@@ -175,7 +202,7 @@ mod tests {
             uss_bytes: None,
             pss_bytes: None,
             threads,
-            nonvoluntary_ctxt_switches: threads * 10,
+            nonvoluntary_ctxt_switches: (0..threads as i32).map(|t| (t, 10)).collect(),
             pids: ticks.len(),
             cgroup_memory: None,
             cgroup_cache: None,
@@ -223,9 +250,13 @@ mod tests {
         assert_eq!(f.private_max_mib, None);
         assert_eq!(f.cgroup_memory_max_mib, None);
         assert_eq!(f.threads_start, Some(2.0));
-        assert_eq!(f.threads_end, Some(3.0));
+        // The end mark's sample (3 threads) came after the load closed its connections: the
+        // threads at the end are those of the window's last sample before it.
+        assert_eq!(f.threads_end, Some(4.0));
         assert_eq!(f.threads_max, Some(4.0));
-        assert_eq!(f.nonvoluntary_ctxt_switches, Some(10.0));
+        // Threads 2 and 3 were born in the window with 10 switches each; 3 exited before the
+        // end and still counts.
+        assert_eq!(f.nonvoluntary_ctxt_switches, Some(20.0));
         // Sample by sample by the same rule, on the same scale: the window's largest is app.cpu.
         let per_pair: Vec<_> = (1..5).map(|i| samples.cpu_pct_between(i - 1, i)).collect();
         assert_eq!(per_pair, [Some(50.0), Some(25.0), Some(75.0), Some(200.0)]);
@@ -261,6 +292,48 @@ mod tests {
         let f = samples.figures();
         assert_eq!(f.rss_max_mib, Some(20.0));
         assert_eq!(f.threads_end, Some(4.0));
+    }
+
+    #[test]
+    fn switches_of_threads_that_exited_in_the_window_still_count() {
+        let t0 = Instant::now();
+        let s = |ms: u64| t0 + Duration::from_millis(ms);
+        let with = |ms, switches: &[(i32, u64)]| {
+            let mut x = sample(s(ms), &[(1, 0)], 10, switches.len() as u64);
+            x.nonvoluntary_ctxt_switches = switches.iter().copied().collect();
+            x
+        };
+        let samples = Samples {
+            samples: vec![
+                with(0, &[(1, 5), (7, 100)]),
+                // A thread per connection: 8 and 9 serve, 7 goes on.
+                with(250, &[(1, 6), (7, 150), (8, 40), (9, 30)]),
+                with(500, &[(1, 7), (7, 160), (8, 90), (9, 70)]),
+                // The load closed its connections: their threads are gone with their counts.
+                with(600, &[(1, 8)]),
+            ],
+            marks: vec![
+                MarkRecord {
+                    mark: Mark::WindowStart,
+                    at: s(0),
+                    index: 0,
+                    sampled: true,
+                },
+                MarkRecord {
+                    mark: Mark::WindowEnd,
+                    at: s(600),
+                    index: 3,
+                    sampled: true,
+                },
+            ],
+            clock_ticks: 100,
+            cpus: 1,
+        };
+        let f = samples.figures();
+        // 1: 3, 7: 60 (to its last reading), 8: 90, 9: 70.
+        assert_eq!(f.nonvoluntary_ctxt_switches, Some(223.0));
+        assert_eq!(f.threads_end, Some(4.0));
+        assert_eq!(f.threads_max, Some(4.0));
     }
 
     #[test]

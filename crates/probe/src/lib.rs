@@ -15,6 +15,7 @@ pub mod priority;
 mod procfs;
 mod sample;
 mod sampler;
+mod schedstat;
 mod sockets;
 mod tree;
 
@@ -33,5 +34,6 @@ pub use priority::{nice, set_priority_high, HIGH_PRIORITY_NICE};
 pub use procfs::{allowed_cpus, clock_ticks_per_second, online_cpus};
 pub use sample::{sample_tree, ProcSample};
 pub use sampler::{Mark, MarkRecord, Sampler, Samples};
+pub use schedstat::{SchedTimes, SchedWatch};
 pub use sockets::{listener_owners, SocketOwner};
 pub use tree::descendants;

@@ -32,9 +32,10 @@ pub struct ProcSample {
     pub pss_bytes: Option<u64>,
     /// OS threads over the tree.
     pub threads: u64,
-    /// Involuntary context switches summed over the live threads of the tree
-    /// (threads that already exited take their counts with them).
-    pub nonvoluntary_ctxt_switches: u64,
+    /// Involuntary context switches of each live thread of the tree, by thread id: a thread's
+    /// count leaves with it when it exits, so the window's figure keeps each thread's last
+    /// reading (see [`crate::AppFigures::nonvoluntary_ctxt_switches`]).
+    pub nonvoluntary_ctxt_switches: BTreeMap<i32, u64>,
     /// Number of processes in the tree.
     pub pids: usize,
     /// The cgroup's memory usage (v2 memory.current, v1 memory.usage_in_bytes).
@@ -76,7 +77,7 @@ pub fn sample_tree(root: i32, cgroup: Option<&Cgroup>) -> Option<ProcSample> {
         uss_bytes: Some(0),
         pss_bytes: Some(0),
         threads: 0,
-        nonvoluntary_ctxt_switches: 0,
+        nonvoluntary_ctxt_switches: BTreeMap::new(),
         pids: 0,
         cgroup_memory: None,
         cgroup_cache: None,
@@ -106,7 +107,9 @@ pub fn sample_tree(root: i32, cgroup: Option<&Cgroup>) -> Option<ProcSample> {
             sample.rss_bytes += status_value(&status, "VmRSS").unwrap_or(0);
             sample.threads += status_value(&status, "Threads").unwrap_or(stat_threads);
         }
-        sample.nonvoluntary_ctxt_switches += nonvoluntary_switches(pid);
+        sample
+            .nonvoluntary_ctxt_switches
+            .extend(nonvoluntary_switches(pid));
         match memory_rollup(pid) {
             Ok(Some(r)) => {
                 if let Some(u) = sample.uss_bytes.as_mut() {
@@ -131,18 +134,20 @@ pub fn sample_tree(root: i32, cgroup: Option<&Cgroup>) -> Option<ProcSample> {
     Some(sample)
 }
 
-/// Involuntary context switches of every live thread of `pid` (/proc/PID/status alone
-/// reports only the main thread's).
-fn nonvoluntary_switches(pid: i32) -> u64 {
+/// Involuntary context switches of every live thread of `pid`, by thread id (/proc/PID/status
+/// alone reports only the main thread's).
+fn nonvoluntary_switches(pid: i32) -> Vec<(i32, u64)> {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return 0;
+        return Vec::new();
     };
     tasks
         .filter_map(|t| {
-            let status = read(t.ok()?.path().join("status"))?;
-            status_value(&status, "nonvoluntary_ctxt_switches")
+            let t = t.ok()?;
+            let tid = t.file_name().to_str()?.parse().ok()?;
+            let status = read(t.path().join("status"))?;
+            Some((tid, status_value(&status, "nonvoluntary_ctxt_switches")?))
         })
-        .sum()
+        .collect()
 }
 
 /// What smaps says one process holds.

@@ -108,7 +108,8 @@ fn drive(options: &LoadOptions, tool: &ToolSpec, dir: &Path) -> Result<Exit, Fai
             )))
         }
     };
-    if let Some(why) = report.impossible_claim() {
+    let asked = (!interrupted).then_some(spec.duration.as_secs_f64());
+    if let Some(why) = report.impossible_claim(asked) {
         return Err(failed(format!(
             "{why}\n{}",
             tail(&report.output, &report.stderr, 12)

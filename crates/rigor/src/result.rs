@@ -363,6 +363,14 @@ pub struct MachineDuring {
     /// One figure for how much the rest of the machine interfered: steal + foreign CPU, in %.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interference_pct: Option<f64>,
+    /// Time the application's threads waited in a run queue for a CPU, per unit of CPU time
+    /// they got (/proc/PID/task/TID/schedstat): unlike a share of the machine it keeps rising
+    /// when the machine is already fully busy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_wait_per_cpu: Option<f64>,
+    /// The same for the load client (rigor's engine or the load tool).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_wait_per_cpu: Option<f64>,
 }
 
 impl Iteration {

@@ -832,3 +832,41 @@ fn git_bisect_run_skips_inconclusive_commits_and_names_the_first_regressed_one()
     );
     git(&repo, &["bisect", "reset"]);
 }
+
+#[test]
+fn a_negative_rate_is_refused_and_the_median_of_huge_values_stays_finite() {
+    let (_dir, a, b, out) = two_results(
+        "impossible",
+        &result_json(-5000.0, 5, "6.8.0"),
+        &result_json(5000.0, 5, "6.8.0"),
+    );
+    let o = rigor(&[&a, &b], &[]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("a.json: row 1 iteration") && stderr.contains("`load.rps` is -"),
+        "{stderr}"
+    );
+    // Two iterations at the largest finite value on each side: their median is that value.
+    let huge = |path: &Path| {
+        let mut v: serde_json::Value = serde_json::from_str(&result_json(1.0, 2, "6.8.0")).unwrap();
+        for it in v["rows"][0]["iterations"].as_array_mut().unwrap() {
+            it["measurements"]["load.rps"] = serde_json::json!(f64::MAX);
+        }
+        std::fs::write(path, v.to_string()).unwrap();
+    };
+    huge(&a);
+    huge(&b);
+    let o = rigor(&[&a, &b], &["--json", out.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(!stdout.contains("inf"), "{stdout}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let c = json["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["measurement"] == "load.rps")
+        .unwrap_or_else(|| panic!("{json}"));
+    assert_eq!(c["baseline_median"].as_f64(), Some(f64::MAX), "{c}");
+}

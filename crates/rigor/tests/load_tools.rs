@@ -643,12 +643,13 @@ fn rigor_load_kills_what_a_tool_left_running() {
     let port = free_port();
     let marker = format!("rigor-test-tool-daemon-{port}");
     let summary = workspace().join("crates/rigor/src/tools/fixtures/wrk_latency.txt");
-    // A child in a session of its own: out of the tool's process group.
+    // A child in a session of its own: out of the tool's process group. The tool lives as long
+    // as the 2.11 s its summary says, which is a whole run of the 1 s it is given.
     let path = fake_wrk(
         &dir,
         &format!(
             "setsid sh -c 'sleep 300; : {marker}' </dev/null >/dev/null 2>&1 &\n\
-             sed 's/requests in 2.11s/requests in 0.01s/' {}",
+             sleep 2\ncat {}",
             summary.display()
         ),
     );
@@ -682,11 +683,13 @@ fn a_warmup_count_no_run_can_reach_is_left_out_not_added() {
     let dir = temp_dir("tool-huge-count");
     let port = free_port();
     let summary = workspace().join("crates/rigor/src/tools/fixtures/wrk_latency.txt");
-    // A summary whose count is past what a u64 holds, from the warmup run and the measured one.
+    // A summary whose count is past what a u64 holds (its rate agreeing with it), from the
+    // warmup run and the measured one, each living as long as its summary says it ran.
     let path = fake_wrk(
         &dir,
         &format!(
-            "sed 's/^  77695 requests in 2.11s/  99999999999999999999999999 requests in 0.01s/' {}",
+            "sleep 2\nsed -e 's/^  77695 requests in/  99999999999999999999999999 requests in/' \
+             -e 's/^Requests\\/sec:.*/Requests\\/sec: 47393364928909952606635071.09/' {}",
             summary.display()
         ),
     );
@@ -774,6 +777,68 @@ fn a_summary_of_a_run_longer_than_the_tool_ran_is_refused() {
             .as_str()
             .unwrap()
             .contains("not a record of this run"),
+        "{it}"
+    );
+    assert!(m(it, "load.rps").is_none(), "{it}");
+}
+
+#[test]
+fn a_tool_whose_figures_disagree_or_whose_run_was_cut_short_is_refused() {
+    let dir = temp_dir("tool-inconsistent");
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}/");
+    let summary = |requests: &str, secs: &str, rps: &str| {
+        format!(
+            "echo 'Running 1s test @ {url}'\necho '  1 threads and 1 connections'\n\
+             echo '  {requests} requests in {secs}, 120.00KB read'\n\
+             echo 'Requests/sec: {rps}'\necho 'Transfer/sec:    120.00KB'"
+        )
+    };
+    // A whole run whose rate is not its requests over its duration (it lives long enough for
+    // the 1 s of `rigor load` and the whole seconds wrk is given by `rigor run`).
+    let lying = fake_wrk(
+        &dir,
+        &format!("sleep 2\n{}", summary("1000", "1.00s", "999999.00")),
+    );
+    // Stopped 0.1 s into the 1 s run it was given.
+    let short = fake_wrk(
+        &temp_dir("tool-cut-short"),
+        &format!("sleep 0.1\n{}", summary("77695", "0.00s", "77695.00")),
+    );
+    for (path, said) in [
+        (
+            &lying,
+            "1000 requests in 1.00 s (1000.00/s) but a rate of 999999.00/s",
+        ),
+        (&short, "short of the 1.00 s run it was given"),
+    ] {
+        let out = rigor_command(
+            &dir,
+            &["load", "--tool", "wrk", "-c", "1", "-d", "1s", &url],
+        )
+        .env("PATH", path)
+        .output()
+        .unwrap();
+        let t = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{t}");
+        assert!(t.contains(said), "{said} not in\n{t}");
+    }
+    // In `rigor run` the iteration fails the same way, with no figure recorded.
+    let toml = with_load(&config(port, "", "/plaintext", ""), "tool = \"wrk\"");
+    std::fs::write(dir.join("rigor.toml"), toml).unwrap();
+    let out = rigor_command(&dir, &[RUN, &["-i", "1"]].concat())
+        .env("PATH", &lying)
+        .output()
+        .unwrap();
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    let json = result(&dir);
+    let it = &iterations(&json)[0];
+    assert!(
+        it["error"]
+            .as_str()
+            .unwrap()
+            .contains("disagree with each other"),
         "{it}"
     );
     assert!(m(it, "load.rps").is_none(), "{it}");

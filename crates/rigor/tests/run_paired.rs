@@ -133,6 +133,19 @@ fn variants_are_compared_round_by_round_and_re_analysed_alike() {
     // One file: the run's own comparisons again.
     let out = rigor(&dir, &["compare", "result.json", "--json", "again.json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // Its header names the variants compared, not an empty candidate.
+    let said = text(&out);
+    let (base, cand) = (
+        rps["baseline"].as_str().unwrap(),
+        rps["candidate"].as_str().unwrap(),
+    );
+    assert!(
+        said.contains(&format!(
+            "result.json: its variants, baseline {base} · candidate {cand}"
+        )),
+        "{said}"
+    );
+    assert!(!said.contains("candidate ·"), "{said}");
     let again: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("again.json")).unwrap()).unwrap();
     assert_eq!(again["comparisons"], json["comparisons"]);

@@ -22,7 +22,9 @@ use crate::summary::median_of_sorted;
 ///   (±∞) when n is too small for the confidence at all;
 /// - `p_value`: two-sided Wilcoxon signed-rank p, zeros handled the Pratt way (ranked, then
 ///   without a sign), ties by midranks; exact for n ≤ 50, normal approximation above;
-/// - `median_change_pct`: exp(median r_i) − 1 in %, the paired analogue of the medians' change;
+/// - `median_change_pct`: the median of the within-round changes exp(r_i) − 1, in % (with an
+///   even number of pairs the mean of the middle two changes, not of their logs, which could
+///   differ from it in sign), the paired analogue of the medians' change;
 /// - `baseline_median`/`candidate_median`: the medians of the values in usable pairs.
 ///
 /// `None` when fewer than 2 pairs are usable or `confidence` is not in (0, 1).
@@ -55,7 +57,7 @@ pub fn compare_paired(baseline: &[f64], candidate: &[f64], confidence: f64) -> O
         baseline_median: median_of(usable.iter().map(|p| p.0).collect()),
         candidate_median: median_of(usable.iter().map(|p| p.1).collect()),
         change_pct: log_to_pct(hl),
-        median_change_pct: log_to_pct(median_of(r.clone())),
+        median_change_pct: median_of(r.iter().map(|&x| log_to_pct(x)).collect()),
         ci_low_pct: log_to_pct(lo),
         ci_high_pct: log_to_pct(hi),
         p_value: signed_rank_p(&r),

@@ -142,9 +142,8 @@ fn medians_and_skipped_pairs() {
     let c = compare_paired(&base, &cand, 0.95).unwrap();
     assert_eq!(c.baseline_median, 90.0); // median of 50, 80, 100, 200
     assert_eq!(c.candidate_median, 95.0); // median of 60, 80, 110, 190
-                                          // ln ratios: ln 1.1, ln 0.95, ln 1.2, 0 → median (ln 1.1 + 0)/2... sorted: ln .95, 0,
-                                          // ln 1.1, ln 1.2: median = (0 + ln 1.1)/2, exp − 1 = sqrt(1.1) − 1.
-    assert!(rel(c.median_change_pct, (1.1f64.sqrt() - 1.0) * 100.0) < 1e-12);
+                                          // Within-round changes +10%, −5%, +20%, 0: their median is (0 + 10%)/2.
+    assert!(rel(c.median_change_pct, 5.0) < 1e-12);
     // Four pairs can never reach 95%: an unbounded interval, as compare() gives.
     assert!(c.ci_low_pct == f64::NEG_INFINITY && c.ci_high_pct == f64::INFINITY);
     assert!(compare_paired(&[1.0], &[2.0], 0.95).is_none());
@@ -201,4 +200,19 @@ fn pairing_cancels_drift_the_unpaired_test_carries() {
         u.ci_high_pct - u.ci_low_pct > 5.0 * (p.ci_high_pct - p.ci_low_pct),
         "{u:?}"
     );
+}
+
+#[test]
+fn the_median_change_of_an_even_number_of_rounds_is_the_changes_median_not_the_logs() {
+    // Changes −50%, −40%, +45%, +60%: the middle two average +2.5%, where exp of the mean of
+    // their logs is √(0.6 × 1.45) − 1 = −6.7%, the opposite sign.
+    let c = compare_paired(&[100.0; 4], &[50.0, 60.0, 145.0, 160.0], 0.95).unwrap();
+    assert!(
+        rel(c.median_change_pct, 2.5) < 1e-12,
+        "{}",
+        c.median_change_pct
+    );
+    // With an odd number the middle change is the same either way.
+    let c = compare_paired(&[100.0; 3], &[60.0, 145.0, 160.0], 0.95).unwrap();
+    assert!(rel(c.median_change_pct, 45.0) < 1e-12);
 }

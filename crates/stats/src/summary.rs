@@ -64,7 +64,8 @@ pub(crate) fn median_of_sorted(sorted: &[f64]) -> f64 {
     if n % 2 == 1 {
         sorted[n / 2]
     } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+        // Halved first: the sum of two values near f64::MAX would overflow to infinity.
+        sorted[n / 2 - 1] / 2.0 + sorted[n / 2] / 2.0
     }
 }
 

@@ -39,7 +39,7 @@ fn tallies(seed: u64, n: usize, open_model: bool) -> (ThreadStats, Vec<u64>) {
     s.tick_errors(1, seed % 5 + 2);
     s.parse_failure("invalid status line", || "XTTP/1.1".into());
     s.abandoned = 2;
-    s.warmup_sent = 10 + seed;
+    s.warmup_answered = 10 + seed;
     s.waited = seed;
     s.max_lag_ns = seed * 1_000_000;
     s.cpu_secs = 0.4 + seed as f64 / 10.0;

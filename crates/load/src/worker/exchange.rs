@@ -23,10 +23,6 @@ impl Worker<'_> {
             sent: now,
             stream,
         });
-        if intended < self.plan.warm_end {
-            self.s.warmup_sent += 1;
-            self.s.warmup_bytes += len as u64;
-        }
     }
 
     pub(super) fn flush(&mut self, idx: usize, now: u64) {
@@ -168,6 +164,12 @@ impl Worker<'_> {
         if self.schedule.is_some() {
             self.free
                 .push_back((idx as u32, self.conns[idx].generation));
+        }
+        if p.intended < self.plan.warm_end {
+            // A warmup request reached the application only if it was answered: one the
+            // server refused (a connection closed under a pipeline, an HTTP/2 GOAWAY) did not.
+            self.s.warmup_answered += 1;
+            self.s.warmup_bytes += self.plan.request_len() as u64;
         }
         if !self.plan.in_window(p.intended) {
             return;

@@ -943,6 +943,8 @@ mod tests {
         for (i, xi) in x.iter().enumerate() {
             let m = |v: f64| crate::result::MachineDuring {
                 interference_pct: Some(v),
+                app_wait_per_cpu: None,
+                client_wait_per_cpu: None,
                 ..Default::default()
             };
             b.iterations[i].machine = Some(m(10.0));

@@ -29,8 +29,33 @@ pub fn load(path: &Path) -> anyhow::Result<RunResult> {
         Some(other) => bail!("{shown} has schema `{other}`; this rigor reads `{SCHEMA}`"),
         None => bail!("{shown} is not a rigor result: no \"schema\" field (expected `{SCHEMA}`)"),
     }
-    serde_json::from_value(value)
-        .map_err(|e| anyhow!("{shown} does not match the `{SCHEMA}` schema: {e}"))
+    let result: RunResult = serde_json::from_value(value)
+        .map_err(|e| anyhow!("{shown} does not match the `{SCHEMA}` schema: {e}"))?;
+    impossible_figure(&result).map_or(Ok(result), |why| bail!("{shown}: {why}"))
+}
+
+/// A figure no run can have measured, named with its row and iteration: rigor's own counts,
+/// rates, sizes and times (`load.*`, `app.*` but the application's own `app.metric.*`, which
+/// may be negative gauges) are never below zero.
+fn impossible_figure(result: &RunResult) -> Option<String> {
+    let own = |id: &str| {
+        (id.starts_with("load.") || id.starts_with("app.")) && !id.starts_with("app.metric.")
+    };
+    for (r, row) in result.rows.iter().enumerate() {
+        for it in &row.iterations {
+            for (id, v) in &it.measurements {
+                if !v.is_finite() || (*v < 0.0 && own(id)) {
+                    return Some(format!(
+                        "row {} iteration {}: `{id}` is {v}, which no run measures (rigor's \
+                         counts, rates, sizes and times are finite and never negative)",
+                        r + 1,
+                        it.number()
+                    ));
+                }
+            }
+        }
+    }
+    None
 }
 
 /// Reads every file in order; the first that cannot be read stops it.

@@ -286,7 +286,7 @@ impl AppService for AppHost {
         match mark {
             "window_start" => {
                 r.sampler.mark(Mark::WindowStart);
-                r.watch = Some(MachineWatch::start(cpu));
+                r.watch = Some(MachineWatch::start(cpu, super::readings::Client::Elsewhere));
             }
             "window_end" => {
                 r.sampler.mark(Mark::WindowEnd);

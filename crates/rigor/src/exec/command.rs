@@ -35,7 +35,8 @@ pub fn run(ctx: &IterationContext, it: &mut Iteration, work: &CommandWork) -> Re
         AppCpu::Tree(_) => AppCpu::ReapedChildren,
         in_cgroup => in_cgroup,
     };
-    let mut machine = MachineWatch::start(app_cpu);
+    let mut machine = MachineWatch::start(app_cpu, super::readings::Client::Elsewhere);
+    machine.app_tree(app.pid);
     // The command's whole life is its measured window: no start mark, whose sample would be
     // taken at once, while the shell may still be turning into the command.
     let waited = wait(&mut app, work.timeout, &mut machine, &status);

@@ -480,7 +480,12 @@ fn load(
 ) -> Result<(), String> {
     let spec = &load_job.spec;
     let live = Live::default();
-    let mut machine = super::readings::MachineWatch::start(app_cpu);
+    // Load hosts drive the load elsewhere (a local one runs in an agent process).
+    let client = match load_job.hosts.is_empty() {
+        true => super::readings::Client::Engine,
+        false => super::readings::Client::Elsewhere,
+    };
+    let mut machine = super::readings::MachineWatch::start(app_cpu, client);
     let stop = AtomicBool::new(false);
     let (report, crashed) = std::thread::scope(|s| {
         let handle = s.spawn(|| engine(load_job, app_host, &live, &stop));

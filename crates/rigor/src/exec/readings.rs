@@ -7,8 +7,8 @@ use super::iteration::IterationContext;
 use crate::config::Ready;
 use crate::guards;
 use crate::result::{Iteration, MachineDuring, Warning, WarningKind};
-use rigor_probe::{Cgroup, MachineReading, SpanSamples};
-use std::time::Duration;
+use rigor_probe::{Cgroup, MachineReading, SchedWatch, SpanSamples};
+use std::time::{Duration, Instant};
 
 /// Waits until the app is ready. An HTTP probe on another URL than the load's is watched: the
 /// tree's memory is read once the app accepts connections (before any HTTP request) and again
@@ -108,11 +108,55 @@ fn reading(app: AppCpu) -> rigor_probe::MachineReading {
     r
 }
 
+/// Who drives the load: the process whose threads' waits for a CPU tell whether the client
+/// could keep up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Client {
+    /// rigor's own engine: the worker threads of this process.
+    Engine,
+    /// A load tool rigor started on this machine.
+    Tool(i32),
+    /// No client on this machine (a command job, load hosts elsewhere).
+    Elsewhere,
+}
+
+/// The application's processes, as [`AppCpu`] finds them, owned for the whole span.
+enum AppTasks {
+    Cgroup(Cgroup),
+    Tree(i32),
+    Elsewhere,
+}
+
+impl AppTasks {
+    fn of(app: AppCpu) -> AppTasks {
+        match app {
+            AppCpu::Cgroup(c) => AppTasks::Cgroup(c.clone()),
+            AppCpu::Tree(pid) => AppTasks::Tree(pid),
+            AppCpu::ReapedChildren | AppCpu::Elsewhere => AppTasks::Elsewhere,
+        }
+    }
+
+    fn pids(&self) -> Vec<i32> {
+        match self {
+            AppTasks::Cgroup(c) => c.pids(),
+            AppTasks::Tree(pid) => rigor_probe::descendants(*pid),
+            AppTasks::Elsewhere => Vec::new(),
+        }
+    }
+}
+
 /// The machine watched over an iteration's measured span: counters at its edges, the run
-/// queue and clock sampled every [`MachineWatch::EVERY`] in between (and at both edges).
+/// queue and clock sampled every [`MachineWatch::EVERY`] in between (and at both edges), and
+/// the run-queue delay of the application's and the load client's threads.
 pub struct MachineWatch {
     before: MachineReading,
     samples: SpanSamples,
+    app_tasks: AppTasks,
+    client: Client,
+    app_sched: SchedWatch,
+    client_sched: SchedWatch,
+    sched_at: Instant,
+    started: Instant,
 }
 
 impl MachineWatch {
@@ -120,13 +164,51 @@ impl MachineWatch {
     /// seconds-long span, rarely enough that the reads cost rigor next to nothing.
     pub const EVERY: Duration = Duration::from_millis(100);
 
-    /// Starts the span now.
-    pub fn start(app: AppCpu) -> MachineWatch {
+    /// How often the threads' scheduler accounts are read: a thread that exits between two
+    /// readings loses only what it did since the last one.
+    pub const SCHED_EVERY: Duration = Duration::from_millis(250);
+
+    /// Starts the span now; `client` is who drives the load (a tool is named once it runs,
+    /// with [`MachineWatch::client`]).
+    pub fn start(app: AppCpu, client: Client) -> MachineWatch {
         let mut samples = SpanSamples::every(Self::EVERY);
         samples.sample_now();
-        MachineWatch {
+        let mut w = MachineWatch {
             before: reading(app),
             samples,
+            app_tasks: AppTasks::of(app),
+            client,
+            app_sched: SchedWatch::default(),
+            client_sched: SchedWatch::default(),
+            sched_at: Instant::now(),
+            started: Instant::now(),
+        };
+        w.read_sched();
+        w
+    }
+
+    /// Watches the application's tree rooted at `pid` (a command job, whose CPU is read from
+    /// rigor's reaped children once it exits).
+    pub fn app_tree(&mut self, pid: i32) {
+        self.app_tasks = AppTasks::Tree(pid);
+        self.read_sched();
+    }
+
+    /// Names the load client from now on (a tool process just started).
+    pub fn client(&mut self, client: Client) {
+        self.client = client;
+        self.read_sched();
+    }
+
+    fn read_sched(&mut self) {
+        self.sched_at = Instant::now();
+        self.app_sched.read(&self.app_tasks.pids());
+        match self.client {
+            Client::Engine => self
+                .client_sched
+                .read_named(std::process::id() as i32, rigor_load::WORKER_THREAD_PREFIX),
+            Client::Tool(pid) => self.client_sched.read(&rigor_probe::descendants(pid)),
+            Client::Elsewhere => {}
         }
     }
 
@@ -134,12 +216,31 @@ impl MachineWatch {
     /// loops that wait for the span to end.
     pub fn tick(&mut self) {
         self.samples.sample();
+        if self.sched_at.elapsed() >= Self::SCHED_EVERY {
+            self.read_sched();
+        }
     }
 
     /// Ends the span now: the readings, with their warnings added to `warnings`.
     pub fn finish(mut self, app: AppCpu, warnings: &mut Vec<Warning>) -> MachineDuring {
         let after = reading(app);
         self.samples.sample_now();
-        guards::machine_guards(&self.before, &after, &self.samples, warnings)
+        self.read_sched();
+        let mut m = guards::machine_guards(&self.before, &after, &self.samples, warnings);
+        let client = self.client_sched.span();
+        m.app_wait_per_cpu = self.app_sched.span().and_then(|t| t.wait_per_cpu());
+        m.client_wait_per_cpu = client.and_then(|t| t.wait_per_cpu());
+        let name = match self.client {
+            Client::Engine => "the load engine".to_string(),
+            Client::Tool(_) => "the load tool".to_string(),
+            Client::Elsewhere => String::new(),
+        };
+        if let Some(c) = client {
+            let span = self.started.elapsed().as_nanos() as f64;
+            let threads = self.client_sched.threads().max(1) as f64;
+            let waited_pct = c.wait_ns as f64 / (span * threads) * 100.0;
+            guards::client_starved_guard(&name, &c, waited_pct, warnings);
+        }
+        m
     }
 }

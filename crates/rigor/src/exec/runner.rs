@@ -209,7 +209,9 @@ impl<'a> Runner<'a> {
         history.extend(contamination::history(
             result.rows.iter().flat_map(|r| r.iterations.iter()),
         ));
-        let Some(c) = contamination::judge(it, &history) else {
+        let waits =
+            contamination::wait_history(result.rows.iter().flat_map(|r| r.iterations.iter()));
+        let Some(c) = contamination::judge(it, &history, &waits) else {
             return false;
         };
         let budget = self.scheduled.div_ceil(2);

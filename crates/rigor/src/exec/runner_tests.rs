@@ -487,6 +487,8 @@ fn interfered(mut it: Iteration, pct: f64) -> Iteration {
         busy_pct: 50.0,
         foreign_pct: Some(1.0),
         interference_pct: Some(pct),
+        app_wait_per_cpu: None,
+        client_wait_per_cpu: None,
         ..Default::default()
     });
     it

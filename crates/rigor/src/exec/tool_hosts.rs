@@ -85,7 +85,7 @@ pub(super) fn load(
     } = w;
     let spec = &job.spec;
     let shares = shares(tool.tool, spec, job.hosts.len());
-    let mut machine = MachineWatch::start(app_cpu);
+    let mut machine = MachineWatch::start(app_cpu, super::readings::Client::Elsewhere);
     let mut watch = Watch {
         app,
         machine: &mut machine,
@@ -330,7 +330,7 @@ fn record(tool: Tool, runs: &[HostRun], it: &mut Iteration) -> Result<(), String
                 quoted()
             )
         })?;
-        if let Some(why) = report.impossible_claim() {
+        if let Some(why) = report.impossible_claim(None) {
             return Err(format!("host {}: {why}\n{}", h.name, quoted()));
         }
         parts.push(f);

@@ -56,7 +56,7 @@ pub(super) fn load(
         .unwrap_or_else(|| "iteration".into());
     let cpus = spec.cpus.as_deref();
     tool_child::check_identity(tool.tool)?;
-    let mut machine = MachineWatch::start(app_cpu);
+    let mut machine = MachineWatch::start(app_cpu, super::readings::Client::Elsewhere);
     let mut crashed = None;
     let cut = |app: &mut dyn Watched, crashed: &mut Option<String>| {
         if crashed.is_none() {
@@ -77,6 +77,7 @@ pub(super) fn load(
         let inv = Invocation::new(tool, spec, spec.warmup, None, dir);
         let mut p =
             ToolProcess::spawn(tool.tool, &inv, cpus, dir, &format!("{stem}.{name}-warmup"))?;
+        machine.client(super::readings::Client::Tool(p.pid));
         let exit = p.wait(|_| {
             machine.tick();
             !cut(app, &mut crashed)
@@ -127,6 +128,7 @@ pub(super) fn load(
         .filter(|w| !w.is_zero());
     let inv = Invocation::new(tool, spec, spec.duration, own_warmup, dir);
     let mut p = ToolProcess::spawn(tool.tool, &inv, cpus, dir, &format!("{stem}.{name}"))?;
+    machine.client(super::readings::Client::Tool(p.pid));
     let mut marked = false;
     let exit = p.wait(|elapsed| {
         machine.tick();
@@ -188,7 +190,7 @@ pub(super) fn load(
         ));
     }
     let figures = parsed.map_err(|e| format!("cannot read {name}'s output: {e}\n{}", quoted()))?;
-    if let Some(why) = report.impossible_claim() {
+    if let Some(why) = report.impossible_claim(Some(spec.duration.as_secs_f64())) {
         return Err(format!("{why}\n{}", quoted()));
     }
     it.measurements.extend(figures.measurements());

@@ -19,14 +19,21 @@ pub fn debug_build_warnings(
     if configuration.is_some_and(|c| c.eq_ignore_ascii_case("debug")) {
         why.push("the job says configuration = \"debug\"".to_string());
     }
-    why.into_iter()
-        .map(|w| {
-            Warning::of(
-                WarningKind::DebugBuild,
-                format!("{who} looks like a debug build: {w}"),
-            )
-        })
-        .collect()
+    // One build is one warning, however many signs of it there are (its artifact, the command
+    // that runs it, the build step): the signs are its reasons, each said once.
+    let mut reasons: Vec<String> = Vec::new();
+    for w in why {
+        if !reasons.contains(&w) {
+            reasons.push(w);
+        }
+    }
+    if reasons.is_empty() {
+        return Vec::new();
+    }
+    vec![Warning::of(
+        WarningKind::DebugBuild,
+        format!("{who} looks like a debug build: {}", reasons.join("; ")),
+    )]
 }
 
 /// Paths (the artifact, the command) inside a debug output folder.
@@ -110,9 +117,17 @@ fn c_compiler(words: &[&str], step: &str) -> Option<String> {
         .first()
         .map(|w| w.rsplit('/').next().unwrap_or(w))
         .is_some_and(|w| C_COMPILERS.contains(&w));
-    let optimised = words.iter().any(|w| w.starts_with("-O") && *w != "-O0");
-    (compiler && !optimised)
-        .then(|| format!("`{step}` has no -O flag (C and C++ compilers default to -O0)"))
+    if !compiler {
+        return None;
+    }
+    // The last -O flag wins, as the compilers read it.
+    match words.iter().rev().find(|w| w.starts_with("-O")) {
+        None => Some(format!(
+            "`{step}` has no -O flag (C and C++ compilers default to -O0)"
+        )),
+        Some(&"-O0") => Some(format!("`{step}` compiles at -O0 (no optimisation)")),
+        Some(_) => None,
+    }
 }
 
 fn is_name(k: &str) -> bool {
@@ -136,22 +151,48 @@ mod tests {
     fn reasons(b: Option<&str>, a: Option<&str>, c: &str, conf: Option<&str>) -> Vec<String> {
         debug_build_warnings("`app`", b, a, c, conf)
             .into_iter()
-            .map(|w| {
+            .flat_map(|w| {
                 assert_eq!(w.kind, WarningKind::DebugBuild);
                 assert_eq!(w.advice, WarningKind::DebugBuild.advice());
                 w.message
                     .strip_prefix("`app` looks like a debug build: ")
                     .unwrap_or_else(|| panic!("{}", w.message))
-                    .to_string()
+                    .split("; ")
+                    .map(str::to_string)
+                    .collect::<Vec<_>>()
             })
             .collect()
+    }
+
+    #[test]
+    fn one_build_is_one_warning_with_its_reasons() {
+        let w = debug_build_warnings(
+            "`app`",
+            Some("cargo build"),
+            Some("target/debug/app"),
+            "target/debug/app --port 1",
+            None,
+        );
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(
+            w[0].message,
+            "`app` looks like a debug build: `target/debug/app` is a cargo debug output \
+             (target/debug); `target/debug/app --port 1` is a cargo debug output (target/debug); \
+             `cargo build` builds without --release"
+        );
     }
 
     #[test]
     fn spots_each_kind_of_debug_build() {
         let none: Vec<String> = Vec::new();
         let cases: &[Case] = &[
-            (Some("cargo build -p x"), None, "x", None, &["`cargo build -p x` builds without --release"]),
+            (
+                Some("cargo build -p x"),
+                None,
+                "x",
+                None,
+                &["`cargo build -p x` builds without --release"],
+            ),
             (
                 Some("CARGO_X=1 cargo build -p x"),
                 None,
@@ -166,10 +207,8 @@ mod tests {
                 Some("target/debug/x"),
                 "target/debug/x",
                 None,
-                &[
-                    "`target/debug/x` is a cargo debug output (target/debug)",
-                    "`target/debug/x` is a cargo debug output (target/debug)",
-                ],
+                // The artifact and the command are the same path: said once.
+                &["`target/debug/x` is a cargo debug output (target/debug)"],
             ),
             (Some("dotnet publish -c Release"), None, "x", None, &[]),
             (
@@ -209,8 +248,16 @@ mod tests {
                 None,
                 "x",
                 None,
-                &["`/usr/bin/gcc -O0 -o app main.c` has no -O flag (C and C++ compilers default to -O0)"],
+                &["`/usr/bin/gcc -O0 -o app main.c` compiles at -O0 (no optimisation)"],
             ),
+            (
+                Some("gcc -O2 -O0 -o app main.c"),
+                None,
+                "x",
+                None,
+                &["`gcc -O2 -O0 -o app main.c` compiles at -O0 (no optimisation)"],
+            ),
+            (Some("gcc -O0 -O2 -o app main.c"), None, "x", None, &[]),
             (
                 Some("cmake -DCMAKE_BUILD_TYPE=Debug . && make"),
                 None,
@@ -220,7 +267,13 @@ mod tests {
             ),
             (Some("gcc -O2 -o app main.c"), None, "x", None, &[]),
             (Some("make && clang -Os x.c"), None, "x", None, &[]),
-            (None, None, "x", Some("debug"), &["the job says configuration = \"debug\""]),
+            (
+                None,
+                None,
+                "x",
+                Some("debug"),
+                &["the job says configuration = \"debug\""],
+            ),
             (
                 Some("cargo build --release -p hello-server"),
                 Some("target/release/hello-server"),

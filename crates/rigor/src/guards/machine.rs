@@ -105,6 +105,8 @@ pub fn machine_guards(
         run_queue: i.run_queue,
         freq_mhz: i.freq_mhz,
         interference_pct: Some(interference_pct(steal, i.foreign_pct)),
+        app_wait_per_cpu: None,
+        client_wait_per_cpu: None,
     }
 }
 
@@ -147,6 +149,43 @@ pub fn noisy_row(primary: &str, summary: Option<&crate::result::Summary>) -> Opt
             )
 )
     })
+}
+
+/// A load client that waited this long for a CPU per unit of CPU it got had at most half the
+/// CPU it could use: it sent less than it would have, and the figures may measure its
+/// starvation rather than the application.
+pub const CLIENT_WAIT_PER_CPU: f64 = 1.0;
+
+/// ... provided the waits add up to this share of the iteration per client thread: a client
+/// that mostly sleeps on the network waits a scheduler slice at each short wake-up, many times
+/// its CPU, without being held back.
+pub const CLIENT_WAITED_PCT: f64 = 20.0;
+
+/// `client_starved` when the load client's threads (`times`, over the iteration) waited in a run
+/// queue for at least as long as they ran and for [`CLIENT_WAITED_PCT`] of the iteration
+/// (`waited_pct`, per thread); `name` says which client.
+pub fn client_starved_guard(
+    name: &str,
+    times: &rigor_probe::SchedTimes,
+    waited_pct: f64,
+    warnings: &mut Vec<Warning>,
+) {
+    let (Some(ratio), Some(got)) = (times.wait_per_cpu(), times.got_pct()) else {
+        return;
+    };
+    if ratio < CLIENT_WAIT_PER_CPU || waited_pct < CLIENT_WAITED_PCT {
+        return;
+    }
+    warnings.push(Warning::of(
+        WarningKind::ClientStarved,
+        format!(
+            "{name} waited {:.2} s for a CPU while it ran {:.2} s ({ratio:.1} s per CPU second, \
+             {waited_pct:.0}% of the iteration: it had {got:.0}% of the CPU it asked for): it may \
+             have been the bottleneck",
+            times.wait_ns as f64 / 1e9,
+            times.run_ns as f64 / 1e9
+        ),
+    ));
 }
 
 #[cfg(test)]

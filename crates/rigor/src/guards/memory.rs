@@ -16,13 +16,17 @@ pub fn page_cache_guard(m: &BTreeMap<String, f64>, warnings: &mut Vec<Warning>) 
     };
     let gap = cg - rss;
     if *cg > rss * 1.25 && *cache >= gap * 0.5 && gap > 8.0 {
+        // The share as measured: "mostly" only where the cache is more than half of it.
+        let share = cache / cg * 100.0;
+        let how = if share > 50.0 { "mostly " } else { "" };
         warnings.push(Warning::of(
             WarningKind::PageCache,
             format!(
-                "the cgroup holds {cache:.0} MiB of page cache, the process {rss:.0} MiB: cgroup memory \
-                 ({cg:.0} MiB) is mostly the kernel's reclaimable cache, not the application's memory"
-            )
-));
+                "the cgroup holds {cache:.0} MiB of page cache, the process {rss:.0} MiB: cgroup \
+                 memory ({cg:.0} MiB) is {how}the kernel's reclaimable cache ({share:.0}% of it), \
+                 not the application's memory"
+            ),
+        ));
     }
 }
 
@@ -99,6 +103,32 @@ pub fn carried_page_cache_guard(caches: &[(usize, f64)], warnings: &mut Vec<Warn
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_page_cache_warning_says_mostly_only_for_more_than_half() {
+        let m = |cg: f64, rss: f64, cache: f64| {
+            BTreeMap::from([
+                (ids::APP_CGROUP_MEMORY.to_string(), cg),
+                (ids::APP_RSS.to_string(), rss),
+                (ids::APP_CGROUP_CACHE.to_string(), cache),
+            ])
+        };
+        let mut w = Vec::new();
+        page_cache_guard(&m(193.0, 100.0, 80.0), &mut w);
+        page_cache_guard(&m(193.0, 40.0, 150.0), &mut w);
+        assert_eq!(w.len(), 2);
+        assert!(
+            w[0].message
+                .contains("(193 MiB) is the kernel's reclaimable cache (41% of it)"),
+            "{}",
+            w[0].message
+        );
+        assert!(
+            w[1].message.contains("is mostly the kernel's"),
+            "{}",
+            w[1].message
+        );
+    }
 
     #[test]
     fn url_paths() {

@@ -51,10 +51,8 @@ pub fn document_with(report: &CompareReport, pivot: &[Block], key: &Key, width: 
         })
         .collect();
     blocks.push(Block::Text(format!(
-        "baseline {} · candidate{} {} · threshold ±{}% · {}% confidence",
-        names[0],
-        if names.len() > 2 { "s" } else { "" },
-        names[1..].join(", "),
+        "{} · threshold ±{}% · {}% confidence",
+        sides(&names, report),
         format::number(report.threshold_pct),
         format::number(report.confidence * 100.0)
     )));
@@ -68,6 +66,36 @@ pub fn document_with(report: &CompareReport, pivot: &[Block], key: &Key, width: 
     blocks.extend(warnings::section(warnings::items(&report.warnings)));
     blocks.extend(headline);
     Document { blocks }
+}
+
+/// What is compared with what: the files, or with one file its own variants (the file has no
+/// candidate beside it, so the candidates are named from its comparisons).
+fn sides(names: &[String], report: &CompareReport) -> String {
+    let plural = |n: usize| if n > 1 { "s" } else { "" };
+    if names.len() > 1 {
+        return format!(
+            "baseline {} · candidate{} {}",
+            names[0],
+            plural(names.len() - 1),
+            names[1..].join(", ")
+        );
+    }
+    let mut candidates: Vec<&str> = Vec::new();
+    for c in &report.comparisons {
+        if !candidates.contains(&c.candidate.as_str()) {
+            candidates.push(&c.candidate);
+        }
+    }
+    let baseline = report
+        .comparisons
+        .first()
+        .map_or("", |c| c.baseline.as_str());
+    format!(
+        "{}: its variants, baseline {baseline} · candidate{} {}",
+        names.first().map_or("", String::as_str),
+        plural(candidates.len()),
+        candidates.join(", ")
+    )
 }
 
 /// Where `rigor compare` writes its report besides the terminal.

@@ -40,6 +40,7 @@ coded_enum! {
         BusyMachine = "busy_machine",
         Cancelled = "cancelled",
         ClientSaturated = "client_saturated",
+        ClientStarved = "client_starved",
         ConflictingDeclarations = "conflicting_declarations",
         Contaminated = "contaminated",
         CpuPressure = "cpu_pressure",
@@ -102,6 +103,13 @@ impl WarningKind {
             ClientSaturated => {
                 "The load client used 90% or more of its cores: the figures may measure the \
                  client, not the application."
+            }
+            ClientStarved => {
+                "The load client (rigor's engine or the load tool) waited in a run queue for a \
+                 CPU at least as long as it ran, and for a fifth of the iteration or more \
+                 (/proc/PID/task/TID/schedstat): other processes took its CPU, it sent less \
+                 than it would have, and the figures may measure its starvation rather than \
+                 the application."
             }
             ConflictingDeclarations => {
                 "`rigor compare`: the saved results declare a measurement's direction differently, \
@@ -201,8 +209,8 @@ impl WarningKind {
             }
             PageCache => {
                 "cgroup memory exceeds the process tree's RSS by more than 25% and page cache \
-                 explains the gap: the cgroup total (as `docker stats` shows it) is mostly the \
-                 kernel's reclaimable cache."
+                 explains the gap: the cgroup total (as `docker stats` shows it) is in large part \
+                 the kernel's reclaimable cache (the message gives its share)."
             }
             PageCacheCarried => {
                 "The application's page cache differs materially between iterations of a row: \
@@ -271,6 +279,10 @@ impl WarningKind {
             ClientSaturated => {
                 "give the load more threads/cores (profile `load = { cpus = … }`, `threads`), \
                  or run it on another machine"
+            }
+            ClientStarved => {
+                "stop the other work on the load's CPUs, or pin the load to CPUs of its own \
+                 (profile `load = { cpus = … }`)"
             }
             ConflictingDeclarations => "settle it with --measure ID=higher or --measure ID=lower",
             Contaminated => {

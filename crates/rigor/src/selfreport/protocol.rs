@@ -100,7 +100,22 @@ fn figure(map: &Map<String, Value>) -> Result<Reported, String> {
     })
 }
 
-/// The `row` object: names to strings or numbers (a number is kept as written: `30`, `1.5`).
+/// A row number as its value reads: whole numbers without a fraction, others in the shortest
+/// form that reads back the same.
+fn number_text(n: &serde_json::Number) -> String {
+    match (n.as_i64(), n.as_u64(), n.as_f64()) {
+        (Some(i), _, _) => i.to_string(),
+        (_, Some(u), _) => u.to_string(),
+        (_, _, Some(f)) if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 => {
+            (f as i64).to_string()
+        }
+        (_, _, Some(f)) => f.to_string(),
+        _ => n.to_string(),
+    }
+}
+
+/// The `row` object: names to strings or numbers (a number by its value, so `30` and `30.0` are
+/// one row, `30`; `1.5` stays `1.5`).
 fn row(v: Option<&Value>) -> Result<BTreeMap<String, String>, String> {
     let map = match v {
         None | Some(Value::Null) => return Ok(BTreeMap::new()),
@@ -116,7 +131,7 @@ fn row(v: Option<&Value>) -> Result<BTreeMap<String, String>, String> {
     for (k, v) in map {
         let text = match v {
             Value::String(s) => s.clone(),
-            Value::Number(n) => n.to_string(),
+            Value::Number(n) => number_text(n),
             other => {
                 return Err(format!(
                     "`row.{k}` must be a string or a number, not {}",

@@ -91,6 +91,13 @@ fn protocol_line_with_everything() {
     // Minimal, indented, no space before the object; 1.5 as a row value stays 1.5.
     let r = one("  ##rigor{\"name\":\"t\",\"value\":-0.25,\"row\":{\"f\":1.5}}");
     assert_eq!((r.value, &r.row), (-0.25, &row("f", "1.5")));
+    // `30` and `30.0` are one row.
+    let a = one("##rigor {\"name\":\"t\",\"value\":1,\"row\":{\"clients\":30}}");
+    let b = one("##rigor {\"name\":\"t\",\"value\":1,\"row\":{\"clients\":30.0}}");
+    assert_eq!(
+        (&a.row, &b.row),
+        (&row("clients", "30"), &row("clients", "30"))
+    );
     assert!(r.declaration.is_empty());
     // Not protocol lines: ordinary output.
     assert!(read("##rigorous output\n#rigor {}\nsay ##rigor {\n", &[])

@@ -99,7 +99,7 @@ mod tests {
             uss_bytes: None,
             pss_bytes: None,
             threads,
-            nonvoluntary_ctxt_switches: 0,
+            nonvoluntary_ctxt_switches: BTreeMap::new(),
             pids: 1,
             cgroup_memory: None,
             cgroup_cache: None,

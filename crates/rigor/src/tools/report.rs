@@ -63,21 +63,50 @@ impl ToolReport {
 }
 
 impl ToolReport {
-    /// Why the figures cannot be a record of this run: the tool says its measured run lasted
-    /// longer than the process ran from spawn to exit (output replayed by a wrapper, a summary
-    /// of another run). None when they can be.
-    pub fn impossible_claim(&self) -> Option<String> {
-        let claimed = self.figures.measured_secs.filter(|s| s.is_finite())?;
+    /// Why the figures cannot be a record of this run, None when they can be: the tool says
+    /// its measured run lasted longer than the process ran from spawn to exit (output replayed
+    /// by a wrapper, a summary of another run); the process ended well before the `asked_secs`
+    /// run it was given (when known); or its own figures disagree (requests ÷ duration is not
+    /// the rate it printed).
+    pub fn impossible_claim(&self, asked_secs: Option<f64>) -> Option<String> {
+        let f = &self.figures;
+        let claimed = f.measured_secs.filter(|s| s.is_finite());
         // The tool's own clock runs inside the process's life; the slack covers clock ticks.
-        (claimed > self.wall_secs * 1.02 + 0.25).then(|| {
-            format!(
+        if let Some(claimed) = claimed.filter(|c| *c > self.wall_secs * 1.02 + 0.25) {
+            return Some(format!(
                 "{} says its run lasted {claimed:.2} s, but it ran {:.2} s from start to exit: \
                  its output is not a record of this run",
                 self.tool, self.wall_secs
+            ));
+        }
+        if let Some(asked) = asked_secs.filter(|a| self.wall_secs < a * 0.9 - 0.05) {
+            return Some(format!(
+                "{} ran {:.2} s from start to exit, short of the {asked:.2} s run it was given: \
+                 its output is not a record of a whole run",
+                self.tool, self.wall_secs
+            ));
+        }
+        let (n, secs, rps) = (f.requests?, claimed?, f.rps.filter(|r| r.is_finite())?);
+        // Printed durations are rounded (wrk: to 10 ms) and rates are computed over the tool's
+        // exact clock (bombardier's over each second): 10% and a rounding step of slack.
+        let fastest = match secs > ROUNDING_SECS {
+            true => n / (secs - ROUNDING_SECS),
+            false => f64::INFINITY,
+        };
+        let slowest = n / (secs + ROUNDING_SECS);
+        (rps > fastest * 1.1 + 0.01 || rps < slowest * 0.9 - 0.01).then(|| {
+            format!(
+                "{} says {n:.0} requests in {secs:.2} s ({:.2}/s) but a rate of {rps:.2}/s: its \
+                 figures disagree with each other, so none of them is recorded",
+                self.tool,
+                n / secs.max(ROUNDING_SECS)
             )
         })
     }
 }
+
+/// The rounding step of a printed duration (wrk prints `1.00s`).
+const ROUNDING_SECS: f64 = 0.005;
 
 /// The last `lines` lines of a tool's output, indented, for an error message: what it said
 /// before it failed.
@@ -125,13 +154,96 @@ mod tests {
             warmup: None,
         };
         let why = report(Some(2.11), 0.05)
-            .impossible_claim()
+            .impossible_claim(None)
             .expect("impossible");
         assert!(why.contains("2.11 s") && why.contains("0.05 s"), "{why}");
-        assert_eq!(report(Some(2.01), 2.04).impossible_claim(), None);
-        assert_eq!(report(Some(2.01), 1.99).impossible_claim(), None, "a tick");
-        assert_eq!(report(None, 0.05).impossible_claim(), None);
-        assert_eq!(report(Some(f64::NAN), 0.05).impossible_claim(), None);
+        assert_eq!(report(Some(2.01), 2.04).impossible_claim(None), None);
+        assert_eq!(
+            report(Some(2.01), 1.99).impossible_claim(None),
+            None,
+            "a tick"
+        );
+        assert_eq!(report(None, 0.05).impossible_claim(None), None);
+        assert_eq!(report(Some(f64::NAN), 0.05).impossible_claim(None), None);
+        // Stopped 0.1 s into a 1 s run, whatever it printed.
+        let why = report(Some(0.0), 0.1)
+            .impossible_claim(Some(1.0))
+            .expect("cut short");
+        assert!(
+            why.contains("ran 0.10 s") && why.contains("1.00 s run"),
+            "{why}"
+        );
+        assert_eq!(report(Some(1.0), 1.02).impossible_claim(Some(1.0)), None);
+    }
+
+    #[test]
+    fn requests_duration_and_rate_must_agree() {
+        let report = |output: &str| ToolReport {
+            tool: "wrk".into(),
+            version: None,
+            command: vec![],
+            output: output.into(),
+            stderr: String::new(),
+            exit: "exit status: 0".into(),
+            wall_secs: 1.05,
+            cpu_secs: None,
+            cores: 1,
+            figures: crate::tools::Tool::Wrk.parse(output).unwrap(),
+            aborted_at_deadline: None,
+            warmup: None,
+        };
+        let fake = "Running 1s test @ http://127.0.0.1:1/\n  1 threads and 1 connections\n\
+                    \x20 1000 requests in 1.00s, 120.00KB read\nRequests/sec: 999999.00\n\
+                    Transfer/sec:    120.00KB\n";
+        let why = report(fake).impossible_claim(Some(1.0)).expect("disagree");
+        assert!(
+            why.contains("1000 requests in 1.00 s (1000.00/s) but a rate of 999999.00/s"),
+            "{why}"
+        );
+        let honest = fake.replace("999999.00", "998.31");
+        assert_eq!(report(&honest).impossible_claim(Some(1.0)), None);
+    }
+
+    #[test]
+    fn every_recorded_tool_output_agrees_with_itself() {
+        use crate::tools::Tool;
+        let fixtures = [
+            (Tool::Wrk, include_str!("fixtures/wrk_latency.txt")),
+            (Tool::Wrk, include_str!("fixtures/wrk_plain.txt")),
+            (Tool::Wrk, include_str!("fixtures/wrk_non2xx.txt")),
+            (Tool::Wrk, include_str!("fixtures/wrk_timeout.txt")),
+            (Tool::Wrk2, include_str!("fixtures/wrk2_latency.txt")),
+            (
+                Tool::Bombardier,
+                include_str!("fixtures/bombardier_v125_latency.json"),
+            ),
+            (
+                Tool::Bombardier,
+                include_str!("fixtures/bombardier_v125_non2xx.json"),
+            ),
+            (Tool::H2load, include_str!("fixtures/h2load_h1.txt")),
+            (Tool::H2load, include_str!("fixtures/h2load_non2xx.txt")),
+            (Tool::Oha, include_str!("fixtures/oha_plain.json")),
+            (Tool::Oha, include_str!("fixtures/oha_non2xx.json")),
+        ];
+        for (tool, output) in fixtures {
+            let figures = tool.parse(output).unwrap();
+            let r = ToolReport {
+                tool: tool.name().into(),
+                version: None,
+                command: vec![],
+                output: output.into(),
+                stderr: String::new(),
+                exit: "exit status: 0".into(),
+                wall_secs: 1e6,
+                cpu_secs: None,
+                cores: 1,
+                figures,
+                aborted_at_deadline: None,
+                warmup: None,
+            };
+            assert_eq!(r.impossible_claim(None), None, "{output}");
+        }
     }
 
     #[test]
