@@ -28,6 +28,7 @@ mod readings;
 mod reaper;
 mod redact;
 mod row_figures;
+mod run_folder;
 mod runner;
 mod same_artifact;
 mod schedule;

@@ -107,13 +107,13 @@ fn check_gated(plan: &RunPlan, options: &RunOptions) -> Result<(), Failure> {
 /// The run folder (made now) and every result file's path, proven writable.
 fn outputs(options: &RunOptions) -> Result<(Outputs, PathBuf), Failure> {
     let paths = &options.outputs;
-    let run_dir = paths.out_dir.join(crate::clock::now_compact());
-    if let Err(e) = std::fs::create_dir_all(&run_dir) {
-        return Err(Failure::usage(format!(
+    let stem = crate::clock::now_compact();
+    let run_dir = super::run_folder::create(&paths.out_dir, &stem).map_err(|e| {
+        Failure::usage(format!(
             "cannot create {}: {e}",
-            run_dir.display()
-        )));
-    }
+            paths.out_dir.join(&stem).display()
+        ))
+    })?;
     let run_dir = std::fs::canonicalize(&run_dir).unwrap_or(run_dir);
     let outputs = Outputs {
         json: paths
