@@ -419,3 +419,62 @@ fn a_run_never_writes_into_another_runs_folder() {
     assert_eq!(json["status"], "complete", "{json}");
     assert!(t.contains(&name), "the folder rigor used is named: {t}");
 }
+
+#[test]
+#[ignore = "needs root"]
+fn a_full_disk_says_what_was_not_written_and_fails_the_run() {
+    // Root mounts a small filesystem for the results and fills it: the logs (a few hundred
+    // bytes) still fit, the result (some KiB) does not.
+    require_root();
+    let port = free_port();
+    let dir = temp_dir("full-disk");
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(mounted.success());
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(out.clone());
+    std::fs::write(out.join("filler"), vec![0u8; 60 << 10]).unwrap();
+    std::fs::write(dir.join("rigor.toml"), config(port, "", "/plaintext", "")).unwrap();
+    let o = rigor(
+        &dir,
+        &["run", "--out-dir", "out", "--keep-noisy", "-i", "1"],
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(t.contains("No space left on device"), "{t}");
+    assert!(t.contains("results: NOT all written"), "{t}");
+    let run_dir = std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.is_dir())
+        .expect("the run folder");
+    let names: Vec<String> = std::fs::read_dir(&run_dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .collect();
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.ends_with(".rigor-tmp") || n == "result.json"),
+        "{names:?}"
+    );
+    assert!(
+        t.contains(&format!(
+            "cannot write {}",
+            run_dir.join("result.json").display()
+        )),
+        "{t}"
+    );
+}

@@ -68,7 +68,8 @@ pub fn publish(report: &CompareReport, pivot: &[Block], to: &Outputs) -> anyhow:
         html,
     } = *to;
     let doc = document_with(report, pivot);
-    crate::console::out(&super::terminal::render_document(
+    // The files are written even when the terminal's copy is lost; the loss is the error.
+    let shown = crate::console::report(&super::terminal::render_document(
         &doc,
         super::terminal::use_color(),
     ));
@@ -92,5 +93,5 @@ pub fn publish(report: &CompareReport, pivot: &[Block], to: &Outputs) -> anyhow:
     if let Some(problem) = super::step_summary::append(&text) {
         crate::console::err(&problem);
     }
-    Ok(())
+    shown.map_err(anyhow::Error::msg)
 }
