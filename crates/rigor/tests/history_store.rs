@@ -452,3 +452,67 @@ fn a_read_only_store_is_an_error_naming_it() {
     );
     assert_eq!(sqlite_runs(&db).len(), 1);
 }
+
+#[test]
+fn a_database_that_is_not_rigors_is_refused_and_left_as_it_was() {
+    let dir = temp_dir("history-foreign");
+    let store = dir.join("app.db");
+    {
+        let c = rusqlite::Connection::open(&store).unwrap();
+        c.execute_batch(
+            "CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT);
+             INSERT INTO customers (name) VALUES ('Ada');",
+        )
+        .unwrap();
+    }
+    let before = std::fs::read(&store).unwrap();
+    let files = write_series(&dir, "s", 1, 1, 0.0, 7);
+    let s = store.to_str().unwrap();
+    let out = rigor(
+        &dir,
+        &[
+            "history",
+            "import",
+            files[0].to_str().unwrap(),
+            "--store",
+            s,
+        ],
+    );
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains(&format!("{s} is not a rigor history store")),
+        "{t}"
+    );
+    assert!(t.contains("customers"), "{t}");
+    refused_store(&dir, s, "is not a rigor history store");
+    let out = rigor(&dir, &["history", "--store", s]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(
+        std::fs::read(&store).unwrap(),
+        before,
+        "the user's database changed"
+    );
+    assert!(!dir.join("app.db-wal").exists());
+    // An empty file is a new store: taken, and marked as rigor's.
+    let empty = dir.join("empty.db");
+    std::fs::write(&empty, "").unwrap();
+    let e = empty.to_str().unwrap();
+    let out = rigor(
+        &dir,
+        &[
+            "history",
+            "import",
+            files[0].to_str().unwrap(),
+            "--store",
+            e,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let c = rusqlite::Connection::open(&empty).unwrap();
+    let id: i32 = c
+        .query_row("PRAGMA application_id", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(id, 0x7269_6772);
+    assert_eq!(sqlite_runs(&empty).len(), 1);
+}

@@ -5,6 +5,7 @@
 
 pub mod changes;
 pub mod import;
+mod owner;
 pub mod postgres;
 pub mod record;
 pub mod schema;

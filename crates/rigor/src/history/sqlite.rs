@@ -47,6 +47,12 @@ impl SqliteStore {
         let conn = Connection::open_with_flags(path, flags).map_err(|e| format!("{name}: {e}"))?;
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| format!("{name}: {e}"))?;
+        // Before anything is written (the journal mode too): a database that is not rigor's is
+        // left exactly as it was.
+        let owner = super::owner::check(&conn, &name)?;
+        if owner != super::owner::Owner::Rigor && (create || owner == super::owner::Owner::Empty) {
+            super::owner::stamp(&conn, &name)?;
+        }
         // The mode is a property of the file: set once, it stays. The pragma answers with the
         // mode, so it is a query.
         let mode: String = conn
@@ -71,6 +77,11 @@ impl SqliteStore {
             store
                 .write(|tx| super::schema::migrate(tx, &name))
                 .map_err(|e| named(&name, e))?;
+        }
+        // Marked as rigor's once it is rigor's schema (a store rigor is only reading stays
+        // untouched until it is next written).
+        if owner != super::owner::Owner::Rigor && (create || owner == super::owner::Owner::Empty) {
+            super::owner::stamp(&store.conn, &name)?;
         }
         Ok(store)
     }
