@@ -147,6 +147,9 @@ fn shares(spec: &LoadSpec, threads: usize) -> Vec<Share> {
         .collect()
 }
 
+/// What each worker measured (and whether it ran on io_uring), with the t0 they started at.
+type Workers = (Vec<std::io::Result<(ThreadStats, bool)>>, Option<Instant>);
+
 /// Runs one thread per share, all starting at one t0 (the last to arrive at the barrier sets
 /// it), and collects what each measured, with that t0. Every thread is started before any
 /// begins: a thread that cannot be started (a process or memory limit) lets those already
@@ -156,7 +159,7 @@ fn run_workers(
     shares: &[Share],
     live: &Live,
     cancel: &AtomicBool,
-) -> Result<(Vec<std::io::Result<(ThreadStats, bool)>>, Option<Instant>), LoadError> {
+) -> Result<Workers, LoadError> {
     let barrier = Barrier::new(shares.len());
     let t0 = OnceLock::new();
     let sync = || {

@@ -12,6 +12,21 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+/// How a transport's command learns of the user's interrupt and hands its process group to
+/// whoever kills groups on a second signal or rigor's death (this module knows neither).
+pub struct Hooks {
+    pub interrupted: fn() -> bool,
+    pub register_group: fn(i32),
+    pub unregister_group: fn(i32),
+}
+
+static HOOKS: std::sync::OnceLock<Hooks> = std::sync::OnceLock::new();
+
+/// Sets the [`Hooks`] once, when rigor's signal handling is installed.
+pub fn set_hooks(hooks: Hooks) {
+    let _ = HOOKS.set(hooks);
+}
+
 /// How long, after the transport exited, its output is awaited from a process it left behind
 /// with its pipes open.
 const LEFT_OPEN: Duration = Duration::from_secs(2);
@@ -148,9 +163,14 @@ impl HostSpec {
         let mut child = c.spawn().map_err(|e| self.spawn_error(&e))?;
         let pgid = child.id() as i32;
         // A second signal kills it with the applications; rigor's death kills it too.
-        crate::interrupt::register_group(pgid);
+        let hooks = HOOKS.get();
+        if let Some(h) = hooks {
+            (h.register_group)(pgid);
+        }
         let outcome = self.finish(&mut child, input, what, limit);
-        crate::interrupt::unregister_group(pgid);
+        if let Some(h) = hooks {
+            (h.unregister_group)(pgid);
+        }
         outcome
     }
 
@@ -182,7 +202,7 @@ impl HostSpec {
                 Ok(None) => {}
                 Err(e) => return Err(format!("{}: waiting for the transport: {e}", self.label())),
             }
-            let why = if crate::interrupt::interrupted() {
+            let why = if HOOKS.get().is_some_and(|h| (h.interrupted)()) {
                 Some("interrupted".to_string())
             } else if Instant::now() >= deadline {
                 Some(format!(
