@@ -516,3 +516,46 @@ fn a_database_that_is_not_rigors_is_refused_and_left_as_it_was() {
     assert_eq!(id, 0x7269_6772);
     assert_eq!(sqlite_runs(&empty).len(), 1);
 }
+
+#[test]
+fn an_import_is_checked_as_strictly_as_rigors_own_results() {
+    let dir = temp_dir("history-import-strict");
+    let db = dir.join("h.db");
+    let s = db.to_str().unwrap();
+    let good = crafted("s", &hour(1), "abc", [100.0, 101.0, 102.0]);
+    let mut bad_time = crafted("s", "not a time", "abc", [1.0, 2.0, 3.0]);
+    bad_time["finished_at"] = serde_json::json!(hour(2));
+    let mut bad_status = crafted("s", &hour(3), "abc", [1.0, 2.0, 3.0]);
+    bad_status["status"] = serde_json::json!("splendid");
+    let mut bad_excluded = crafted("s", &hour(4), "abc", [1.0, 2.0, 3.0]);
+    bad_excluded["rows"][0]["iterations"][1]["excluded"] = serde_json::json!("because");
+    let mut args = vec!["history".to_string(), "import".into()];
+    for (name, doc) in [
+        ("good", &good),
+        ("time", &bad_time),
+        ("status", &bad_status),
+        ("excluded", &bad_excluded),
+    ] {
+        let path = dir.join(format!("{name}.json"));
+        std::fs::write(&path, doc.to_string()).unwrap();
+        args.push(path.display().to_string());
+    }
+    args.extend(["--store".into(), s.into()]);
+    let out = rigor(&dir, &args.iter().map(String::as_str).collect::<Vec<_>>());
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains("time.json: `started_at`: `not a time` is not a date"),
+        "{t}"
+    );
+    assert!(t.contains("status.json: `status` is \"splendid\""), "{t}");
+    assert!(
+        t.contains("excluded.json: `rows[0].iterations[1].excluded` is \"because\""),
+        "{t}"
+    );
+    assert!(t.contains("3 of 4 files could not be imported"), "{t}");
+    // Only the good run is stored, so it is the latest.
+    let runs = sqlite_runs(&db);
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0].1, hour(1));
+}

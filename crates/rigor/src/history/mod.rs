@@ -4,6 +4,7 @@
 //! flattened into rows by [`record`] and read back into series by [`series`].
 
 pub mod changes;
+mod checked;
 pub mod import;
 mod owner;
 pub mod postgres;
