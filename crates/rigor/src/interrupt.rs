@@ -183,6 +183,11 @@ pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 
+/// How many signals have arrived so far: a wait that began after some can tell a new one.
+pub fn signals() -> usize {
+    SIGNALS.load(Ordering::SeqCst)
+}
+
 /// Whether a second signal asked to stop at once (grace periods are cut short).
 pub fn hurry() -> bool {
     HURRY.load(Ordering::SeqCst)
