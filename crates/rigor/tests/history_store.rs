@@ -559,3 +559,56 @@ fn an_import_is_checked_as_strictly_as_rigors_own_results() {
     assert_eq!(runs.len(), 1, "{runs:?}");
     assert_eq!(runs[0].1, hour(1));
 }
+
+#[test]
+#[ignore = "needs root"]
+fn a_store_on_a_read_only_filesystem_says_so() {
+    require_root();
+    let dir = temp_dir("history-ro-mount");
+    let mnt = dir.join("mnt");
+    std::fs::create_dir_all(&mnt).unwrap();
+    let mount = |args: &[&str]| {
+        let ok = std::process::Command::new("mount")
+            .args(args)
+            .arg(&mnt)
+            .status()
+            .unwrap();
+        assert!(ok.success(), "mount {args:?}");
+    };
+    mount(&["-t", "tmpfs", "-o", "size=4m", "tmpfs"]);
+    struct Unmount(std::path::PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(mnt.clone());
+    let files = write_series(&dir, "s", 1, 1, 0.0, 9);
+    let db = mnt.join("h.db");
+    let s = db.to_str().unwrap();
+    let import = |store: &str| {
+        rigor(
+            &dir,
+            &[
+                "history",
+                "import",
+                files[0].to_str().unwrap(),
+                "--store",
+                store,
+            ],
+        )
+    };
+    assert_eq!(import(s).status.code(), Some(0));
+    mount(&["-o", "remount,ro"]);
+    let fresh = mnt.join("new.db");
+    for out in [
+        import(s),
+        rigor(&dir, &["history", "--store", s]),
+        import(fresh.to_str().unwrap()),
+    ] {
+        let t = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{t}");
+        assert!(t.contains("is on a read-only filesystem"), "{t}");
+        assert!(!t.contains("unable to open database file"), "{t}");
+    }
+}

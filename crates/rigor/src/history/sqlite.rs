@@ -26,6 +26,7 @@ impl SqliteStore {
         if path.is_dir() {
             return Err(format!("{name} is a directory, not a database file"));
         }
+        read_only_filesystem(path, &name)?;
         // SQLite would open a file it may not write read-only and fail later with a vaguer
         // message when the run is written.
         if create && path.exists() {
@@ -115,6 +116,31 @@ impl SqliteStore {
         let mut lite = LiteTx { tx };
         work(&mut lite)
     }
+}
+
+/// A store on a read-only filesystem can be neither written nor, in write-ahead-log mode (which
+/// needs its `-shm` file beside it), read: said as such rather than as SQLite's "unable to open
+/// database file".
+fn read_only_filesystem(path: &Path, name: &str) -> Result<(), String> {
+    let at = if path.exists() {
+        path
+    } else {
+        match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            Some(p) if p.exists() => p,
+            Some(_) => return Ok(()),
+            None => Path::new("."),
+        }
+    };
+    let ro = nix::sys::statvfs::statvfs(at)
+        .is_ok_and(|s| s.flags().contains(nix::sys::statvfs::FsFlags::ST_RDONLY));
+    if ro {
+        return Err(format!(
+            "{name} is on a read-only filesystem: rigor can neither store runs there nor read \
+             the store (SQLite's write-ahead log needs its -shm file beside it); copy it to a \
+             writable place, or give --store another file"
+        ));
+    }
+    Ok(())
 }
 
 /// `e` with the store's name in front, unless it already says it.
