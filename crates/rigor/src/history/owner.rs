@@ -112,12 +112,12 @@ mod tests {
         let stamped = db(old);
         stamp(&stamped, "s.db").unwrap();
         assert_eq!(check(&stamped, "s.db"), Ok(Owner::Rigor));
-        let e = check(&db("CREATE TABLE customers (id INTEGER);"), "app.db").unwrap_err();
+        let e = check(&db("CREATE TABLE customers (id INTEGER);"), "theirs.db").unwrap_err();
         assert!(
-            e.contains("app.db is not a rigor history store") && e.contains("customers"),
+            e.contains("theirs.db is not a rigor history store") && e.contains("customers"),
             "{e}"
         );
-        let e = check(&db("PRAGMA application_id = 42;"), "app.db").unwrap_err();
+        let e = check(&db("PRAGMA application_id = 42;"), "theirs.db").unwrap_err();
         assert!(e.contains("application_id is 0x2a"), "{e}");
         let e = check(&db("CREATE TABLE runs (id INTEGER);"), "s.db").unwrap_err();
         assert!(e.contains("not their schema_version table"), "{e}");
