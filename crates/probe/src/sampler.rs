@@ -56,8 +56,13 @@ pub struct Samples {
 }
 
 impl Sampler {
-    /// Samples `root`'s tree every `interval`, normalising CPU by the online CPUs.
-    pub fn start(root: i32, cgroup: Option<Cgroup>, interval: Duration) -> Sampler {
+    /// Samples `root`'s tree every `interval`, normalising CPU by the online CPUs. Fails when
+    /// its thread cannot be started (a process or memory limit).
+    pub fn start(
+        root: i32,
+        cgroup: Option<Cgroup>,
+        interval: Duration,
+    ) -> std::io::Result<Sampler> {
         Self::start_with(root, cgroup, interval, online_cpus())
     }
 
@@ -68,7 +73,7 @@ impl Sampler {
         cgroup: Option<Cgroup>,
         interval: Duration,
         cpus_for_normalising: usize,
-    ) -> Sampler {
+    ) -> std::io::Result<Sampler> {
         let (tx, rx) = channel::<Msg>();
         let interval = interval.max(Duration::from_millis(1));
         let handle = std::thread::Builder::new()
@@ -115,12 +120,11 @@ impl Sampler {
                     }
                 }
                 out
-            })
-            .expect("spawn sampler thread");
-        Sampler {
+            })?;
+        Ok(Sampler {
             tx,
             handle: Some(handle),
-        }
+        })
     }
 
     /// Records a phase boundary and returns once the sampler has taken the sample that

@@ -112,7 +112,7 @@ fn add_pid_moves_a_running_process_and_cpu_is_accounted() {
         (Some(a), Some(b)) => assert!(b > a, "cgroup cpu usage should grow: {a} -> {b}"),
         _ => skip("needs a cgroup CPU counter"),
     }
-    let sampler = Sampler::start(p.pid(), Some(cg.clone()), Duration::from_millis(100));
+    let sampler = Sampler::start(p.pid(), Some(cg.clone()), Duration::from_millis(100)).unwrap();
     std::thread::sleep(Duration::from_millis(500));
     let f = sampler.stop().figures();
     assert!(f.cgroup_memory_max_mib.unwrap() > 0.0);
@@ -204,8 +204,8 @@ fn the_cgroup_counter_counts_orphans_the_tree_cannot_see() {
     unsafe { cmd.pre_exec(move || joiner.join_self()) };
     let mut p = spawn(&mut cmd);
     let pid = p.pid();
-    let with_cgroup = Sampler::start(pid, Some(cg.clone()), Duration::from_millis(250));
-    let tree_only = Sampler::start(pid, None, Duration::from_millis(250));
+    let with_cgroup = Sampler::start(pid, Some(cg.clone()), Duration::from_millis(250)).unwrap();
+    let tree_only = Sampler::start(pid, None, Duration::from_millis(250)).unwrap();
     with_cgroup.mark(Mark::WindowStart);
     tree_only.mark(Mark::WindowStart);
     let before = tree_cpu_secs_from_stat(pid);

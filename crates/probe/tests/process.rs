@@ -77,7 +77,7 @@ fn busy_loop_reads_about_one_core() {
         (c.trim().starts_with("python") && descendants(pid).len() == 1).then_some(())
     })
     .expect("python running alone");
-    let sampler = Sampler::start(pid, None, Duration::from_millis(250));
+    let sampler = Sampler::start(pid, None, Duration::from_millis(250)).unwrap();
     std::thread::sleep(Duration::from_millis(600));
     sampler.mark(Mark::WindowStart);
     let (t0, ns0) = (Instant::now(), schedstat_ns(pid));
@@ -139,7 +139,7 @@ fn pinned_app_normalises_to_its_cpus() {
     })
     .unwrap();
     assert_eq!(allowed_cpus(pid), Some(1));
-    let sampler = Sampler::start_with(pid, None, Duration::from_millis(200), 1);
+    let sampler = Sampler::start_with(pid, None, Duration::from_millis(200), 1).unwrap();
     let (t0, ns0) = (Instant::now(), schedstat_ns(pid));
     std::thread::sleep(Duration::from_millis(1500));
     let samples = sampler.stop();
@@ -164,7 +164,7 @@ fn pinned_app_normalises_to_its_cpus() {
 #[test]
 fn sampler_survives_the_app_exiting() {
     let p = sh("sleep 0.4");
-    let sampler = Sampler::start(p.pid(), None, Duration::from_millis(50));
+    let sampler = Sampler::start(p.pid(), None, Duration::from_millis(50)).unwrap();
     sampler.mark(Mark::WindowStart);
     std::thread::sleep(Duration::from_millis(900));
     sampler.mark(Mark::WindowEnd);
@@ -215,7 +215,7 @@ fn window_end_reading_is_taken_before_mark_returns() {
         (d.len() == 3).then_some(d)
     })
     .expect("root and two sleeps");
-    let sampler = Sampler::start(root, None, Duration::from_millis(100));
+    let sampler = Sampler::start(root, None, Duration::from_millis(100)).unwrap();
     sampler.mark(Mark::WindowStart);
     std::thread::sleep(Duration::from_millis(300));
     sampler.mark(Mark::WindowEnd);

@@ -51,6 +51,11 @@ extern "C" fn on_signal(sig: c_int) {
 
 /// Installs the handlers (SIGINT, SIGTERM, SIGHUP) and their watcher thread once.
 pub fn install() {
+    crate::agent::transport::set_hooks(crate::agent::transport::Hooks {
+        interrupted,
+        register_group,
+        unregister_group,
+    });
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         let Ok((read_end, write_end)) = nix::unistd::pipe2(OFlag::O_CLOEXEC) else {
@@ -176,6 +181,11 @@ pub fn flag() -> &'static AtomicBool {
 /// Whether the user asked to stop.
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// How many signals have arrived so far: a wait that began after some can tell a new one.
+pub fn signals() -> usize {
+    SIGNALS.load(Ordering::SeqCst)
 }
 
 /// Whether a second signal asked to stop at once (grace periods are cut short).

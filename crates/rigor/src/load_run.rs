@@ -50,11 +50,17 @@ fn drive(spec: &LoadSpec) -> Result<Option<LoadReport>, Failure> {
     crate::interrupt::install();
     let live = Live::default();
     let outcome = std::thread::scope(|scope| {
-        let engine = scope.spawn(|| rigor_load::run(spec, &live, crate::interrupt::flag()));
+        let engine = std::thread::Builder::new()
+            .name("rigor-engine".into())
+            .spawn_scoped(scope, || {
+                rigor_load::run(spec, &live, crate::interrupt::flag())
+            })
+            .map_err(|e| anyhow::anyhow!("cannot start the load's thread: {e}"))?;
         show_progress(&live, spec, || engine.is_finished());
-        engine.join()
-    })
-    .map_err(|_| anyhow::anyhow!("the load engine panicked"))?;
+        engine
+            .join()
+            .map_err(|_| anyhow::anyhow!("the load engine panicked"))
+    })?;
     match outcome {
         Ok(report) => Ok(Some(report)),
         Err(rigor_load::LoadError::Interrupted) => Ok(None),

@@ -870,3 +870,29 @@ fn a_negative_rate_is_refused_and_the_median_of_huge_values_stays_finite() {
         .unwrap_or_else(|| panic!("{json}"));
     assert_eq!(c["baseline_median"].as_f64(), Some(f64::MAX), "{c}");
 }
+
+#[test]
+fn a_report_lost_to_a_full_disk_is_an_error_and_the_json_is_still_written() {
+    let (_dir, a, b, out) = two_results(
+        "full",
+        &result_json(100_000.0, 10, "6.8.0"),
+        &result_json(100_100.0, 10, "6.8.0"),
+    );
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let o = compare(&[&a, &b], &["--json", out.to_str().unwrap()])
+        .stdout(full)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("not written to standard output") && stderr.contains("No space left"),
+        "{stderr}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(json["schema"], "rigor.compare.v1");
+}

@@ -207,3 +207,56 @@ fn history_reads_the_change_point_back_from_postgres() {
     assert!((28..=32).contains(&index), "{cps:?}");
     assert_eq!(t.matches("change at run").count(), 1, "{t}");
 }
+
+#[test]
+fn a_lock_held_by_another_session_ends_in_an_error_and_ctrl_c_ends_it_sooner() {
+    let Some(db) = PgDb::create("locked") else {
+        return;
+    };
+    let dir = temp_dir("history-pg-locked");
+    let files = write_series(&dir, "s", 2, 2, 0.0, 3);
+    let import = |file: &Path| {
+        rigor(
+            &dir,
+            &[
+                "history",
+                "import",
+                file.to_str().unwrap(),
+                "--store",
+                &db.url,
+            ],
+        )
+    };
+    let out = import(&files[0]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // Another session takes the runs table and keeps it.
+    let mut other = db.client();
+    let mut tx = other.transaction().unwrap();
+    tx.batch_execute("LOCK TABLE runs IN ACCESS EXCLUSIVE MODE")
+        .unwrap();
+    let out = import(&files[1]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(t.contains("lock timeout"), "{t}");
+    // A run waiting to be stored gives way to Ctrl-C: the statement is cancelled, the result
+    // file is kept.
+    std::fs::write(dir.join("rigor.toml"), config(free_port(), "", "/json", "")).unwrap();
+    let mut child = marks::spawn_rigor(&dir, &[RUN, &["-i", "1", "--store", &db.url]].concat());
+    marks::wait_for(
+        "the final result",
+        std::time::Duration::from_secs(120),
+        || try_result(&dir).is_some_and(|r| r["status"] == "complete"),
+    );
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    );
+    let status = marks::wait_exit(&mut child, std::time::Duration::from_secs(60));
+    let t = std::fs::read_to_string(dir.join("stderr.txt")).unwrap();
+    assert_eq!(status.code(), Some(1), "{t}");
+    assert!(t.contains("cannot store the run in the history"), "{t}");
+    assert!(t.contains("user request"), "{t}");
+    tx.rollback().unwrap();
+    assert_eq!(db.runs().len(), 1);
+}

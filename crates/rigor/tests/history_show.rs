@@ -240,3 +240,30 @@ fn the_store_flag_wins_over_the_environment() {
     assert_eq!(sqlite_runs(&dir.join("flag.db")).len(), 1);
     assert!(!dir.join(".rigor").exists());
 }
+
+#[test]
+fn a_history_lost_to_a_full_disk_is_an_error() {
+    let dir = temp_dir("history-full");
+    let (db, _) = store_with_series(&dir);
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = rigor_command(&dir, &["history", "--store", db.to_str().unwrap()])
+        .stdout(full)
+        .output()
+        .unwrap();
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains("not written to standard output") && t.contains("No space left"),
+        "{t}"
+    );
+    // A reader that stops early (`| head`) is not an error.
+    let mut child = rigor_command(&dir, &["history", "--store", db.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}

@@ -452,3 +452,163 @@ fn a_read_only_store_is_an_error_naming_it() {
     );
     assert_eq!(sqlite_runs(&db).len(), 1);
 }
+
+#[test]
+fn a_database_that_is_not_rigors_is_refused_and_left_as_it_was() {
+    let dir = temp_dir("history-foreign");
+    let store = dir.join("app.db");
+    {
+        let c = rusqlite::Connection::open(&store).unwrap();
+        c.execute_batch(
+            "CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT);
+             INSERT INTO customers (name) VALUES ('Ada');",
+        )
+        .unwrap();
+    }
+    let before = std::fs::read(&store).unwrap();
+    let files = write_series(&dir, "s", 1, 1, 0.0, 7);
+    let s = store.to_str().unwrap();
+    let out = rigor(
+        &dir,
+        &[
+            "history",
+            "import",
+            files[0].to_str().unwrap(),
+            "--store",
+            s,
+        ],
+    );
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains(&format!("{s} is not a rigor history store")),
+        "{t}"
+    );
+    assert!(t.contains("customers"), "{t}");
+    refused_store(&dir, s, "is not a rigor history store");
+    let out = rigor(&dir, &["history", "--store", s]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(
+        std::fs::read(&store).unwrap(),
+        before,
+        "the user's database changed"
+    );
+    assert!(!dir.join("app.db-wal").exists());
+    // An empty file is a new store: taken, and marked as rigor's.
+    let empty = dir.join("empty.db");
+    std::fs::write(&empty, "").unwrap();
+    let e = empty.to_str().unwrap();
+    let out = rigor(
+        &dir,
+        &[
+            "history",
+            "import",
+            files[0].to_str().unwrap(),
+            "--store",
+            e,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let c = rusqlite::Connection::open(&empty).unwrap();
+    let id: i32 = c
+        .query_row("PRAGMA application_id", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(id, 0x7269_6772);
+    assert_eq!(sqlite_runs(&empty).len(), 1);
+}
+
+#[test]
+fn an_import_is_checked_as_strictly_as_rigors_own_results() {
+    let dir = temp_dir("history-import-strict");
+    let db = dir.join("h.db");
+    let s = db.to_str().unwrap();
+    let good = crafted("s", &hour(1), "abc", [100.0, 101.0, 102.0]);
+    let mut bad_time = crafted("s", "not a time", "abc", [1.0, 2.0, 3.0]);
+    bad_time["finished_at"] = serde_json::json!(hour(2));
+    let mut bad_status = crafted("s", &hour(3), "abc", [1.0, 2.0, 3.0]);
+    bad_status["status"] = serde_json::json!("splendid");
+    let mut bad_excluded = crafted("s", &hour(4), "abc", [1.0, 2.0, 3.0]);
+    bad_excluded["rows"][0]["iterations"][1]["excluded"] = serde_json::json!("because");
+    let mut args = vec!["history".to_string(), "import".into()];
+    for (name, doc) in [
+        ("good", &good),
+        ("time", &bad_time),
+        ("status", &bad_status),
+        ("excluded", &bad_excluded),
+    ] {
+        let path = dir.join(format!("{name}.json"));
+        std::fs::write(&path, doc.to_string()).unwrap();
+        args.push(path.display().to_string());
+    }
+    args.extend(["--store".into(), s.into()]);
+    let out = rigor(&dir, &args.iter().map(String::as_str).collect::<Vec<_>>());
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains("time.json: `started_at`: `not a time` is not a date"),
+        "{t}"
+    );
+    assert!(t.contains("status.json: `status` is \"splendid\""), "{t}");
+    assert!(
+        t.contains("excluded.json: `rows[0].iterations[1].excluded` is \"because\""),
+        "{t}"
+    );
+    assert!(t.contains("3 of 4 files could not be imported"), "{t}");
+    // Only the good run is stored, so it is the latest.
+    let runs = sqlite_runs(&db);
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0].1, hour(1));
+}
+
+#[test]
+#[ignore = "needs root"]
+fn a_store_on_a_read_only_filesystem_says_so() {
+    require_root();
+    let dir = temp_dir("history-ro-mount");
+    let mnt = dir.join("mnt");
+    std::fs::create_dir_all(&mnt).unwrap();
+    let mount = |args: &[&str]| {
+        let ok = std::process::Command::new("mount")
+            .args(args)
+            .arg(&mnt)
+            .status()
+            .unwrap();
+        assert!(ok.success(), "mount {args:?}");
+    };
+    mount(&["-t", "tmpfs", "-o", "size=4m", "tmpfs"]);
+    struct Unmount(std::path::PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(mnt.clone());
+    let files = write_series(&dir, "s", 1, 1, 0.0, 9);
+    let db = mnt.join("h.db");
+    let s = db.to_str().unwrap();
+    let import = |store: &str| {
+        rigor(
+            &dir,
+            &[
+                "history",
+                "import",
+                files[0].to_str().unwrap(),
+                "--store",
+                store,
+            ],
+        )
+    };
+    assert_eq!(import(s).status.code(), Some(0));
+    mount(&["-o", "remount,ro"]);
+    let fresh = mnt.join("new.db");
+    for out in [
+        import(s),
+        rigor(&dir, &["history", "--store", s]),
+        import(fresh.to_str().unwrap()),
+    ] {
+        let t = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{t}");
+        assert!(t.contains("is on a read-only filesystem"), "{t}");
+        assert!(!t.contains("unable to open database file"), "{t}");
+    }
+}

@@ -572,3 +572,32 @@ fn a_load_url_this_machine_serves_itself_is_named_not_measured_silently() {
     nothing_left(&lab, &["g1"]);
     forget_sources(&marker);
 }
+
+#[test]
+fn a_transport_that_never_answers_is_stopped_by_the_first_interrupt() {
+    let dir = temp_dir("hosts-app-mute");
+    let src = sources(&dir, "marker");
+    let port = free_port();
+    // A transport that takes the command and never runs it, never answers, never exits.
+    let marker = format!("sleep 302.{}", std::process::id());
+    let toml = env_config(&dir, &src, port, "true", "./app", "10s");
+    let at = toml.find("transport = ").unwrap();
+    let end = at + toml[at..].find('\n').unwrap();
+    let toml = format!(
+        "{}transport = {}{}",
+        &toml[..at],
+        toml_string(&format!("sh -c 'exec {marker}' mute")),
+        &toml[end..]
+    );
+    let (took, t) = interrupt_when_running(&dir, &toml, &marker);
+    assert!(took < Duration::from_secs(15), "took {took:?}: {t}");
+    assert!(
+        t.contains("host h1: checking the installed rigor: interrupted"),
+        "{t}"
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        processes_with(&marker).is_empty(),
+        "the transport still runs"
+    );
+}

@@ -282,3 +282,74 @@ fn io_path_is_chosen_by_flag_and_recorded_in_the_json() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("io_uring"));
 }
+
+/// A cgroup v1 `pids` group allowing `max` tasks (threads count), removed when dropped.
+struct PidsGroup(std::path::PathBuf);
+
+impl PidsGroup {
+    fn new(name: &str, max: u32) -> Option<PidsGroup> {
+        let root = std::path::Path::new("/sys/fs/cgroup/pids");
+        if !root.join("cgroup.procs").is_file() {
+            return None;
+        }
+        let dir = root.join(format!("rigor-test-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("pids.max"), max.to_string()).unwrap();
+        Some(PidsGroup(dir))
+    }
+}
+
+impl Drop for PidsGroup {
+    fn drop(&mut self) {
+        for pid in std::fs::read_to_string(self.0.join("cgroup.procs"))
+            .unwrap_or_default()
+            .lines()
+        {
+            let _ = Command::new("kill").args(["-9", pid]).status();
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+#[test]
+#[ignore = "needs root"]
+fn threads_the_machine_will_not_give_are_an_error_not_a_panic_or_a_hang() {
+    testkit::require_root();
+    let Some(group) = PidsGroup::new("threads", 8) else {
+        testkit::skip("no cgroup v1 pids controller at /sys/fs/cgroup/pids");
+        return;
+    };
+    let url = format!("http://{}/", ok_server());
+    // rigor joins the group before it starts: 8 tasks cannot hold it, its helpers and 8 workers.
+    let script = format!(
+        "echo $$ > {}/cgroup.procs && exec {} load -c 50 -t 8 -d 1s -w 0s {url}",
+        group.0.display(),
+        env!("CARGO_BIN_EXE_rigor")
+    );
+    let mut child = Command::new("sh")
+        .args(["-c", &script])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() >= deadline {
+            // The hang this test is about: SIGTERM first, as a user would, then the group.
+            let _ = Command::new("kill").arg(child.id().to_string()).status();
+            std::thread::sleep(Duration::from_secs(2));
+            drop(group);
+            panic!("rigor load did not end within 60 s in a group of 8 tasks");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        stderr.contains("cannot start load thread") && stderr.contains("of 8"),
+        "{stderr}"
+    );
+}

@@ -6,6 +6,7 @@ mod common;
 use common::marks::*;
 use common::*;
 use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -364,4 +365,116 @@ fn a_hidden_daemon_dies_with_a_killed_rigor_even_without_a_cgroup() {
         processes_with(&needle)
     );
     assert!(left_after(&token, Duration::from_secs(3)).is_empty());
+}
+
+/// `date -u +%Y%m%d-%H%M%S` for `secs` since the epoch: the name rigor gives a run's folder.
+fn folder_name(secs: u64) -> String {
+    let out = std::process::Command::new("date")
+        .args(["-u", "+%Y%m%d-%H%M%S", "-d", &format!("@{secs}")])
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn a_run_never_writes_into_another_runs_folder() {
+    let port = free_port();
+    let dir = temp_dir("own-folder");
+    // Another run's folders for every second this run may start in, each with its result.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let taken: Vec<String> = (now..now + 300).map(folder_name).collect();
+    for name in &taken {
+        std::fs::create_dir_all(dir.join("out").join(name)).unwrap();
+        std::fs::write(dir.join("out").join(name).join("result.json"), "other").unwrap();
+    }
+    std::fs::write(dir.join("rigor.toml"), config(port, "", "/plaintext", "")).unwrap();
+    let out = rigor(
+        &dir,
+        &["run", "--out-dir", "out", "--keep-noisy", "-i", "1"],
+    );
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    for name in &taken {
+        let kept = std::fs::read_to_string(dir.join("out").join(name).join("result.json"));
+        assert_eq!(kept.unwrap(), "other", "{name} was overwritten: {t}");
+    }
+    let mut own: Vec<PathBuf> = std::fs::read_dir(dir.join("out"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| !taken.iter().any(|n| p.ends_with(n)))
+        .collect();
+    assert_eq!(own.len(), 1, "{own:?}");
+    let own = own.pop().unwrap();
+    let name = own.file_name().unwrap().to_string_lossy().to_string();
+    assert!(
+        taken.iter().any(|n| name.starts_with(&format!("{n}-"))),
+        "{name} is not a taken name with a suffix"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(own.join("result.json")).unwrap()).unwrap();
+    assert_eq!(json["status"], "complete", "{json}");
+    assert!(t.contains(&name), "the folder rigor used is named: {t}");
+}
+
+#[test]
+#[ignore = "needs root"]
+fn a_full_disk_says_what_was_not_written_and_fails_the_run() {
+    // Root mounts a small filesystem for the results and fills it: the logs (a few hundred
+    // bytes) still fit, the result (some KiB) does not.
+    require_root();
+    let port = free_port();
+    let dir = temp_dir("full-disk");
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(mounted.success());
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(out.clone());
+    std::fs::write(out.join("filler"), vec![0u8; 60 << 10]).unwrap();
+    std::fs::write(dir.join("rigor.toml"), config(port, "", "/plaintext", "")).unwrap();
+    let o = rigor(
+        &dir,
+        &["run", "--out-dir", "out", "--keep-noisy", "-i", "1"],
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(t.contains("No space left on device"), "{t}");
+    assert!(t.contains("results: NOT all written"), "{t}");
+    let run_dir = std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.is_dir())
+        .expect("the run folder");
+    let names: Vec<String> = std::fs::read_dir(&run_dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .collect();
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.ends_with(".rigor-tmp") || n == "result.json"),
+        "{names:?}"
+    );
+    assert!(
+        t.contains(&format!(
+            "cannot write {}",
+            run_dir.join("result.json").display()
+        )),
+        "{t}"
+    );
 }

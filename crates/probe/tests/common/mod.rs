@@ -165,7 +165,7 @@ pub fn measure_short_lived_children(cgroup: Option<rigor_probe::Cgroup>) -> (f64
     }
     let mut p = spawn(&mut cmd);
     let pid = p.pid();
-    let sampler = rigor_probe::Sampler::start(pid, cgroup, Duration::from_millis(250));
+    let sampler = rigor_probe::Sampler::start(pid, cgroup, Duration::from_millis(250)).unwrap();
     sampler.mark(rigor_probe::Mark::WindowStart);
     let before = tree_cpu_secs_from_stat(pid);
     assert_eq!(p.wait_line().trim(), "done");

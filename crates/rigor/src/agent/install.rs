@@ -82,6 +82,12 @@ pub enum Install {
     Copied,
 }
 
+/// How long the check of the host's cached binary may take: a few commands, far less.
+const CHECK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// How long copying the binary may take: some MiB over a slow link.
+const COPY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
+
 /// The name `uname -m` gives this build's architecture.
 fn local_machine() -> &'static str {
     std::env::consts::ARCH
@@ -103,7 +109,7 @@ pub fn ensure(host: &HostSpec, bin: &LocalBinary) -> Result<Install, String> {
          echo \"rigor-install $(uname -s) $(uname -m) $sum\"",
         path = bin.remote_path()
     );
-    let r = host.run(&check, None)?;
+    let r = host.run(&check, None, "checking the installed rigor", CHECK_TIMEOUT)?;
     let found = r
         .stdout
         .lines()
@@ -157,7 +163,7 @@ fn copy(host: &HostSpec, bin: &LocalBinary) -> Result<(), String> {
         dir = bin.remote_dir(),
         want = sh_quote(&bin.sha256),
     );
-    let r = host.run(&script, Some(&bin.path))?;
+    let r = host.run(&script, Some(&bin.path), "copying rigor", COPY_TIMEOUT)?;
     if r.status.success() && r.stdout.lines().any(|l| l == "rigor-installed") {
         return Ok(());
     }

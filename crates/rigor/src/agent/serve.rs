@@ -298,7 +298,10 @@ fn start_load(
             let live = Live::default();
             let done = AtomicBool::new(false);
             let result = std::thread::scope(|scope| {
-                scope.spawn(|| progress(out, &id, &live, &done, flag));
+                // Progress is a courtesy: a load whose progress thread cannot start runs without.
+                let _ = std::thread::Builder::new()
+                    .name("rigor-agent-progress".into())
+                    .spawn_scoped(scope, || progress(out, &id, &live, &done, flag));
                 let r = rigor_load::run(&spec, &live, flag);
                 done.store(true, Ordering::Relaxed);
                 r

@@ -3,9 +3,49 @@
 //! command line (`kubectl exec -i POD --`, `docker exec -i CONTAINER`) followed by `sh -c CMD`.
 //! Nothing listens on a port: every byte goes over the transport's stdin and stdout.
 
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
 use std::io::{Read, Write};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// How a transport's command learns of the user's interrupt and hands its process group to
+/// whoever kills groups on a second signal or rigor's death (this module knows neither).
+pub struct Hooks {
+    pub interrupted: fn() -> bool,
+    pub register_group: fn(i32),
+    pub unregister_group: fn(i32),
+}
+
+static HOOKS: std::sync::OnceLock<Hooks> = std::sync::OnceLock::new();
+
+/// Sets the [`Hooks`] once, when rigor's signal handling is installed.
+pub fn set_hooks(hooks: Hooks) {
+    let _ = HOOKS.set(hooks);
+}
+
+/// How long, after the transport exited, its output is awaited from a process it left behind
+/// with its pipes open.
+const LEFT_OPEN: Duration = Duration::from_secs(2);
+
+/// Everything `pipe` gives until it closes, read on a thread of its own (empty when there is
+/// no pipe or no thread).
+fn read_all(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    if let Some(mut pipe) = pipe {
+        let _ = std::thread::Builder::new()
+            .name("rigor-transport-read".into())
+            .spawn(move || {
+                let mut s = String::new();
+                let _ = pipe.read_to_string(&mut s);
+                let _ = tx.send(s);
+            });
+    }
+    rx
+}
 
 /// A load host and how to reach it.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -100,8 +140,17 @@ impl HostSpec {
         Ok(c)
     }
 
-    /// Runs `cmd` on the host to completion, with `input` (a file) streamed to its stdin.
-    pub fn run(&self, cmd: &str, input: Option<&Path>) -> Result<Remote, String> {
+    /// Runs `cmd` on the host to completion, with `input` (a file) streamed to its stdin. A
+    /// transport that does not finish within `limit` (a host that never answers), or a Ctrl-C
+    /// meanwhile, is stopped with its whole process group and is an error saying `what` was
+    /// being done.
+    pub fn run(
+        &self,
+        cmd: &str,
+        input: Option<&Path>,
+        what: &str,
+        limit: Duration,
+    ) -> Result<Remote, String> {
         let mut c = self.command(cmd)?;
         c.stdin(if input.is_some() {
             Stdio::piped()
@@ -109,8 +158,29 @@ impl HostSpec {
             Stdio::null()
         })
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .stderr(Stdio::piped())
+        .process_group(0);
         let mut child = c.spawn().map_err(|e| self.spawn_error(&e))?;
+        let pgid = child.id() as i32;
+        // A second signal kills it with the applications; rigor's death kills it too.
+        let hooks = HOOKS.get();
+        if let Some(h) = hooks {
+            (h.register_group)(pgid);
+        }
+        let outcome = self.finish(&mut child, input, what, limit);
+        if let Some(h) = hooks {
+            (h.unregister_group)(pgid);
+        }
+        outcome
+    }
+
+    fn finish(
+        &self,
+        child: &mut std::process::Child,
+        input: Option<&Path>,
+        what: &str,
+        limit: Duration,
+    ) -> Result<Remote, String> {
         let feeder = match (input, child.stdin.take()) {
             (Some(path), Some(mut stdin)) => {
                 let path = path.to_path_buf();
@@ -123,22 +193,39 @@ impl HostSpec {
             }
             _ => None,
         };
-        let mut stderr = child.stderr.take().expect("stderr piped");
-        let err_reader = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = stderr.read_to_string(&mut s);
-            s
-        });
-        let mut stdout = String::new();
-        let _ = child
-            .stdout
-            .take()
-            .expect("stdout piped")
-            .read_to_string(&mut stdout);
-        let status = child
-            .wait()
-            .map_err(|e| format!("{}: waiting for the transport: {e}", self.label()))?;
-        let stderr = err_reader.join().unwrap_or_default();
+        let stdout = read_all(child.stdout.take());
+        let stderr = read_all(child.stderr.take());
+        let deadline = Instant::now() + limit;
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) => {}
+                Err(e) => return Err(format!("{}: waiting for the transport: {e}", self.label())),
+            }
+            let why = if HOOKS.get().is_some_and(|h| (h.interrupted)()) {
+                Some("interrupted".to_string())
+            } else if Instant::now() >= deadline {
+                Some(format!(
+                    "no answer through the transport within {} s",
+                    limit.as_secs_f64()
+                ))
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                let _ = killpg(Pid::from_raw(child.id() as i32), Signal::SIGKILL);
+                let _ = child.wait();
+                return Err(format!(
+                    "{}: {what}: {why} (the transport was stopped)",
+                    self.label()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        // What the transport printed; a process it left behind holding its pipes is not waited
+        // for.
+        let stdout = stdout.recv_timeout(LEFT_OPEN).unwrap_or_default();
+        let stderr = stderr.recv_timeout(LEFT_OPEN).unwrap_or_default();
         let sent = feeder.map(|f| f.join().unwrap_or(Ok(0)));
         Ok(Remote {
             status,
@@ -317,10 +404,48 @@ mod tests {
         };
         let word = r#"it's "quoted" $HOME `x` \n"#;
         let r = h
-            .run(&format!("printf %s {}", sh_quote(word)), None)
+            .run(
+                &format!("printf %s {}", sh_quote(word)),
+                None,
+                "quoting",
+                Duration::from_secs(30),
+            )
             .unwrap();
         assert!(r.status.success());
         assert_eq!(r.stdout, word);
+    }
+
+    #[test]
+    fn a_transport_that_never_answers_is_stopped_at_its_limit() {
+        let h = HostSpec {
+            transport: Some("env".into()),
+            ..host()
+        };
+        // A marker unique to this test, to find what the transport left running.
+        let marker = format!("rigor_never_answers_{}", std::process::id());
+        let e = h
+            .run(
+                &format!("{marker}=1 exec sleep 300"),
+                None,
+                "checking the installed rigor",
+                Duration::from_millis(300),
+            )
+            .unwrap_err();
+        assert!(
+            e.starts_with(
+                "host load1: checking the installed rigor: no answer through the \
+                 transport within 0.3 s"
+            ),
+            "{e}"
+        );
+        let left: Vec<String> = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|p| std::fs::read(p.path().join("environ")).ok())
+            .map(|env| String::from_utf8_lossy(&env).into_owned())
+            .filter(|env| env.contains(&marker))
+            .collect();
+        assert!(left.is_empty(), "{} left running", left.len());
     }
 
     #[test]

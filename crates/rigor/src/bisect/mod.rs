@@ -72,11 +72,16 @@ pub fn execute(args: &BisectArgs) -> Result<Exit, Failure> {
     interrupt::install();
     let started = Instant::now();
     let setup = setup::prepare(args)?;
-    let folder = args
-        .out_dir
-        .join(format!("bisect-{}", crate::clock::now_compact()));
-    crate::git::create_own_dir(&args.out_dir, &folder)
-        .map_err(|e| Failure::usage(format!("cannot create {}: {e}", folder.display())))?;
+    // Its own folder, never one another bisection started in the same second.
+    let stem = format!("bisect-{}", crate::clock::now_compact());
+    let folder = crate::git::create_own_dir(&args.out_dir, &args.out_dir)
+        .and_then(|()| crate::exec::run_folder::create(&args.out_dir, &stem))
+        .map_err(|e| {
+            Failure::usage(format!(
+                "cannot create {}: {e}",
+                args.out_dir.join(&stem).display()
+            ))
+        })?;
     let folder = std::fs::canonicalize(&folder).unwrap_or(folder);
     let mut bench = Bench::new(
         &args.file,

@@ -174,8 +174,9 @@ fn nothing(args: &HistoryArgs, message: &str) -> Result<Exit, Failure> {
 }
 
 fn show(args: &HistoryArgs, series: &[HistorySeries], name: &str) -> Result<Exit, Failure> {
-    console::out(&report::history_text::render(series, name));
+    let shown = console::report(&report::history_text::render(series, name));
     write_files(args, series, name)?;
+    shown.map_err(failed)?;
     Ok(Exit::Success)
 }
 

@@ -240,7 +240,19 @@ impl AppService for AppHost {
             .as_ref()
             .map(Vec::len)
             .unwrap_or_else(rigor_probe::online_cpus);
-        let sampler = Sampler::start_with(process.pid, cgroup.clone(), interval, norm);
+        let sampler = match Sampler::start_with(process.pid, cgroup.clone(), interval, norm) {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = process.stop(job.stop_timeout, cgroup.as_ref());
+                if let Some(c) = cgroup {
+                    let _ = c.remove();
+                }
+                return Err(format!(
+                    "cannot start the thread that samples the application: {e} (a limit on \
+                     processes, threads or memory); the application was stopped"
+                ));
+            }
+        };
         let ready = process.wait_ready(&job.ready, job.ready_timeout, &mut it.outside_window);
         let pid = process.pid;
         let mut running = Running {

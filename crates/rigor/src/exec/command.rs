@@ -3,14 +3,14 @@
 //! reported about itself read from its stdout.
 
 use super::app::AppProcess;
-use super::iteration::{launch, IterationContext};
+use super::iteration::{launch, sampled, IterationContext};
 use super::procs::{self, Proc};
 use super::readings::{AppCpu, MachineWatch};
 use crate::config::CommandWork;
 use crate::measurements::ids;
 use crate::result::{Iteration, RowFigure};
 use nix::sys::resource::{getrusage, UsageWho};
-use rigor_probe::{Cgroup, Mark, Sampler};
+use rigor_probe::{Cgroup, Mark};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -28,8 +28,8 @@ pub fn run(ctx: &IterationContext, it: &mut Iteration, work: &CommandWork) -> Re
     status("running");
     let stdout = stdout_path(&ctx.log);
     let children_before = children_cpu_ns();
-    let (mut app, cgroup, norm) = launch(ctx, it, Some(&stdout), "the command")?;
-    let sampler = Sampler::start_with(app.pid, cgroup.clone(), ctx.sample_interval, norm);
+    let (app, cgroup, norm) = launch(ctx, it, Some(&stdout), "the command")?;
+    let (mut app, sampler) = sampled(ctx, app, cgroup.as_ref(), norm)?;
     // An exited command's tree is gone: without its cgroup, its CPU is what rigor reaped.
     let app_cpu = match AppCpu::of(app.pid, cgroup.as_ref()) {
         AppCpu::Tree(_) => AppCpu::ReapedChildren,

@@ -78,8 +78,8 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
     }
     let status = |phase: &str| ctx.status(phase);
     status("starting");
-    let (mut app, cgroup, norm) = launch(ctx, it, None, "the application")?;
-    let sampler = Sampler::start_with(app.pid, cgroup.clone(), ctx.sample_interval, norm);
+    let (app, cgroup, norm) = launch(ctx, it, None, "the application")?;
+    let (mut app, sampler) = sampled(ctx, app, cgroup.as_ref(), norm)?;
     let result = drive(
         ctx,
         load_job,
@@ -153,6 +153,30 @@ fn no_cgroup(message: &str) -> Warning {
 /// Exactly what this row's build produced (verified before), started fresh in a cgroup of its
 /// own (stdout in its own file when given), its PID, cgroup and priority recorded; `who` names
 /// it in warnings. Returns the process, its cgroup and the CPU count "100%" means for it.
+/// The sampler of a launched application. When its thread cannot be started (a limit on
+/// processes, threads or memory) nothing could be measured: the application is stopped, its
+/// cgroup removed, and the error says why.
+pub(super) fn sampled(
+    ctx: &IterationContext,
+    app: AppProcess,
+    cgroup: Option<&Cgroup>,
+    norm: usize,
+) -> Result<(AppProcess, Sampler), String> {
+    match Sampler::start_with(app.pid, cgroup.cloned(), ctx.sample_interval, norm) {
+        Ok(s) => Ok((app, s)),
+        Err(e) => {
+            let _ = app.stop(ctx.row.app.stop_timeout, cgroup);
+            if let Some(c) = cgroup {
+                let _ = c.clone().remove();
+            }
+            Err(format!(
+                "cannot start the thread that samples the application: {e} (a limit on \
+                 processes, threads or memory); the application was stopped"
+            ))
+        }
+    }
+}
+
 pub(super) fn launch(
     ctx: &IterationContext,
     it: &mut Iteration,
@@ -488,7 +512,18 @@ fn load(
     let mut machine = super::readings::MachineWatch::start(app_cpu, client);
     let stop = AtomicBool::new(false);
     let (report, crashed) = std::thread::scope(|s| {
-        let handle = s.spawn(|| engine(load_job, app_host, &live, &stop));
+        let spawned = std::thread::Builder::new()
+            .name("rigor-engine".into())
+            .spawn_scoped(s, || engine(load_job, app_host, &live, &stop));
+        let handle = match spawned {
+            Ok(h) => h,
+            Err(e) => {
+                return (
+                    Ok(Err(format!("cannot start the load's thread: {e}"))),
+                    None,
+                )
+            }
+        };
         let mut marked_start = false;
         let mut crashed = None;
         crate::live_rate::watch(

@@ -28,6 +28,7 @@ mod readings;
 mod reaper;
 mod redact;
 mod row_figures;
+pub mod run_folder;
 mod runner;
 mod same_artifact;
 mod schedule;
@@ -80,7 +81,7 @@ pub fn execute_then(options: &RunOptions, after: impl FnOnce(&RunResult)) -> Res
         )));
     }
     let run = measure(options)?;
-    report_run(&run.result, &run.outputs, &run.run_dir);
+    report_run(&run.result, &run.outputs, &run.run_dir, run.written);
     after(&run.result);
     // After the result files: a store that fails loses nothing the run measured.
     let stored = store_history(&run.result, &run.options);
@@ -101,6 +102,8 @@ pub struct Measured {
     pub options: RunOptions,
     outputs: Outputs,
     run_dir: std::path::PathBuf,
+    /// Whether the final result files were all written where they were asked for.
+    written: bool,
 }
 
 /// Runs `options` to the end and writes its result files, printing no report.
@@ -159,16 +162,21 @@ pub fn measure(options: &RunOptions) -> Result<Measured, Failure> {
             &result, tool.tool, pipelined,
         ));
     }
-    if let Err(e) = outputs.save(&result, true) {
-        console::err(&format!("error: {e}"));
-        failed = true;
-    }
+    let written = match outputs.save(&result, true) {
+        Ok(()) => true,
+        Err(e) => {
+            console::err(&format!("error: {e}"));
+            failed = true;
+            false
+        }
+    };
     Ok(Measured {
         result,
         failed,
         options: options.clone(),
         outputs,
         run_dir,
+        written,
     })
 }
 
@@ -236,8 +244,9 @@ fn keep_results_on_panic() {
     }));
 }
 
-/// Prints the report, says where the files are, and feeds `$GITHUB_STEP_SUMMARY`.
-fn report_run(result: &RunResult, outputs: &Outputs, run_dir: &Path) {
+/// Prints the report, says where the files are (or that they were not all written), and feeds
+/// `$GITHUB_STEP_SUMMARY`.
+fn report_run(result: &RunResult, outputs: &Outputs, run_dir: &Path, written: bool) {
     console::out(&report::terminal::render_with(
         result,
         &outputs.view.on_terminal(),
@@ -246,12 +255,19 @@ fn report_run(result: &RunResult, outputs: &Outputs, run_dir: &Path) {
     if let Some(c) = &result.cross_check {
         console::out(&crate::tools::crosscheck::render(c));
     }
-    console::err(&format!(
-        "results: {} (logs in {})",
-        outputs.json.display(),
-        run_dir.display()
-    ));
-    if result.status == RunStatus::Interrupted {
+    if written {
+        console::err(&format!(
+            "results: {} (logs in {})",
+            outputs.json.display(),
+            run_dir.display()
+        ));
+    } else {
+        console::err(&format!(
+            "results: NOT all written (the error above says which and why); logs in {}",
+            run_dir.display()
+        ));
+    }
+    if written && result.status == RunStatus::Interrupted {
         console::err(&format!(
             "rigor: interrupted; finished iterations are kept in {}",
             outputs.json.display()

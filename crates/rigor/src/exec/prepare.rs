@@ -125,13 +125,16 @@ fn check_gated(plan: &RunPlan, options: &RunOptions) -> Result<(), Failure> {
 /// The run folder (made now) and every result file's path, proven writable.
 fn outputs(options: &RunOptions) -> Result<(Outputs, PathBuf), Failure> {
     let paths = &options.outputs;
-    let run_dir = paths.out_dir.join(crate::clock::now_compact());
-    if let Err(e) = crate::git::create_own_dir(&paths.out_dir, &run_dir) {
-        return Err(Failure::usage(format!(
+    let stem = crate::clock::now_compact();
+    // `rigor-results` made now gets its `.gitignore`; the run's folder inside it is its own.
+    let made = crate::git::create_own_dir(&paths.out_dir, &paths.out_dir)
+        .and_then(|()| super::run_folder::create(&paths.out_dir, &stem));
+    let run_dir = made.map_err(|e| {
+        Failure::usage(format!(
             "cannot create {}: {e}",
-            run_dir.display()
-        )));
-    }
+            paths.out_dir.join(&stem).display()
+        ))
+    })?;
     let run_dir = std::fs::canonicalize(&run_dir).unwrap_or(run_dir);
     let outputs = Outputs {
         json: paths

@@ -27,6 +27,9 @@ fn import_one(store: &mut Store, path: &Path) -> Imported {
         Ok(r) => r,
         Err(e) => return Imported::Failed(format!("{e:#}")),
     };
+    if let Err(e) = super::checked::check(&result) {
+        return Imported::Failed(format!("{}: {e}; not imported", path.display()));
+    }
     match store.add(&result, Source::Import) {
         Ok(Stored::Added(id)) => Imported::Added(id),
         Ok(Stored::AlreadyThere(id)) => Imported::AlreadyThere(id),

@@ -4,7 +4,9 @@
 //! flattened into rows by [`record`] and read back into series by [`series`].
 
 pub mod changes;
+mod checked;
 pub mod import;
+mod owner;
 pub mod postgres;
 pub mod record;
 pub mod schema;

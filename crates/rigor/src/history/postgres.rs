@@ -19,6 +19,47 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// connection is made.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long a statement waits for a lock another session holds before it fails.
+const LOCK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long one statement may run: far more than storing or reading a run takes.
+const STATEMENT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// While a transaction runs, a signal that arrives meanwhile (Ctrl-C) cancels the statement
+/// the server is working on, so the user need not wait for a lock or a slow query. Signals
+/// before it began (an interrupted run being stored) do not count.
+struct CancelOnSignal {
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl CancelOnSignal {
+    fn start(token: postgres::CancelToken) -> CancelOnSignal {
+        use std::sync::atomic::Ordering;
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let seen = crate::interrupt::signals();
+        let flag = done.clone();
+        // Without the thread, the lock and statement timeouts still bound the wait.
+        let _ = std::thread::Builder::new()
+            .name("rigor-store-cancel".into())
+            .spawn(move || {
+                while !flag.load(Ordering::SeqCst) {
+                    if crate::interrupt::signals() > seen {
+                        let _ = token.cancel_query(NoTls);
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            });
+        CancelOnSignal { done }
+    }
+}
+
+impl Drop for CancelOnSignal {
+    fn drop(&mut self) {
+        self.done.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
 /// An open PostgreSQL store, migrated to the current schema.
 pub struct PgStore {
     client: Client,
@@ -92,7 +133,17 @@ impl PgStore {
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
-        let client = connect_within(config).map_err(|e| format!("{name}: cannot connect: {e}"))?;
+        let mut client =
+            connect_within(config).map_err(|e| format!("{name}: cannot connect: {e}"))?;
+        // Another session holding a lock on rigor's tables must not hold up the end of a run
+        // for as long as it likes.
+        client
+            .batch_execute(&format!(
+                "SET lock_timeout = '{}s'; SET statement_timeout = '{}s'",
+                LOCK_TIMEOUT.as_secs(),
+                STATEMENT_TIMEOUT.as_secs()
+            ))
+            .map_err(|e| format!("{name}: {}", described(e)))?;
         let mut store = PgStore { client, name };
         let name = store.name.clone();
         store
@@ -118,6 +169,7 @@ impl PgStore {
         &mut self,
         work: impl FnOnce(&mut dyn Sql) -> Result<T, String>,
     ) -> Result<T, String> {
+        let _watch = CancelOnSignal::start(self.client.cancel_token());
         let tx = self.client.transaction().map_err(|e| e.to_string())?;
         let mut pg = PgTx { tx };
         let out = work(&mut pg)?;
@@ -130,6 +182,7 @@ impl PgStore {
         &mut self,
         work: impl FnOnce(&mut dyn Sql) -> Result<T, String>,
     ) -> Result<T, String> {
+        let _watch = CancelOnSignal::start(self.client.cancel_token());
         let tx = self
             .client
             .build_transaction()

@@ -26,6 +26,7 @@ impl SqliteStore {
         if path.is_dir() {
             return Err(format!("{name} is a directory, not a database file"));
         }
+        read_only_filesystem(path, &name)?;
         // SQLite would open a file it may not write read-only and fail later with a vaguer
         // message when the run is written.
         if create && path.exists() {
@@ -47,6 +48,12 @@ impl SqliteStore {
         let conn = Connection::open_with_flags(path, flags).map_err(|e| format!("{name}: {e}"))?;
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| format!("{name}: {e}"))?;
+        // Before anything is written (the journal mode too): a database that is not rigor's is
+        // left exactly as it was.
+        let owner = super::owner::check(&conn, &name)?;
+        if owner != super::owner::Owner::Rigor && (create || owner == super::owner::Owner::Empty) {
+            super::owner::stamp(&conn, &name)?;
+        }
         // The mode is a property of the file: set once, it stays. The pragma answers with the
         // mode, so it is a query.
         let mode: String = conn
@@ -71,6 +78,11 @@ impl SqliteStore {
             store
                 .write(|tx| super::schema::migrate(tx, &name))
                 .map_err(|e| named(&name, e))?;
+        }
+        // Marked as rigor's once it is rigor's schema (a store rigor is only reading stays
+        // untouched until it is next written).
+        if owner != super::owner::Owner::Rigor && (create || owner == super::owner::Owner::Empty) {
+            super::owner::stamp(&store.conn, &name)?;
         }
         Ok(store)
     }
@@ -104,6 +116,31 @@ impl SqliteStore {
         let mut lite = LiteTx { tx };
         work(&mut lite)
     }
+}
+
+/// A store on a read-only filesystem can be neither written nor, in write-ahead-log mode (which
+/// needs its `-shm` file beside it), read: said as such rather than as SQLite's "unable to open
+/// database file".
+fn read_only_filesystem(path: &Path, name: &str) -> Result<(), String> {
+    let at = if path.exists() {
+        path
+    } else {
+        match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            Some(p) if p.exists() => p,
+            Some(_) => return Ok(()),
+            None => Path::new("."),
+        }
+    };
+    let ro = nix::sys::statvfs::statvfs(at)
+        .is_ok_and(|s| s.flags().contains(nix::sys::statvfs::FsFlags::ST_RDONLY));
+    if ro {
+        return Err(format!(
+            "{name} is on a read-only filesystem: rigor can neither store runs there nor read \
+             the store (SQLite's write-ahead log needs its -shm file beside it); copy it to a \
+             writable place, or give --store another file"
+        ));
+    }
+    Ok(())
 }
 
 /// `e` with the store's name in front, unless it already says it.

@@ -121,7 +121,8 @@ pub fn publish(report: &CompareReport, pivot: &[Block], to: &Outputs) -> anyhow:
         key,
     } = *to;
     let on_terminal = document_with(report, pivot, &key, super::view::terminal_width());
-    crate::console::out(&super::terminal::render_document(
+    // The files are written even when the terminal's copy is lost; the loss is the error.
+    let shown = crate::console::report(&super::terminal::render_document(
         &on_terminal,
         super::terminal::use_color(),
     ));
@@ -146,5 +147,5 @@ pub fn publish(report: &CompareReport, pivot: &[Block], to: &Outputs) -> anyhow:
     if let Some(problem) = super::step_summary::append(&text) {
         crate::console::err(&problem);
     }
-    Ok(())
+    shown.map_err(anyhow::Error::msg)
 }
