@@ -193,12 +193,14 @@ fn compare_groups(result: &mut RunResult, options: &RunOptions, plan: &RunPlan) 
     result
         .warnings
         .extend(declarations::undeclared_warning(&undeclared));
-    // The kept iterations of the smallest row, and what --exclude took from it.
+    // The kept iterations of the smallest compared row, and what --exclude took from it.
     // Rows without the primary at all (the row that ran a command whose figures went to rows
-    // of their own) say nothing about how many iterations it has.
+    // of their own) say nothing about how many iterations it has, and rows of a scenario
+    // without variants are compared with nothing.
     let Some((kept, excluded)) = result
         .rows
         .iter()
+        .filter(|r| r.variant.is_some())
         .map(|r| (r.values(&options.primary).len(), excluded_by_order(r)))
         .filter(|(kept, excluded)| kept + excluded > 0)
         .min()
