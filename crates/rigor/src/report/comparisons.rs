@@ -291,10 +291,14 @@ pub fn noise_floor_blocks(floors: &[crate::result::NoiseFloor]) -> Vec<Block> {
     if floors.is_empty() {
         return Vec::new();
     }
+    // With several scenarios, each line names its scenario (rows without variables would
+    // otherwise read alike).
+    let several = floors.iter().any(|f| f.scenario != floors[0].scenario);
     let lines = floors
         .iter()
         .map(|f| {
-            let key = crate::result::RowKey::of_map(&f.scenario, &f.row).detail();
+            let row = crate::result::RowKey::of_map(&f.scenario, &f.row);
+            let key = if several { row.label() } else { row.detail() };
             let sentence = crate::analysis::noise_floor::sentence(f);
             let text = if key.is_empty() {
                 sentence
@@ -343,6 +347,31 @@ fn opt(v: Option<f64>, f: fn(f64) -> String) -> String {
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
+
+    #[test]
+    fn noise_floors_of_several_scenarios_name_their_scenario() {
+        let floor = |scenario: &str| crate::result::NoiseFloor {
+            scenario: scenario.into(),
+            row: BTreeMap::new(),
+            measurement: "load.rps".into(),
+            method: crate::result::Method::Unpaired,
+            pairs: 3,
+            spread_pct: 5.0,
+            detectable_pct: f64::INFINITY,
+            threshold_pct: 2.0,
+            verdict_pct: f64::INFINITY,
+            pairs_for_threshold: Some(900),
+        };
+        let text = |floors: &[crate::result::NoiseFloor]| match &noise_floor_blocks(floors)[1] {
+            Block::List(items) => items.iter().map(|i| i.text.clone()).collect::<Vec<_>>(),
+            _ => panic!("the floors are not a list"),
+        };
+        let two = text(&[floor("plaintext"), floor("json")]);
+        assert!(two[0].starts_with("plaintext: "), "{two:?}");
+        assert!(two[1].starts_with("json: "), "{two:?}");
+        let one = text(&[floor("plaintext")]);
+        assert!(!one[0].starts_with("plaintext"), "{one:?}");
+    }
 
     /// An inconclusive comparison of `id` in `scenario`'s row `row` (a map as comparisons
     /// carry it).
