@@ -264,8 +264,13 @@ fn bench_says_a_failing_command_failed() {
     assert_eq!(out.status.code(), Some(1), "{t}");
     assert!(t.contains("exit status: 3") && t.contains("oops"), "{t}");
     let stdout = String::from_utf8_lossy(&out.stdout);
+    // The verdict is one line, closed on the same line: the output's tail is said on stderr.
+    let verdict = stdout
+        .lines()
+        .find(|l| l.starts_with("B vs A: not compared: every iteration of B failed"))
+        .unwrap_or_else(|| panic!("{stdout}"));
     assert!(
-        stdout.contains("B vs A: not compared: every iteration of B failed"),
+        verdict.contains("exit status: 3") && verdict.ends_with(')'),
         "{stdout}"
     );
     let warm = temp_dir("bench-fails-warm");

@@ -64,7 +64,13 @@ fn unmeasured(result: &RunResult, name: &str) -> Option<String> {
     if row.kept_iterations().next().is_some() {
         return None;
     }
-    let first = row.iterations.iter().find_map(|it| it.error.as_deref());
+    // Only the error's first line: the rest is the output's tail, already printed with the
+    // iteration's error, and the verdict stays one line per command.
+    let first = row
+        .iterations
+        .iter()
+        .find_map(|it| it.error.as_deref())
+        .map(|e| e.lines().next().unwrap_or_default().trim_end());
     Some(match first {
         Some(e) => format!("every iteration of {name} failed (first: {e})"),
         None => format!("no iteration of {name} was measured"),
