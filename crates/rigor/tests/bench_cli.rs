@@ -248,6 +248,11 @@ fn bench_refuses_bad_input_before_running() {
     );
     refused("bench-c-alone", &["-c", "4", "true"], "--url");
     refused(
+        "bench-c-huge",
+        &["--url", "http://127.0.0.1:1/", "-c", "999999999", "true"],
+        "-c/--connections 999999999 is more than",
+    );
+    refused(
         "bench-iters",
         &["-i", "0", "true", "false"],
         "-i/--iterations must be at least 1",
