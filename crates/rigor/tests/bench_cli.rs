@@ -248,6 +248,11 @@ fn bench_refuses_bad_input_before_running() {
     );
     refused("bench-c-alone", &["-c", "4", "true"], "--url");
     refused(
+        "bench-c-huge",
+        &["--url", "http://127.0.0.1:1/", "-c", "999999999", "true"],
+        "-c/--connections 999999999 is more than",
+    );
+    refused(
         "bench-iters",
         &["-i", "0", "true", "false"],
         "-i/--iterations must be at least 1",
@@ -264,8 +269,13 @@ fn bench_says_a_failing_command_failed() {
     assert_eq!(out.status.code(), Some(1), "{t}");
     assert!(t.contains("exit status: 3") && t.contains("oops"), "{t}");
     let stdout = String::from_utf8_lossy(&out.stdout);
+    // The verdict is one line, closed on the same line: the output's tail is said on stderr.
+    let verdict = stdout
+        .lines()
+        .find(|l| l.starts_with("B vs A: not compared: every iteration of B failed"))
+        .unwrap_or_else(|| panic!("{stdout}"));
     assert!(
-        stdout.contains("B vs A: not compared: every iteration of B failed"),
+        verdict.contains("exit status: 3") && verdict.ends_with(')'),
         "{stdout}"
     );
     let warm = temp_dir("bench-fails-warm");
@@ -274,4 +284,50 @@ fn bench_says_a_failing_command_failed() {
     assert_eq!(out.status.code(), Some(1), "{t}");
     assert!(t.contains("warmup of B (`exit 3`) failed"), "{t}");
     assert!(!t.contains("iteration 1"), "{t}");
+}
+
+/// SIGINT (or SIGTERM) to rigor during `--warmup` stops the warmup command with all its
+/// processes, even one that ignores SIGINT, and rigor says the warmup was interrupted: no
+/// warmup command outlives the bench.
+#[test]
+fn an_interrupted_warmup_leaves_no_command_behind() {
+    let dir = temp_dir("bench-warmup-interrupt");
+    let token = marks::token("bench-warmup");
+    let _cleanup = marks::Cleanup {
+        token: token.clone(),
+        pids: Vec::new(),
+    };
+    let mut child = rigor_command(
+        &dir,
+        &[
+            "bench",
+            "--warmup",
+            "3",
+            "trap '' INT; sleep 60 & wait",
+            "true",
+        ],
+    )
+    .env(marks::MARK, &token)
+    .stdin(std::process::Stdio::null())
+    .stdout(std::fs::File::create(dir.join("stdout.txt")).unwrap())
+    .stderr(std::fs::File::create(dir.join("stderr.txt")).unwrap())
+    .spawn()
+    .expect("start rigor");
+    marks::wait_for(
+        "the warmup's sleep",
+        std::time::Duration::from_secs(20),
+        || marks::marked(&token).iter().any(|(_, c)| c == "sleep"),
+    );
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let status = marks::wait_exit(&mut child, std::time::Duration::from_secs(15));
+    let stderr = std::fs::read_to_string(dir.join("stderr.txt")).unwrap();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("warmup of A"), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    let left = marks::left_after(&token, std::time::Duration::from_secs(3));
+    assert!(left.is_empty(), "left behind: {left:?}\n{stderr}");
 }

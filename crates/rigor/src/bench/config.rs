@@ -41,12 +41,12 @@ pub fn text(bench: &Bench) -> String {
             t += &format!(
                 "\n[jobs.server]\ncommand = {first}\ndir = {dir}\n\
                  \n[jobs.load]\nurl = {url}\nconnections = {c}\nwarmup = \"{w}\"\n\
-                 duration = \"{d}ms\"\n\
+                 duration = \"{d}\"\n\
                  \n[scenarios.{SCENARIO}]\napplication = \"server\"\nload = \"load\"\n",
                 url = string(&s.url),
                 c = s.connections,
                 w = super::setup::URL_WARMUP,
-                d = s.duration.as_millis().max(1),
+                d = duration(s.duration),
             );
         }
     }
@@ -59,6 +59,16 @@ pub fn text(bench: &Bench) -> String {
         );
     }
     t
+}
+
+/// `d` as the config writes it, exactly: whole milliseconds as `ms`, else microseconds (the
+/// finest unit a config duration has), so `-d 2500us` is not cut to 2ms.
+fn duration(d: std::time::Duration) -> String {
+    if d.subsec_nanos().is_multiple_of(1_000_000) {
+        format!("{}ms", d.as_millis().max(1))
+    } else {
+        format!("{}us", d.as_micros().max(1))
+    }
 }
 
 /// `name` as a TOML key: bare when it can be, else quoted (a `.` would nest a table).
@@ -133,6 +143,17 @@ mod tests {
         );
         assert_eq!(parsed["jobs"]["load"]["connections"].as_integer(), Some(3));
         assert_eq!(parsed["jobs"]["load"]["duration"].as_str(), Some("1500ms"));
+        let fine = Server {
+            url: "http://127.0.0.1:9/x".into(),
+            connections: 3,
+            duration: std::time::Duration::from_micros(2500),
+        };
+        let text = super::text(&bench(&["a", "b"], Some(fine)));
+        let parsed: toml::Table = toml::from_str(&text).expect(&text);
+        assert_eq!(parsed["jobs"]["load"]["duration"].as_str(), Some("2500us"));
+        if let Err(p) = crate::config::Config::parse(Path::new("bench.toml"), text) {
+            panic!("{:?}", p.messages());
+        }
         assert_eq!(
             parsed["scenarios"]["bench"]["application"].as_str(),
             Some("server")

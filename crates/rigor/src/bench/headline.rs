@@ -64,7 +64,13 @@ fn unmeasured(result: &RunResult, name: &str) -> Option<String> {
     if row.kept_iterations().next().is_some() {
         return None;
     }
-    let first = row.iterations.iter().find_map(|it| it.error.as_deref());
+    // Only the error's first line: the rest is the output's tail, already printed with the
+    // iteration's error, and the verdict stays one line per command.
+    let first = row
+        .iterations
+        .iter()
+        .find_map(|it| it.error.as_deref())
+        .map(|e| e.lines().next().unwrap_or_default().trim_end());
     Some(match first {
         Some(e) => format!("every iteration of {name} failed (first: {e})"),
         None => format!("no iteration of {name} was measured"),
@@ -86,11 +92,23 @@ fn find<'a>(
     })
 }
 
-/// `Elapsed Time +30.1% [+28.0%, +32.3%] regression`.
+/// `Elapsed Time +30.1% [+28.0%, +32.3%] regression`; a figure judged on its absolute floor
+/// (a small working set) as every report shows it, `Max Working Set +0.10 MiB no change`: a %
+/// interval of a tiny baseline would read as a change its verdict denies.
 fn figure(c: &Comparison) -> String {
-    let name = measurements::info(&c.measurement)
+    let info = measurements::info(&c.measurement);
+    let name = info
         .map(|m| m.name.to_string())
         .unwrap_or_else(|| c.measurement.clone());
+    if c.floor.is_some() {
+        let unit = info
+            .map(|m| m.unit)
+            .filter(|u| !u.is_empty() && *u != "count")
+            .map(|u| format!(" {u}"))
+            .unwrap_or_default();
+        let change = crate::report::change_text(c);
+        return format!("{name} {change}{unit} {}", c.verdict.as_str());
+    }
     let change = c.change_pct.map(pct).unwrap_or_else(|| "n/a".into());
     let interval = match (c.ci_low_pct, c.ci_high_pct) {
         (Some(lo), Some(hi)) => format!(" [{}, {}]", pct(lo), pct(hi)),
@@ -171,5 +189,16 @@ mod tests {
             figure(&slower),
             "Elapsed Time +30.0% [+25.0%, +35.0%] regression"
         );
+        // A working set judged on its floor: its difference in MiB, as the JSON's medians
+        // give it, and no % interval beside a `no change`.
+        let mut small: Comparison = serde_json::from_value(serde_json::json!({
+            "measurement": "app.rss", "baseline": "A", "candidate": "B",
+            "baseline_median": 1.0, "candidate_median": 1.1, "floor": 0.25,
+            "change_pct": 10.0, "ci_low_pct": 8.0, "ci_high_pct": 12.0, "p_value": 0.01,
+            "verdict": "inconclusive"
+        }))
+        .unwrap();
+        small.verdict = Verdict::NoChange;
+        assert_eq!(figure(&small), "Max Working Set +0.10 MiB no change");
     }
 }

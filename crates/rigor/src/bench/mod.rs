@@ -19,6 +19,10 @@ pub use setup::Bench;
 /// exit code is the one `rigor run` would give the generated config.
 pub fn execute(args: &BenchArgs) -> Result<Exit, Failure> {
     let bench = Bench::from_args(args)?;
+    // Before the warmup starts anything: the sentinel is forked while rigor is single-threaded,
+    // and the handlers make Ctrl-C stop a warmup run as it stops a measured one.
+    crate::exec::sentinel::start();
+    crate::interrupt::install();
     let file = config::write(&bench, &args.out_dir)?;
     let options = setup::run_options(args, &bench, &file)?;
     let legend: Vec<String> = (bench.names.iter().zip(&bench.commands))

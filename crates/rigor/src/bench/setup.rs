@@ -141,6 +141,21 @@ fn server(args: &BenchArgs, url: &str, p: &mut Problems) -> Server {
     if args.connections == 0 {
         p.add("-c/--connections must be at least 1".into());
     }
+    // The same limits the generated config is checked against, said of the flag the user typed.
+    let engine = rigor_load::MAX_CONNECTIONS as u64;
+    let (max, why) = match crate::config::Limits::this_machine().max_connections() {
+        Some(files) if files < engine => (
+            files,
+            "this machine's open-file limit allows (raise it with `ulimit -n`)",
+        ),
+        _ => (engine, "one load may open"),
+    };
+    if args.connections as u64 > max {
+        p.add(format!(
+            "-c/--connections {} is more than the {max} connections {why}",
+            args.connections
+        ));
+    }
     let duration = match crate::duration::parse_duration(&args.duration) {
         Ok(d) if !d.is_zero() => d,
         Ok(_) => {

@@ -138,7 +138,7 @@ fn run_build(job: &AppJob, cmd: &str, log: &Path) -> Result<(ExitStatus, Duratio
 
 /// SIGKILLs the build and every descendant, also those that left its process group (`setsid`),
 /// and reaps them. The tree is stopped first, so nothing forks or is re-parented while it is read.
-fn kill_tree(child: &mut Child) {
+pub(crate) fn kill_tree(child: &mut Child) {
     let root = child.id() as i32;
     let mut tree: Vec<i32> = Vec::new();
     for _ in 0..20 {

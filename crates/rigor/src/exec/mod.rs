@@ -52,6 +52,7 @@ use crate::options::run::RunOptions;
 use crate::result::{RunResult, RunStatus};
 use crate::{interrupt, report};
 pub use app_on_host::AppHost;
+pub(crate) use build::kill_tree;
 use executor::LocalExecutor;
 use output::Outputs;
 use progress::Progress;

@@ -245,7 +245,8 @@ fn split_words(line: &str, width: usize) -> Vec<String> {
         return vec![line.to_string()];
     }
     let mut out: Vec<String> = Vec::new();
-    let mut current = String::new();
+    // A line wrap() already indented keeps its indent on its first part.
+    let mut current = line[..line.len() - line.trim_start().len()].to_string();
     for word in line.split(' ').filter(|w| !w.is_empty()) {
         let candidate = if current.trim().is_empty() {
             format!("{current}{word}")
@@ -303,8 +304,11 @@ mod tests {
             assert!(p.chars().count() <= 90, "{p:?} in {wrapped}");
         }
         // Narrower than a piece: split between words, still within the width.
-        for p in wrap(text, 40).lines() {
+        // …and every line after the first indented, also the parts of an indented piece.
+        let narrow = wrap(text, 40);
+        for (i, p) in narrow.lines().enumerate() {
             assert!(p.chars().count() <= 40, "{p:?}");
+            assert_eq!(i > 0, p.starts_with(INDENT), "{p:?} in\n{narrow}");
         }
         assert!(parts[1].starts_with(INDENT), "{wrapped}");
         assert!(parts[0].ends_with(" ·"), "{wrapped}");
