@@ -225,6 +225,11 @@ fn refused(name: &str, args: &[&str], needle: &str) {
 #[test]
 fn bench_refuses_bad_input_before_running() {
     refused("bench-none", &[], "<COMMAND>");
+    refused(
+        "bench-hopeless",
+        &["-i", "2", "true", "false"],
+        "that can never show a significant difference",
+    );
     refused("bench-empty", &["true", " "], "command 2 is empty");
     refused(
         "bench-names",
@@ -264,7 +269,17 @@ fn bench_refuses_bad_input_before_running() {
 #[test]
 fn bench_says_a_failing_command_failed() {
     let dir = temp_dir("bench-fails");
-    let out = rigor(&dir, &["bench", "-i", "2", "true", "echo oops >&2; exit 3"]);
+    let out = rigor(
+        &dir,
+        &[
+            "bench",
+            "-i",
+            "2",
+            "--allow-inconclusive",
+            "true",
+            "echo oops >&2; exit 3",
+        ],
+    );
     let t = text(&out);
     assert_eq!(out.status.code(), Some(1), "{t}");
     assert!(t.contains("exit status: 3") && t.contains("oops"), "{t}");

@@ -65,6 +65,17 @@ impl Bench {
                 _ => {}
             }
         }
+        // Said before anything is written, as `rigor run` refuses the same run.
+        if let Some(n @ 1..) = args.iterations {
+            if args.until_conclusive.is_none() && !args.allow_inconclusive {
+                if let Some(w) = crate::analysis::sufficiency::never_enough(n, 0) {
+                    p.add(format!(
+                        "-i {n}: {}; {}, or pass --allow-inconclusive to run it anyway",
+                        w.message, w.advice
+                    ));
+                }
+            }
+        }
         if let Some(id) = &args.primary {
             p.take(crate::measurements::validate(id));
         }
@@ -214,6 +225,9 @@ pub fn run_options(args: &BenchArgs, bench: &Bench, file: &Path) -> Result<RunOp
     }
     if args.strict {
         argv.push("--strict".into());
+    }
+    if args.allow_inconclusive {
+        argv.push("--allow-inconclusive".into());
     }
     let cli = Cli::try_parse_from(argv).map_err(|e| Failure::usage(e.to_string()))?;
     let Command::Run(run) = cli.command else {

@@ -21,6 +21,10 @@ pub struct BenchArgs {
     #[arg(long = "until-conclusive", value_name = "MAX", num_args = 0..=1,
           require_equals = true, default_missing_value = "100")]
     pub until_conclusive: Option<usize>,
+    /// Run even when the iterations can never reach a verdict (fewer than 4 per command);
+    /// without it such a bench is refused before anything runs, as `rigor run` refuses it.
+    #[arg(long = "allow-inconclusive")]
+    pub allow_inconclusive: bool,
     /// Run each command N times before measuring, unrecorded (warms the page cache).
     #[arg(long = "warmup", value_name = "N", default_value_t = 0)]
     pub warmup: usize,
