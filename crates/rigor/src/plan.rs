@@ -268,14 +268,7 @@ impl RunPlan {
         if until_conclusive || low + high == 0 {
             return None;
         }
-        // Only rows compared with another row count: a scenario without variants in the same
-        // run compares nothing, whatever its iterations.
-        let n = self
-            .groups
-            .iter()
-            .filter(|g| g.rows.len() >= 2)
-            .flat_map(|g| g.rows.iter().map(|&i| self.rows[i].iterations))
-            .min()?;
+        let n = self.rows.iter().map(|r| r.iterations).min()?;
         (n <= low + high).then(|| {
             format!(
                 "--exclude {low}:{high} drops {} iterations of each row, but a row has only {n}: \

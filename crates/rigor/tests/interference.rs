@@ -225,7 +225,9 @@ fn a_command_is_not_foreign_to_itself() {
     let quiet = measure(&dir, &toml, &[], None);
     for it in iterations(&quiet.json) {
         let cpu = m(it, "app.cpu_time").unwrap() / 1e3;
-        assert!(cpu > 0.3, "the command was busy: {cpu:.2}s");
+        // Busy enough to be told from an idle command, however fast this machine runs the
+        // loop (0.3 s here when quiet).
+        assert!(cpu > 0.1, "the command was busy: {cpu:.2}s");
     }
     within_reference(&quiet, span);
 

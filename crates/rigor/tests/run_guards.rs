@@ -10,6 +10,7 @@ use std::time::Duration;
 /// Warnings about the state of this shared, noisy machine are true alarms, not false ones.
 const MACHINE_STATE: &[&str] = &[
     "busy_machine",
+    "client_starved",
     "contaminated",
     "cpu_pressure",
     "foreign_cpu",

@@ -190,7 +190,7 @@ fn a_command_series_spans_its_whole_life() {
     let dir = temp_dir("series-command");
     let token = marks::token("series");
     // Burns CPU for a moment in the shell itself, then sleeps.
-    let script = "i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done; sleep 0.3";
+    let script = "i=0; while [ $i -lt 600000 ]; do i=$((i+1)); done; sleep 0.3";
     let toml = format!(
         "[jobs.job]\ncommand = {}\nenv = {{ {MARK} = \"{token}\" }}\n\
          [scenarios.s]\ncommand = \"job\"\niterations = 1\n",
