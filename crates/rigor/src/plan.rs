@@ -154,16 +154,22 @@ pub fn plan(config: &Config, selection: &Selection, limits: Limits) -> Result<Ru
     problems.or_ok(plan)
 }
 
+/// What makes two builds the same build: the folder, the command, the artifact and the
+/// environment. Rows (and a bisection's steps) with one key share one build.
+pub fn build_key(app: &crate::config::AppJob) -> String {
+    format!(
+        "{}\u{0}{:?}\u{0}{:?}\u{0}{:?}",
+        app.dir.display(),
+        app.build,
+        app.artifact,
+        app.env
+    )
+}
+
 impl PlannedRow {
     /// A row of `scenario` that runs `iterations` times.
     pub fn new(scenario: &str, plan: RowPlan, iterations: usize) -> PlannedRow {
-        let build_key = format!(
-            "{}\u{0}{:?}\u{0}{:?}\u{0}{:?}",
-            plan.app.dir.display(),
-            plan.app.build,
-            plan.app.artifact,
-            plan.app.env
-        );
+        let build_key = build_key(&plan.app);
         PlannedRow {
             key: RowKey {
                 scenario: scenario.to_string(),

@@ -308,7 +308,7 @@ fn version_config(port: u16) -> String {
 version = "0.1.0"
 
 [jobs.app]
-build = "echo {{{{version}}}} > app.value"
+build = "echo {{{{version}}}} >> built.log && echo {{{{version}}}} > app.value"
 artifact = "app.value"
 command = "exec {bin} --port {port} --threads 1 --hold-mib $(cut -d. -f1 app.value)"
 env = {{ APP_VERSION = "{{{{version}}}}" }}
@@ -370,6 +370,14 @@ fn a_bisection_over_8_version_values_names_the_value() {
         "values: {} iterations, {:.0} s",
         report["iterations"], report["seconds"]
     );
+    // Each value was built once, however many steps ran it (the ends run in every step).
+    let built = std::fs::read_to_string(dir.join("built.log")).unwrap();
+    let mut once: Vec<&str> = built.lines().collect();
+    let all = once.len();
+    once.sort_unstable();
+    once.dedup();
+    assert_eq!(once.len(), all, "a value built twice: {built}");
+    assert!(all >= 3, "{built}");
     assert_eq!(report["var"], "version");
     assert_eq!(report["culprit"], "2.1.23273", "{t}");
     assert_eq!(report["parent"], "0.1.23272", "{t}");
@@ -400,7 +408,11 @@ fn a_bisection_over_8_version_values_names_the_value() {
         })
         .unwrap();
     let command = build["command"].as_str().unwrap();
-    assert_eq!(command, format!("echo {tested} > app.value"), "{build}");
+    assert_eq!(
+        command,
+        format!("echo {tested} >> built.log && echo {tested} > app.value"),
+        "{build}"
+    );
     // Named values: a narrower search between two of them.
     let (code, t, report) = bisect(
         &dir,

@@ -72,6 +72,12 @@ pub fn execute(args: &BisectArgs) -> Result<Exit, Failure> {
     interrupt::install();
     let started = Instant::now();
     let setup = setup::prepare(args)?;
+    // Each commit or value is built once in a bisection: the ends and every tested point run
+    // in several steps, each start from its build's snapshot. Not when the build time itself
+    // is what is bisected.
+    if setup.measurement != crate::measurements::ids::APP_BUILD_TIME {
+        crate::exec::keep_builds();
+    }
     // Its own folder, never one another bisection started in the same second.
     let stem = format!("bisect-{}", crate::clock::now_compact());
     let folder = crate::git::create_own_dir(&args.out_dir, &args.out_dir)

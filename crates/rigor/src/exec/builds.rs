@@ -17,6 +17,47 @@ use std::path::Path;
 /// Builds keyed by `PlannedRow::build_key`; failures are kept as their message.
 pub type Builds = BTreeMap<String, Result<Built, String>>;
 
+/// Successful builds kept across the runs of this process once [`keep_builds`] was called (a
+/// bisection's steps run the same values or commits again and again), keyed like [`Builds`]:
+/// a key built once is not built again, and its snapshot still gives every start its bytes.
+static KEPT: std::sync::Mutex<Option<BTreeMap<String, Built>>> = std::sync::Mutex::new(None);
+
+/// From now on, every local build that succeeds is kept and reused by later runs of this
+/// process instead of being built again.
+pub fn keep_builds() {
+    *KEPT.lock().unwrap_or_else(|e| e.into_inner()) = Some(BTreeMap::new());
+}
+
+/// The kept build of `key`, if builds are kept and it was built.
+fn kept(key: &str) -> Option<Built> {
+    KEPT.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()?
+        .get(key)
+        .cloned()
+}
+
+/// Builds `app` alone (a bisection's check that a point builds), unless a kept build of it
+/// exists; the build is kept for the runs that follow when builds are kept.
+pub fn build_once(app: &AppJob, log: &Path, snapshots: &Path) -> Result<(), String> {
+    let key = crate::plan::build_key(app);
+    if app.host.is_none() && kept(&key).is_some() {
+        return Ok(());
+    }
+    let built = super::build::build(app, log, snapshots)?;
+    if app.host.is_none() && built.snapshot.is_some() {
+        keep(&key, &built);
+    }
+    Ok(())
+}
+
+/// Keeps `built` for later runs, when builds are kept.
+fn keep(key: &str, built: &Built) {
+    if let Some(map) = KEPT.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+        map.insert(key.to_string(), built.clone());
+    }
+}
+
 /// One distinct build of the plan and every variant that runs it.
 struct Distinct<'a> {
     key: &'a str,
@@ -178,6 +219,16 @@ pub fn build_all(
             warn_once(w, progress, result);
         }
         let label = d.label(&mut labels);
+        // Built by an earlier run of this process (a bisection's earlier step): its snapshot
+        // holds the bytes, so it is not built again. Builds on other hosts are not kept.
+        if let Some(b) = kept(d.key).filter(|_| app.host.is_none()) {
+            progress.note(&format!(
+                "note: {who}: built by an earlier step, not built again"
+            ));
+            result.builds.push(record(&d, &b));
+            builds.insert(d.key.to_string(), Ok(b));
+            continue;
+        }
         progress.status(format!("building {who}"));
         let mut outcome = executor.build(
             app,
@@ -208,8 +259,10 @@ pub fn build_all(
                 outcome = Err(e);
             }
         }
-        if let Err(e) = &outcome {
-            progress.note(&format!("error: {e}"));
+        match &outcome {
+            Err(e) => progress.note(&format!("error: {e}")),
+            Ok(b) if app.host.is_none() && b.snapshot.is_some() => keep(d.key, b),
+            Ok(_) => {}
         }
         builds.insert(d.key.to_string(), outcome);
     }

@@ -11,6 +11,7 @@ mod app_wire_job;
 mod artifact;
 mod build;
 mod builds;
+pub use builds::keep_builds;
 mod command;
 mod contamination;
 mod environment;
@@ -186,7 +187,7 @@ pub fn measure(options: &RunOptions) -> Result<Measured, Failure> {
 /// not build before measuring anything against it.
 pub fn build_only(app: &crate::config::AppJob, log: &Path, snapshots: &Path) -> Result<(), String> {
     crate::config::ensure_worktrees([app])?;
-    build::build(app, log, snapshots).map(|_| ())
+    builds::build_once(app, log, snapshots)
 }
 
 /// Appends the run to the history store (unless `--no-store`); says where, or why it could
