@@ -260,5 +260,25 @@ mod hostile_tests;
 pub(crate) mod keys;
 #[cfg(test)]
 mod tests;
+
+/// A one-application, one-load scenario `s` with `extra` appended, parsed as
+/// `/tmp/x/rigor.toml`: the smallest file the unit tests of one table add to.
+#[cfg(test)]
+pub(crate) fn parse_with_scenario(extra: &str) -> Result<Config, Problems> {
+    const BASE: &str = r#"
+[jobs.app]
+command = "./app"
+ready = { tcp = "127.0.0.1:5000" }
+[jobs.load]
+url = "http://127.0.0.1:5000/"
+[scenarios.s]
+application = "app"
+load = "load"
+"#;
+    Config::parse(
+        std::path::Path::new("/tmp/x/rigor.toml"),
+        format!("{BASE}{extra}"),
+    )
+}
 #[cfg(test)]
 mod tool_tests;

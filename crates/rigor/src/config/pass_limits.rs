@@ -75,21 +75,9 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
-
-    const BASE: &str = r#"
-[jobs.app]
-command = "./app"
-ready = { tcp = "127.0.0.1:5000" }
-[jobs.load]
-url = "http://127.0.0.1:5000/"
-[scenarios.s]
-application = "app"
-load = "load"
-"#;
 
     fn parse(extra: &str) -> Result<Config, Problems> {
-        Config::parse(Path::new("/tmp/x/rigor.toml"), format!("{BASE}{extra}"))
+        crate::config::parse_with_scenario(extra)
     }
 
     #[test]
