@@ -64,6 +64,81 @@ fn a_readiness_probe_that_warms_the_heap_is_named() {
     assert!(m(it, "app.rss").unwrap() >= 150.0);
 }
 
+/// A TCP forwarder from `front` to `back` on loopback: accepts at once, closes a connection it
+/// cannot pass on (as `socat TCP-LISTEN:…,fork TCP:…` does).
+const FORWARDER: &str = r#"
+import socket, sys, threading
+front, back = int(sys.argv[1]), int(sys.argv[2])
+ls = socket.socket()
+ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind(("127.0.0.1", front))
+ls.listen(128)
+def pipe(a, b):
+    try:
+        while True:
+            d = a.recv(65536)
+            if not d:
+                break
+            b.sendall(d)
+    except OSError:
+        pass
+    for s in (a, b):
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+def serve(c):
+    try:
+        s = socket.create_connection(("127.0.0.1", back))
+    except OSError:
+        c.close()
+        return
+    threading.Thread(target=pipe, args=(c, s), daemon=True).start()
+    pipe(s, c)
+    c.close()
+    s.close()
+while True:
+    c, _ = ls.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+"#;
+
+#[test]
+fn a_front_that_accepts_before_the_server_starts_is_not_the_probes_growth() {
+    // The app's command starts the real server late (it takes 150 MiB before it listens) behind
+    // a forwarder that accepts at once: the start-up is not the readiness probe's doing.
+    let dir = temp_dir("ready-front");
+    let script = dir.join("forward.py");
+    std::fs::write(&script, FORWARDER).unwrap();
+    let run = |server_flags: &str| {
+        let (port, back) = (free_port(), free_port());
+        let command = format!(
+            "(sleep 0.5; exec {} --port {back} --threads 1 {server_flags}) & exec python3 {} {port} {back}",
+            hello_server().display(),
+            script.display()
+        );
+        let toml = with_command(&config(port, "", "/plaintext", ""), port, &command)
+            .replace(
+                &format!("http://127.0.0.1:{port}/health"),
+                &format!("http://127.0.0.1:{port}/json"),
+            )
+            .replace("connections = 8", "connections = 2");
+        let (_, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
+        let it = iterations(json.as_ref().unwrap())[0].clone();
+        assert!(m(&it, "app.rss").unwrap() >= 150.0, "the server's 150 MiB");
+        it
+    };
+    let it = run("--hold-mib 150");
+    assert!(
+        !kinds(&it["warnings"]).contains(&"readiness_memory".to_string()),
+        "{}",
+        it["warnings"]
+    );
+    // Behind the same front, the probe that does warm the heap is still named.
+    let it = run("--hold-mib 150 --hold-after /json");
+    let msg = message(&it["warnings"], "readiness_memory");
+    assert!(msg.contains("/json"), "{msg}");
+}
+
 #[test]
 #[ignore = "needs root"]
 fn page_cache_carried_between_iterations_is_caught_and_drop_caches_ends_it() {

@@ -154,6 +154,19 @@ impl AppProcess {
         timeout: Duration,
         outside: &mut OutsideWindow,
     ) -> Result<Duration, String> {
+        self.wait_ready_watching(ready, timeout, outside, &mut || {})
+    }
+
+    /// `wait_ready`, calling `before_answer` before each poll until the application first
+    /// answers HTTP (any status): its last call saw the tree just before the server that
+    /// actually serves was first asked something, whatever front accepted connections earlier.
+    pub fn wait_ready_watching(
+        &mut self,
+        ready: &Ready,
+        timeout: Duration,
+        outside: &mut OutsideWindow,
+        before_answer: &mut dyn FnMut(),
+    ) -> Result<Duration, String> {
         let deadline = self.spawned_at + timeout;
         let mut scan = super::logtail::Scan::default();
         let mut http = HttpReadiness::default();
@@ -168,7 +181,12 @@ impl AppProcess {
                 return Err("interrupted while waiting for the application".into());
             }
             let ok = match ready {
-                Ready::Http(url) => http.check(url, outside),
+                Ready::Http(url) => {
+                    if !http.answered {
+                        before_answer();
+                    }
+                    http.check(url, outside)
+                }
                 Ready::Tcp(addr) => addr
                     .to_socket_addrs()
                     .ok()
@@ -269,6 +287,8 @@ struct HttpReadiness {
     /// The server answered HTTP/2 where HTTP/1.1 failed (an h2c-only or h2-only server): every
     /// later poll speaks HTTP/2.
     http2: bool,
+    /// Some poll got an HTTP answer (any status): the server behind the port serves.
+    answered: bool,
     last: Option<String>,
 }
 
@@ -292,6 +312,7 @@ impl HttpReadiness {
         }
         match got {
             Ok(r) => {
+                self.answered = true;
                 outside.requests += 1;
                 outside.bytes += r.bytes_sent;
                 let proto = if self.http2 { " over HTTP/2" } else { "" };

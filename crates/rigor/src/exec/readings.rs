@@ -11,8 +11,10 @@ use rigor_probe::{Cgroup, MachineReading, SchedWatch, SpanSamples};
 use std::time::{Duration, Instant};
 
 /// Waits until the app is ready. An HTTP probe on another URL than the load's is watched: the
-/// tree's memory is read once the app accepts connections (before any HTTP request) and again
-/// once the probe passed; material growth in between is a warning naming the probe.
+/// tree's memory is read before each poll until the server first answers HTTP, and again once
+/// the probe passed; material growth in between is a warning naming the probe. A front that
+/// accepts connections before the real server has started (a forwarder in the app's command)
+/// does not make the real server's start-up the probe's growth.
 pub fn ready_watching_memory(
     ctx: &IterationContext,
     load_url: &str,
@@ -20,23 +22,16 @@ pub fn ready_watching_memory(
     app: &mut AppProcess,
 ) -> Result<Duration, String> {
     let (ready, timeout) = (&ctx.row.app.ready, ctx.row.app.ready_timeout);
-    let watched = match ready {
-        Ready::Http(url) if guards::probes_another_url(url, load_url) => {
-            rigor_load::resolve_url(url).ok().map(|addr| (url, addr))
-        }
-        _ => None,
+    let url = match ready {
+        Ready::Http(url) if guards::probes_another_url(url, load_url) => url,
+        _ => return app.wait_ready(ready, timeout, &mut it.outside_window),
     };
-    let Some((url, addr)) = watched else {
-        return app.wait_ready(ready, timeout, &mut it.outside_window);
-    };
-    app.wait_ready(
-        &Ready::Tcp(addr.to_string()),
-        timeout,
-        &mut it.outside_window,
-    )?;
-    let before = tree_rss_mib(app.pid);
-    let took = app.wait_ready(ready, timeout, &mut it.outside_window)?;
-    if let (Some(before), Some(after)) = (before, tree_rss_mib(app.pid)) {
+    let pid = app.pid;
+    let mut before = None;
+    let took = app.wait_ready_watching(ready, timeout, &mut it.outside_window, &mut || {
+        before = tree_rss_mib(pid)
+    })?;
+    if let (Some(before), Some(after)) = (before, tree_rss_mib(pid)) {
         guards::readiness_memory_guard(url, load_url, before, after, &mut it.warnings);
     }
     Ok(took)
