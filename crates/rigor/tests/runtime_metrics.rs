@@ -98,9 +98,79 @@ fn rates_match_what_the_load_counted() {
     assert_eq!(decl["unit"], "1/s", "{}", json["measurements"]);
     assert!(decl.get("direction").is_none());
     assert!(
-        kinds(&it["warnings"]).iter().all(|k| k != "metrics"),
+        kinds(&it["warnings"])
+            .iter()
+            .all(|k| k != "metrics" && k != "metrics_non_finite"),
         "{}",
         it["warnings"]
+    );
+}
+
+/// An application whose own `/metrics` page holds NaN and +Inf samples beside finite ones
+/// (every other path answers `ok`).
+const NON_FINITE_APP: &str = r##"
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+PAGE = b"""# TYPE weird gauge
+weird{w="0"} NaN
+weird{w="1"} 3
+# TYPE broken counter
+broken_total +Inf
+# TYPE fine counter
+fine_total 7
+"""
+class H(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_GET(self):
+        body = PAGE if self.path == "/metrics" else b"ok"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a):
+        pass
+ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+"##;
+
+#[test]
+fn non_finite_samples_are_counted_and_said() {
+    let dir = temp_dir("metrics-non-finite");
+    let script = dir.join("app.py");
+    std::fs::write(&script, NON_FINITE_APP).unwrap();
+    let port = free_port();
+    let command = format!("python3 {} {port}", script.display());
+    let toml = with_command(&config(port, "", "/", "rate = 50"), port, &command)
+        .replace("connections = 8", "connections = 1")
+        .replace("/health", "/")
+        .replace("timeout = \"10s\"", "timeout = \"20s\"");
+    let toml = with_app(
+        &toml,
+        &format!("metrics = \"http://127.0.0.1:{port}/metrics\""),
+    );
+    let (t, json) = run_exit(&dir, &toml, &["-i", "1"], 0);
+    let it = &iterations(json.as_ref().unwrap())[0];
+    // The finite series stand; the counter with only +Inf has no figure.
+    assert_eq!(m(it, "app.metric.weird"), Some(3.0), "{t}");
+    assert_eq!(m(it, "app.metric.fine_total.rate"), Some(0.0));
+    assert!(m(it, "app.metric.broken_total.rate").is_none());
+    // Every scrape the app answered held one NaN and one +Inf.
+    let scrapes = it["metrics_scrapes"].as_u64().unwrap();
+    assert!(scrapes >= 2, "{scrapes}");
+    let said = message(&it["warnings"], "metrics_non_finite");
+    eprintln!("{said}");
+    let want = format!(
+        "{} NaN or ±Inf samples in {scrapes} of {scrapes} scrapes",
+        2 * scrapes
+    );
+    assert!(said.contains(&want), "{said}");
+    assert!(
+        said.contains(&format!("`broken_total` {scrapes}")),
+        "{said}"
+    );
+    assert!(said.contains(&format!("`weird` {scrapes}")), "{said}");
+    assert!(
+        said.contains(&format!("http://127.0.0.1:{port}/metrics")),
+        "{said}"
     );
 }
 

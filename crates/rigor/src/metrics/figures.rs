@@ -2,7 +2,7 @@
 //! between the scrapes at the window's edges over the time between them), a gauge's highest
 //! value in the window, and both scrape by scrape for the time series.
 
-use super::reading::{Flavor, Reading};
+use super::reading::{Flavor, NonFinite, Reading};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Most ids one iteration records: a runtime exports hundreds of families, and a table of
@@ -14,6 +14,8 @@ pub const MAX_IDS: usize = 200;
 pub struct Scrape {
     pub t_ms: f64,
     pub reading: Reading,
+    /// NaN or ±Inf samples the reading left out, by stem.
+    pub non_finite: NonFinite,
 }
 
 /// The measurement id of a stem: `app.metric.x_total.rate` (per second) for a counter,
@@ -143,6 +145,7 @@ mod tests {
                 .iter()
                 .map(|(k, f, v)| (k.to_string(), (*f, *v)))
                 .collect(),
+            non_finite: NonFinite::new(),
         }
     }
 

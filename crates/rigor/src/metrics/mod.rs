@@ -83,6 +83,7 @@ fn record(log: scrape::Log, url: &str, select: &[Selector], it: &mut Iteration) 
     if log.scrapes.is_empty() {
         return;
     }
+    non_finite(&log.scrapes, url, it);
     let kept = figures
         .map(|f| f.kept)
         .unwrap_or_else(|| all_stems(&log.scrapes));
@@ -157,6 +158,44 @@ fn unmatched(
             )));
         }
     }
+}
+
+/// Most stems a non-finite warning names: the count says how many more there were.
+const NAMED_STEMS: usize = 5;
+
+/// A warning when scrapes held NaN or ±Inf samples: they were left out, so a stem has no
+/// figure where it had no other sample, and a sum over series lacks them.
+fn non_finite(scrapes: &[Scrape], url: &str, it: &mut Iteration) {
+    let mut by_stem: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut in_scrapes = 0;
+    for s in scrapes.iter().filter(|s| !s.non_finite.is_empty()) {
+        in_scrapes += 1;
+        for (stem, n) in &s.non_finite {
+            *by_stem.entry(stem).or_default() += n;
+        }
+    }
+    if by_stem.is_empty() {
+        return;
+    }
+    let total: u64 = by_stem.values().sum();
+    let mut named: Vec<String> = by_stem
+        .iter()
+        .take(NAMED_STEMS)
+        .map(|(stem, n)| format!("`{stem}` {n}"))
+        .collect();
+    if by_stem.len() > NAMED_STEMS {
+        named.push(format!("and {} more", by_stem.len() - NAMED_STEMS));
+    }
+    it.warnings.push(Warning::of(
+        WarningKind::MetricsNonFinite,
+        format!(
+            "{url}: {total} NaN or ±Inf samples in {in_scrapes} of {} scrapes were left out \
+             ({}): a figure summed over series lacks them, and one with no other sample is \
+             missing",
+            scrapes.len(),
+            named.join(", ")
+        ),
+    ));
 }
 
 /// Every stem any scrape read (at most [`figures::MAX_IDS`]), for a series without figures.

@@ -16,6 +16,10 @@ pub enum Flavor {
 /// The numbers of one scrape by stem (`http_requests_total`, `x_total{code="200"}`).
 pub type Reading = BTreeMap<String, (Flavor, f64)>;
 
+/// How many NaN or ±Inf samples each stem's sum left out: no figure can be made of them, and
+/// a sum without them is not the application's whole count.
+pub type NonFinite = BTreeMap<String, u64>;
+
 /// The sample names of a family rigor reads, and how: a counter's own samples (`x_total` in
 /// OpenMetrics, never its `_created`), a gauge's (untyped ones are read as gauges, as Prometheus
 /// does), a histogram's or summary's `_count` and `_sum` as counters (buckets and quantiles
@@ -38,39 +42,48 @@ fn streams(f: &Family) -> Vec<(String, Flavor)> {
 
 /// Reduces a scrape: every stream of every family when `select` is empty, else what each
 /// entry names (a sample name, or a family name for all its streams) over the series it
-/// matches. A stream with no finite sample is left out.
-pub fn reduce(families: &[Family], select: &[Selector]) -> Reading {
+/// matches. A stream with no finite sample is left out; the non-finite samples left out are
+/// counted by stem.
+pub fn reduce(families: &[Family], select: &[Selector]) -> (Reading, NonFinite) {
     let mut out = Reading::new();
+    let mut dropped = NonFinite::new();
+    let mut keep = |stem: String, flavor: Flavor, (value, left_out): (Option<f64>, u64)| {
+        if left_out > 0 {
+            *dropped.entry(stem.clone()).or_default() += left_out;
+        }
+        if let Some(v) = value {
+            out.insert(stem, (flavor, v));
+        }
+    };
     for f in families.iter().filter(|f| !creation_time(f, families)) {
         for (sample, flavor) in streams(f) {
             if select.is_empty() {
-                if let Some(v) = sum(f, &sample, |_| true) {
-                    out.insert(sample.clone(), (flavor, v));
-                }
+                keep(sample.clone(), flavor, sum(f, &sample, |_| true));
                 continue;
             }
             for sel in select
                 .iter()
                 .filter(|s| s.name == sample || s.name == f.name)
             {
-                if let Some(v) = sum(f, &sample, |labels| sel.matches(labels)) {
-                    out.insert(sel.stem(&sample), (flavor, v));
-                }
+                let got = sum(f, &sample, |labels| sel.matches(labels));
+                keep(sel.stem(&sample), flavor, got);
             }
         }
     }
-    out
+    (out, dropped)
 }
 
-/// The sum of the finite values of `sample` over the series `pick` keeps; `None` when none.
-fn sum(f: &Family, sample: &str, pick: impl Fn(&[(String, String)]) -> bool) -> Option<f64> {
-    let values: Vec<f64> = f
+/// The sum of the finite values of `sample` over the series `pick` keeps (`None` when none),
+/// and how many of those series' values were NaN or ±Inf.
+fn sum(f: &Family, sample: &str, pick: impl Fn(&[(String, String)]) -> bool) -> (Option<f64>, u64) {
+    let (finite, other): (Vec<f64>, Vec<f64>) = f
         .samples
         .iter()
-        .filter(|s| s.name == sample && s.value.is_finite() && pick(&s.labels))
+        .filter(|s| s.name == sample && pick(&s.labels))
         .map(|s| s.value)
-        .collect();
-    (!values.is_empty()).then(|| values.iter().sum())
+        .partition(|v| v.is_finite());
+    let total = (!finite.is_empty()).then(|| finite.iter().sum());
+    (total, other.len() as u64)
 }
 
 /// Python's client writes a counter's creation time as a gauge family of its own
@@ -120,7 +133,9 @@ py_created 1.7e9
 
     #[test]
     fn everything_is_summed_over_its_series() {
-        let r = reduce(&parse(TEXT).unwrap(), &[]);
+        let (r, dropped) = reduce(&parse(TEXT).unwrap(), &[]);
+        // The summary's NaN quantile is not a stream rigor reads.
+        assert!(dropped.is_empty(), "{dropped:?}");
         let want: Vec<(&str, Flavor, f64)> = vec![
             ("conns", Flavor::Gauge, 7.0),
             ("lat_count", Flavor::Counter, 3.0),
@@ -149,7 +164,7 @@ py_created 1.7e9
         .iter()
         .map(|s| Selector::parse(s).unwrap())
         .collect();
-        let r = reduce(&parse(TEXT).unwrap(), &sel);
+        let (r, _) = reduce(&parse(TEXT).unwrap(), &sel);
         let keys: Vec<&str> = r.keys().map(String::as_str).collect();
         assert_eq!(
             keys,
@@ -163,5 +178,21 @@ py_created 1.7e9
         );
         assert_eq!(r[r#"req_total{code="200"}"#].1, 15.0);
         assert_eq!(r[r#"req_total{code="500",path="/a"}"#].1, 1.0);
+    }
+
+    #[test]
+    fn non_finite_samples_are_left_out_and_counted() {
+        let text = "# TYPE g gauge\ng{w=\"0\"} NaN\ng{w=\"1\"} 2\n# TYPE c counter\n\
+                    c_total{w=\"0\"} +Inf\nc_total{w=\"1\"} -Inf\n# TYPE ok gauge\nok 1\n";
+        let (r, dropped) = reduce(&parse(text).unwrap(), &[]);
+        assert_eq!(r["g"], (Flavor::Gauge, 2.0));
+        assert!(!r.contains_key("c_total"), "{r:?}");
+        let want: NonFinite = [("c_total".to_string(), 2), ("g".to_string(), 1)].into();
+        assert_eq!(dropped, want);
+        // Only the series an entry picks are counted.
+        let sel = [Selector::parse(r#"g{w="1"}"#).unwrap()];
+        let (r, dropped) = reduce(&parse(text).unwrap(), &sel);
+        assert_eq!(r[r#"g{w="1"}"#].1, 2.0);
+        assert!(dropped.is_empty(), "{dropped:?}");
     }
 }

@@ -21,7 +21,10 @@ pub const MAX_BODY: usize = 16 << 20;
 
 /// Reads and parses the page once; an error says what went wrong (refused, timed out, a
 /// status other than 2xx, not the text format).
-pub fn fetch(url: &str, select: &[Selector]) -> Result<reading::Reading, String> {
+pub fn fetch(
+    url: &str,
+    select: &[Selector],
+) -> Result<(reading::Reading, reading::NonFinite), String> {
     let r = rigor_load::fetch_body(url, TIMEOUT, MAX_BODY).map_err(|e| e.to_string())?;
     if !(200..300).contains(&r.status) {
         return Err(format!("{url} answered {}", r.status));
@@ -55,7 +58,11 @@ pub struct Log {
 }
 
 /// One scrape as taken: when (ms), at which edge, what it gave.
-type Attempt = (f64, Option<Edge>, Result<reading::Reading, String>);
+type Attempt = (
+    f64,
+    Option<Edge>,
+    Result<(reading::Reading, reading::NonFinite), String>,
+);
 
 /// State shared with the background thread.
 struct Shared {
@@ -162,13 +169,17 @@ impl Scraper {
         };
         for (t_ms, edge, result) in raw {
             match result {
-                Ok(reading) => {
+                Ok((reading, non_finite)) => {
                     match edge {
                         Some(Edge::Start) => log.start = Some(log.scrapes.len()),
                         Some(Edge::End) => log.end = Some(log.scrapes.len()),
                         None => {}
                     }
-                    log.scrapes.push(Scrape { t_ms, reading });
+                    log.scrapes.push(Scrape {
+                        t_ms,
+                        reading,
+                        non_finite,
+                    });
                 }
                 Err(e) => log.failures.push((
                     edge.map(|e| match e {

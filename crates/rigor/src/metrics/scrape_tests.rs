@@ -42,7 +42,7 @@ fn a_chunked_page_is_read_whole() {
         );
         let _ = s.write_all(&chunked(&body));
     });
-    let r = fetch(&url, &[]).unwrap();
+    let (r, _) = fetch(&url, &[]).unwrap();
     assert_eq!(r["req_total"], (reading::Flavor::Counter, 100.0));
 }
 

@@ -59,6 +59,7 @@ coded_enum! {
         Leftovers = "leftovers",
         LoadErrors = "load_errors",
         Metrics = "metrics",
+        MetricsNonFinite = "metrics_non_finite",
         NoCgroup = "no_cgroup",
         NoResponses = "no_responses",
         NoisyRow = "noisy_row",
@@ -192,6 +193,11 @@ impl WarningKind {
                  text), a counter was reset during the window, a `metrics_select` entry matched \
                  nothing, or the page exports more than 200 figures: some `app.metric.*` figures \
                  are missing."
+            }
+            MetricsNonFinite => {
+                "The application's `metrics` page gave NaN or ±Inf samples for counters or \
+                 gauges rigor reads: they were left out, so an `app.metric.*` figure summed over \
+                 series lacks them, and one with no other sample is missing."
             }
             NoCgroup => {
                 "rigor could not give the application a cgroup of its own: `app.cgroup.*` are \
@@ -329,6 +335,10 @@ impl WarningKind {
             Metrics => {
                 "check that the URL answers Prometheus text quickly while the application runs \
                  (`curl` it), and name the families wanted in `metrics_select`"
+            }
+            MetricsNonFinite => {
+                "fix the application's metric (a division by zero, an uninitialised gauge), or \
+                 leave it out with `metrics_select`"
             }
             NoCgroup => "run as root on a machine with cgroup v2 or v1 memory to get app.cgroup.*",
             NoResponses => "check that the application answers the load URL at all",
