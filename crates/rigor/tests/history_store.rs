@@ -300,6 +300,38 @@ fn a_store_from_a_newer_rigor_is_refused_naming_both_versions() {
     assert!(t.contains("schema version 99"), "{t}");
 }
 
+#[test]
+fn a_stamped_store_that_lost_its_schema_table_is_refused_in_one_sentence() {
+    let dir = temp_dir("history-no-schema");
+    let db = dir.join("lost.db");
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        // rigor's application_id ("rigr"), rigor's tables, no schema_version.
+        c.execute_batch(
+            "PRAGMA application_id = 1919510386;
+             CREATE TABLE runs (id INTEGER PRIMARY KEY, started_at TEXT NOT NULL);",
+        )
+        .unwrap();
+    }
+    let store = db.to_str().unwrap();
+    let out = rigor(&dir, &["history", "--store", store]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(t.contains("not their schema_version table"), "{t}");
+    assert!(t.contains(store), "{t}");
+    assert!(!t.contains("CREATE TABLE"), "{t}");
+    // Left as it was: nothing migrated into it.
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let tables: i64 = c
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(tables, 1);
+}
+
 /// Runs the testbed with `--store store` and asserts the hostile store's error: named, the
 /// result written anyway, exit 1.
 fn refused_store(dir: &Path, store: &str, says: &str) {

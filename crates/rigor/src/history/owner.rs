@@ -36,10 +36,7 @@ pub fn check(conn: &Connection, name: &str) -> Result<Owner, String> {
     let id: i32 = conn
         .query_row("PRAGMA application_id", [], |r| r.get(0))
         .map_err(|e| format!("{name}: {e}"))?;
-    if id == APPLICATION_ID {
-        return Ok(Owner::Rigor);
-    }
-    if id != 0 {
+    if id != 0 && id != APPLICATION_ID {
         return Err(format!(
             "{name} is not a rigor history store: its SQLite application_id is {id:#x} (another \
              program's database); rigor writes only into its own store or an empty database \
@@ -57,14 +54,19 @@ pub fn check(conn: &Connection, name: &str) -> Result<Owner, String> {
         .and_then(|rows| rows.collect())
         .map_err(|e| format!("{name}: {e}"))?;
     if tables.is_empty() {
-        return Ok(Owner::Empty);
+        return Ok(if id == APPLICATION_ID {
+            Owner::Rigor
+        } else {
+            Owner::Empty
+        });
     }
     let foreign: Vec<&str> = tables
         .iter()
         .map(String::as_str)
         .filter(|t| !RIGOR_TABLES.contains(t))
         .collect();
-    if !foreign.is_empty() {
+    // A stamped store is rigor's whatever else a user keeps in it.
+    if !foreign.is_empty() && id != APPLICATION_ID {
         let shown: Vec<&str> = foreign.iter().take(5).copied().collect();
         let more = match foreign.len() - shown.len() {
             0 => String::new(),
@@ -76,16 +78,25 @@ pub fn check(conn: &Connection, name: &str) -> Result<Owner, String> {
             shown.join(", ")
         ));
     }
-    if !tables.iter().any(|t| t == "schema_version") {
+    let rigors: Vec<&str> = tables
+        .iter()
+        .map(String::as_str)
+        .filter(|t| RIGOR_TABLES.contains(t))
+        .collect();
+    if !rigors.is_empty() && !rigors.contains(&"schema_version") {
         return Err(format!(
             "{name} holds rigor's tables ({}) but not their schema_version table, so which \
              schema they follow is unknown (a damaged or hand-made store); rigor leaves it as it \
              is: restore it from a backup, or give --store a new file and `rigor history \
              import` the result files",
-            tables.join(", ")
+            rigors.join(", ")
         ));
     }
-    Ok(Owner::RigorUnstamped)
+    Ok(if id == APPLICATION_ID {
+        Owner::Rigor
+    } else {
+        Owner::RigorUnstamped
+    })
 }
 
 /// Stamps rigor's `application_id` in the file's header.
@@ -112,6 +123,11 @@ mod tests {
         let stamped = db(old);
         stamp(&stamped, "s.db").unwrap();
         assert_eq!(check(&stamped, "s.db"), Ok(Owner::Rigor));
+        // Stamped, but its version table lost: which schema the tables follow is unknown.
+        let lost = db("CREATE TABLE runs (id INTEGER);");
+        stamp(&lost, "s.db").unwrap();
+        let e = check(&lost, "s.db").unwrap_err();
+        assert!(e.contains("not their schema_version table"), "{e}");
         let e = check(&db("CREATE TABLE customers (id INTEGER);"), "theirs.db").unwrap_err();
         assert!(
             e.contains("theirs.db is not a rigor history store") && e.contains("customers"),

@@ -80,8 +80,13 @@ pub fn migrate(tx: &mut dyn Sql, store: &str) -> Result<(), String> {
     }
     for (i, migration) in MIGRATIONS.iter().enumerate().skip(found as usize) {
         let to = i as i64 + 1;
-        tx.batch(&dialect.ddl(migration))
-            .map_err(|e| format!("migrating {store} to schema version {to}: {e}"))?;
+        let ddl = dialect.ddl(migration);
+        tx.batch(&ddl).map_err(|e| {
+            format!(
+                "migrating {store} to schema version {to}: {}",
+                without_sql(&e, &ddl)
+            )
+        })?;
         tx.execute(
             "INSERT INTO schema_version (version, applied_at) VALUES (?, ?)",
             &[
@@ -91,6 +96,16 @@ pub fn migrate(tx: &mut dyn Sql, store: &str) -> Result<(), String> {
         )?;
     }
     Ok(())
+}
+
+/// A database error without the migration's SQL the driver may quote in it (a page of
+/// statements inside one line): the reason alone names what is wrong.
+fn without_sql(error: &str, ddl: &str) -> String {
+    let head: String = ddl.trim_start().chars().take(24).collect();
+    match error.find(&head) {
+        Some(i) => error[..i].trim_end().trim_end_matches(" in").to_string(),
+        None => error.to_string(),
+    }
 }
 
 /// The store's schema version (0 for a new store).
@@ -106,4 +121,17 @@ pub fn too_new(store: &str, found: i64) -> String {
          understands; use a newer rigor (or another --store)",
         env!("CARGO_PKG_VERSION")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_migration_error_keeps_its_reason_not_the_sql() {
+        let ddl = "\n    CREATE TABLE runs (\n id INTEGER\n);";
+        let e = "table runs already exists in CREATE TABLE runs (\n id INTEGER\n); at offset 13";
+        assert_eq!(without_sql(e, ddl), "table runs already exists");
+        assert_eq!(without_sql("disk I/O error", ddl), "disk I/O error");
+    }
 }
