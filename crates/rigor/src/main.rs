@@ -30,6 +30,7 @@ mod load_tool;
 mod measurements;
 mod metrics;
 mod options;
+mod out_of_memory;
 mod plan;
 mod report;
 mod result;
