@@ -250,3 +250,173 @@ fn an_interrupt_shortens_the_sigterm_grace_and_the_warning_says_so() {
         "{w}"
     );
 }
+
+/// The testbed on a free port, outside any limit a test sets on rigor; killed when dropped.
+struct Server {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Server {
+    fn start() -> Server {
+        let port = free_port();
+        let child = std::process::Command::new(hello_server())
+            .args(["--port", &port.to_string(), "--threads", "1"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start the testbed");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "the testbed never listened");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Server { child, port }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/plaintext", self.port)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// rigor under `ulimit -v kib` (a shell sets it, then becomes rigor), in `dir`.
+fn under_ulimit_v(dir: &std::path::Path, kib: u64, args: &str) -> std::process::Output {
+    let script = format!(
+        "ulimit -v {kib} && exec {} {args}",
+        env!("CARGO_BIN_EXE_rigor")
+    );
+    std::process::Command::new("sh")
+        .args(["-c", &script])
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+/// A limit's outcome: rigor finished, or said what it could not do and exited 1; never a
+/// panic, an abort or a segfault. The dynamic loader failing before any of rigor's code runs
+/// (exit 127, its own message) is the limit's edge, not rigor's.
+fn assert_clean(kib: u64, what: &str, out: &std::process::Output) -> bool {
+    let t = text(out);
+    let loader = out.status.code() == Some(127) && t.contains("error while loading shared");
+    assert!(
+        matches!(out.status.code(), Some(0) | Some(1)) || loader,
+        "{what} under ulimit -v {kib}: {:?}\n{t}",
+        out.status
+    );
+    assert!(!t.contains("panicked"), "{what} under ulimit -v {kib}: {t}");
+    if out.status.code() == Some(1) {
+        assert!(t.contains("error: "), "{what} under ulimit -v {kib}: {t}");
+        return true;
+    }
+    false
+}
+
+#[test]
+fn a_memory_limit_is_an_error_never_a_crash() {
+    let server = Server::start();
+    let dir = temp_dir("ulimit-v");
+    // The lowest limit rigor starts under at all: below it the kernel or the loader refuse the
+    // binary before any of rigor's code runs.
+    let Some(floor) = (4_000..400_000)
+        .step_by(500)
+        .find(|&k| under_ulimit_v(&dir, k, "--version").status.success())
+    else {
+        skip("rigor --version never ran under ulimit -v");
+        return;
+    };
+    eprintln!("rigor starts under ulimit -v {floor}");
+    // From there up, each limit fails somewhere else: the runtime's first allocations, the
+    // load's threads, the engine's buffers.
+    let mut refused = 0;
+    let load = format!("load {} -d 200ms -c 4", server.url());
+    for kib in (floor..floor + 12_000).step_by(250) {
+        refused += assert_clean(kib, "rigor load", &under_ulimit_v(&dir, kib, &load)) as u32;
+    }
+    assert!(
+        refused > 0,
+        "no limit from {floor} KiB up stopped rigor load"
+    );
+    let toml = config(server.port, "", "/plaintext", "")
+        .replace("duration = \"1s\"", "duration = \"300ms\"")
+        .replace("warmup = \"300ms\"", "warmup = \"100ms\"");
+    std::fs::write(dir.join("rigor.toml"), toml).unwrap();
+    for kib in (floor..floor + 12_000).step_by(1_000) {
+        let out = under_ulimit_v(&dir, kib, "run -i 1 --no-store");
+        assert_clean(kib, "rigor run", &out);
+    }
+}
+
+#[test]
+fn a_pids_limit_fails_cleanly_and_sigterm_is_heard() {
+    let base = std::path::Path::new("/sys/fs/cgroup/pids");
+    if !base.join("cgroup.procs").exists() {
+        skip("no cgroup v1 pids controller mounted at /sys/fs/cgroup/pids");
+        return;
+    }
+    let cg = base.join(format!("rigor-test-pids-{}", std::process::id()));
+    if let Err(e) = std::fs::create_dir(&cg) {
+        skip(&format!("cannot make a pids cgroup ({e}): needs root"));
+        return;
+    }
+    /// Removes the cgroup once its processes are gone.
+    struct Remove(std::path::PathBuf);
+    impl Drop for Remove {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir(&self.0);
+        }
+    }
+    let _remove = Remove(cg.clone());
+    let server = Server::start();
+    let dir = temp_dir("pids-max");
+    let procs = cg.join("cgroup.procs");
+    let (mut refused, mut interrupted) = (0, 0);
+    for max in 2..=16 {
+        std::fs::write(cg.join("pids.max"), max.to_string()).unwrap();
+        let script = format!(
+            "echo $$ > {} && exec {} load {} -c 50 -t 8 -d 10s",
+            procs.display(),
+            env!("CARGO_BIN_EXE_rigor"),
+            server.url()
+        );
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", &script])
+            .current_dir(&dir)
+            .env("NO_COLOR", "1")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(dir.join("stderr.txt")).unwrap())
+            .spawn()
+            .unwrap();
+        // Once the shell became rigor (it may already have failed and exited), SIGTERM.
+        let exe = format!("/proc/{}/exe", child.id());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::fs::read_link(&exe).is_ok_and(|p| !p.ends_with("rigor"))
+            && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        // SAFETY: kill only sends SIGTERM to the rigor this test started.
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        let status = common::marks::wait_exit(&mut child, Duration::from_secs(15));
+        let t = std::fs::read_to_string(dir.join("stderr.txt")).unwrap();
+        assert!(!t.contains("panicked"), "pids.max {max}: {t}");
+        match status.code() {
+            Some(1) => {
+                assert!(t.contains("cannot start"), "pids.max {max}: {t}");
+                refused += 1;
+            }
+            Some(130) => interrupted += 1,
+            _ => panic!("pids.max {max}: {status:?}\n{t}"),
+        }
+    }
+    eprintln!("{refused} limits refused, {interrupted} loads ended by SIGTERM");
+    assert!(refused > 0, "no pids.max from 2 to 16 stopped rigor load");
+}
