@@ -50,13 +50,53 @@ pub struct StopOutcome {
 }
 
 /// Commands with shell syntax run as they are; a plain command is `exec`ed so the app is the
-/// direct child (its PID is the one measured and signalled).
+/// direct child (its PID is the one measured and signalled). `exec` goes after the command's
+/// leading `NAME=value` assignments (`exec FOO=1 prog` runs a program named `FOO=1`), and not
+/// at all when the command already says `exec`.
 fn shell_line(command: &str) -> String {
     let compound = command.contains([';', '|', '&', '\n', '(', '`', '$', '>', '<']);
     if compound {
-        command.to_string()
-    } else {
-        format!("exec {command}")
+        return command.to_string();
+    }
+    let at = program_at(command);
+    let rest = &command[at..];
+    if rest == "exec" || rest.starts_with("exec ") || rest.starts_with("exec\t") {
+        return command.to_string();
+    }
+    format!("{}exec {rest}", &command[..at])
+}
+
+/// Where the program's word starts in a plain command: after blanks and `NAME=value` words
+/// (values may be quoted).
+fn program_at(command: &str) -> usize {
+    let mut at = 0;
+    loop {
+        let word_start = at + command[at..].len() - command[at..].trim_start().len();
+        let word = &command[word_start..];
+        let name_len = word
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(word.len());
+        let assignment = name_len > 0
+            && !word.starts_with(|c: char| c.is_ascii_digit())
+            && word[name_len..].starts_with('=');
+        if !assignment {
+            return word_start;
+        }
+        // The word ends at the first blank outside quotes.
+        let mut quote = None;
+        let mut end = word.len();
+        for (i, c) in word.char_indices() {
+            match (quote, c) {
+                (None, '\'' | '"') => quote = Some(c),
+                (Some(q), c) if c == q => quote = None,
+                (None, c) if c.is_whitespace() => {
+                    end = i;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        at = word_start + end;
     }
 }
 
@@ -356,5 +396,40 @@ fn reap_group(pgid: i32) {
         if status == WaitStatus::StillAlive {
             break;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_line;
+
+    /// What `sh -c` prints running `command` as the application's line.
+    fn sh(command: &str) -> (bool, String) {
+        let out = std::process::Command::new("sh")
+            .args(["-c", &shell_line(command)])
+            .output()
+            .unwrap();
+        let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+        text.push_str(&String::from_utf8_lossy(&out.stderr));
+        (out.status.success(), text)
+    }
+
+    #[test]
+    fn a_plain_command_is_execed_after_its_assignments_and_once() {
+        assert_eq!(shell_line("prog --x 1"), "exec prog --x 1");
+        assert_eq!(shell_line("exec prog"), "exec prog");
+        assert_eq!(shell_line("A=1 B='x y' prog"), "A=1 B='x y' exec prog");
+        assert_eq!(shell_line("A=1 exec prog"), "A=1 exec prog");
+        assert_eq!(shell_line("echo a; prog"), "echo a; prog");
+        // Run as the shell runs them: each reaches the program, with its environment.
+        let (ok, text) = sh("exec echo hi");
+        assert!(ok && text == "hi\n", "{text}");
+        let (ok, text) = sh("RIGOR_T='a b' env");
+        assert!(ok && text.contains("RIGOR_T=a b\n"), "{text}");
+        let (ok, text) = sh("RIGOR_T=1 exec env");
+        assert!(ok && text.contains("RIGOR_T=1\n"), "{text}");
+        // `=` inside the program's own arguments is not an assignment.
+        assert_eq!(shell_line("prog --opt=1"), "exec prog --opt=1");
+        assert_eq!(shell_line("./prog a=1"), "exec ./prog a=1");
     }
 }
