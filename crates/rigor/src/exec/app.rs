@@ -198,8 +198,9 @@ impl AppProcess {
     }
 
     /// `wait_ready`, calling `before_answer` before each poll until the application first
-    /// answers HTTP (any status): its last call saw the tree just before the server that
-    /// actually serves was first asked something, whatever front accepted connections earlier.
+    /// answers HTTP (any status) or holds a request past the poll's timeout: its last call saw
+    /// the tree just before the server that actually serves was first asked something,
+    /// whatever front accepted connections earlier.
     pub fn wait_ready_watching(
         &mut self,
         ready: &Ready,
@@ -327,7 +328,8 @@ struct HttpReadiness {
     /// The server answered HTTP/2 where HTTP/1.1 failed (an h2c-only or h2-only server): every
     /// later poll speaks HTTP/2.
     http2: bool,
-    /// Some poll got an HTTP answer (any status): the server behind the port serves.
+    /// Some poll got an HTTP answer (any status), or its request was held past the poll's
+    /// timeout: the server behind the port took a request.
     answered: bool,
     last: Option<String>,
 }
@@ -360,6 +362,10 @@ impl HttpReadiness {
                 (200..300).contains(&r.status)
             }
             Err(e) => {
+                // A server that holds the request past the poll's timeout, or answers what is
+                // not HTTP, took it: a front that cannot reach its server only closes.
+                use rigor_load::LoadError as E;
+                self.answered |= matches!(e, E::Timeout { .. } | E::Protocol { .. });
                 self.last = Some(e.to_string());
                 false
             }

@@ -11,7 +11,8 @@ use rigor_probe::{Cgroup, MachineReading, SchedWatch, SpanSamples};
 use std::time::{Duration, Instant};
 
 /// Waits until the app is ready. An HTTP probe on another URL than the load's is watched: the
-/// tree's memory is read before each poll until the server first answers HTTP, and again once
+/// tree's memory is read before each poll until the server first takes a request (answers
+/// HTTP, or holds the request past the poll's timeout), and again once
 /// the probe passed; material growth in between is a warning naming the probe. A front that
 /// accepts connections before the real server has started (a forwarder in the app's command)
 /// does not make the real server's start-up the probe's growth.
