@@ -72,6 +72,17 @@ fn legends(cmps: &[Comparison]) -> Vec<Block> {
 /// its scenario itself, as `rigor compare` does) and followed by its notes. A measurement with
 /// no known direction shows `no verdict`.
 pub fn comparison_blocks(cmps: &[Comparison], decl: &Declarations) -> Vec<Block> {
+    comparison_blocks_noting(cmps, decl, &|_| true)
+}
+
+/// [`comparison_blocks`] with the notes of the comparisons `noted` accepts alone: the terminal
+/// notes its primary figure's comparisons (the same sentence for thirty measurements would
+/// bury the tables), the files every one.
+pub fn comparison_blocks_noting(
+    cmps: &[Comparison],
+    decl: &Declarations,
+    noted: &dyn Fn(&Comparison) -> bool,
+) -> Vec<Block> {
     let groups = groups(cmps);
     let several_scenarios = groups
         .iter()
@@ -90,7 +101,8 @@ pub fn comparison_blocks(cmps: &[Comparison], decl: &Declarations) -> Vec<Block>
         }
         let candidates = distinct(&members, |c| c.candidate.as_str());
         blocks.push(Block::Table(table(&members, &candidates, decl)));
-        let notes = notes(&members, candidates.len() > 1, decl);
+        let noted: Vec<&Comparison> = members.iter().copied().filter(|c| noted(c)).collect();
+        let notes = notes(&noted, candidates.len() > 1, decl);
         if !notes.is_empty() {
             blocks.push(Block::List(notes));
         }

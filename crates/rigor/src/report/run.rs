@@ -45,12 +45,17 @@ pub fn run_document_with(result: &RunResult, view: &View) -> Document {
         blocks.extend(shown.comparison_blocks(&result.comparisons, &result.measurements));
     }
     blocks.extend(comparisons::noise_floor_blocks(&result.noise_floor));
-    blocks.extend(warnings::section(warnings::run_items(result)));
+    let across_rows = view.terminal && !view.all_measurements;
+    blocks.extend(warnings::section(warnings::run_items_across(
+        result,
+        across_rows,
+    )));
     blocks.extend(environment::blocks(
         &result.environment,
         &result.rigor_version,
         view,
     ));
+    blocks.extend(folded_line(result, view, &shown));
     blocks.extend(headline);
     Document { blocks }
 }
@@ -91,29 +96,82 @@ fn intro(result: &RunResult) -> String {
     intro.join(" · ")
 }
 
-/// Each scenario's tables and failures, under a heading of its own when there are several.
-fn scenario_blocks(result: &RunResult, view: &View, shown: &Shown) -> Vec<Block> {
-    let scenario_of = |r: &Row| r.key_in(&result.scenario).scenario;
-    let mut scenarios: Vec<String> = Vec::new();
+/// Whether the timelines are drawn: in every file, on the terminal with `--verbose` (three
+/// lines a row would outweigh the figures they explain).
+fn shows_timelines(view: &View) -> bool {
+    !view.terminal || view.verbose
+}
+
+/// The scenarios' rows, each scenario's in order, the scenarios in order of appearance.
+fn rows_by_scenario(result: &RunResult) -> Vec<(String, Vec<&Row>)> {
+    let mut scenarios: Vec<(String, Vec<&Row>)> = Vec::new();
     for r in &result.rows {
-        let s = scenario_of(r);
-        if !scenarios.contains(&s) {
-            scenarios.push(s);
+        let s = r.key_in(&result.scenario).scenario;
+        match scenarios.iter_mut().find(|(name, _)| *name == s) {
+            Some((_, rows)) => rows.push(r),
+            None => scenarios.push((s, vec![r])),
         }
     }
+    scenarios
+}
+
+/// The terminal's one line saying what it left out and how to see it: secondary measurement
+/// lines, comparisons and notes (`--all-measurements`), timelines (`--verbose`); the files hold
+/// them all. Nothing when nothing was left out.
+fn folded_line(result: &RunResult, view: &View, shown: &Shown) -> Option<Block> {
+    let lines: usize = rows_by_scenario(result)
+        .iter()
+        .map(|(_, rows)| tables::folded(rows, shown))
+        .sum();
+    let (comparisons, notes) = shown.folded_comparisons(&result.comparisons);
+    let mut parts = Vec::new();
+    for (n, what) in [
+        (lines, "measurement line(s)"),
+        (comparisons, "comparison(s) with no verdict of change"),
+        (notes, "note(s) on secondary figures"),
+    ] {
+        if n > 0 {
+            parts.push(format!("{n} {what}"));
+        }
+    }
+    if !parts.is_empty() {
+        let last = parts.len() - 1;
+        parts[last].push_str(" (--all-measurements shows them)");
+    }
+    if !shows_timelines(view) && view.charts && has_timelines(result) {
+        parts.push("the timelines (--verbose)".into());
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    Some(Block::Text(format!(
+        "not shown: {}; the JSON, Markdown and HTML reports hold them all",
+        parts.join(", ")
+    )))
+}
+
+/// Whether some kept iteration recorded a time series to draw.
+fn has_timelines(result: &RunResult) -> bool {
+    result
+        .rows
+        .iter()
+        .flat_map(|r| r.kept_iterations())
+        .any(|it| it.series.is_some())
+}
+
+/// Each scenario's tables and failures, under a heading of its own when there are several.
+fn scenario_blocks(result: &RunResult, view: &View, shown: &Shown) -> Vec<Block> {
+    let scenarios = rows_by_scenario(result);
     let mut blocks = Vec::new();
-    for scenario in &scenarios {
-        let rows: Vec<&Row> = result
-            .rows
-            .iter()
-            .filter(|r| scenario_of(r) == *scenario)
-            .collect();
+    for (scenario, rows) in &scenarios {
         if scenarios.len() > 1 {
             blocks.push(Block::Heading(2, format!("scenario {scenario}")));
         }
-        blocks.extend(tables::blocks(&rows, &result.measurements, shown));
-        blocks.extend(timeline::blocks(&rows, view));
-        blocks.extend(failures::blocks(&rows));
+        blocks.extend(tables::blocks(rows, &result.measurements, shown));
+        if shows_timelines(view) {
+            blocks.extend(timeline::blocks(rows, view));
+        }
+        blocks.extend(failures::blocks(rows));
     }
     blocks
 }

@@ -1,7 +1,7 @@
 //! The measurement tables of one scenario (crank style): an application and a load table, plus
 //! one for ids of neither, a column per row and a line per measurement; the line of how many
 //! iterations each column stands on closes the first of them. Lines [`Shown`] leaves out (zero
-//! everywhere, or in the pivot) are not drawn.
+//! everywhere, or in the pivot) are not drawn, nor on the terminal the secondary ones it folds.
 
 use super::cells::{iterations_cell, measurement_cell, outside_window_cell};
 use super::shown::Shown;
@@ -16,7 +16,7 @@ pub fn blocks(rows: &[&Row], decl: &Declarations, shown: &Shown) -> Vec<Block> {
     let mut blocks = Vec::new();
     let mut iterations_shown = false;
     for (title, mut ids) in ids_by_table(rows) {
-        ids.retain(|id| !shown.hides(id, rows));
+        ids.retain(|id| !shown.hides(id, rows) && !shown.folds(id, rows));
         // Only the rows with a figure here: a command's own rows (one per client count) carry
         // its figures alone, the row that ran it the application's.
         let rows: Vec<&Row> = rows
@@ -54,6 +54,16 @@ pub fn blocks(rows: &[&Row], decl: &Declarations, shown: &Shown) -> Vec<Block> {
         )));
     }
     blocks
+}
+
+/// How many measurement lines the terminal's tables of `rows` fold away ([`Shown::folds`]),
+/// for the line that says where they are.
+pub fn folded(rows: &[&Row], shown: &Shown) -> usize {
+    ids_by_table(rows)
+        .iter()
+        .flat_map(|(_, ids)| ids)
+        .filter(|id| !shown.hides(id, rows) && shown.folds(id, rows))
+        .count()
 }
 
 /// Whether the row has a figure for `id` in a kept iteration or its summary.
