@@ -183,7 +183,7 @@ fn piece(c: &Comparison, decl: &Declarations) -> String {
 
 /// What the headline calls a figure: the names people use for the usual ones, else its label
 /// without the unit.
-fn short_name(id: &str, decl: &Declarations) -> String {
+pub(super) fn short_name(id: &str, decl: &Declarations) -> String {
     let known = match id {
         ids::LOAD_RPS => Some("Requests/sec"),
         ids::LOAD_LATENCY_P50 => Some("p50"),

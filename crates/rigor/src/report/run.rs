@@ -96,6 +96,28 @@ fn intro(result: &RunResult) -> String {
     intro.join(" · ")
 }
 
+/// `t`, the short table of `scenario`, joined to the one before it: the corner says
+/// `scenario` and each line names its scenario.
+fn join_scenario(last: &mut crate::report::Table, t: crate::report::Table, scenario: &str) {
+    let named = |label: &str, scenario: &str| {
+        if label == scenario {
+            label.to_string()
+        } else {
+            format!("{scenario} · {label}")
+        }
+    };
+    if last.header[0] != "scenario" {
+        let first = std::mem::replace(&mut last.header[0], "scenario".into());
+        for line in &mut last.rows {
+            line[0].text = named(&line[0].text, &first);
+        }
+    }
+    for mut line in t.rows {
+        line[0].text = named(&line[0].text, scenario);
+        last.rows.push(line);
+    }
+}
+
 /// Whether the timelines are drawn: in every file, on the terminal with `--verbose` (three
 /// lines a row would outweigh the figures they explain).
 fn shows_timelines(view: &View) -> bool {
@@ -127,8 +149,8 @@ fn folded_line(result: &RunResult, view: &View, shown: &Shown) -> Option<Block> 
     let mut parts = Vec::new();
     for (n, what) in [
         (lines, "measurement line(s)"),
-        (comparisons, "comparison(s) with no verdict of change"),
-        (notes, "note(s) on secondary figures"),
+        (comparisons, "comparison(s) without a verdict of change"),
+        (notes, "note(s)"),
     ] {
         if n > 0 {
             parts.push(format!("{n} {what}"));
@@ -136,7 +158,7 @@ fn folded_line(result: &RunResult, view: &View, shown: &Shown) -> Option<Block> 
     }
     if !parts.is_empty() {
         let last = parts.len() - 1;
-        parts[last].push_str(" (--all-measurements shows them)");
+        parts[last].push_str(" (--all-measurements)");
     }
     if !shows_timelines(view) && view.charts && has_timelines(result) {
         parts.push("the timelines (--verbose)".into());
@@ -145,7 +167,7 @@ fn folded_line(result: &RunResult, view: &View, shown: &Shown) -> Option<Block> 
         return None;
     }
     Some(Block::Text(format!(
-        "not shown: {}; the JSON, Markdown and HTML reports hold them all",
+        "not shown: {}; the JSON, Markdown and HTML reports hold all",
         parts.join(", ")
     )))
 }
@@ -164,10 +186,25 @@ fn scenario_blocks(result: &RunResult, view: &View, shown: &Shown) -> Vec<Block>
     let scenarios = rows_by_scenario(result);
     let mut blocks = Vec::new();
     for (scenario, rows) in &scenarios {
-        if scenarios.len() > 1 {
-            blocks.push(Block::Heading(2, format!("scenario {scenario}")));
+        if shown.folding() {
+            // The short table names its scenario in its corner: no heading needed; scenarios
+            // with the same figures share one table, a line per row.
+            for block in tables::key_table(scenario, rows, &result.measurements, shown) {
+                match (blocks.last_mut(), block) {
+                    (Some(Block::Table(last)), Block::Table(t))
+                        if last.header[1..] == t.header[1..] =>
+                    {
+                        join_scenario(last, t, scenario)
+                    }
+                    (_, block) => blocks.push(block),
+                }
+            }
+        } else {
+            if scenarios.len() > 1 {
+                blocks.push(Block::Heading(2, format!("scenario {scenario}")));
+            }
+            blocks.extend(tables::blocks(rows, &result.measurements, shown));
         }
-        blocks.extend(tables::blocks(rows, &result.measurements, shown));
         if shows_timelines(view) {
             blocks.extend(timeline::blocks(rows, view));
         }
@@ -220,6 +257,43 @@ mod tests {
             .unwrap();
         assert_eq!(its[1].text, "3/3");
         assert_eq!(its[2].text, "3/4 (1 failed)");
+    }
+
+    #[test]
+    fn the_terminal_shows_a_line_per_row_of_its_key_figures_and_says_what_it_left_out() {
+        let r = sample_result();
+        let terminal = View::default().on_terminal();
+        let doc = run_document_with(&r, &terminal);
+        let short = doc.tables()[0];
+        assert_eq!(short.header[0], "plaintext");
+        assert!(short.header.contains(&"Requests/sec (1/s)".to_string()));
+        assert_eq!(short.header.last().map(String::as_str), Some("iterations"));
+        let labels: Vec<&str> = short.rows.iter().map(|l| l[0].text.as_str()).collect();
+        assert_eq!(labels, ["connections=16", "connections=64"]);
+        let rps = short
+            .header
+            .iter()
+            .position(|h| h == "Requests/sec (1/s)")
+            .unwrap();
+        assert_eq!(short.rows[0][rps].text, "1,244,764 ±1.0%");
+        assert_eq!(short.rows[1].last().unwrap().text, "3/4 (1 failed)");
+        // No table with a line per measurement, and the closing line says where the rest is.
+        assert!(!doc.tables().iter().any(|t| t.header[0] == "application"));
+        let texts = doc.texts().join("\n");
+        assert!(texts.contains("not shown: "), "{texts}");
+        assert!(texts.contains("(--all-measurements)"), "{texts}");
+        // Asked for everything: the tables of a line per measurement, nothing said left out.
+        let all = run_document_with(
+            &r,
+            &View {
+                all_measurements: true,
+                ..terminal
+            },
+        );
+        assert_eq!(all.tables()[0].header[0], "application");
+        assert!(!all.texts().join("\n").contains("not shown: "));
+        // Files hold everything.
+        assert!(!run_document(&r).texts().join("\n").contains("not shown: "));
     }
 
     #[test]

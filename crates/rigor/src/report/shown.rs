@@ -95,7 +95,7 @@ impl Shown {
 
     /// The key figures of the tables of `rows`: the named ones, else the default key of what
     /// the rows measured.
-    fn table_key(&self, rows: &[&Row]) -> Vec<String> {
+    pub fn table_key(&self, rows: &[&Row]) -> Vec<String> {
         if !self.named_key.is_empty() {
             return self.named_key.clone();
         }
@@ -130,7 +130,7 @@ impl Shown {
         if self.folding() {
             let primary = self.key.first();
             let noted = |c: &Comparison| primary == Some(&c.measurement);
-            super::comparisons::comparison_blocks_noting(&shown, decl, &noted)
+            super::comparisons::comparison_blocks_noting(&shown, decl, &noted, true)
         } else {
             super::comparisons::comparison_blocks(&shown, decl)
         }
@@ -152,7 +152,7 @@ impl Shown {
     }
 
     /// Whether this is the terminal's short report (`--all-measurements` shows everything).
-    fn folding(&self) -> bool {
+    pub fn folding(&self) -> bool {
         self.terminal && !self.all
     }
 
