@@ -187,7 +187,20 @@ impl Shown {
 /// that is not zero always shows.
 fn is_error_count(id: &str) -> bool {
     use crate::measurements::ids;
-    id == ids::LOAD_BAD_RESPONSES || id == ids::LOAD_SOCKET_ERRORS || id.starts_with("load.errors.")
+    [
+        ids::LOAD_BAD_RESPONSES,
+        ids::LOAD_SOCKET_ERRORS,
+        ids::LOAD_ERRORS_CONNECT,
+        ids::LOAD_ERRORS_READ,
+        ids::LOAD_ERRORS_WRITE,
+        ids::LOAD_ERRORS_TIMEOUT,
+        ids::LOAD_ERRORS_PARSE,
+        ids::LOAD_ERRORS_CLOSED,
+        ids::LOAD_ERRORS_TLS,
+        ids::LOAD_ERRORS_RESET,
+        ids::LOAD_ERRORS_GOAWAY,
+    ]
+    .contains(&id)
 }
 
 /// Whether every figure of `id` the rows hold (kept iterations and stored summaries) is zero.
