@@ -56,6 +56,24 @@ impl Shown {
         }
     }
 
+    /// What the terminal shows of comparisons alone (`rigor compare`): the key figures of
+    /// `named` (else the default set of `primary`) and every verdict of change.
+    pub fn terminal_comparisons_of(
+        cmps: &[Comparison],
+        named: &[String],
+        primary: Option<&str>,
+    ) -> Shown {
+        Shown {
+            all: false,
+            pivot: None,
+            terminal: true,
+            key: super::headline::chosen_key(cmps, named, primary),
+            named_key: named.to_vec(),
+            primary: primary.map(str::to_string),
+            limited: Vec::new(),
+        }
+    }
+
     /// Everything shown, as `--all-measurements` asks.
     #[cfg(test)]
     pub fn everything() -> Shown {
