@@ -15,6 +15,11 @@ const CELL_LEGEND: &str =
     "cells: median ±CV% (mean, where it differs) of the kept iterations; excluded and failed \
      iterations are left out";
 
+/// The same, for the terminal's short tables (their `iterations` column counts the excluded
+/// and failed ones).
+const SHORT_CELL_LEGEND: &str =
+    "cells: median ±CV% (mean, where it differs) of the kept iterations";
+
 /// The report of one `rigor run` as nobody asked otherwise ([`View::default`]), as tests
 /// build it.
 #[cfg(test)]
@@ -36,7 +41,14 @@ pub fn run_document_with(result: &RunResult, view: &View) -> Document {
     // Said before any table: no figure below can change it.
     blocks.extend(warnings::up_front_block(&result.warnings));
     blocks.extend(replaced::blocks(result));
-    blocks.push(Block::Text(CELL_LEGEND.into()));
+    blocks.push(Block::Text(
+        if view.terminal && !view.all_measurements {
+            SHORT_CELL_LEGEND
+        } else {
+            CELL_LEGEND
+        }
+        .into(),
+    ));
     let shown = Shown::of(result, view);
     blocks.extend(scenario_blocks(result, view, &shown));
     blocks.extend(pivot_blocks::blocks(result, view));
@@ -44,7 +56,12 @@ pub fn run_document_with(result: &RunResult, view: &View) -> Document {
         blocks.push(Block::Heading(2, "comparison".into()));
         blocks.extend(shown.comparison_blocks(&result.comparisons, &result.measurements));
     }
-    blocks.extend(comparisons::noise_floor_blocks(&result.noise_floor));
+    let mut floors = comparisons::noise_floor_blocks(&result.noise_floor);
+    if view.terminal && !view.all_measurements {
+        // Each line says `noise floor` itself: the short report needs no heading for them.
+        floors.retain(|b| !matches!(b, Block::Heading(..)));
+    }
+    blocks.extend(floors);
     let across_rows = view.terminal && !view.all_measurements;
     blocks.extend(warnings::section(warnings::run_items_across(
         result,

@@ -146,9 +146,16 @@ impl Shown {
     pub fn comparison_blocks(&self, cs: &[Comparison], decl: &Declarations) -> Vec<Block> {
         let (shown, _) = self.terminal_comparisons(cs);
         if self.folding() {
+            // The key figures in the tables; a secondary figure with a verdict of change in a
+            // line per compared pair under them (a wide label would split every table).
+            let (key, others): (Vec<Comparison>, Vec<Comparison>) = shown
+                .into_iter()
+                .partition(|c| self.key.contains(&c.measurement));
             let primary = self.key.first();
             let noted = |c: &Comparison| primary == Some(&c.measurement);
-            super::comparisons::comparison_blocks_noting(&shown, decl, &noted, true)
+            let mut blocks = super::comparisons::comparison_blocks_noting(&key, decl, &noted, true);
+            blocks.extend(also_changed(&others, decl));
+            blocks
         } else {
             super::comparisons::comparison_blocks(&shown, decl)
         }
@@ -199,6 +206,63 @@ impl Shown {
             .as_ref()
             .is_some_and(|(p, swept)| p == id && rows.all(|vars| vars.contains_key(swept)))
     }
+}
+
+/// `slowed vs baseline (window=16): also changed CPU Time +77.8% regression · …`: the
+/// secondary figures with a verdict of change, a line per compared pair, coloured by the worst.
+fn also_changed(others: &[Comparison], decl: &Declarations) -> Option<Block> {
+    let several_scenarios = others.iter().any(|c| c.scenario != others[0].scenario);
+    let mut pairs: Vec<Vec<&Comparison>> = Vec::new();
+    for c in others {
+        let same = |p: &&mut Vec<&Comparison>| {
+            let f = p[0];
+            f.scenario == c.scenario
+                && f.row == c.row
+                && f.baseline == c.baseline
+                && f.candidate == c.candidate
+        };
+        match pairs.iter_mut().find(|p| same(p)) {
+            Some(p) => p.push(c),
+            None => pairs.push(vec![c]),
+        }
+    }
+    let items: Vec<super::Cell> = pairs
+        .iter()
+        .map(|pair| {
+            let first = pair[0];
+            let row = first.row_key();
+            let row = if several_scenarios {
+                row.label()
+            } else {
+                row.detail()
+            };
+            let mut head = format!("{} vs {}", first.candidate, first.baseline);
+            if !row.is_empty() {
+                head = format!("{head} ({row})");
+            }
+            let pieces: Vec<String> = pair
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{} {} {}",
+                        super::headline::short_name(&c.measurement, decl),
+                        super::comparisons::change_text(c),
+                        super::comparisons::verdict_text(c)
+                    )
+                })
+                .collect();
+            let style = if pair.iter().any(|c| c.verdict == Verdict::Regression) {
+                super::Style::Regression
+            } else {
+                super::Style::Improvement
+            };
+            super::Cell::styled(
+                format!("{head}: also changed {}", pieces.join(" · ")),
+                style,
+            )
+        })
+        .collect();
+    (!items.is_empty()).then_some(Block::List(items))
 }
 
 /// Whether `id` counts failures of the load (responses, sockets, each kind of error): a count
@@ -332,7 +396,8 @@ mod tests {
         let terminal = View::default().on_terminal();
         let t = texts(&terminal);
         assert!(t.contains("Requests/sec"), "{t}");
-        assert!(t.contains("Lifetime Max Working Set"), "{t}");
+        // A secondary figure with a verdict: said under the tables, not a line of them.
+        assert!(t.contains("also changed Lifetime Max Working Set"), "{t}");
         assert!(!t.contains("Threads at End"), "{t}");
         // The primary's note alone; the other counted with the comparison left out.
         assert!(t.contains("a note on the requests"), "{t}");
