@@ -91,6 +91,49 @@ fn rigor(files: &[&Path], extra: &[&str]) -> Output {
 }
 
 #[test]
+fn the_terminal_compares_the_key_figures_and_counts_the_rest() {
+    // Two secondary figures alike on both sides beside the key ones.
+    let with_secondary = |rps: f64| {
+        let mut v: serde_json::Value =
+            serde_json::from_str(&result_json(rps, 10, "6.8.0")).unwrap();
+        for it in v["rows"][0]["iterations"].as_array_mut().unwrap() {
+            it["measurements"]["app.threads.end"] = serde_json::json!(4.0);
+            it["measurements"]["app.ctx_switches.involuntary"] = serde_json::json!(100.0);
+        }
+        v.to_string()
+    };
+    let (dir, a, b, _) = two_results(
+        "short-terminal",
+        &with_secondary(100_000.0),
+        &with_secondary(80_000.0),
+    );
+    let md = dir.join("report.md");
+    let o = rigor(&[&a, &b], &["--markdown", md.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("Requests/sec (1/s)"), "{stdout}");
+    assert!(stdout.contains("Latency 99th (ms)"), "{stdout}");
+    assert!(!stdout.contains("Threads at End"), "{stdout}");
+    let closing = stdout
+        .lines()
+        .find(|l| l.starts_with("not shown: "))
+        .unwrap_or_else(|| panic!("no closing line:\n{stdout}"));
+    assert!(
+        closing.starts_with("not shown: 2 comparison(s) without a verdict of change"),
+        "{closing}"
+    );
+    // The Markdown report and --all-measurements hold them.
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(md.contains("Threads at End"), "{md}");
+    assert!(!md.contains("not shown: "), "{md}");
+    let o = rigor(&[&a, &b], &["--all-measurements"]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("Threads at End"), "{stdout}");
+    assert!(stdout.contains("Involuntary Context Switches"), "{stdout}");
+    assert!(!stdout.contains("not shown: "), "{stdout}");
+}
+
+#[test]
 fn clear_rps_drop_exits_3_and_writes_json() {
     let (_dir, a, b, out) = two_results(
         "drop",

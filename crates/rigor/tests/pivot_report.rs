@@ -101,6 +101,8 @@ fn run_pivot_cells_are_the_rows_medians_and_compare_pivots_the_files() {
             "load.rps",
             "--markdown",
             "pivot.md",
+            // The timelines on the terminal too.
+            "--verbose",
         ],
         0,
     );

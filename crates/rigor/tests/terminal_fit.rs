@@ -1,12 +1,15 @@
-//! The terminal report of a real three-variant load run fits the terminal: no line wider than
-//! `COLUMNS`, the run in at most 150 lines at 100 columns, the environment in one line
-//! (`--verbose`: the table), measurements zero on every side left out (`--all-measurements`
-//! shows them), each warning kind once per row, and one live line per iteration on stderr.
+//! The terminal report of real runs fits the terminal: no line wider than `COLUMNS`; a
+//! one-scenario, three-variant load run in at most 100 lines at 100 columns and the bundled
+//! default config (three scenarios, a matrix of variants) in at most 120; the environment in
+//! one line (`--verbose`: the table), the key figures as a line per row with the rest counted
+//! in one closing line (`--all-measurements` shows them), each warning kind once per row, and
+//! one live line per iteration on stderr.
 
 mod common;
 use common::*;
 use std::collections::HashSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 /// The testbed's plaintext scenario with three variants (the second and third slowed).
 fn three_variants(port: u16) -> String {
@@ -49,10 +52,33 @@ fn a_three_variant_run_fits_a_hundred_columns_and_says_each_warning_once() {
         widest(&stdout)
     );
     // Two iterations on a machine busy enough to warn about every one: the comparisons' notes
-    // and the noise warnings take more lines than a quiet run's; the tables and the machine
-    // alone once took over 170.
+    // and the noise warnings take more lines than a quiet run's; every measurement of every
+    // row, the timelines and the machine once took over 150.
     let lines = stdout.lines().count();
-    assert!(lines <= 150, "{lines} lines:\n{stdout}");
+    assert!(lines <= 100, "{lines} lines:\n{stdout}");
+    // The key figures, a line per variant; the rest counted in the closing line.
+    for variant in ["one", "two", "three"] {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with(&format!("│ {variant} "))),
+            "{stdout}"
+        );
+    }
+    assert!(!stdout.contains("Threads at End"), "{stdout}");
+    assert!(!stdout.contains("│ timeline"), "{stdout}");
+    let closing = stdout
+        .lines()
+        .position(|l| l.starts_with("not shown: "))
+        .unwrap_or_else(|| panic!("no closing line:\n{stdout}"));
+    let said = stdout
+        .lines()
+        .skip(closing)
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(said.contains("(--all-measurements)"), "{said}");
+    assert!(said.contains("the timelines (--verbose)"), "{said}");
     // The machine in one line, not the table.
     assert_eq!(
         stdout
@@ -105,9 +131,112 @@ fn a_three_variant_run_fits_a_hundred_columns_and_says_each_warning_once() {
     let (stdout, _) = run_at(&dir, 60, &["--verbose", "--all-measurements"]);
     assert!(widest(&stdout) <= 60, "{} wide:\n{stdout}", widest(&stdout));
     assert!(stdout.contains("TLS errors"), "{stdout}");
+    assert!(stdout.contains("Threads at End"), "{stdout}");
+    assert!(stdout.contains("│ timeline"), "{stdout}");
+    assert!(!stdout.contains("not shown: "), "{stdout}");
     assert!(stdout.contains("│ environment"), "{stdout}");
     assert!(
         !stdout.lines().any(|l| l.starts_with("machine: ")),
+        "{stdout}"
+    );
+}
+
+/// The release pingpong testbed the bundled config runs, built once.
+fn pingpong() -> PathBuf {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .args(["build", "--release", "-q", "-p", "pingpong"])
+        .current_dir(workspace())
+        .status()
+        .expect("cargo build pingpong");
+    assert!(status.success(), "building pingpong failed");
+    workspace().join("target/release/pingpong")
+}
+
+/// The bundled rigor.toml as it is (three scenarios, a matrix of two variants), shortened to
+/// run in a test: the testbeds built here, the loads 1 s, pingpong's exchanges fewer.
+fn bundled_default() -> String {
+    let hello = hello_server();
+    let pingpong = pingpong();
+    let bundled = std::fs::read_to_string(workspace().join("rigor.toml")).unwrap();
+    let mut out = String::new();
+    for line in bundled.lines() {
+        if line.starts_with("build = ") {
+            continue;
+        }
+        let line = line
+            .replace("target/release/hello-server", &hello.display().to_string())
+            .replace("target/release/pingpong", &pingpong.display().to_string())
+            .replace("duration = \"5s\"", "duration = \"1s\"")
+            .replace("warmup = \"2s\"", "warmup = \"300ms\"")
+            .replace("--messages 20000", "--messages 2000");
+        out.push_str(&line);
+        out.push('\n');
+    }
+    for (was, is) in [("duration = \"1s\"", 2), ("--messages 2000", 1)] {
+        assert_eq!(
+            out.matches(was).count(),
+            is,
+            "the bundled config changed:\n{out}"
+        );
+    }
+    out
+}
+
+#[test]
+fn the_bundled_default_run_fits_in_120_lines_of_100_columns() {
+    let dir = temp_dir("terminal-fit-bundled");
+    std::fs::write(dir.join("rigor.toml"), bundled_default()).unwrap();
+    let port = free_port().to_string();
+    let var = format!("port={port}");
+    let out = rigor_command(&dir, &[RUN, &["--var", &var]].concat())
+        .env("COLUMNS", "100")
+        .output()
+        .expect("run rigor");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(
+        widest(&stdout) <= 100,
+        "{} wide:\n{stdout}",
+        widest(&stdout)
+    );
+    let lines = stdout.lines().count();
+    assert!(lines <= 120, "{lines} lines:\n{stdout}");
+    // Every scenario's key figures, the pivot and the headline are there; what is left out is
+    // said in one line.
+    let json = result(&dir);
+    for scenario in ["plaintext", "json"] {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with(&format!("│ {scenario} "))),
+            "{stdout}"
+        );
+    }
+    assert!(stdout.contains("│ window=1 baseline "), "{stdout}");
+    assert!(stdout.contains("Msgs/sec (1/s) by clients"), "{stdout}");
+    let pairs = json["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["measurement"] == "cmd.msgs_per_sec")
+        .count();
+    assert_eq!(pairs, 8, "{json}");
+    assert!(
+        stdout
+            .lines()
+            .filter(|l| l.starts_with("• slowed vs baseline (clients="))
+            .count()
+            == 2 * pairs,
+        "{stdout}"
+    );
+    assert_eq!(
+        stdout
+            .lines()
+            .filter(|l| l.starts_with("not shown: "))
+            .count(),
+        1,
         "{stdout}"
     );
 }

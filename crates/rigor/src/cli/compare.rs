@@ -113,6 +113,7 @@ pub fn execute(args: &CompareArgs) -> Result<Exit, Failure> {
                 ids: &options.view.key,
                 primary: options.watched.first().map(String::as_str),
             },
+            all_measurements: options.view.all_measurements,
         },
     )?;
     let rules = gate::Rules {

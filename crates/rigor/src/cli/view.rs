@@ -22,12 +22,13 @@ pub struct ViewArgs {
     /// app CPU for a load job, or a command's own figures and its elapsed time.
     #[arg(long = "key", value_delimiter = ',', value_name = "ID,…")]
     pub key: Option<Vec<String>>,
-    /// The whole environment table on the terminal (a summary line otherwise; JSON, Markdown and
-    /// HTML always hold the whole table).
+    /// The whole environment table and the rows' timelines on the terminal (a summary line and
+    /// no timelines otherwise; JSON, Markdown and HTML always hold both).
     #[arg(long = "verbose")]
     pub verbose: bool,
-    /// Show measurements that are zero on every side or cannot apply to the run (TLS errors on
-    /// http://, HTTP/2 stream errors on HTTP/1.1); they are left out otherwise.
+    /// Every measurement on the terminal: a line per measurement and a column per row, every
+    /// comparison and note, and those zero on every side or that cannot apply (TLS errors on
+    /// http://). Otherwise the key figures, a line per row, and a line counting the rest.
     #[arg(long = "all-measurements")]
     pub all_measurements: bool,
 }

@@ -28,6 +28,28 @@ pub struct Key<'a> {
 /// with `pivot` (its pivot tables, if any) after the comparison tables, and the headline of
 /// `key` (wrapped to `width`) under the title and again at the end.
 pub fn document_with(report: &CompareReport, pivot: &[Block], key: &Key, width: usize) -> Document {
+    document_built(report, pivot, key, width, false)
+}
+
+/// [`document_with`] as the terminal shows it unless `--all-measurements`: the comparisons of
+/// the key figures and of every verdict of change, the primary's notes, a matrix's tables of
+/// the same columns joined, and one line counting what was left out (the files hold it).
+pub fn short_document(
+    report: &CompareReport,
+    pivot: &[Block],
+    key: &Key,
+    width: usize,
+) -> Document {
+    document_built(report, pivot, key, width, true)
+}
+
+fn document_built(
+    report: &CompareReport,
+    pivot: &[Block],
+    key: &Key,
+    width: usize,
+    short: bool,
+) -> Document {
     let headline = super::headline::block(
         super::headline::lines(
             &report.comparisons,
@@ -58,12 +80,36 @@ pub fn document_with(report: &CompareReport, pivot: &[Block], key: &Key, width: 
     )));
     // Said before the tables: no figure in them can change it.
     blocks.extend(warnings::up_front_block(&report.warnings));
-    blocks.extend(super::comparison_blocks(
-        &report.comparisons,
-        &report.measurements,
-    ));
+    let mut closing = None;
+    if short {
+        let shown =
+            super::shown::Shown::terminal_comparisons_of(&report.comparisons, key.ids, key.primary);
+        blocks.extend(shown.comparison_blocks(&report.comparisons, &report.measurements));
+        let (comparisons, notes) = shown.folded_comparisons(&report.comparisons);
+        let mut parts = Vec::new();
+        for (n, what) in [
+            (comparisons, "comparison(s) without a verdict of change"),
+            (notes, "note(s)"),
+        ] {
+            if n > 0 {
+                parts.push(format!("{n} {what}"));
+            }
+        }
+        if !parts.is_empty() {
+            closing = Some(Block::Text(format!(
+                "not shown: {} (--all-measurements); --json, --markdown and --html hold all",
+                parts.join(", ")
+            )));
+        }
+    } else {
+        blocks.extend(super::comparison_blocks(
+            &report.comparisons,
+            &report.measurements,
+        ));
+    }
     blocks.extend_from_slice(pivot);
     blocks.extend(warnings::section(warnings::items(&report.warnings)));
+    blocks.extend(closing);
     blocks.extend(headline);
     Document { blocks }
 }
@@ -108,6 +154,8 @@ pub struct Outputs<'a> {
     pub html: Option<&'a PathBuf>,
     /// What the headline shows.
     pub key: Key<'a>,
+    /// `--all-measurements`: the terminal shows every comparison, as the files do.
+    pub all_measurements: bool,
 }
 
 /// Shows the comparison and its `pivot` blocks on the terminal and writes it where it was asked
@@ -119,8 +167,14 @@ pub fn publish(report: &CompareReport, pivot: &[Block], to: &Outputs) -> anyhow:
         markdown,
         html,
         key,
+        all_measurements,
     } = *to;
-    let on_terminal = document_with(report, pivot, &key, super::view::terminal_width());
+    let width = super::view::terminal_width();
+    let on_terminal = if all_measurements {
+        document_with(report, pivot, &key, width)
+    } else {
+        short_document(report, pivot, &key, width)
+    };
     // The files are written even when the terminal's copy is lost; the loss is the error.
     let shown = crate::console::report(&super::terminal::render_document(
         &on_terminal,

@@ -72,6 +72,20 @@ fn legends(cmps: &[Comparison]) -> Vec<Block> {
 /// its scenario itself, as `rigor compare` does) and followed by its notes. A measurement with
 /// no known direction shows `no verdict`.
 pub fn comparison_blocks(cmps: &[Comparison], decl: &Declarations) -> Vec<Block> {
+    comparison_blocks_noting(cmps, decl, &|_| true, false)
+}
+
+/// [`comparison_blocks`] with the notes of the comparisons `noted` accepts alone: the terminal
+/// notes its primary figure's comparisons (the same sentence for thirty measurements would
+/// bury the tables), the files every one. With `joined` (the terminal's short report), a
+/// row's table of the same columns as the one before it, with no notes between them, joins
+/// it under a line naming the row.
+pub fn comparison_blocks_noting(
+    cmps: &[Comparison],
+    decl: &Declarations,
+    noted: &dyn Fn(&Comparison) -> bool,
+    joined: bool,
+) -> Vec<Block> {
     let groups = groups(cmps);
     let several_scenarios = groups
         .iter()
@@ -85,12 +99,29 @@ pub fn comparison_blocks(cmps: &[Comparison], decl: &Declarations) -> Vec<Block>
         } else {
             key.detail()
         };
-        if !heading.is_empty() {
-            blocks.push(Block::Heading(3, heading));
-        }
         let candidates = distinct(&members, |c| c.candidate.as_str());
-        blocks.push(Block::Table(table(&members, &candidates, decl)));
-        let notes = notes(&members, candidates.len() > 1, decl);
+        let mut part = table(&members, &candidates, decl);
+        if joined && !heading.is_empty() {
+            let mut label = vec![Cell::plain(heading.clone())];
+            label.extend((1..part.header.len()).map(|_| Cell::plain("")));
+            for line in &mut part.rows {
+                line[0].text = format!("  {}", line[0].text);
+            }
+            part.rows.insert(0, label);
+            match blocks.last_mut() {
+                Some(Block::Table(last)) if last.header == part.header => {
+                    last.rows.extend(part.rows);
+                }
+                _ => blocks.push(Block::Table(part)),
+            }
+        } else {
+            if !heading.is_empty() {
+                blocks.push(Block::Heading(3, heading));
+            }
+            blocks.push(Block::Table(part));
+        }
+        let noted: Vec<&Comparison> = members.iter().copied().filter(|c| noted(c)).collect();
+        let notes = notes(&noted, candidates.len() > 1, decl);
         if !notes.is_empty() {
             blocks.push(Block::List(notes));
         }

@@ -24,9 +24,16 @@ const BULLET: usize = 2;
 /// application's mean CPU; a command job: its own figures and its elapsed time), each only
 /// where some comparison has it.
 pub fn default_key(cmps: &[Comparison], primary: Option<&str>) -> Vec<String> {
-    let has = |id: &str| cmps.iter().any(|c| c.measurement == id);
+    let measured: Vec<&str> = cmps.iter().map(|c| c.measurement.as_str()).collect();
+    default_key_of(&measured, primary)
+}
+
+/// [`default_key`] of the ids `measured` (in their order), compared or not: the terminal's
+/// measurement tables show the same set for a scenario without variants.
+pub fn default_key_of(measured: &[&str], primary: Option<&str>) -> Vec<String> {
+    let has = |id: &str| measured.contains(&id);
     let mut key: Vec<String> = primary.map(str::to_string).into_iter().collect();
-    let load = cmps.iter().any(|c| c.measurement.starts_with("load."));
+    let load = measured.iter().any(|id| id.starts_with("load."));
     if load {
         let memory = if has(ids::APP_RSS) {
             ids::APP_RSS
@@ -42,8 +49,8 @@ pub fn default_key(cmps: &[Comparison], primary: Option<&str>) -> Vec<String> {
             key.push(id.to_string());
         }
     } else {
-        for c in cmps.iter().filter(|c| c.measurement.starts_with("cmd.")) {
-            key.push(c.measurement.clone());
+        for id in measured.iter().filter(|id| id.starts_with("cmd.")) {
+            key.push(id.to_string());
         }
         key.push(ids::APP_ELAPSED.to_string());
     }
@@ -176,7 +183,7 @@ fn piece(c: &Comparison, decl: &Declarations) -> String {
 
 /// What the headline calls a figure: the names people use for the usual ones, else its label
 /// without the unit.
-fn short_name(id: &str, decl: &Declarations) -> String {
+pub(super) fn short_name(id: &str, decl: &Declarations) -> String {
     let known = match id {
         ids::LOAD_RPS => Some("Requests/sec"),
         ids::LOAD_LATENCY_P50 => Some("p50"),
@@ -218,13 +225,16 @@ fn wrap(text: &str, width: usize) -> String {
     let width = width.max(20);
     let mut lines: Vec<String> = Vec::new();
     let mut current = String::new();
-    for (i, piece) in text.split(" · ").enumerate() {
+    let pieces: Vec<&str> = text.split(" · ").collect();
+    for (i, piece) in pieces.iter().enumerate() {
         let joined = if i == 0 {
             piece.to_string()
         } else {
             format!("{current} · {piece}")
         };
-        if i == 0 || joined.chars().count() <= width {
+        // Room for the ` ·` a break after this piece would add.
+        let tail = if i + 1 < pieces.len() { 2 } else { 0 };
+        if i == 0 || joined.chars().count() + tail <= width {
             current = joined;
             continue;
         }
@@ -316,6 +326,16 @@ mod tests {
         let joined: String = parts.iter().map(|p| p.trim()).collect::<Vec<_>>().join(" ");
         assert_eq!(joined, text);
         assert_eq!(wrap("short · line", 60), "short · line");
+        // A line that fills the width exactly with a piece after it breaks before that piece:
+        // its ` ·` never lands on a line of its own.
+        let exact = format!("{} · {} · z", "a".repeat(9), "b".repeat(8));
+        let lines: Vec<String> = wrap(&exact, 20).lines().map(String::from).collect();
+        assert!(
+            lines
+                .iter()
+                .all(|l| l.chars().count() <= 20 && l.trim() != "·"),
+            "{lines:?}"
+        );
     }
 
     #[test]

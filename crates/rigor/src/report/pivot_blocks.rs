@@ -35,7 +35,42 @@ pub fn blocks(result: &RunResult, view: &View) -> Vec<Block> {
         Block::Heading(2, format!("{} by {}", first.label, first.swept)),
         Block::Text(legend(first, view.charts)),
     ];
-    for (scenario, t) in &tables {
+    let joined = view.terminal && !view.all_measurements;
+    for (i, (scenario, t)) in tables.iter().enumerate() {
+        if joined {
+            // The terminal's short report: a scenario's tables of the same columns are one
+            // table, each combination of the other variables a line of its own above its part.
+            let fixed = t.fixed.iter().map(|(k, v)| format!("{k}={v}"));
+            let fixed = fixed.collect::<Vec<_>>().join(" ");
+            let mut part = table(t, view.charts);
+            if !fixed.is_empty() {
+                // Under the line naming their combination.
+                for line in &mut part.rows {
+                    line[0].text = format!("  {}", line[0].text);
+                }
+            }
+            let label = |width: usize| {
+                let mut line = vec![Cell::plain(fixed.clone())];
+                line.extend((1..width).map(|_| Cell::plain("")));
+                line
+            };
+            let same_scenario = i > 0 && tables[i - 1].0 == *scenario;
+            if let (true, Some(Block::Table(last))) = (same_scenario, blocks.last_mut()) {
+                if last.header == part.header && !fixed.is_empty() {
+                    last.rows.push(label(part.header.len()));
+                    last.rows.extend(part.rows);
+                    continue;
+                }
+            }
+            if tables.iter().any(|(s, _)| s != scenario) {
+                blocks.push(Block::Heading(3, format!("scenario {scenario}")));
+            }
+            if !fixed.is_empty() {
+                part.rows.insert(0, label(part.header.len()));
+            }
+            blocks.push(Block::Table(part));
+            continue;
+        }
         let mut heading: Vec<String> = Vec::new();
         if scenarios.len() > 1 {
             heading.push(format!("scenario {scenario}"));

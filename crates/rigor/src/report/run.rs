@@ -15,6 +15,11 @@ const CELL_LEGEND: &str =
     "cells: median ±CV% (mean, where it differs) of the kept iterations; excluded and failed \
      iterations are left out";
 
+/// The same, for the terminal's short tables (their `iterations` column counts the excluded
+/// and failed ones).
+const SHORT_CELL_LEGEND: &str =
+    "cells: median ±CV% (mean, where it differs) of the kept iterations";
+
 /// The report of one `rigor run` as nobody asked otherwise ([`View::default`]), as tests
 /// build it.
 #[cfg(test)]
@@ -36,7 +41,14 @@ pub fn run_document_with(result: &RunResult, view: &View) -> Document {
     // Said before any table: no figure below can change it.
     blocks.extend(warnings::up_front_block(&result.warnings));
     blocks.extend(replaced::blocks(result));
-    blocks.push(Block::Text(CELL_LEGEND.into()));
+    blocks.push(Block::Text(
+        if view.terminal && !view.all_measurements {
+            SHORT_CELL_LEGEND
+        } else {
+            CELL_LEGEND
+        }
+        .into(),
+    ));
     let shown = Shown::of(result, view);
     blocks.extend(scenario_blocks(result, view, &shown));
     blocks.extend(pivot_blocks::blocks(result, view));
@@ -44,13 +56,23 @@ pub fn run_document_with(result: &RunResult, view: &View) -> Document {
         blocks.push(Block::Heading(2, "comparison".into()));
         blocks.extend(shown.comparison_blocks(&result.comparisons, &result.measurements));
     }
-    blocks.extend(comparisons::noise_floor_blocks(&result.noise_floor));
-    blocks.extend(warnings::section(warnings::run_items(result)));
+    let mut floors = comparisons::noise_floor_blocks(&result.noise_floor);
+    if view.terminal && !view.all_measurements {
+        // Each line says `noise floor` itself: the short report needs no heading for them.
+        floors.retain(|b| !matches!(b, Block::Heading(..)));
+    }
+    blocks.extend(floors);
+    let across_rows = view.terminal && !view.all_measurements;
+    blocks.extend(warnings::section(warnings::run_items_across(
+        result,
+        across_rows,
+    )));
     blocks.extend(environment::blocks(
         &result.environment,
         &result.rigor_version,
         view,
     ));
+    blocks.extend(folded_line(result, view, &shown));
     blocks.extend(headline);
     Document { blocks }
 }
@@ -91,29 +113,119 @@ fn intro(result: &RunResult) -> String {
     intro.join(" · ")
 }
 
-/// Each scenario's tables and failures, under a heading of its own when there are several.
-fn scenario_blocks(result: &RunResult, view: &View, shown: &Shown) -> Vec<Block> {
-    let scenario_of = |r: &Row| r.key_in(&result.scenario).scenario;
-    let mut scenarios: Vec<String> = Vec::new();
-    for r in &result.rows {
-        let s = scenario_of(r);
-        if !scenarios.contains(&s) {
-            scenarios.push(s);
+/// `t`, the short table of `scenario`, joined to the one before it: the corner says
+/// `scenario` and each line names its scenario.
+fn join_scenario(last: &mut crate::report::Table, t: crate::report::Table, scenario: &str) {
+    let named = |label: &str, scenario: &str| {
+        if label == scenario {
+            label.to_string()
+        } else {
+            format!("{scenario} · {label}")
+        }
+    };
+    if last.header[0] != "scenario" {
+        let first = std::mem::replace(&mut last.header[0], "scenario".into());
+        for line in &mut last.rows {
+            line[0].text = named(&line[0].text, &first);
         }
     }
-    let mut blocks = Vec::new();
-    for scenario in &scenarios {
-        let rows: Vec<&Row> = result
-            .rows
-            .iter()
-            .filter(|r| scenario_of(r) == *scenario)
-            .collect();
-        if scenarios.len() > 1 {
-            blocks.push(Block::Heading(2, format!("scenario {scenario}")));
+    for mut line in t.rows {
+        line[0].text = named(&line[0].text, scenario);
+        last.rows.push(line);
+    }
+}
+
+/// Whether the timelines are drawn: in every file, on the terminal with `--verbose` (three
+/// lines a row would outweigh the figures they explain).
+fn shows_timelines(view: &View) -> bool {
+    !view.terminal || view.verbose
+}
+
+/// The scenarios' rows, each scenario's in order, the scenarios in order of appearance.
+fn rows_by_scenario(result: &RunResult) -> Vec<(String, Vec<&Row>)> {
+    let mut scenarios: Vec<(String, Vec<&Row>)> = Vec::new();
+    for r in &result.rows {
+        let s = r.key_in(&result.scenario).scenario;
+        match scenarios.iter_mut().find(|(name, _)| *name == s) {
+            Some((_, rows)) => rows.push(r),
+            None => scenarios.push((s, vec![r])),
         }
-        blocks.extend(tables::blocks(&rows, &result.measurements, shown));
-        blocks.extend(timeline::blocks(&rows, view));
-        blocks.extend(failures::blocks(&rows));
+    }
+    scenarios
+}
+
+/// The terminal's one line saying what it left out and how to see it: secondary measurement
+/// lines, comparisons and notes (`--all-measurements`), timelines (`--verbose`); the files hold
+/// them all. Nothing when nothing was left out.
+fn folded_line(result: &RunResult, view: &View, shown: &Shown) -> Option<Block> {
+    let lines: usize = rows_by_scenario(result)
+        .iter()
+        .map(|(_, rows)| tables::folded(rows, shown))
+        .sum();
+    let (comparisons, notes) = shown.folded_comparisons(&result.comparisons);
+    let mut parts = Vec::new();
+    for (n, what) in [
+        (lines, "measurement line(s)"),
+        (comparisons, "comparison(s) without a verdict of change"),
+        (notes, "note(s)"),
+    ] {
+        if n > 0 {
+            parts.push(format!("{n} {what}"));
+        }
+    }
+    if !parts.is_empty() {
+        let last = parts.len() - 1;
+        parts[last].push_str(" (--all-measurements)");
+    }
+    if !shows_timelines(view) && view.charts && has_timelines(result) {
+        parts.push("the timelines (--verbose)".into());
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    Some(Block::Text(format!(
+        "not shown: {}; the JSON, Markdown and HTML reports hold all",
+        parts.join(", ")
+    )))
+}
+
+/// Whether some kept iteration recorded a time series to draw.
+fn has_timelines(result: &RunResult) -> bool {
+    result
+        .rows
+        .iter()
+        .flat_map(|r| r.kept_iterations())
+        .any(|it| it.series.is_some())
+}
+
+/// Each scenario's tables and failures, under a heading of its own when there are several.
+fn scenario_blocks(result: &RunResult, view: &View, shown: &Shown) -> Vec<Block> {
+    let scenarios = rows_by_scenario(result);
+    let mut blocks = Vec::new();
+    for (scenario, rows) in &scenarios {
+        if shown.folding() {
+            // The short table names its scenario in its corner: no heading needed; scenarios
+            // with the same figures share one table, a line per row.
+            for block in tables::key_table(scenario, rows, &result.measurements, shown) {
+                match (blocks.last_mut(), block) {
+                    (Some(Block::Table(last)), Block::Table(t))
+                        if last.header[1..] == t.header[1..] =>
+                    {
+                        join_scenario(last, t, scenario)
+                    }
+                    (_, block) => blocks.push(block),
+                }
+            }
+        } else {
+            if scenarios.len() > 1 {
+                blocks.push(Block::Heading(2, format!("scenario {scenario}")));
+            }
+            blocks.extend(tables::blocks(rows, &result.measurements, shown));
+        }
+        if shows_timelines(view) {
+            blocks.extend(timeline::blocks(rows, view));
+        }
+        blocks.extend(failures::blocks(rows));
     }
     blocks
 }
@@ -162,6 +274,43 @@ mod tests {
             .unwrap();
         assert_eq!(its[1].text, "3/3");
         assert_eq!(its[2].text, "3/4 (1 failed)");
+    }
+
+    #[test]
+    fn the_terminal_shows_a_line_per_row_of_its_key_figures_and_says_what_it_left_out() {
+        let r = sample_result();
+        let terminal = View::default().on_terminal();
+        let doc = run_document_with(&r, &terminal);
+        let short = doc.tables()[0];
+        assert_eq!(short.header[0], "plaintext");
+        assert!(short.header.contains(&"Requests/sec (1/s)".to_string()));
+        assert_eq!(short.header.last().map(String::as_str), Some("iterations"));
+        let labels: Vec<&str> = short.rows.iter().map(|l| l[0].text.as_str()).collect();
+        assert_eq!(labels, ["connections=16", "connections=64"]);
+        let rps = short
+            .header
+            .iter()
+            .position(|h| h == "Requests/sec (1/s)")
+            .unwrap();
+        assert_eq!(short.rows[0][rps].text, "1,244,764 ±1.0%");
+        assert_eq!(short.rows[1].last().unwrap().text, "3/4 (1 failed)");
+        // No table with a line per measurement, and the closing line says where the rest is.
+        assert!(!doc.tables().iter().any(|t| t.header[0] == "application"));
+        let texts = doc.texts().join("\n");
+        assert!(texts.contains("not shown: "), "{texts}");
+        assert!(texts.contains("(--all-measurements)"), "{texts}");
+        // Asked for everything: the tables of a line per measurement, nothing said left out.
+        let all = run_document_with(
+            &r,
+            &View {
+                all_measurements: true,
+                ..terminal
+            },
+        );
+        assert_eq!(all.tables()[0].header[0], "application");
+        assert!(!all.texts().join("\n").contains("not shown: "));
+        // Files hold everything.
+        assert!(!run_document(&r).texts().join("\n").contains("not shown: "));
     }
 
     #[test]

@@ -65,7 +65,15 @@ pub fn trap(kind: &WarningKind) -> bool {
 }
 
 /// Run, row and iteration warnings of a run, each kind once per row, traps first.
+#[cfg(test)]
 pub fn run_items(result: &RunResult) -> Vec<Cell> {
+    run_items_across(result, false)
+}
+
+/// [`run_items`]; with `across_rows`, a kind that is not a trap and that several rows said in
+/// the same words (numbers aside) is one item for all of them (`one, two, three · 6 of 6
+/// iterations: [foreign_cpu] … 58–91% …`), as the terminal shows a busy machine's warnings.
+pub fn run_items_across(result: &RunResult, across_rows: bool) -> Vec<Cell> {
     let mut out: Vec<(WarningKind, Cell)> = result
         .warnings
         .iter()
@@ -77,9 +85,11 @@ pub fn run_items(result: &RunResult) -> Vec<Cell> {
             )
         })
         .collect();
-    for row in &result.rows {
-        out.extend(row_items(row));
+    let mut said: Vec<Said> = result.rows.iter().flat_map(row_said).collect();
+    if across_rows {
+        said = merged_across_rows(said);
     }
+    out.extend(said.iter().map(|s| (s.kind.clone(), s.item())));
     // Stable: within traps and within the rest, the order of the run.
     out.sort_by_key(|(kind, _)| !trap(kind));
     // Each advice once: a later item of the same kind with the same advice leaves it out.
@@ -100,40 +110,105 @@ pub fn run_items(result: &RunResult) -> Vec<Cell> {
         .collect()
 }
 
-/// A row's own warnings, then its iterations' warnings, one item per kind: how many of the
-/// row's iterations said it, their messages merged (numbers that differ become a range), the
-/// advice once.
-fn row_items(row: &Row) -> Vec<(WarningKind, Cell)> {
+/// One kind of warning said by a row (or by several rows, merged), or by some of its
+/// iterations.
+struct Said {
+    kind: WarningKind,
+    /// The labels of the rows that said it.
+    labels: Vec<String>,
+    /// For iteration warnings, the numbers of the iterations that said it (of a single row)
+    /// and how many iterations the rows ran; `None` for a row's own warning.
+    iterations: Option<(Vec<usize>, usize)>,
+    messages: Vec<String>,
+    advice: String,
+}
+
+impl Said {
+    /// `label · iterations 1, 2: [kind] message — advice`, the messages merged.
+    fn item(&self) -> Cell {
+        let messages: Vec<&str> = self.messages.iter().map(String::as_str).collect();
+        let merged = Warning::new(
+            self.kind.clone(),
+            merged_message(&messages),
+            self.advice.clone(),
+        );
+        let who = if self.labels.len() <= 3 {
+            self.labels.join(", ")
+        } else {
+            format!("{} rows", self.labels.len())
+        };
+        let text = match &self.iterations {
+            None => format!("{who}: {}", warning_text(&merged)),
+            Some((numbers, total)) => {
+                let when = if numbers.len() <= 3 && self.labels.len() == 1 {
+                    iterations_named(numbers)
+                } else {
+                    format!("{} of {total} iterations", numbers.len())
+                };
+                format!("{who} · {when}: {}", warning_text(&merged))
+            }
+        };
+        Cell::styled(text, Style::Warning)
+    }
+}
+
+/// A row's own warnings, then its iterations' warnings, one per kind: which of the row's
+/// iterations said it and what each said.
+fn row_said(row: &Row) -> Vec<Said> {
     let label = row.label();
-    let mut out: Vec<(WarningKind, Cell)> = row
+    let mut out: Vec<Said> = row
         .warnings
         .iter()
-        .map(|w| {
-            let text = format!("{label}: {}", warning_text(w));
-            (w.kind.clone(), Cell::styled(text, Style::Warning))
+        .map(|w| Said {
+            kind: w.kind.clone(),
+            labels: vec![label.clone()],
+            iterations: None,
+            messages: vec![w.message.clone()],
+            advice: w.advice.clone(),
         })
         .collect();
     let total = row.iterations.len();
     for (kind, said) in grouped_by_kind(row) {
-        let numbers: Vec<usize> = said.iter().map(|(n, _)| *n).collect();
-        let messages: Vec<&str> = said.iter().map(|(_, w)| w.message.as_str()).collect();
-        let when = if numbers.len() <= 3 {
-            iterations_named(&numbers)
-        } else {
-            format!("{} of {total} iterations", numbers.len())
-        };
-        let merged = Warning::new(
-            kind.clone(),
-            merged_message(&messages),
-            said[0].1.advice.clone(),
-        );
-        out.push((
+        out.push(Said {
             kind,
-            Cell::styled(
-                format!("{label} · {when}: {}", warning_text(&merged)),
-                Style::Warning,
-            ),
-        ));
+            labels: vec![label.clone()],
+            iterations: Some((said.iter().map(|(n, _)| *n).collect(), total)),
+            messages: said.iter().map(|(_, w)| w.message.clone()).collect(),
+            advice: said[0].1.advice.clone(),
+        });
+    }
+    out
+}
+
+/// `said` with the items of one kind that is not a trap, said in the same words by several
+/// rows (both row warnings or both iteration warnings), merged into the first of them.
+fn merged_across_rows(said: Vec<Said>) -> Vec<Said> {
+    let mut out: Vec<Said> = Vec::new();
+    for s in said {
+        let words = split_numbers(&s.messages[0]).0.concat();
+        let alike = |o: &Said| {
+            o.kind == s.kind
+                && !trap(&s.kind)
+                && o.iterations.is_some() == s.iterations.is_some()
+                && o.advice == s.advice
+                && o.messages
+                    .iter()
+                    .chain(&s.messages)
+                    .all(|m| split_numbers(m).0.concat() == words)
+        };
+        match out.iter_mut().find(|o| alike(o)) {
+            Some(o) => {
+                o.labels.extend(s.labels);
+                o.messages.extend(s.messages);
+                if let (Some((mine, total)), Some((theirs, more))) =
+                    (&mut o.iterations, s.iterations)
+                {
+                    mine.extend(theirs);
+                    *total += more;
+                }
+            }
+            None => out.push(s),
+        }
     }
     out
 }
@@ -327,6 +402,49 @@ mod tests {
             items[1].text.contains("· 4 of 4 iterations: [foreign_cpu]"),
             "{items:?}"
         );
+    }
+
+    #[test]
+    fn the_terminal_says_a_noise_kind_once_for_every_row_and_keeps_traps_per_row() {
+        let mut r = crate::report::sample::sample_result();
+        r.warnings.clear();
+        for (i, row) in r.rows.iter_mut().enumerate() {
+            row.warnings.clear();
+            for (k, it) in row.iterations.iter_mut().enumerate() {
+                it.warnings.clear();
+                it.warnings.push(Warning::of(
+                    WarningKind::ForeignCpu,
+                    format!(
+                        "other processes used {}% of the machine's CPU",
+                        60 + 10 * (i + k)
+                    ),
+                ));
+                it.warnings
+                    .push(Warning::of(WarningKind::ReadinessMemory, "heap warmed up"));
+            }
+        }
+        let runs: usize = r.rows.iter().map(|row| row.iterations.len()).sum();
+        let per_row = run_items_across(&r, false);
+        let across = run_items_across(&r, true);
+        let texts: Vec<&str> = across.iter().map(|c| c.text.as_str()).collect();
+        // The trap stays per row, first; the noise kind is one item with the range of all.
+        assert_eq!(per_row.len(), 4, "{per_row:?}");
+        assert_eq!(texts.len(), 3, "{texts:?}");
+        assert!(texts[0].starts_with("connections=16 · "), "{texts:?}");
+        assert!(texts[1].starts_with("connections=64 · "), "{texts:?}");
+        assert!(texts[0].contains("[readiness_memory]"), "{texts:?}");
+        let merged = format!(
+            "connections=16, connections=64 · {runs} of {runs} iterations: [foreign_cpu] other \
+             processes used 60–"
+        );
+        assert!(texts[2].starts_with(&merged), "{texts:?}");
+        // Words that differ are not merged.
+        r.rows[1].iterations[0].warnings[0].message = "something else".into();
+        let texts: Vec<String> = run_items_across(&r, true)
+            .into_iter()
+            .map(|c| c.text)
+            .collect();
+        assert_eq!(texts.len(), 4, "{texts:?}");
     }
 
     #[test]
