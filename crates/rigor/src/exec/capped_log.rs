@@ -168,9 +168,9 @@ fn copy(mut from: impl Read, mut to: File, path: PathBuf, limit: u64) -> Drained
     }
     if out.dropped > 0 && out.write_error.is_none() {
         let sep = if last == b'\n' { "" } else { "\n" };
-        let _ = write!(
+        let _ = writeln!(
             to,
-            "{sep}[rigor: output cut at {} MiB: {} more bytes were read and discarded]\n",
+            "{sep}[rigor: output cut at {} MiB: {} more bytes were read and discarded]",
             limit / 1048576,
             out.dropped
         );

@@ -108,9 +108,17 @@ fn output_warnings(it: &mut Iteration, output: Option<&(Drained, Drained)>) {
     }
 }
 
-/// Figures are read only from a whole stdout: a figure printed past the limit, or after the
-/// disk refused a write, would be lost or misread.
+/// Figures are read only from a whole stdout: a figure printed past the limit, after the disk
+/// refused a write, or still in a pipe held open, would be lost or misread.
 fn whole(out: &Drained) -> Result<(), String> {
+    if out.unfinished {
+        return Err(format!(
+            "the command's stdout was still held open by a process {}s after it ended: its \
+             figures cannot be read whole from {}",
+            OUTPUT_PATIENCE.as_secs(),
+            out.path.display()
+        ));
+    }
     if let Some(e) = &out.write_error {
         return Err(format!(
             "the command's stdout could not be written to {}: {e}; its figures cannot be read",
