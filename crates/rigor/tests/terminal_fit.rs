@@ -33,6 +33,21 @@ fn run_at(dir: &Path, columns: usize, args: &[&str]) -> (String, String) {
     (stdout, stderr)
 }
 
+/// The lines of the report's `warnings` section: from its heading to the machine's line.
+fn warnings_section(report: &str) -> usize {
+    let lines: Vec<&str> = report.lines().collect();
+    let Some(start) = lines
+        .windows(2)
+        .position(|w| w[0] == "warnings" && w[1].starts_with('─'))
+    else {
+        return 0;
+    };
+    lines[start..]
+        .iter()
+        .take_while(|l| !l.starts_with("machine: "))
+        .count()
+}
+
 fn widest(text: &str) -> usize {
     text.lines().map(|l| l.chars().count()).max().unwrap_or(0)
 }
@@ -48,11 +63,15 @@ fn a_three_variant_run_fits_a_hundred_columns_and_says_each_warning_once() {
         "{} wide:\n{stdout}",
         widest(&stdout)
     );
-    // Two iterations on a machine busy enough to warn about every one: the comparisons' notes
-    // and the noise warnings take more lines than a quiet run's; the tables and the machine
-    // alone once took over 170.
-    let lines = stdout.lines().count();
-    assert!(lines <= 150, "{lines} lines:\n{stdout}");
+    // The tables, the comparisons and their notes once took over 170 lines. The warnings'
+    // section grows with how busy the machine is (busy, pressure, foreign CPU, a starved
+    // client, noisy rows): each kind is said at most once per row (below), and its lines are
+    // not counted here.
+    let lines = stdout.lines().count() - warnings_section(&stdout);
+    assert!(
+        lines <= 150,
+        "{lines} lines besides the warnings:\n{stdout}"
+    );
     // The machine in one line, not the table.
     assert_eq!(
         stdout
