@@ -308,3 +308,124 @@ fn a_command_that_exits_non_zero_fails_with_its_output_tail() {
     );
     assert!(client_rows(&json).is_empty(), "{t}");
 }
+
+/// A one-job config running `line` with `extra` job keys.
+fn job(line: &str, extra: &str) -> String {
+    format!(
+        "[jobs.f]\ncommand = {}\n{extra}\n[scenarios.s]\ncommand = \"f\"\n",
+        toml_string(line)
+    )
+}
+
+/// The log and stdout of the only iteration, with its size on disk.
+fn sizes(it: &Value) -> (u64, u64) {
+    let log = PathBuf::from(
+        it["log"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no log in {it}")),
+    );
+    let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+    (size(&log), size(&log.with_extension("stdout")))
+}
+
+const LIMIT: u64 = 64 * 1024 * 1024;
+
+#[test]
+fn a_flood_on_stderr_is_kept_to_64_mib_with_a_note_and_the_figures_still_read() {
+    let _serial = one_at_a_time();
+    let dir = temp_dir("cmd-flood-err");
+    let printed: u64 = 100_000_000;
+    let line =
+        format!("yes | head -c {printed} >&2; echo '##rigor {{\"name\":\"done\",\"value\":7}}'");
+    let (t, json) = run_exit(&dir, &job(&line, ""), &["-i", "1"], 0);
+    let json = json.expect("a result");
+    let it = &iterations(&json)[0];
+    assert_eq!(m(it, "cmd.done"), Some(7.0), "{it}");
+    let note = format!(
+        "[rigor: output cut at 64 MiB: {} more bytes were read and discarded]\n",
+        printed - LIMIT
+    );
+    let (log, stdout) = sizes(it);
+    assert_eq!(log, LIMIT + note.len() as u64, "{t}");
+    assert!(stdout < 1024, "{stdout}");
+    let text = std::fs::read(it["log"].as_str().unwrap()).unwrap();
+    assert!(text.ends_with(note.as_bytes()), "{t}");
+    assert!(text[..LIMIT as usize].chunks(2).all(|c| c == b"y\n"));
+    let said = message(&it["warnings"], "output_cut");
+    assert!(
+        said.contains("stderr") && said.contains("kept the first 64 MiB"),
+        "{said}"
+    );
+}
+
+#[test]
+fn a_command_printing_without_end_keeps_64_mib_and_the_run_completes() {
+    // 70 MB first, then `yes` until the job's timeout stops it: the stdout is cut at the
+    // limit however fast the command writes, and rigor keeps reading so it never blocks.
+    let _serial = one_at_a_time();
+    let dir = temp_dir("cmd-flood-out");
+    let line = "head -c 70000000 /dev/zero; yes";
+    let (t, json) = run_exit(&dir, &job(line, "timeout = \"3s\""), &["-i", "1"], 1);
+    let json = json.expect("a result");
+    let it = &iterations(&json)[0];
+    let err = it["error"].as_str().unwrap_or_default();
+    assert!(
+        err.contains("still running after its timeout of 3.0s"),
+        "{err}"
+    );
+    let (_, stdout) = sizes(it);
+    let note = "[rigor: output cut at 64 MiB: ";
+    assert!(stdout > LIMIT && stdout < LIMIT + 100, "{stdout}: {t}");
+    let log = PathBuf::from(it["log"].as_str().unwrap()).with_extension("stdout");
+    let kept = std::fs::read(&log).unwrap();
+    let tail = String::from_utf8_lossy(&kept[LIMIT as usize..]).to_string();
+    assert!(tail.starts_with(&format!("\n{note}")), "{tail}");
+    let discarded: u64 = tail[1 + note.len()..]
+        .split(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{tail}"));
+    assert!(discarded >= 70_000_000 - LIMIT, "{tail}");
+    let said = message(&it["warnings"], "output_cut");
+    assert!(said.contains("on stdout"), "{said}");
+}
+
+#[test]
+#[ignore = "needs root"]
+fn a_full_disk_is_said_not_taken_for_a_command_that_printed_nothing() {
+    // Root mounts a small filesystem for the results and fills it: the command's output
+    // cannot be written at all.
+    testkit::require_root();
+    let _serial = one_at_a_time();
+    let dir = temp_dir("cmd-full-disk");
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(mounted.success());
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(out.clone());
+    std::fs::write(out.join("filler"), vec![0u8; 64 << 10]).ok();
+    std::fs::write(
+        dir.join("rigor.toml"),
+        job("yes | head -c 1000000 >&2; exit 3", ""),
+    )
+    .unwrap();
+    let o = rigor(&dir, &["run", "--out-dir", "out", "-i", "1"]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains("the command's stderr could not be written to"),
+        "{t}"
+    );
+    assert!(t.contains("No space left on device"), "{t}");
+    assert!(!t.contains("printed nothing"), "{t}");
+}

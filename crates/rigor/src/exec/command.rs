@@ -3,6 +3,7 @@
 //! reported about itself read from its stdout.
 
 use super::app::AppProcess;
+use super::capped_log::{Drained, LOG_LIMIT};
 use super::iteration::{launch, sampled, IterationContext};
 use super::procs::{self, Proc};
 use super::readings::{AppCpu, MachineWatch};
@@ -15,7 +16,11 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// The largest stdout read for figures: a program that floods its output is not parsed whole.
-const MAX_STDOUT_BYTES: u64 = 64 * 1024 * 1024;
+/// It is the limit of the logs themselves: what is past it was never written.
+const MAX_STDOUT_BYTES: u64 = LOG_LIMIT;
+
+/// How long the output is waited for once the command's processes are gone.
+const OUTPUT_PATIENCE: Duration = Duration::from_secs(5);
 
 /// Runs the command once; faults are returned as the iteration's error, with the log tails.
 pub fn run(ctx: &IterationContext, it: &mut Iteration, work: &CommandWork) -> Result<(), String> {
@@ -48,7 +53,10 @@ pub fn run(ctx: &IterationContext, it: &mut Iteration, work: &CommandWork) -> Re
         Ok(_) => lingering(app.pid, cgroup.as_ref()),
         Err(_) => Vec::new(),
     };
+    let piped = app.output.take();
     let stop = app.stop(job.stop_timeout, cgroup.as_ref());
+    let output = piped.map(|p| p.finish(OUTPUT_PATIENCE));
+    output_warnings(it, output.as_ref());
     let samples = sampler.stop();
     crate::measurements::record_app(&samples.figures(), &mut it.measurements);
     crate::series::record_app(it, &samples, spawned_at);
@@ -63,14 +71,74 @@ pub fn run(ctx: &IterationContext, it: &mut Iteration, work: &CommandWork) -> Re
         record_cpu(it, ns, elapsed, norm);
     }
     stopped(it, &lingering, &stop)?;
-    let exit = waited.map_err(|e| format!("{e}\n{}", tails(&ctx.log, &stdout)))?;
+    let tails = || tails(&ctx.log, &stdout, output.as_ref());
+    let exit = waited.map_err(|e| format!("{e}\n{}", tails()))?;
     if !exit.success() {
-        return Err(format!(
-            "the command exited with {exit}\n{}",
-            tails(&ctx.log, &stdout)
-        ));
+        return Err(format!("the command exited with {exit}\n{}", tails()));
+    }
+    if let Some((out, _)) = &output {
+        whole(out)?;
     }
     figures(it, &stdout, work, &ctx.row.variables)
+}
+
+/// A warning for each stream whose log is not all the command printed (the limit, a full
+/// disk, a stream still held open).
+fn output_warnings(it: &mut Iteration, output: Option<&(Drained, Drained)>) {
+    let Some((out, err)) = output else {
+        return;
+    };
+    for (d, stream) in [(out, "stdout"), (err, "stderr")] {
+        let said = d.describe(stream).or_else(|| {
+            d.unfinished.then(|| {
+                format!(
+                    "the command's {stream} was still held open by a process {}s after it \
+                     ended: {} may lack its last output",
+                    OUTPUT_PATIENCE.as_secs(),
+                    d.path.display()
+                )
+            })
+        });
+        if let Some(message) = said {
+            it.warnings.push(crate::result::Warning::of(
+                crate::result::WarningKind::OutputCut,
+                message,
+            ));
+        }
+    }
+}
+
+/// Figures are read only from a whole stdout: a figure printed past the limit, after the disk
+/// refused a write, or still in a pipe held open, would be lost or misread.
+fn whole(out: &Drained) -> Result<(), String> {
+    if out.unfinished {
+        return Err(format!(
+            "the command's stdout was still held open by a process {}s after it ended: its \
+             figures cannot be read whole from {}",
+            OUTPUT_PATIENCE.as_secs(),
+            out.path.display()
+        ));
+    }
+    if let Some(e) = &out.write_error {
+        return Err(format!(
+            "the command's stdout could not be written to {}: {e}; its figures cannot be read",
+            out.path.display()
+        ));
+    }
+    if out.printed() > MAX_STDOUT_BYTES {
+        return Err(too_much(out.printed()));
+    }
+    Ok(())
+}
+
+/// The error for a stdout longer than rigor reads for figures.
+fn too_much(size: u64) -> String {
+    format!(
+        "the command printed {:.0} MiB on stdout, more than the {} MiB rigor reads for \
+         figures: print less (or print the figures to a file and `cat` it last)",
+        size as f64 / 1048576.0,
+        MAX_STDOUT_BYTES / 1048576
+    )
 }
 
 /// Where a command's stdout goes: beside its log.
@@ -191,8 +259,31 @@ fn stopped(
     }
 }
 
-/// The tails of the command's stdout and of its log (stderr); one line when it said nothing.
-fn tails(log: &Path, stdout: &Path) -> String {
+/// The tails of the command's stdout and of its log (stderr); one line when it said nothing,
+/// and what could not be written when its output did not reach the logs.
+fn tails(log: &Path, stdout: &Path, output: Option<&(Drained, Drained)>) -> String {
+    let refused: Vec<String> = output
+        .map(|(o, e)| {
+            [(o, "stdout"), (e, "stderr")]
+                .into_iter()
+                .filter(|(d, _)| d.write_error.is_some())
+                .filter_map(|(d, s)| d.describe(s))
+                .map(|l| format!("    ({l})"))
+                .collect()
+        })
+        .unwrap_or_default();
+    let shown = tails_of(log, stdout);
+    if refused.is_empty() {
+        shown
+    } else if shown.contains("(the command printed nothing)") {
+        refused.join("\n")
+    } else {
+        format!("{shown}\n{}", refused.join("\n"))
+    }
+}
+
+/// The tails of what the logs hold.
+fn tails_of(log: &Path, stdout: &Path) -> String {
     let empty = |p: &Path| std::fs::metadata(p).map_or(true, |m| m.len() == 0);
     match (empty(stdout), empty(log)) {
         (true, true) => "    (the command printed nothing)".to_string(),
@@ -253,12 +344,7 @@ fn read_bounded(path: &Path) -> Result<String, String> {
     use std::io::Read;
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     if size > MAX_STDOUT_BYTES {
-        return Err(format!(
-            "the command printed {:.0} MiB on stdout, more than the {} MiB rigor reads for \
-             figures: print less (or print the figures to a file and `cat` it last)",
-            size as f64 / 1048576.0,
-            MAX_STDOUT_BYTES / 1048576
-        ));
+        return Err(too_much(size));
     }
     let mut bytes = Vec::new();
     std::fs::File::open(path)

@@ -11,6 +11,7 @@ mod app_wire_job;
 mod artifact;
 mod build;
 mod builds;
+mod capped_log;
 pub use builds::keep_builds;
 mod command;
 mod contamination;

@@ -22,19 +22,48 @@ pub fn marked_shell_split(
     stdout: Option<&Path>,
     what: &str,
 ) -> Result<Command, String> {
-    if !job.dir.is_dir() {
-        return Err(format!(
-            "{what}: folder {} does not exist",
-            job.dir.display()
-        ));
-    }
-    let create =
-        |p: &Path| File::create(p).map_err(|e| format!("cannot create {}: {e}", p.display()));
+    folder_exists(job, what)?;
     let err = create(log)?;
     let out = match stdout {
         Some(p) => create(p)?,
         None => err.try_clone().map_err(|e| e.to_string())?,
     };
+    Ok(shell(job, line, out.into(), err.into()))
+}
+
+/// Like [`marked_shell_split`], with stdout and stderr piped to rigor, which copies them to
+/// `stdout` and `log` (returned, created empty) up to a limit: a program printing without end
+/// cannot fill the disk.
+pub fn marked_shell_piped(
+    job: &AppJob,
+    line: &str,
+    log: &Path,
+    stdout: &Path,
+    what: &str,
+) -> Result<(Command, File, File), String> {
+    folder_exists(job, what)?;
+    let err = create(log)?;
+    let out = create(stdout)?;
+    Ok((shell(job, line, Stdio::piped(), Stdio::piped()), out, err))
+}
+
+fn folder_exists(job: &AppJob, what: &str) -> Result<(), String> {
+    if job.dir.is_dir() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what}: folder {} does not exist",
+            job.dir.display()
+        ))
+    }
+}
+
+fn create(p: &Path) -> Result<File, String> {
+    File::create(p).map_err(|e| format!("cannot create {}: {e}", p.display()))
+}
+
+/// `sh -c LINE` in the job's folder, with its env and rigor's mark, in a group of its own.
+fn shell(job: &AppJob, line: &str, out: Stdio, err: Stdio) -> Command {
     let mut cmd = Command::new("sh");
     cmd.arg("-c")
         .arg(line)
@@ -45,5 +74,5 @@ pub fn marked_shell_split(
         .stdout(out)
         .stderr(err)
         .process_group(0);
-    Ok(cmd)
+    cmd
 }

@@ -64,6 +64,7 @@ coded_enum! {
         NoResponses = "no_responses",
         NoisyRow = "noisy_row",
         NotInterleaved = "not_interleaved",
+        OutputCut = "output_cut",
         PageCache = "page_cache",
         PageCacheCarried = "page_cache_carried",
         Priority = "priority",
@@ -162,6 +163,12 @@ impl WarningKind {
             LeftBehind => {
                 "Processes of the application outlived it (a daemon, a `setsid` child) and \
                  were killed."
+            }
+            OutputCut => {
+                "A command job printed more than 64 MiB on stdout or stderr, or its log could \
+                 not be written (a full disk): the log holds what was written (a log cut at the \
+                 limit ends with a line saying how much was discarded), and rigor read and \
+                 discarded the rest so the command never waited on its output."
             }
             Leftovers => {
                 "Processes of an earlier rigor run that ended abnormally were still running \
@@ -326,6 +333,7 @@ impl WarningKind {
                 "a daemonising or `setsid` child escapes its process group: keep it in the \
                  foreground, or stop it when the application gets SIGTERM"
             }
+            OutputCut => "print less (lower the program's log level, or write the chatter to a file of its own), or free space where the results folder is",
             Leftovers => "they competed for the machine until now; nothing to do unless it happens again",
             LatencyNotMerged => {
                 "for latency percentiles of the whole load, use rigor's engine on the load hosts \
