@@ -68,6 +68,17 @@ fn check_plan(plan: &RunPlan, options: &RunOptions) -> Result<(), Failure> {
     }
     check_gated(plan, options)?;
     check_key(plan, options)?;
+    // A cap below the planned rounds could add none: the flag would do nothing, silently.
+    if let Some(max) = options.until_conclusive {
+        let planned = plan.rows.iter().map(|r| r.iterations).max().unwrap_or(0);
+        if max < planned {
+            return Err(Failure::usage(format!(
+                "--until-conclusive={max} is below the {planned} iterations per row this run \
+                 plans (-i or `iterations`), so it could never add a round: give a MAX above \
+                 {planned}, or fewer iterations"
+            )));
+        }
+    }
     // Two builds whose outputs rigor could not tell apart.
     super::builds::check_plan(&plan.rows).map_err(Failure::usage)?;
     // Last: a plan right in every other way that can never conclude.
