@@ -19,8 +19,16 @@ pub fn cannot_write(spec: &StoreSpec) -> Option<String> {
         probe(path)
     };
     tried.err().map(|e| {
+        // Said as the store itself says it when it is opened to store.
+        let why = match e.raw_os_error() {
+            Some(libc::EROFS) => format!("it is on a read-only filesystem ({e})"),
+            Some(libc::EACCES | libc::EPERM) => {
+                format!("it is read-only for this user ({e})")
+            }
+            _ => e.to_string(),
+        };
         format!(
-            "the history store {} cannot be written: {e} (--store, {STORE_ENV}; --no-store \
+            "the history store {} cannot be written: {why} (--store, {STORE_ENV}; --no-store \
              stores nothing)",
             path.display()
         )
