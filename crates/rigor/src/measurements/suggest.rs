@@ -62,17 +62,19 @@ mod tests {
         assert_eq!(distance("", "abc"), 3);
         assert_eq!(distance("kitten", "sitting"), 3);
         assert_eq!(distance("app.rss", "app.rss"), 0);
-        assert_eq!(distance("load.rsp", "load.rps"), 2);
+        assert_eq!(distance("load.rpz", "load.rps"), 1);
     }
 
     #[test]
     fn typos_find_the_intended_id_and_strangers_find_nothing() {
         let known = ["load.rps", "load.latency.p99", "app.rss", "app.elapsed"];
-        assert_eq!(closest("load.rsp", known), vec!["load.rps"]);
-        assert_eq!(closest("app.elapse", known), vec!["app.elapsed"]);
+        // (Typos end in `!` or are the catalogue's own deliberate unknown, so the test of id
+        // literals in the source does not take them for misspelt ids.)
+        assert_eq!(closest("load.rpz", known), vec!["load.rps"]);
+        assert_eq!(closest("app.elapse!", known), vec!["app.elapsed"]);
         assert_eq!(closest("latency.p99", known), vec!["load.latency.p99"]);
         assert!(closest("zzzzzzzz", known).is_empty());
         assert_eq!(closest_note("zzzzzzzz", known), "");
-        assert_eq!(closest_note("app.rs", known), "; closest known: app.rss");
+        assert_eq!(closest_note("app.rs!", known), "; closest known: app.rss");
     }
 }
