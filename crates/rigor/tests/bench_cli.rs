@@ -262,6 +262,60 @@ fn bench_refuses_bad_input_before_running() {
         &["-i", "0", "true", "false"],
         "-i/--iterations must be at least 1",
     );
+    refused(
+        "bench-name-dot",
+        &["-n", ".", "-n", "b", "true", "true"],
+        "-n/--name `.`: a name is 1 to 40 letters, digits, `_`, `-` or `.`, starting with a letter",
+    );
+    refused(
+        "bench-cap-below-i",
+        &["-i", "50", "--until-conclusive=10", "true", "true"],
+        "--until-conclusive=10 is below -i 50",
+    );
+    refused(
+        "bench-cap-below-default",
+        &["--until-conclusive=5", "true", "true"],
+        "--until-conclusive=5 is below the 10 iterations a bench starts with",
+    );
+    refused(
+        "bench-store",
+        &["--store", "/proc/rigor-bench-x/h.db", "true", "true"],
+        "the history store /proc/rigor-bench-x/h.db cannot be written",
+    );
+}
+
+/// `rigor run` refuses the same holes before its first iteration: a history store it could
+/// never write (found only when storing, after every iteration) and a `--until-conclusive`
+/// cap below the iterations it plans (which could add no round).
+#[test]
+fn run_refuses_an_unwritable_store_and_a_cap_below_its_iterations() {
+    let dir = temp_dir("bench-run-refusals");
+    std::fs::write(
+        dir.join("rigor.toml"),
+        "[jobs.j]\nrole = \"command\"\ncommand = \"true\"\n\n\
+         [scenarios.s]\ncommand = \"j\"\niterations = 6\n",
+    )
+    .unwrap();
+    for (args, needle) in [
+        (
+            vec!["run", "--store", "/proc/rigor-run-x/h.db"],
+            "the history store /proc/rigor-run-x/h.db cannot be written",
+        ),
+        (
+            vec!["run", "--no-store", "--until-conclusive=4"],
+            "--until-conclusive=4 is below the 6 iterations per row",
+        ),
+    ] {
+        let out = rigor(&dir, &args);
+        let t = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {t}");
+        assert!(t.contains(needle), "{args:?}: no `{needle}` in {t}");
+        assert!(!dir.join("rigor-results").exists(), "{args:?} ran: {t}");
+    }
+    // A store in a folder yet to be made is fine, and the check leaves no trace of it.
+    let out = rigor(&dir, &["run", "--store", "db/h.db", "--until-conclusive=6"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(dir.join("db/h.db").is_file());
 }
 
 /// A command that fails fails the bench (exit 1), saying its exit status, and its verdict line

@@ -317,6 +317,18 @@ fn a_variants_run_opens_and_ends_on_its_headline_in_declared_order() {
         0,
     );
     assert!(out.starts_with("rigor compare\n"), "{out}");
+    // A mistyped id is refused, naming the ids it was probably meant to be.
+    let bad = rigor(
+        &dir,
+        &["compare", "result.json", "--key", "app.threads.edn"],
+    );
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    let said = text(&bad);
+    assert!(
+        said.contains("--key: unknown measurement `app.threads.edn`")
+            && said.contains("closest known: app.threads.end"),
+        "{said}"
+    );
     let lines = headlines(&out, 60);
     assert_eq!(lines.len(), 2, "{out}");
     for l in &lines {
@@ -416,6 +428,49 @@ fn a_commands_own_rows_keep_the_declared_variant_order_and_the_report_key() {
             .all(|l| l.pieces[0].verdict == "regression"),
         "{stdout}"
     );
+}
+
+/// `--key` and `[report] key` name ids the run can show: a typo is refused before anything
+/// runs, with the closest known ids; a declared id and a command job's own `cmd.*` are fine.
+#[test]
+fn an_unknown_key_is_refused_with_the_closest_ids() {
+    let dir = temp_dir("headline-unknown-key");
+    std::fs::write(
+        dir.join("rigor.toml"),
+        "[jobs.j]\nrole = \"command\"\ncommand = \"echo\"\n\n\
+         [scenarios.s]\ncommand = \"j\"\niterations = 1\n\n\
+         [measurements.\"my.score\"]\ndirection = \"higher\"\n\n\
+         [report]\nkey = [\"app.elapsd\", \"my.score\"]\n",
+    )
+    .unwrap();
+    let out = rigor(&dir, &["run", "--no-store", "--key", "load.rsp,cmd.x"]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("--key: unknown measurement `load.rsp`; closest known: load.rps"),
+        "{said}"
+    );
+    assert!(
+        said.contains("[report] key in rigor.toml: unknown measurement `app.elapsd`")
+            && said.contains("closest known: app.elapsed"),
+        "{said}"
+    );
+    // The declared id and the command's own figure are not refused; nothing ran.
+    assert!(
+        !said.contains("my.score") && !said.contains("`cmd.x`"),
+        "{said}"
+    );
+    assert!(!dir.join("rigor-results").exists(), "{said}");
+    // The same file and flags with the typos fixed run.
+    std::fs::write(
+        dir.join("rigor.toml"),
+        std::fs::read_to_string(dir.join("rigor.toml"))
+            .unwrap()
+            .replace("app.elapsd", "app.elapsed"),
+    )
+    .unwrap();
+    let out = rigor(&dir, &["run", "--no-store", "--key", "load.rps,cmd.x"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 }
 
 #[test]

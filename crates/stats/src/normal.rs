@@ -29,9 +29,13 @@ pub(crate) fn erfc(x: f64) -> f64 {
         if x > 27.0 {
             return 0.0; // below f64's smallest subnormal
         }
-        // Laplace continued fraction (80 terms: ~1e-15 relative from x = 1.5 up): erfc(x) = e^{-x^2}/sqrt(pi) / (x + (1/2)/(x + 1/(x + (3/2)/(x + ...))))
+        // Laplace continued fraction: erfc(x) = e^{-x^2}/sqrt(pi) / (x + (1/2)/(x + 1/(x +
+        // (3/2)/(x + ...)))). It converges faster the larger x is: 80 terms reach ~1e-15
+        // relative at x = 1.5, 10 + 200/x² terms the same sum to within 2 ulp beyond, a third
+        // of the work on average (the power analysis calls this ~10⁵ times per comparison).
+        let terms = (10.0 + 200.0 / (x * x)).ceil().min(80.0) as usize;
         let mut f = x;
-        for k in (1..=80).rev() {
+        for k in (1..=terms).rev() {
             f = x + (k as f64 / 2.0) / f;
         }
         (-x * x).exp() * FRAC_1_SQRT_PI / f
@@ -96,6 +100,24 @@ mod tests {
                 "erfc({x}) = {} want {want}",
                 erfc(x)
             );
+        }
+    }
+
+    /// The shortened continued fraction is the 80-term one to within 2 ulp on the whole range
+    /// it serves.
+    #[test]
+    fn fewer_terms_for_larger_x_change_nothing() {
+        let full = |x: f64| {
+            let mut f = x;
+            for k in (1..=80).rev() {
+                f = x + (k as f64 / 2.0) / f;
+            }
+            (-x * x).exp() * FRAC_1_SQRT_PI / f
+        };
+        let mut x = 1.5;
+        while x < 27.0 {
+            assert!(rel(erfc(x), full(x)) < 5e-16, "erfc({x})");
+            x += 0.0007;
         }
     }
 

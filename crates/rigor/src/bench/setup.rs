@@ -65,6 +65,31 @@ impl Bench {
                 _ => {}
             }
         }
+        let planned = args.iterations.unwrap_or(if args.url.is_some() {
+            DEFAULT_URL_ITERATIONS
+        } else {
+            DEFAULT_ITERATIONS
+        });
+        if let Some(max @ 1..) = args.until_conclusive.filter(|max| *max < planned) {
+            let given = match args.iterations {
+                Some(_) => format!("-i {planned}"),
+                None => format!("the {planned} iterations a bench starts with (-i)"),
+            };
+            p.add(format!(
+                "--until-conclusive={max} is below {given}: the cap counts every iteration of a \
+                 command, so it could never add a round; give a MAX above {planned}, or a \
+                 smaller -i"
+            ));
+        }
+        if let Some(store) = &args.store {
+            let spec = crate::history::StoreSpec::parse(store);
+            if let Some(e) = spec
+                .unusable()
+                .or_else(|| crate::options::store::cannot_write(&spec))
+            {
+                p.add(e);
+            }
+        }
         // Said before anything is written, as `rigor run` refuses the same run.
         if let Some(n @ 1..) = args.iterations {
             if args.until_conclusive.is_none() && !args.allow_inconclusive {
@@ -93,11 +118,7 @@ impl Bench {
         if !p.is_empty() {
             return Err(refused(&p));
         }
-        let iterations = args.iterations.unwrap_or(if server.is_some() {
-            DEFAULT_URL_ITERATIONS
-        } else {
-            DEFAULT_ITERATIONS
-        });
+        let iterations = planned;
         Ok(Bench {
             commands: args.commands.clone(),
             names,
@@ -126,14 +147,16 @@ fn names(args: &BenchArgs, p: &mut Problems) -> Vec<String> {
         ));
     }
     for (i, name) in args.names.iter().enumerate() {
-        let ok = !name.is_empty()
-            && name.len() <= MAX_NAME
+        // A name starts with a letter or digit: `.` or `-x` reads as a path or a flag.
+        let ok = name.len() <= MAX_NAME
+            && name.starts_with(|c: char| c.is_ascii_alphanumeric())
             && name
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
         if !ok {
             p.add(format!(
-                "-n/--name `{name}`: a name is 1 to {MAX_NAME} letters, digits, `_`, `-` or `.`"
+                "-n/--name `{name}`: a name is 1 to {MAX_NAME} letters, digits, `_`, `-` or `.`, \
+                 starting with a letter or digit"
             ));
         } else if args.names[..i].contains(name) {
             p.add(format!(

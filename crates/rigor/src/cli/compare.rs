@@ -60,6 +60,34 @@ pub struct CompareArgs {
     pub view: super::view::ViewArgs,
 }
 
+/// `--key` ids that neither the catalogue nor any of the files knows (measured in an iteration
+/// or declared), each with the closest known ids: a typo would otherwise only read "not
+/// compared" in the headline.
+fn unknown_key(inputs: &[saved::Saved], key: &[String]) -> Option<String> {
+    let mut known: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
+    for (_, r) in inputs {
+        known.extend(r.measurements.keys().map(String::as_str));
+        for row in &r.rows {
+            for it in &row.iterations {
+                known.extend(it.measurements.keys().map(String::as_str));
+            }
+        }
+    }
+    let problems: Vec<String> = key
+        .iter()
+        .filter(|id| crate::measurements::info(id).is_none() && !known.contains(id.as_str()))
+        .map(|id| {
+            let candidates =
+                (crate::measurements::CATALOGUE.iter().map(|m| m.id)).chain(known.iter().copied());
+            format!(
+                "--key: unknown measurement `{id}` (no file measured or declared it){}",
+                crate::measurements::closest_note(id, candidates)
+            )
+        })
+        .collect();
+    (!problems.is_empty()).then(|| problems.join("\nerror: "))
+}
+
 /// Runs `rigor compare`: 0, or 3 for a watched regression with `--fail-on-regression`, or 6
 /// for a `--limit` some file's row does not meet, or 5 for a watched inconclusive verdict with
 /// `--fail-on-inconclusive`. Bad flags are usage
@@ -72,6 +100,9 @@ pub fn execute(args: &CompareArgs) -> Result<Exit, Failure> {
     // A pivot nobody could show is a usage error before anything is compared.
     let rows = pivot_merge::merged(&inputs, &names, &[]);
     if let Some(e) = pivot_blocks::problem(&rows, &options.view) {
+        return Err(Failure::usage(e));
+    }
+    if let Some(e) = unknown_key(&inputs, &options.view.key) {
         return Err(Failure::usage(e));
     }
     let report = matching::compare_results(

@@ -67,6 +67,18 @@ fn check_plan(plan: &RunPlan, options: &RunOptions) -> Result<(), Failure> {
         return Err(Failure::usage(e));
     }
     check_gated(plan, options)?;
+    check_key(plan, options)?;
+    // A cap below the planned rounds could add none: the flag would do nothing, silently.
+    if let Some(max) = options.until_conclusive {
+        let planned = plan.rows.iter().map(|r| r.iterations).max().unwrap_or(0);
+        if max < planned {
+            return Err(Failure::usage(format!(
+                "--until-conclusive={max} is below the {planned} iterations per row this run \
+                 plans (-i or `iterations`), so it could never add a round: give a MAX above \
+                 {planned}, or fewer iterations"
+            )));
+        }
+    }
     // Two builds whose outputs rigor could not tell apart.
     super::builds::check_plan(&plan.rows).map_err(Failure::usage)?;
     // Last: a plan right in every other way that can never conclude.
@@ -120,6 +132,61 @@ fn check_gated(plan: &RunPlan, options: &RunOptions) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// `--key` and `[report] key` name only ids this run can show: a catalogue id, a declared one
+/// (`[measurements.ID]`), an extract rule's `cmd.NAME`, any `cmd.*` when a command job runs
+/// (it may report figures of its own), or a runtime metric `app.metric.*`. A typo would
+/// otherwise only read "not compared" after the whole run.
+fn check_key(plan: &RunPlan, options: &RunOptions) -> Result<(), Failure> {
+    use crate::config::Work;
+    let commands: Vec<&crate::config::CommandWork> = plan
+        .rows
+        .iter()
+        .filter_map(|r| match &r.plan.work {
+            Work::Command(c) => Some(c),
+            Work::Load(_) => None,
+        })
+        .collect();
+    let rules: Vec<String> = commands
+        .iter()
+        .flat_map(|c| c.extract.iter().map(|e| format!("cmd.{}", e.name)))
+        .collect();
+    let known = |id: &str| {
+        crate::measurements::info(id).is_some()
+            || plan.declarations.contains_key(id)
+            || rules.iter().any(|r| r == id)
+            || (!commands.is_empty() && id.strip_prefix("cmd.").is_some_and(|n| !n.is_empty()))
+            || id
+                .strip_prefix("app.metric.")
+                .is_some_and(|n| !n.is_empty())
+    };
+    let file = options.selection.file.display();
+    let named = (options.view.key.iter().map(|id| (id, "--key".to_string())))
+        .chain((plan.report_key.iter()).map(|id| (id, format!("[report] key in {file}"))));
+    let mut problems = crate::config::Problems::default();
+    for (id, whence) in named {
+        if known(id) {
+            continue;
+        }
+        let candidates = (crate::measurements::CATALOGUE.iter().map(|m| m.id))
+            .chain(plan.declarations.keys().map(String::as_str))
+            .chain(rules.iter().map(String::as_str));
+        let cmd = if id.starts_with("cmd.") {
+            " (no command job of this run reports figures of its own)"
+        } else {
+            ""
+        };
+        problems.add(format!(
+            "{whence}: unknown measurement `{id}`{cmd}{}",
+            crate::measurements::closest_note(id, candidates)
+        ));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(refused(&problems))
+    }
 }
 
 /// The run folder (made now) and every result file's path, proven writable.

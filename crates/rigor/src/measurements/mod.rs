@@ -8,9 +8,11 @@ mod floor;
 pub mod ids;
 #[cfg(test)]
 mod source_tests;
+mod suggest;
 
 pub use figures::{record_app, record_load};
 pub use floor::{floor, threshold_pct as floored_threshold_pct};
+pub use suggest::closest_note;
 
 use rigor_stats::Direction;
 

@@ -4,3 +4,4 @@
 pub mod compare;
 pub mod load;
 pub mod run;
+pub mod store;

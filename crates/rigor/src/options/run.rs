@@ -233,7 +233,10 @@ fn check(args: &RunArgs, selection: &Selection) -> Result<RunOptions, Problems> 
     }
     let store = (!args.no_store)
         .then(|| crate::history::StoreSpec::choose(args.store.as_deref(), &selection.file));
-    if let Some(e) = store.as_ref().and_then(crate::history::StoreSpec::unusable) {
+    if let Some(e) = store.as_ref().and_then(|s| {
+        s.unusable()
+            .or_else(|| crate::options::store::cannot_write(s))
+    }) {
         p.add(e);
     }
     if !p.is_empty() {
