@@ -174,8 +174,9 @@ mod tests {
             });
             assert_eq!(given, n);
             assert_eq!(found, e_divisive(&values, &options()));
-            let at_found: Vec<usize> = found.iter().map(|c| c.index).collect();
-            assert_eq!(at_found, at);
+            for step in at {
+                assert!(found.iter().any(|c| c.index == step), "{found:?}");
+            }
         }
     }
 
