@@ -932,7 +932,7 @@ fn thousands_of_rows_are_each_matched_to_their_own() {
     let n = 3_000;
     let base = many_rows(n, false, |c| 1_000.0 + c as f64);
     let cand = many_rows(n, true, |c| {
-        (1_000.0 + c as f64) * if c % 7 == 0 { 0.5 } else { 1.0 }
+        (1_000.0 + c as f64) * if c.is_multiple_of(7) { 0.5 } else { 1.0 }
     });
     let (_dir, a, b, out) = two_results("many-rows", &base, &cand);
     let o = rigor(&[&a, &b], &["--json", out.to_str().unwrap()]);
@@ -950,7 +950,7 @@ fn thousands_of_rows_are_each_matched_to_their_own() {
             "{c}"
         );
         let regressed = c["verdict"] == "regression";
-        assert_eq!(regressed, connections % 7 == 0, "{c}");
+        assert_eq!(regressed, connections.is_multiple_of(7), "{c}");
     }
     assert_eq!(seen.len(), n);
 }

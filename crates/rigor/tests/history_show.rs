@@ -292,7 +292,7 @@ fn a_history_longer_than_the_exact_analysis_finds_its_step_on_its_run() {
         let mut m: Vec<f64> = files.iter().map(|f| crafted_median(f)).collect();
         m.sort_by(f64::total_cmp);
         let k = m.len() / 2;
-        if m.len() % 2 == 0 {
+        if m.len().is_multiple_of(2) {
             (m[k - 1] + m[k]) / 2.0
         } else {
             m[k]
