@@ -939,3 +939,84 @@ fn a_report_lost_to_a_full_disk_is_an_error_and_the_json_is_still_written() {
         serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(json["schema"], "rigor.compare.v1");
 }
+
+/// A result of `n` rows (`connections` = 1..=n, listed in `order`), each of three iterations of
+/// load.rps around `rps(connections)`.
+fn many_rows(n: usize, reversed: bool, rps: impl Fn(usize) -> f64) -> String {
+    let mut rows: Vec<serde_json::Value> = (1..=n)
+        .map(|c| {
+            let iterations: Vec<serde_json::Value> = (0..5)
+                .map(|i| {
+                    let jitter = 1.0 + 0.002 * ((i * 7 % 5) as f64 - 2.0);
+                    serde_json::json!({"index": i + 1, "excluded": false,
+                        "measurements": {"load.rps": rps(c) * jitter},
+                        "warnings": [], "outside_window": {"requests": 0, "bytes": 0}})
+                })
+                .collect();
+            serde_json::json!({"scenario": "plaintext", "variables": {"connections": c.to_string()},
+                "variant": null, "iterations": iterations, "summary": {}, "warnings": []})
+        })
+        .collect();
+    if reversed {
+        rows.reverse();
+    }
+    serde_json::json!({
+        "schema": "rigor.run.v1", "rigor_version": "0.1.0", "scenario": "plaintext",
+        "profile": "local", "description": null, "started_at": "2026-11-30T02:00:00Z",
+        "status": "complete", "environment": {}, "warnings": [], "rows": rows, "comparisons": []
+    })
+    .to_string()
+}
+
+#[test]
+fn thousands_of_rows_are_each_matched_to_their_own() {
+    // The candidate lists its rows in the opposite order, and every seventh row lost half its
+    // throughput: each verdict must land on its own row.
+    let n = 3_000;
+    let base = many_rows(n, false, |c| 1_000.0 + c as f64);
+    let cand = many_rows(n, true, |c| {
+        (1_000.0 + c as f64) * if c.is_multiple_of(7) { 0.5 } else { 1.0 }
+    });
+    let (_dir, a, b, out) = two_results("many-rows", &base, &cand);
+    let o = rigor(&[&a, &b], &["--json", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr_of(&o));
+    let json = read_json(&out);
+    let comparisons = json["comparisons"].as_array().unwrap();
+    assert_eq!(comparisons.len(), n);
+    let mut seen = std::collections::BTreeSet::new();
+    for c in comparisons {
+        let connections: usize = c["row"]["connections"].as_str().unwrap().parse().unwrap();
+        assert!(seen.insert(connections), "row {connections} compared twice");
+        let base_median = c["baseline_median"].as_f64().unwrap();
+        assert!(
+            (base_median - (1_000.0 + connections as f64)).abs() < 1e-6,
+            "{c}"
+        );
+        let regressed = c["verdict"] == "regression";
+        assert_eq!(regressed, connections.is_multiple_of(7), "{c}");
+    }
+    assert_eq!(seen.len(), n);
+}
+
+#[test]
+fn a_result_past_the_size_limit_or_without_end_is_refused_naming_it() {
+    let one = result_json(100_000.0, 3, "6.8.0");
+    let (dir, a, _, _) = two_results("too-big", &one, &one);
+    // Sparse: its size is past the limit without taking the disk.
+    let big = dir.join("big.json");
+    let f = std::fs::File::create(&big).unwrap();
+    f.set_len(256 * 1024 * 1024 + 1).unwrap();
+    drop(f);
+    for (file, name) in [
+        (big.as_path(), "big.json"),
+        (Path::new("/dev/zero"), "/dev/zero"),
+    ] {
+        let o = rigor(&[&a, file], &[]);
+        let stderr = stderr_of(&o);
+        assert_eq!(o.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains(name) && stderr.contains("larger than 256 MiB"),
+            "{stderr}"
+        );
+    }
+}

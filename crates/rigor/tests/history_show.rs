@@ -267,3 +267,47 @@ fn a_history_lost_to_a_full_disk_is_an_error() {
     drop(child.stdout.take());
     assert_eq!(child.wait().unwrap().code(), Some(0));
 }
+
+#[test]
+fn a_history_longer_than_the_exact_analysis_finds_its_step_on_its_run() {
+    // 700 runs (past the 500 analysed run by run) with a 5% step at run 433: the change point
+    // is that run, and the medians either side are those of the runs between, computed here.
+    let dir = temp_dir("history-long");
+    let files = write_series(&dir, "long", 700, 433, 0.05, 21);
+    let db = dir.join("history.db");
+    let mut args = vec!["history".to_string(), "import".into()];
+    args.extend(files.iter().map(|f| f.display().to_string()));
+    args.extend(["--store".into(), db.display().to_string()]);
+    let out = rigor(&dir, &args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    history(&dir, &db, &["--json", "h.json"], 0);
+    let doc = read_json(&dir.join("h.json"));
+    let series = &doc["series"][0];
+    assert_eq!(series["points"].as_array().unwrap().len(), 700);
+    let cps = series["change_points"].as_array().unwrap();
+    assert_eq!(cps.len(), 1, "{cps:?}");
+    assert_eq!(cps[0]["index"], 433, "{}", cps[0]);
+    assert_eq!(cps[0]["commit"], format!("{:040x}", 434));
+    let median_of = |files: &[PathBuf]| {
+        let mut m: Vec<f64> = files.iter().map(|f| crafted_median(f)).collect();
+        m.sort_by(f64::total_cmp);
+        let k = m.len() / 2;
+        if m.len().is_multiple_of(2) {
+            (m[k - 1] + m[k]) / 2.0
+        } else {
+            m[k]
+        }
+    };
+    let (before, after) = (median_of(&files[..433]), median_of(&files[433..]));
+    assert!(
+        (cps[0]["before"].as_f64().unwrap() - before).abs() < 1e-9,
+        "{}",
+        cps[0]
+    );
+    assert!(
+        (cps[0]["after"].as_f64().unwrap() - after).abs() < 1e-9,
+        "{}",
+        cps[0]
+    );
+    assert!(cps[0]["p_value"].as_f64().unwrap() <= 0.05, "{}", cps[0]);
+}

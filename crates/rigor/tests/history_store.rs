@@ -595,6 +595,43 @@ fn an_import_is_checked_as_strictly_as_rigors_own_results() {
 }
 
 #[test]
+fn an_import_past_the_size_limit_or_without_end_is_refused_and_the_rest_imported() {
+    let dir = temp_dir("history-import-limit");
+    let db = dir.join("h.db");
+    let good = dir.join("good.json");
+    let doc = crafted("s", &hour(1), "abc", [100.0, 101.0, 102.0]);
+    std::fs::write(&good, doc.to_string()).unwrap();
+    // Sparse: past the limit without taking the disk.
+    let big = dir.join("big.json");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(256 * 1024 * 1024 + 1)
+        .unwrap();
+    let args = [
+        "history",
+        "import",
+        big.to_str().unwrap(),
+        "/dev/zero",
+        good.to_str().unwrap(),
+        "--store",
+        db.to_str().unwrap(),
+    ];
+    let out = rigor(&dir, &args);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    for name in [
+        "big.json is larger than 256 MiB",
+        "/dev/zero is larger than 256 MiB",
+    ] {
+        assert!(t.contains(name), "{t}");
+    }
+    assert!(t.contains("2 of 3 files could not be imported"), "{t}");
+    let runs = sqlite_runs(&db);
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0].1, hour(1));
+}
+
+#[test]
 #[ignore = "needs root"]
 fn a_store_on_a_read_only_filesystem_says_so() {
     require_root();

@@ -460,24 +460,30 @@ pub fn compare_variants(
 /// The rows of each group (same scenario and matrix values) in `variants_in_order`, baseline
 /// first; groups in the order their rows first appear.
 pub fn variant_groups<'a>(rows: &'a [Row], variants_in_order: &[String]) -> Vec<Vec<&'a Row>> {
+    // Each group's first row of each variant, found in one pass (linear in the rows).
     let mut groups: Vec<RowKey> = Vec::new();
+    let mut found: std::collections::HashMap<(RowKey, &str), &Row> =
+        std::collections::HashMap::new();
+    let mut seen = std::collections::HashSet::new();
     for r in rows {
         let key = r.key_in(&r.scenario).group();
-        if !groups.contains(&key) {
-            groups.push(key);
+        if seen.insert(key.clone()) {
+            groups.push(key.clone());
+        }
+        if let Some(variant) = r.variant.as_deref() {
+            found.entry((key, variant)).or_insert(r);
         }
     }
-    let find = |key: &RowKey, variant: &str| {
-        rows.iter().find(|r| {
-            r.variant.as_deref() == Some(variant) && &r.key_in(&r.scenario).group() == key
-        })
-    };
     groups
-        .iter()
+        .into_iter()
         .map(|key| {
+            let mut probe = (key, "");
             variants_in_order
                 .iter()
-                .filter_map(|v| find(key, v))
+                .filter_map(|v| {
+                    probe.1 = v.as_str();
+                    found.get(&probe).copied()
+                })
                 .collect()
         })
         .collect()

@@ -10,7 +10,7 @@ use crate::declarations::{Better, Declarations};
 use crate::result::{Comparison, Row, RowKey, RunResult, Warning, WarningKind};
 use anyhow::bail;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Schema tag of `rigor compare --json`.
 pub const COMPARE_SCHEMA: &str = "rigor.compare.v1";
@@ -125,9 +125,19 @@ impl Matched {
     /// Matches one candidate's rows to the baseline's and compares every matched pair.
     fn add(&mut self, sides: &Columns, request: &Request, decl: &Declarations) {
         let (base, cand) = (sides.base, sides.cand);
+        // Each side's rows by key (the first row of a key, as a search in order finds it), so
+        // matching is linear in the rows, not their square.
+        let keyed = |r: &'_ RunResult| {
+            let mut by_key: HashMap<RowKey, usize> = HashMap::with_capacity(r.rows.len());
+            for (i, row) in r.rows.iter().enumerate() {
+                by_key.entry(row.key_in(&r.scenario)).or_insert(i);
+            }
+            by_key
+        };
+        let (base_keys, cand_keys) = (keyed(base), keyed(cand));
         for brow in &base.rows {
             let key = brow.key_in(&base.scenario);
-            let Some(crow) = cand.rows.iter().find(|r| r.key_in(&cand.scenario) == key) else {
+            let Some(crow) = cand_keys.get(&key).map(|&i| &cand.rows[i]) else {
                 self.warnings
                     .push(unmatched(sides.base_name, &key, sides.cand_name));
                 continue;
@@ -147,7 +157,7 @@ impl Matched {
         }
         for crow in &cand.rows {
             let key = crow.key_in(&cand.scenario);
-            if !base.rows.iter().any(|r| r.key_in(&base.scenario) == key) {
+            if !base_keys.contains_key(&key) {
                 self.warnings
                     .push(unmatched(sides.cand_name, &key, sides.base_name));
             }

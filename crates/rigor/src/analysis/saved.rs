@@ -11,27 +11,78 @@ use std::path::{Path, PathBuf};
 /// One saved result and the path it was read from.
 pub type Saved = (PathBuf, RunResult);
 
+/// The largest result file `rigor compare` and `rigor history import` read: a result of 10,000
+/// rows is a few tens of MiB, and a file past this (or a stream that never ends, such as
+/// `/dev/zero`) is refused before it can take the machine's memory.
+pub const MAX_RESULT_BYTES: u64 = 256 * 1024 * 1024;
+
+/// The limit as the error says it.
+const MAX_RESULT_SHOWN: &str = "256 MiB";
+
+/// Just the `schema` field, read without keeping the rest of the document.
+#[derive(serde::Deserialize)]
+struct SchemaOnly {
+    schema: Option<serde_json::Value>,
+}
+
 /// Reads one saved result, with an error that names the file and says what is wrong with it.
+/// The text is parsed straight into the result (no intermediate JSON tree, which took ten times
+/// the file's size), after a first pass that reads the schema alone.
 pub fn load(path: &Path) -> anyhow::Result<RunResult> {
     let shown = path.display();
-    let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => anyhow!("{shown}: no such file"),
-        _ => anyhow!("{shown}: cannot read: {e}"),
-    })?;
-    let value: serde_json::Value = serde_json::from_str(&text)
+    let bytes = read_bounded(path, MAX_RESULT_BYTES)?;
+    let head: SchemaOnly = serde_json::from_slice(&bytes)
         .map_err(|e| anyhow!("{shown} is not JSON ({e}); expected a `rigor run --json` result"))?;
-    match value.get("schema").and_then(|s| s.as_str()) {
-        Some(SCHEMA) => {}
-        Some(COMPARE_SCHEMA) => bail!(
+    match head.schema.as_ref().map(|s| s.as_str()) {
+        Some(Some(SCHEMA)) => {}
+        Some(Some(COMPARE_SCHEMA)) => bail!(
             "{shown} is a `rigor compare` output ({COMPARE_SCHEMA}); compare the `rigor run --json` \
              results it was made from"
         ),
-        Some(other) => bail!("{shown} has schema `{other}`; this rigor reads `{SCHEMA}`"),
-        None => bail!("{shown} is not a rigor result: no \"schema\" field (expected `{SCHEMA}`)"),
+        Some(Some(other)) => bail!("{shown} has schema `{other}`; this rigor reads `{SCHEMA}`"),
+        _ => bail!("{shown} is not a rigor result: no \"schema\" field (expected `{SCHEMA}`)"),
     }
-    let result: RunResult = serde_json::from_value(value)
+    let result: RunResult = serde_json::from_slice(&bytes)
         .map_err(|e| anyhow!("{shown} does not match the `{SCHEMA}` schema: {e}"))?;
+    drop(bytes);
     impossible_figure(&result).map_or(Ok(result), |why| bail!("{shown}: {why}"))
+}
+
+/// The whole file, refused when it holds more than `limit` bytes: a regular file by its size
+/// before anything is read, anything else (a pipe, a device) as soon as it has given more.
+fn read_bounded(path: &Path, limit: u64) -> anyhow::Result<Vec<u8>> {
+    use std::io::Read;
+    let shown = path.display();
+    let cannot = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::NotFound => anyhow!("{shown}: no such file"),
+        _ => anyhow!("{shown}: cannot read: {e}"),
+    };
+    let too_big = || {
+        anyhow!(
+            "{shown} is larger than {MAX_RESULT_SHOWN}, the most rigor reads as one result \
+             (a result of 10,000 rows is a few tens of MiB); is it a `rigor run --json` result?"
+        )
+    };
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    let meta = file.metadata().map_err(cannot)?;
+    if meta.is_dir() {
+        bail!("{shown} is a directory, not a `rigor run --json` result");
+    }
+    if meta.is_file() && meta.len() > limit {
+        return Err(too_big());
+    }
+    let mut bytes = Vec::with_capacity(if meta.is_file() {
+        meta.len() as usize
+    } else {
+        0
+    });
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_big());
+    }
+    Ok(bytes)
 }
 
 /// A figure no run can have measured, named with its row and iteration: rigor's own counts,

@@ -5,7 +5,7 @@ use crate::exit::Exit;
 use crate::failure::Failure;
 use crate::history::import::{self, Imported};
 use crate::history::series::{self, Filter, HistorySeries, Nothing};
-use crate::history::{in_store, Store, StoreSpec};
+use crate::history::{HistoryError, Store, StoreSpec};
 use crate::{console, report};
 use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
@@ -89,10 +89,15 @@ fn failed(e: String) -> Failure {
     Failure::Failed(anyhow::anyhow!(e))
 }
 
+/// A store's error, naming the store once, as a run failure.
+fn in_store(name: &str, e: HistoryError) -> Failure {
+    failed(e.in_store(name).to_string())
+}
+
 fn execute_import(args: &ImportArgs) -> Result<Exit, Failure> {
     let spec = args.store.spec();
     let name = spec.name();
-    let mut store = Store::open(&spec, true).map_err(|e| failed(in_store(&name, e)))?;
+    let mut store = Store::open(&spec, true).map_err(|e| in_store(&name, e))?;
     let mut bad = 0;
     for (path, outcome) in import::import(&mut store, &args.files) {
         let shown = path.display();
@@ -133,10 +138,10 @@ fn execute_show(args: &HistoryArgs) -> Result<Exit, Failure> {
             );
         }
     }
-    let mut store = Store::open(&spec, false).map_err(|e| failed(in_store(&name, e)))?;
+    let mut store = Store::open(&spec, false).map_err(|e| in_store(&name, e))?;
     let found = store
         .read(|tx| series::load(tx, &filter))
-        .map_err(|e| failed(in_store(&name, e)))?;
+        .map_err(|e| in_store(&name, e))?;
     match found {
         Ok(series) => show(args, &series, &name),
         Err(Nothing::Unknown(e)) => Err(Failure::usage(e)),

@@ -5,6 +5,7 @@
 
 pub mod changes;
 mod checked;
+pub mod error;
 pub mod import;
 mod owner;
 pub mod postgres;
@@ -15,6 +16,7 @@ pub mod sql;
 pub mod sqlite;
 pub mod time;
 
+pub use error::HistoryError;
 use record::{Source, Stored};
 use sql::Sql;
 use std::path::{Path, PathBuf};
@@ -96,7 +98,7 @@ pub enum Store {
 impl Store {
     /// Opens the store, migrating its schema. `create`: a SQLite file that does not exist yet is
     /// made (a reader passes false and says the store is empty instead).
-    pub fn open(spec: &StoreSpec, create: bool) -> Result<Store, String> {
+    pub fn open(spec: &StoreSpec, create: bool) -> Result<Store, HistoryError> {
         match spec {
             StoreSpec::Sqlite(path) => sqlite::SqliteStore::open(path, create).map(Store::Sqlite),
             StoreSpec::Postgres(url) => postgres::PgStore::open(url).map(Store::Postgres),
@@ -106,8 +108,8 @@ impl Store {
     /// Runs `work` in one write transaction.
     pub fn write<T>(
         &mut self,
-        work: impl FnOnce(&mut dyn Sql) -> Result<T, String>,
-    ) -> Result<T, String> {
+        work: impl FnOnce(&mut dyn Sql) -> Result<T, HistoryError>,
+    ) -> Result<T, HistoryError> {
         match self {
             Store::Sqlite(s) => s.write(work),
             Store::Postgres(s) => s.write(work),
@@ -117,8 +119,8 @@ impl Store {
     /// Runs `work` in one read transaction.
     pub fn read<T>(
         &mut self,
-        work: impl FnOnce(&mut dyn Sql) -> Result<T, String>,
-    ) -> Result<T, String> {
+        work: impl FnOnce(&mut dyn Sql) -> Result<T, HistoryError>,
+    ) -> Result<T, HistoryError> {
         match self {
             Store::Sqlite(s) => s.read(work),
             Store::Postgres(s) => s.read(work),
@@ -130,27 +132,21 @@ impl Store {
         &mut self,
         result: &crate::result::RunResult,
         source: Source,
-    ) -> Result<Stored, String> {
+    ) -> Result<Stored, HistoryError> {
         self.write(|tx| record::insert(tx, result, source))
     }
 }
 
 /// Stores a finished (or interrupted) run as `rigor run` ends; the error names the store.
-pub fn store_run(spec: &StoreSpec, result: &crate::result::RunResult) -> Result<Stored, String> {
+pub fn store_run(
+    spec: &StoreSpec,
+    result: &crate::result::RunResult,
+) -> Result<Stored, HistoryError> {
     let name = spec.name();
-    let mut store = Store::open(spec, true).map_err(|e| in_store(&name, e))?;
+    let mut store = Store::open(spec, true).map_err(|e| e.in_store(&name))?;
     store
         .add(result, Source::Run)
-        .map_err(|e| in_store(&name, e))
-}
-
-/// `e` said about the store `name`, naming it once.
-pub fn in_store(name: &str, e: String) -> String {
-    if e.contains(name) {
-        e
-    } else {
-        format!("{name}: {e}")
-    }
+        .map_err(|e| e.in_store(&name))
 }
 
 #[cfg(test)]

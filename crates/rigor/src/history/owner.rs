@@ -2,6 +2,7 @@
 //! by its `application_id` in the file's header) or an empty one, never into a user's own
 //! database given as `--store` by mistake.
 
+use super::error::HistoryError;
 use rusqlite::Connection;
 
 /// The `application_id` rigor stamps in the header of every SQLite store: "rigr" in ASCII.
@@ -32,27 +33,27 @@ pub enum Owner {
 /// Whose file the database behind `conn` is; an error naming the store when it is not rigor's
 /// (another `application_id`, tables rigor did not make, or rigor's tables without their
 /// version table). Reads only: nothing is written to a file that is not rigor's.
-pub fn check(conn: &Connection, name: &str) -> Result<Owner, String> {
+pub fn check(conn: &Connection, name: &str) -> Result<Owner, HistoryError> {
     let id: i32 = conn
         .query_row("PRAGMA application_id", [], |r| r.get(0))
-        .map_err(|e| format!("{name}: {e}"))?;
+        .map_err(|e| HistoryError::database(e).in_store(name))?;
     if id != 0 && id != APPLICATION_ID {
-        return Err(format!(
+        return Err(HistoryError::Unusable(format!(
             "{name} is not a rigor history store: its SQLite application_id is {id:#x} (another \
              program's database); rigor writes only into its own store or an empty database \
              (give --store a new file)"
-        ));
+        )));
     }
     let mut stmt = conn
         .prepare(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' \
              ORDER BY name",
         )
-        .map_err(|e| format!("{name}: {e}"))?;
+        .map_err(|e| HistoryError::database(e).in_store(name))?;
     let tables: Vec<String> = stmt
         .query_map([], |r| r.get(0))
         .and_then(|rows| rows.collect())
-        .map_err(|e| format!("{name}: {e}"))?;
+        .map_err(|e| HistoryError::database(e).in_store(name))?;
     if tables.is_empty() {
         return Ok(if id == APPLICATION_ID {
             Owner::Rigor
@@ -72,11 +73,11 @@ pub fn check(conn: &Connection, name: &str) -> Result<Owner, String> {
             0 => String::new(),
             n => format!(" and {n} more"),
         };
-        return Err(format!(
+        return Err(HistoryError::Unusable(format!(
             "{name} is not a rigor history store: it holds tables rigor did not make ({}{more}); \
              rigor writes only into its own store or an empty database (give --store a new file)",
             shown.join(", ")
-        ));
+        )));
     }
     let rigors: Vec<&str> = tables
         .iter()
@@ -84,13 +85,13 @@ pub fn check(conn: &Connection, name: &str) -> Result<Owner, String> {
         .filter(|t| RIGOR_TABLES.contains(t))
         .collect();
     if !rigors.is_empty() && !rigors.contains(&"schema_version") {
-        return Err(format!(
+        return Err(HistoryError::Unusable(format!(
             "{name} holds rigor's tables ({}) but not their schema_version table, so which \
              schema they follow is unknown (a damaged or hand-made store); rigor leaves it as it \
              is: restore it from a backup, or give --store a new file and `rigor history \
              import` the result files",
             rigors.join(", ")
-        ));
+        )));
     }
     Ok(if id == APPLICATION_ID {
         Owner::Rigor
@@ -100,9 +101,9 @@ pub fn check(conn: &Connection, name: &str) -> Result<Owner, String> {
 }
 
 /// Stamps rigor's `application_id` in the file's header.
-pub fn stamp(conn: &Connection, name: &str) -> Result<(), String> {
+pub fn stamp(conn: &Connection, name: &str) -> Result<(), HistoryError> {
     conn.pragma_update(None, "application_id", APPLICATION_ID)
-        .map_err(|e| format!("{name}: {e}"))
+        .map_err(|e| HistoryError::database(e).in_store(name))
 }
 
 #[cfg(test)]
@@ -117,25 +118,31 @@ mod tests {
 
     #[test]
     fn only_an_empty_database_or_rigors_own_is_taken() {
-        assert_eq!(check(&db(""), "s.db"), Ok(Owner::Empty));
+        assert_eq!(check(&db(""), "s.db").ok(), Some(Owner::Empty));
         let old = "CREATE TABLE schema_version (version INTEGER); CREATE TABLE runs (id INTEGER);";
-        assert_eq!(check(&db(old), "s.db"), Ok(Owner::RigorUnstamped));
+        assert_eq!(check(&db(old), "s.db").ok(), Some(Owner::RigorUnstamped));
         let stamped = db(old);
         stamp(&stamped, "s.db").unwrap();
-        assert_eq!(check(&stamped, "s.db"), Ok(Owner::Rigor));
+        assert_eq!(check(&stamped, "s.db").ok(), Some(Owner::Rigor));
         // Stamped, but its version table lost: which schema the tables follow is unknown.
         let lost = db("CREATE TABLE runs (id INTEGER);");
         stamp(&lost, "s.db").unwrap();
-        let e = check(&lost, "s.db").unwrap_err();
+        let e = check(&lost, "s.db").unwrap_err().to_string();
         assert!(e.contains("not their schema_version table"), "{e}");
-        let e = check(&db("CREATE TABLE customers (id INTEGER);"), "theirs.db").unwrap_err();
+        let e = check(&db("CREATE TABLE customers (id INTEGER);"), "theirs.db")
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("theirs.db is not a rigor history store") && e.contains("customers"),
             "{e}"
         );
-        let e = check(&db("PRAGMA application_id = 42;"), "theirs.db").unwrap_err();
+        let e = check(&db("PRAGMA application_id = 42;"), "theirs.db")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("application_id is 0x2a"), "{e}");
-        let e = check(&db("CREATE TABLE runs (id INTEGER);"), "s.db").unwrap_err();
+        let e = check(&db("CREATE TABLE runs (id INTEGER);"), "s.db")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("not their schema_version table"), "{e}");
     }
 }

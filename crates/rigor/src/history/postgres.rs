@@ -2,6 +2,7 @@
 //! place. Migrations run under a transaction-scoped advisory lock (two rigors meeting a new
 //! database migrate it once); every run is written in one transaction.
 
+use super::error::HistoryError;
 use super::sql::{numbered, Dialect, Sql, Value};
 use postgres::types::{ToSql, Type};
 use postgres::{Client, NoTls};
@@ -100,7 +101,7 @@ pub fn redact(url: &str) -> String {
 /// PostgreSQL, a stalled proxy) would hang rigor for ever. The connection is made on a thread
 /// of its own, left behind when it does not answer in time: the TCP timeout plus
 /// [`STARTUP_TIMEOUT`], so a slow TCP connection is still said as such by the driver.
-fn connect_within(config: postgres::Config) -> Result<Client, String> {
+fn connect_within(config: postgres::Config) -> Result<Client, HistoryError> {
     let limit = config
         .get_connect_timeout()
         .copied()
@@ -112,29 +113,29 @@ fn connect_within(config: postgres::Config) -> Result<Client, String> {
         .spawn(move || {
             let _ = tx.send(config.connect(NoTls));
         })
-        .map_err(|e| format!("cannot start a thread: {e}"))?;
+        .map_err(|e| HistoryError::Database(format!("cannot start a thread: {e}")))?;
     match rx.recv_timeout(limit) {
-        Ok(connected) => connected.map_err(|e| with_causes(&e)),
-        Err(_) => Err(format!(
+        Ok(connected) => connected.map_err(|e| HistoryError::Database(with_causes(&e))),
+        Err(_) => Err(HistoryError::Unusable(format!(
             "no answer from the server within {} s (is it PostgreSQL on that port?)",
             limit.as_secs_f64()
-        )),
+        ))),
     }
 }
 
 impl PgStore {
     /// Connects to `url` (`postgres://user:pass@host:port/db`, no TLS) and brings the schema up
     /// to date.
-    pub fn open(url: &str) -> Result<PgStore, String> {
+    pub fn open(url: &str) -> Result<PgStore, HistoryError> {
         let name = redact(url);
-        let mut config: postgres::Config = url
-            .parse()
-            .map_err(|e| format!("{name}: not a PostgreSQL URL: {}", with_causes(&e)))?;
+        let mut config: postgres::Config = url.parse().map_err(|e| {
+            HistoryError::Unusable(format!("{name}: not a PostgreSQL URL: {}", with_causes(&e)))
+        })?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
-        let mut client =
-            connect_within(config).map_err(|e| format!("{name}: cannot connect: {e}"))?;
+        let mut client = connect_within(config)
+            .map_err(|e| HistoryError::Unusable(format!("{name}: cannot connect: {e}")))?;
         // Another session holding a lock on rigor's tables must not hold up the end of a run
         // for as long as it likes.
         client
@@ -143,7 +144,7 @@ impl PgStore {
                 LOCK_TIMEOUT.as_secs(),
                 STATEMENT_TIMEOUT.as_secs()
             ))
-            .map_err(|e| format!("{name}: {}", described(e)))?;
+            .map_err(|e| described(e).in_store(&name))?;
         let mut store = PgStore { client, name };
         let name = store.name.clone();
         store
@@ -154,34 +155,28 @@ impl PgStore {
                 )?;
                 super::schema::migrate(tx, &name)
             })
-            .map_err(|e| {
-                if e.contains(&name) {
-                    e
-                } else {
-                    format!("{name}: {e}")
-                }
-            })?;
+            .map_err(|e| e.in_store(&name))?;
         Ok(store)
     }
 
     /// Runs `work` in one transaction, committed when it succeeds.
     pub fn write<T>(
         &mut self,
-        work: impl FnOnce(&mut dyn Sql) -> Result<T, String>,
-    ) -> Result<T, String> {
+        work: impl FnOnce(&mut dyn Sql) -> Result<T, HistoryError>,
+    ) -> Result<T, HistoryError> {
         let _watch = CancelOnSignal::start(self.client.cancel_token());
-        let tx = self.client.transaction().map_err(|e| e.to_string())?;
+        let tx = self.client.transaction().map_err(HistoryError::database)?;
         let mut pg = PgTx { tx };
         let out = work(&mut pg)?;
-        pg.tx.commit().map_err(|e| e.to_string())?;
+        pg.tx.commit().map_err(HistoryError::database)?;
         Ok(out)
     }
 
     /// Runs `work` in a read-only transaction: one consistent snapshot.
     pub fn read<T>(
         &mut self,
-        work: impl FnOnce(&mut dyn Sql) -> Result<T, String>,
-    ) -> Result<T, String> {
+        work: impl FnOnce(&mut dyn Sql) -> Result<T, HistoryError>,
+    ) -> Result<T, HistoryError> {
         let _watch = CancelOnSignal::start(self.client.cancel_token());
         let tx = self
             .client
@@ -189,7 +184,7 @@ impl PgStore {
             .read_only(true)
             .isolation_level(postgres::IsolationLevel::RepeatableRead)
             .start()
-            .map_err(|e| e.to_string())?;
+            .map_err(HistoryError::database)?;
         let mut pg = PgTx { tx };
         work(&mut pg)
     }
@@ -231,14 +226,14 @@ fn with_causes(e: &(dyn std::error::Error + 'static)) -> String {
 }
 
 /// Errors of the server with their detail: the driver's own text is often just "db error".
-fn described(e: postgres::Error) -> String {
-    match e.as_db_error() {
+fn described(e: postgres::Error) -> HistoryError {
+    HistoryError::Database(match e.as_db_error() {
         Some(db) => format!("{}: {}", db.severity(), db.message()),
         None => e.to_string(),
-    }
+    })
 }
 
-fn column(row: &postgres::Row, i: usize) -> Result<Value, String> {
+fn column(row: &postgres::Row, i: usize) -> Result<Value, HistoryError> {
     let ty = row.columns()[i].type_().clone();
     let err = |e: postgres::Error| described(e);
     Ok(if ty == Type::INT8 {
@@ -275,18 +270,18 @@ fn column(row: &postgres::Row, i: usize) -> Result<Value, String> {
 }
 
 impl Sql for PgTx<'_> {
-    fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, String> {
+    fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, HistoryError> {
         let boxes = boxed(params);
         let refs: Vec<&(dyn ToSql + Sync)> = boxes.iter().map(|b| &**b).collect();
         let sql = numbered(sql);
         self.tx.execute(sql.as_str(), &refs).map_err(described)
     }
 
-    fn batch(&mut self, sql: &str) -> Result<(), String> {
+    fn batch(&mut self, sql: &str) -> Result<(), HistoryError> {
         self.tx.batch_execute(sql).map_err(described)
     }
 
-    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>, String> {
+    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>, HistoryError> {
         let boxes = boxed(params);
         let refs: Vec<&(dyn ToSql + Sync)> = boxes.iter().map(|b| &**b).collect();
         let sql = numbered(sql);
@@ -295,7 +290,7 @@ impl Sql for PgTx<'_> {
             .map(|row| {
                 (0..row.len())
                     .map(|i| column(row, i))
-                    .collect::<Result<Vec<Value>, String>>()
+                    .collect::<Result<Vec<Value>, HistoryError>>()
             })
             .collect()
     }

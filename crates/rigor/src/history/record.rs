@@ -2,6 +2,7 @@
 //! folder, and every row's iterations with their measurements. Written in one transaction, so a
 //! reader sees a run whole or not at all.
 
+use super::error::HistoryError;
 use super::sql::{first_int, Sql, Value};
 use crate::result::{Iteration, Row, RunResult};
 use sha2::{Digest, Sha256};
@@ -41,7 +42,11 @@ pub fn content_hash(result: &RunResult) -> String {
 }
 
 /// Writes `result` inside `tx` (the caller commits); a run already in the store is left as it is.
-pub fn insert(tx: &mut dyn Sql, result: &RunResult, source: Source) -> Result<Stored, String> {
+pub fn insert(
+    tx: &mut dyn Sql,
+    result: &RunResult,
+    source: Source,
+) -> Result<Stored, HistoryError> {
     let hash = content_hash(result);
     let same = tx.query(
         "SELECT id FROM runs WHERE started_at = ? AND scenario = ? AND content_hash = ?",
@@ -80,7 +85,7 @@ fn insert_run(
     result: &RunResult,
     hash: &str,
     source: Source,
-) -> Result<Option<i64>, String> {
+) -> Result<Option<i64>, HistoryError> {
     let environment = serde_json::to_string(&result.environment).unwrap_or_default();
     let status = serde_json::to_value(&result.status)
         .ok()
@@ -147,7 +152,7 @@ fn insert_commits(
     tx: &mut dyn Sql,
     run: i64,
     environment: &serde_json::Value,
-) -> Result<(), String> {
+) -> Result<(), HistoryError> {
     for c in job_commits(environment) {
         tx.execute(
             "INSERT INTO run_commits (run_id, job, dir, commit_hash, dirty, branch) \
@@ -177,7 +182,7 @@ fn insert_row(
     position: usize,
     row: &Row,
     run_scenario: &str,
-) -> Result<(), String> {
+) -> Result<(), HistoryError> {
     let key = row.key_in(run_scenario);
     let ids = tx.query(
         "INSERT INTO run_rows (run_id, position, scenario, variables, variant, build_error) \
@@ -191,14 +196,15 @@ fn insert_row(
             Value::opt_text(row.build_error.as_deref()),
         ],
     )?;
-    let row_id = first_int(&ids).ok_or("the store returned no id for a row")?;
+    let row_id = first_int(&ids)
+        .ok_or_else(|| HistoryError::Database("the store returned no id for a row".into()))?;
     for it in &row.iterations {
         insert_iteration(tx, row_id, it)?;
     }
     Ok(())
 }
 
-fn insert_iteration(tx: &mut dyn Sql, row_id: i64, it: &Iteration) -> Result<(), String> {
+fn insert_iteration(tx: &mut dyn Sql, row_id: i64, it: &Iteration) -> Result<(), HistoryError> {
     let ids = tx.query(
         "INSERT INTO iterations (row_id, idx, sequence, excluded, error) \
          VALUES (?, ?, ?, ?, ?) RETURNING id",
@@ -210,7 +216,9 @@ fn insert_iteration(tx: &mut dyn Sql, row_id: i64, it: &Iteration) -> Result<(),
             Value::opt_text(it.error.as_deref()),
         ],
     )?;
-    let id = first_int(&ids).ok_or("the store returned no id for an iteration")?;
+    let id = first_int(&ids).ok_or_else(|| {
+        HistoryError::Database("the store returned no id for an iteration".into())
+    })?;
     // A figure that is not a number is written as null in the JSON too: nothing to keep.
     for (measurement, value) in it.measurements.iter().filter(|(_, v)| v.is_finite()) {
         tx.execute(

@@ -2,6 +2,7 @@
 //! of `schema_version`, so an older store is brought up to date and a store written by a newer
 //! rigor is refused rather than misread.
 
+use super::error::HistoryError;
 use super::sql::{first_int, Sql, Value};
 
 /// The migrations, in order: the schema version after migration `i` is `i + 1`. A migration is
@@ -71,21 +72,21 @@ const VERSION_TABLE: &str =
 /// Brings the store inside `tx` up to [`CURRENT`], within the caller's transaction (which holds
 /// the store's write lock, so two rigors opening a new store migrate it once). `store` names the
 /// store in the error when it was written by a newer rigor.
-pub fn migrate(tx: &mut dyn Sql, store: &str) -> Result<(), String> {
+pub fn migrate(tx: &mut dyn Sql, store: &str) -> Result<(), HistoryError> {
     let dialect = tx.dialect();
     tx.batch(&dialect.ddl(VERSION_TABLE))?;
     let found = version(tx)?;
     if found > CURRENT {
-        return Err(too_new(store, found));
+        return Err(HistoryError::Unusable(too_new(store, found)));
     }
     for (i, migration) in MIGRATIONS.iter().enumerate().skip(found as usize) {
         let to = i as i64 + 1;
         let ddl = dialect.ddl(migration);
         tx.batch(&ddl).map_err(|e| {
-            format!(
+            HistoryError::Database(format!(
                 "migrating {store} to schema version {to}: {}",
-                without_sql(&e, &ddl)
-            )
+                without_sql(&e.to_string(), &ddl)
+            ))
         })?;
         tx.execute(
             "INSERT INTO schema_version (version, applied_at) VALUES (?, ?)",
@@ -109,7 +110,7 @@ fn without_sql(error: &str, ddl: &str) -> String {
 }
 
 /// The store's schema version (0 for a new store).
-pub fn version(tx: &mut dyn Sql) -> Result<i64, String> {
+pub fn version(tx: &mut dyn Sql) -> Result<i64, HistoryError> {
     let rows = tx.query("SELECT MAX(version) FROM schema_version", &[])?;
     Ok(first_int(&rows).unwrap_or(0))
 }

@@ -2,6 +2,7 @@
 //! iterations in that run), grouped into series by scenario, row variables, variant and
 //! measurement, each with the change points E-divisive means finds in it.
 
+use super::error::HistoryError;
 use super::sql::{Sql, Value};
 use std::collections::BTreeMap;
 
@@ -92,7 +93,7 @@ struct Sample {
 pub fn load(
     tx: &mut dyn Sql,
     filter: &Filter,
-) -> Result<Result<Vec<HistorySeries>, Nothing>, String> {
+) -> Result<Result<Vec<HistorySeries>, Nothing>, HistoryError> {
     let samples = samples(tx, filter)?;
     if samples.is_empty() {
         return Ok(Err(explain_nothing(tx, filter)?));
@@ -119,7 +120,7 @@ pub fn load(
     Ok(Ok(series))
 }
 
-fn samples(tx: &mut dyn Sql, filter: &Filter) -> Result<Vec<Sample>, String> {
+fn samples(tx: &mut dyn Sql, filter: &Filter) -> Result<Vec<Sample>, HistoryError> {
     let mut sql = String::from(
         "SELECT r.id, r.started_at, w.scenario, w.variables, w.variant, m.measurement, m.value \
          FROM runs r JOIN run_rows w ON w.run_id = r.id \
@@ -157,7 +158,7 @@ fn samples(tx: &mut dyn Sql, filter: &Filter) -> Result<Vec<Sample>, String> {
 
 /// Each run's commit (distinct commits of its job folders joined by `,`) and whether any of
 /// those folders was dirty.
-fn commits(tx: &mut dyn Sql) -> Result<BTreeMap<i64, (String, bool)>, String> {
+fn commits(tx: &mut dyn Sql) -> Result<BTreeMap<i64, (String, bool)>, HistoryError> {
     let rows = tx.query(
         "SELECT run_id, commit_hash, dirty FROM run_commits ORDER BY run_id, job",
         &[],
@@ -180,7 +181,7 @@ fn commits(tx: &mut dyn Sql) -> Result<BTreeMap<i64, (String, bool)>, String> {
 }
 
 /// What the user asked for that matches nothing, listing what exists; or an empty store.
-fn explain_nothing(tx: &mut dyn Sql, filter: &Filter) -> Result<Nothing, String> {
+fn explain_nothing(tx: &mut dyn Sql, filter: &Filter) -> Result<Nothing, HistoryError> {
     let runs = super::sql::first_int(&tx.query("SELECT COUNT(*) FROM runs", &[])?).unwrap_or(0);
     if runs == 0 {
         return Ok(Nothing::EmptyStore);

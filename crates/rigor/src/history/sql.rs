@@ -2,6 +2,8 @@
 //! PostgreSQL insists on) and one trait over a transaction, so the schema, the writing of a run
 //! and the reading of series are written once for SQLite and PostgreSQL alike.
 
+use super::error::HistoryError;
+
 /// A parameter or a column value. Each variant carries an `Option` so a NULL still says which
 /// type of column it belongs to.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,11 +55,11 @@ impl Value {
 /// side numbers them (`$1`, `$2`…).
 pub trait Sql {
     /// Runs a statement; returns the rows it changed.
-    fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, String>;
+    fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, HistoryError>;
     /// Runs several statements without parameters (schema migrations).
-    fn batch(&mut self, sql: &str) -> Result<(), String>;
+    fn batch(&mut self, sql: &str) -> Result<(), HistoryError>;
     /// Runs a query; every row as its column values in order.
-    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>, String>;
+    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>, HistoryError>;
     /// Which SQL dialect this is, for the few statements that differ.
     fn dialect(&self) -> Dialect;
 }

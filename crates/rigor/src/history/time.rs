@@ -2,11 +2,11 @@
 //! date-time dependency: `2026-11-01` (midnight UTC) and RFC 3339 (`2026-11-01T12:00:00Z`,
 //! `2026-11-01T12:00:00.5+02:00`).
 
+use super::error::HistoryError;
+
 /// Seconds since the epoch of `text`, or why it is not a date.
-pub fn parse(text: &str) -> Result<i64, String> {
-    let bad = || {
-        format!("`{text}` is not a date: expected YYYY-MM-DD or RFC 3339 (2026-11-01T12:00:00Z)")
-    };
+pub fn parse(text: &str) -> Result<i64, HistoryError> {
+    let bad = || HistoryError::NotADate(text.to_string());
     let t = text.trim();
     let cut = t.len().min(10);
     if !t.is_char_boundary(cut) {
@@ -82,12 +82,15 @@ mod tests {
 
     #[test]
     fn dates_and_rfc3339_instants() {
-        assert_eq!(parse("1970-01-01"), Ok(0));
-        assert_eq!(parse("2026-11-30T02:15:04Z"), Ok(1_796_004_904));
-        assert_eq!(parse("2000-02-29"), Ok(951_782_400));
-        assert_eq!(parse("2024-02-29"), Ok(1_709_164_800));
-        assert_eq!(parse("2026-11-30T04:15:04+02:00"), Ok(1_796_004_904));
-        assert_eq!(parse("2026-11-30T00:15:04.250-02:00"), Ok(1_796_004_904));
+        assert_eq!(parse("1970-01-01").ok(), Some(0));
+        assert_eq!(parse("2026-11-30T02:15:04Z").ok(), Some(1_796_004_904));
+        assert_eq!(parse("2000-02-29").ok(), Some(951_782_400));
+        assert_eq!(parse("2024-02-29").ok(), Some(1_709_164_800));
+        assert_eq!(parse("2026-11-30T04:15:04+02:00").ok(), Some(1_796_004_904));
+        assert_eq!(
+            parse("2026-11-30T00:15:04.250-02:00").ok(),
+            Some(1_796_004_904)
+        );
         for bad in [
             "yesterday",
             "2026-11-0\u{e9}",
@@ -99,7 +102,7 @@ mod tests {
             "2026-11-01T10:00",
         ] {
             let e = parse(bad).unwrap_err();
-            assert!(e.contains(bad), "{e}");
+            assert!(e.to_string().contains(bad), "{e}");
         }
     }
 }

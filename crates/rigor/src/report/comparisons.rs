@@ -6,6 +6,7 @@
 use super::{format, Block, Cell, Style, Table};
 use crate::declarations::{self, Declarations};
 use crate::result::{Comparison, Method, Verdict};
+use std::collections::BTreeMap;
 
 /// What the columns of an unpaired comparison are (two independent samples).
 const LEGEND: &str = "Δ median: candidate median vs baseline median · 95% CI: \
@@ -139,13 +140,16 @@ pub fn comparison_blocks_noting(
 /// The comparisons of each compared row (scenario and matrix values), in order of appearance.
 fn groups(cmps: &[Comparison]) -> Vec<Vec<&Comparison>> {
     let mut groups: Vec<Vec<&Comparison>> = Vec::new();
+    // Each group's place by its key: one pass, however many rows were compared.
+    let mut at: std::collections::HashMap<(&str, &BTreeMap<String, String>), usize> =
+        std::collections::HashMap::new();
     for c in cmps {
-        match groups
-            .iter_mut()
-            .find(|g| g[0].scenario == c.scenario && g[0].row == c.row)
-        {
-            Some(g) => g.push(c),
-            None => groups.push(vec![c]),
+        match at.entry((&c.scenario, &c.row)) {
+            std::collections::hash_map::Entry::Occupied(e) => groups[*e.get()].push(c),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(groups.len());
+                groups.push(vec![c]);
+            }
         }
     }
     groups

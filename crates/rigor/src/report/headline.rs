@@ -12,6 +12,7 @@ use super::{format, Block, Cell, Style};
 use crate::declarations::{self, Declarations};
 use crate::measurements::ids;
 use crate::result::Comparison;
+use std::collections::BTreeMap;
 
 /// How far a wrapped headline line is indented under its first line.
 const INDENT: &str = "  ";
@@ -142,17 +143,22 @@ pub fn block(lines: Vec<Cell>, width: usize) -> Option<Block> {
 /// The comparisons of each (row, baseline, candidate), in order of appearance.
 fn pairs(cmps: &[Comparison]) -> Vec<Vec<&Comparison>> {
     let mut out: Vec<Vec<&Comparison>> = Vec::new();
+    // Each pair's place by its key: one pass, however many rows were compared.
+    type Key<'a> = (&'a str, &'a BTreeMap<String, String>, &'a str, &'a str);
+    let mut at: std::collections::HashMap<Key, usize> = std::collections::HashMap::new();
     for c in cmps {
-        let same = |g: &&mut Vec<&Comparison>| {
-            let f = g[0];
-            f.scenario == c.scenario
-                && f.row == c.row
-                && f.baseline == c.baseline
-                && f.candidate == c.candidate
-        };
-        match out.iter_mut().find(|g| same(g)) {
-            Some(g) => g.push(c),
-            None => out.push(vec![c]),
+        let key = (
+            c.scenario.as_str(),
+            &c.row,
+            c.baseline.as_str(),
+            c.candidate.as_str(),
+        );
+        match at.entry(key) {
+            std::collections::hash_map::Entry::Occupied(e) => out[*e.get()].push(c),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(out.len());
+                out.push(vec![c]);
+            }
         }
     }
     out
