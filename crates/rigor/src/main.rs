@@ -13,10 +13,8 @@ mod cli;
 mod clock;
 mod config;
 mod console;
-mod declarations;
 #[cfg(test)]
 mod docs_tests;
-mod duration;
 mod exec;
 mod exit;
 mod failure;
@@ -27,15 +25,15 @@ mod interrupt;
 mod live_rate;
 mod load_run;
 mod load_tool;
-mod measurements;
 mod metrics;
 mod options;
 mod plan;
 mod report;
-mod result;
 mod selfreport;
-mod series;
 mod tools;
+
+// The model lives in its own crate; its modules keep their `crate::` paths here meanwhile.
+use rigor_model::{declarations, duration, measurements, result, series};
 
 use clap::Parser;
 use cli::{Cli, Command};

@@ -5,8 +5,7 @@
 
 use crate::declarations::Declarations;
 use crate::result::RunResult;
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+pub use rigor_model::result::LimitOutcome as Outcome;
 
 /// How a limit compares a row's median with its bound.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,27 +53,6 @@ impl Limit {
     pub fn condition(&self) -> String {
         format!("{} {}", self.op.as_str(), self.written)
     }
-}
-
-/// A limit checked against one row (or against a run in which no row measured its id).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Outcome {
-    pub measure: String,
-    /// `<= 50ms`, `< 50ms`, `>= 10000`.
-    pub condition: String,
-    /// The bound in the measurement's unit.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bound: Option<f64>,
-    pub scenario: String,
-    pub variables: BTreeMap<String, String>,
-    #[serde(default)]
-    pub variant: Option<String>,
-    /// The row's median; `None` when no row measured the id (which fails the limit: a limit
-    /// on nothing would pass whatever happened).
-    pub value: Option<f64>,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub unit: String,
-    pub passed: bool,
 }
 
 /// The unit a limit on `id` is written in: the catalogue's, else the declared one.

@@ -14,7 +14,7 @@ mod document;
 pub mod environment;
 mod failures;
 mod fit;
-pub mod format;
+pub use rigor_model::format;
 pub mod headline;
 pub mod history_html;
 pub mod history_json;

@@ -6,17 +6,35 @@ use std::time::Duration;
 /// keeps every clock sum and every per-second table sized by a duration small and exact.
 pub const MAX_DURATION: Duration = Duration::from_secs(24 * 3600);
 
+/// Why a duration was refused; each message quotes the text as given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DurationError {
+    #[error("invalid duration `{0}`: expected a number and a unit like 10s, 250ms or 2m")]
+    NotANumber(String),
+    #[error("invalid duration `{text}`: unknown unit `{unit}` (use us, ms, s, m or h)")]
+    UnknownUnit { text: String, unit: String },
+    #[error("invalid duration `{0}`: longer than the limit of {hours}h", hours = MAX_DURATION.as_secs() / 3600)]
+    TooLong(String),
+}
+
+/// The message alone, for the callers that still report errors as text.
+impl From<DurationError> for String {
+    fn from(e: DurationError) -> String {
+        e.to_string()
+    }
+}
+
 /// Parses `500ms`, `10s`, `1.5s`, `2m`, `1h`, `750us`; a bare number is seconds. Values above
 /// [`MAX_DURATION`] are refused with a message that says so.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let value: f64 = num.parse().map_err(|_| {
-        format!("invalid duration `{text}`: expected a number and a unit like 10s, 250ms or 2m")
-    })?;
+    let value: f64 = num
+        .parse()
+        .map_err(|_| DurationError::NotANumber(text.to_string()))?;
     let secs = match unit.trim() {
         "" | "s" | "sec" | "secs" => value,
         "ms" => value / 1e3,
@@ -24,17 +42,15 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "m" | "min" => value * 60.0,
         "h" => value * 3600.0,
         other => {
-            return Err(format!(
-                "invalid duration `{text}`: unknown unit `{other}` (use us, ms, s, m or h)"
-            ))
+            return Err(DurationError::UnknownUnit {
+                text: text.to_string(),
+                unit: other.to_string(),
+            })
         }
     };
     // Digits and dots only, so never negative; infinite when the number overflows.
     if secs.is_nan() || secs > MAX_DURATION.as_secs_f64() {
-        return Err(format!(
-            "invalid duration `{text}`: longer than the limit of {}h",
-            MAX_DURATION.as_secs() / 3600
-        ));
+        return Err(DurationError::TooLong(text.to_string()));
     }
     Ok(Duration::from_secs_f64(secs))
 }
@@ -55,8 +71,14 @@ mod tests {
 
     #[test]
     fn rejects_garbage() {
-        assert!(parse_duration("ten").unwrap_err().contains("ten"));
-        assert!(parse_duration("5 parsecs").unwrap_err().contains("parsecs"));
+        assert!(parse_duration("ten")
+            .unwrap_err()
+            .to_string()
+            .contains("ten"));
+        assert!(parse_duration("5 parsecs")
+            .unwrap_err()
+            .to_string()
+            .contains("parsecs"));
         assert!(parse_duration("").is_err());
         assert!(parse_duration(".").is_err());
         assert!(parse_duration("1e3s").is_err());
@@ -71,7 +93,7 @@ mod tests {
             "24.001h",
             &"9".repeat(400),
         ] {
-            let e = parse_duration(t).unwrap_err();
+            let e = parse_duration(t).unwrap_err().to_string();
             assert!(e.contains("limit of 24h"), "{t}: {e}");
         }
     }

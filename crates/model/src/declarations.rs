@@ -28,13 +28,11 @@ impl Better {
     }
 
     /// Reads `higher` or `lower` (the only two spellings, so a typo is an error, not a guess).
-    pub fn parse(text: &str) -> Result<Better, String> {
+    pub fn parse(text: &str) -> Result<Better, DeclarationError> {
         match text.trim() {
             "higher" => Ok(Better::Higher),
             "lower" => Ok(Better::Lower),
-            other => Err(format!(
-                "direction must be \"higher\" or \"lower\", not \"{other}\""
-            )),
+            other => Err(DeclarationError::Direction(other.to_string())),
         }
     }
 
@@ -97,23 +95,23 @@ pub type Declarations = BTreeMap<String, Declaration>;
 /// Checks a declaration against the catalogue: relabelling a known id is fine, reversing its
 /// direction or changing its unit is an error (rigor's own figures have one meaning, and the
 /// numbers would not be converted).
-pub fn check(id: &str, d: &Declaration) -> Result<(), String> {
+pub fn check(id: &str, d: &Declaration) -> Result<(), DeclarationError> {
     let Some(m) = measurements::info(id) else {
         return Ok(());
     };
     if let Some(b) = d.direction.filter(|b| *b != Better::of(m.direction)) {
-        return Err(format!(
-            "`{id}` is rigor's own measurement and {} is better for it; \
-             a declaration cannot make it {}",
-            Better::of(m.direction).as_str(),
-            b.as_str()
-        ));
+        return Err(DeclarationError::Reversed {
+            id: id.to_string(),
+            own: Better::of(m.direction),
+            asked: b,
+        });
     }
     match &d.unit {
-        Some(u) if u != m.unit => Err(format!(
-            "`{id}` is rigor's own measurement, in {}; a declaration cannot change its unit to {u}",
-            m.unit
-        )),
+        Some(u) if u != m.unit => Err(DeclarationError::Unit {
+            id: id.to_string(),
+            own: m.unit,
+            asked: u.clone(),
+        }),
         _ => Ok(()),
     }
 }
@@ -152,38 +150,93 @@ pub fn label(id: &str, decl: &Declarations) -> String {
 }
 
 /// Parses `ID=higher` / `ID=lower` given to `rigor compare --measure`.
-pub fn parse_flag(text: &str) -> Result<(String, Better), String> {
+pub fn parse_flag(text: &str) -> Result<(String, Better), DeclarationError> {
+    let flag = |why: DeclarationError| DeclarationError::Flag {
+        text: text.to_string(),
+        why: Box::new(why),
+    };
     let (id, dir) = text
         .split_once('=')
-        .ok_or_else(|| format!("--measure `{text}`: expected ID=higher or ID=lower"))?;
+        .ok_or_else(|| flag(DeclarationError::FlagShape))?;
     let id = id.trim();
     if id.is_empty() {
-        return Err(format!("--measure `{text}`: the measurement id is empty"));
+        return Err(flag(DeclarationError::FlagNoId));
     }
-    let better = Better::parse(dir).map_err(|e| format!("--measure `{text}`: {e}"))?;
+    let better = Better::parse(dir).map_err(flag)?;
     let d = Declaration {
         direction: Some(better),
         ..Default::default()
     };
-    check(id, &d).map_err(|e| format!("--measure `{text}`: {e}"))?;
+    check(id, &d).map_err(flag)?;
     Ok((id.to_string(), better))
 }
 
 /// `--measure` given the same id with both directions: no declaration can win silently, so the
 /// contradiction is named (a usage error) instead of the last one taking effect.
-pub fn flag_conflicts(flags: &[(String, Better)]) -> Result<(), String> {
+pub fn flag_conflicts(flags: &[(String, Better)]) -> Result<(), DeclarationError> {
     for (i, (id, better)) in flags.iter().enumerate() {
         if let Some((_, other)) = flags[..i].iter().find(|(f, b)| f == id && b != better) {
-            return Err(format!(
-                "--measure declares {id} both {}={} and {}={}: give one direction",
-                id,
-                other.as_str(),
-                id,
-                better.as_str()
-            ));
+            return Err(DeclarationError::Conflict {
+                id: id.clone(),
+                first: *other,
+                second: *better,
+            });
         }
     }
     Ok(())
+}
+
+/// Why a declaration (or a `--measure` flag declaring one) was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DeclarationError {
+    #[error("direction must be \"higher\" or \"lower\", not \"{0}\"")]
+    Direction(String),
+    #[error(
+        "`{id}` is rigor's own measurement and {} is better for it; \
+         a declaration cannot make it {}",
+        own.as_str(),
+        asked.as_str()
+    )]
+    Reversed {
+        id: String,
+        own: Better,
+        asked: Better,
+    },
+    #[error(
+        "`{id}` is rigor's own measurement, in {own}; a declaration cannot change its unit to \
+         {asked}"
+    )]
+    Unit {
+        id: String,
+        own: &'static str,
+        asked: String,
+    },
+    #[error("expected ID=higher or ID=lower")]
+    FlagShape,
+    #[error("the measurement id is empty")]
+    FlagNoId,
+    #[error("--measure `{text}`: {why}")]
+    Flag {
+        text: String,
+        why: Box<DeclarationError>,
+    },
+    #[error(
+        "--measure declares {id} both {id}={} and {id}={}: give one direction",
+        first.as_str(),
+        second.as_str()
+    )]
+    Conflict {
+        id: String,
+        first: Better,
+        second: Better,
+    },
+}
+
+/// The message alone, for the callers that still report errors as text.
+impl From<DeclarationError> for String {
+    fn from(e: DeclarationError) -> String {
+        e.to_string()
+    }
 }
 
 /// Why `--fail-on-regression` refuses to gate on `id`: without a direction it can never be a
@@ -296,15 +349,18 @@ mod tests {
             Ok(("cmd.mps".to_string(), Better::Higher))
         );
         assert_eq!(parse_flag("load.rps=higher").unwrap().1, Better::Higher);
-        let e = parse_flag("load.rps=lower").unwrap_err();
+        let e = parse_flag("load.rps=lower").unwrap_err().to_string();
         assert!(e.contains("higher is better"), "{e}");
         let unit = Declaration {
             unit: Some("GiB".into()),
             ..Default::default()
         };
-        assert!(check("app.rss", &unit).unwrap_err().contains("in MiB"));
+        assert!(check("app.rss", &unit)
+            .unwrap_err()
+            .to_string()
+            .contains("in MiB"));
         assert!(check("cmd.mem", &unit).is_ok());
-        let e = parse_flag("cmd.mps=up").unwrap_err();
+        let e = parse_flag("cmd.mps=up").unwrap_err().to_string();
         assert!(e.contains("\"higher\" or \"lower\""), "{e}");
         assert!(parse_flag("cmd.mps").is_err());
         assert!(parse_flag("=higher").is_err());
@@ -316,7 +372,7 @@ mod tests {
         let l = ("cmd.x".to_string(), Better::Lower);
         let y = ("cmd.y".to_string(), Better::Lower);
         assert!(flag_conflicts(&[h.clone(), y.clone(), h.clone()]).is_ok());
-        let e = flag_conflicts(&[h, y, l]).unwrap_err();
+        let e = flag_conflicts(&[h, y, l]).unwrap_err().to_string();
         assert!(
             e.contains("cmd.x=higher") && e.contains("cmd.x=lower"),
             "{e}"

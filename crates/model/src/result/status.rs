@@ -66,11 +66,23 @@ impl Verdict {
     }
 }
 
+/// A verdict spelled other than the contract's four.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a verdict")]
+pub struct UnknownVerdict(pub String);
+
+/// The message alone, for the callers that still report errors as text.
+impl From<UnknownVerdict> for String {
+    fn from(e: UnknownVerdict) -> String {
+        e.to_string()
+    }
+}
+
 impl std::str::FromStr for Verdict {
-    type Err = String;
+    type Err = UnknownVerdict;
 
     /// Reads the contract spelling (`no change`, not `NoChange`).
-    fn from_str(s: &str) -> Result<Verdict, String> {
+    fn from_str(s: &str) -> Result<Verdict, UnknownVerdict> {
         [
             Verdict::Regression,
             Verdict::Improvement,
@@ -79,7 +91,7 @@ impl std::str::FromStr for Verdict {
         ]
         .into_iter()
         .find(|v| v.as_str() == s)
-        .ok_or_else(|| format!("`{s}` is not a verdict"))
+        .ok_or_else(|| UnknownVerdict(s.to_string()))
     }
 }
 

@@ -2,16 +2,20 @@
 //! Field names are a contract scripts rely on; add fields, never rename them.
 
 mod coded;
+mod cross_check;
 mod exclusion;
+mod limit;
 mod series;
 mod status;
 mod warning;
 #[cfg(test)]
 mod warning_docs;
 
+pub use cross_check::{CrossCheck, Finding};
 pub use exclusion::Exclusion;
+pub use limit::Outcome as LimitOutcome;
 pub use series::{LoadSeries, RowFigure, Series};
-pub use status::{RunStatus, Verdict};
+pub use status::{RunStatus, UnknownVerdict, Verdict};
 pub use warning::{Warning, WarningKind};
 
 use serde::{Deserialize, Serialize};
@@ -62,10 +66,10 @@ pub struct RunResult {
     /// With `--cross-check TOOL`: each compared measurement of the engine against the tool,
     /// agreeing, disagreeing beyond noise, or undecided, with the known cause.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cross_check: Option<crate::tools::crosscheck::CrossCheck>,
+    pub cross_check: Option<CrossCheck>,
     /// Each limit (`[[limits]]`, `--limit`) checked against each row that measured it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub limits: Vec<crate::analysis::limits::Outcome>,
+    pub limits: Vec<LimitOutcome>,
 }
 
 /// The looks of a `--until-conclusive` run: each look tests at a nominal confidence above the
@@ -316,9 +320,13 @@ pub struct Iteration {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics_scrapes: Option<u64>,
     /// With `tool = "…"` on the load job: the tool that drove the load, its version, command
-    /// line and raw output ([`crate::tools::report::ToolReport`]); `load` is then null.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool: Option<serde_json::Value>,
+    /// line and raw output ([`crate::tool::ToolReport`]); `load` is then null.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::tool::sorted"
+    )]
+    pub tool: Option<crate::tool::ToolRecord>,
     /// Figures a command reported for rows of their own; the runner moves each into its row.
     #[serde(skip)]
     pub row_figures: Vec<RowFigure>,
@@ -506,8 +514,7 @@ impl Comparison {
         RowKey::of_map(&self.scenario, &self.row)
     }
 
-    /// A comparison that carries only its verdict, for tests of what reports do with one.
-    #[cfg(test)]
+    /// A comparison that carries only its verdict (tests of what reports do with one build it).
     pub fn verdict_only(
         row: &[(&str, &str)],
         measurement: &str,

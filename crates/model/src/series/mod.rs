@@ -13,7 +13,7 @@ pub use load::record_load;
 pub const MAX_POINTS: usize = 10_000;
 
 /// To 0.1: times in ms (a sample takes longer to read than that).
-pub(crate) fn tenth(x: f64) -> f64 {
+pub fn tenth(x: f64) -> f64 {
     (x * 10.0).round() / 10.0
 }
 

@@ -2,11 +2,11 @@
 //! because a tool that does not report a figure must leave its id absent, never zero.
 
 use crate::measurements::ids;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The figures one run of a load tool reported, in rigor's units (ms, MiB/s, counts).
-#[derive(Debug, Default, Clone, PartialEq, Serialize)]
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolFigures {
     /// Responses completed in the run, any status.
     pub requests: Option<f64>,

@@ -275,7 +275,7 @@ pub fn order(ids: impl IntoIterator<Item = String>) -> Vec<String> {
 }
 
 /// Checks an id given on the command line, naming the known ones when it is wrong.
-pub fn validate(id: &str) -> Result<(), String> {
+pub fn validate(id: &str) -> Result<(), UnknownMeasurement> {
     // Figures a command reports and runtime metrics are named by the program, not the
     // catalogue: they are known only once it ran.
     let open = ["cmd.", "app.metric."].iter().any(|p| {
@@ -285,19 +285,34 @@ pub fn validate(id: &str) -> Result<(), String> {
     if info(id).is_some() || open {
         Ok(())
     } else if let Some((_, base)) = host_share(id) {
-        Err(format!(
-            "unknown measurement `{id}`: a load host's figure is load.hosts.NAME. followed by \
-             a load figure, and `{base}` is not one"
-        ))
+        Err(UnknownMeasurement::HostFigure {
+            id: id.to_string(),
+            base,
+        })
     } else {
-        Err(format!(
-            "unknown measurement `{id}` (a command's own figures are cmd.NAME, runtime metrics \
-             app.metric.NAME); known: {}",
-            CATALOGUE
-                .iter()
-                .map(|m| m.id)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))
+        Err(UnknownMeasurement::Unknown(id.to_string()))
+    }
+}
+
+/// An id no run can record: neither in the catalogue nor a command's or a runtime metric's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnknownMeasurement {
+    #[error(
+        "unknown measurement `{id}`: a load host's figure is load.hosts.NAME. followed by \
+         a load figure, and `{base}` is not one"
+    )]
+    HostFigure { id: String, base: String },
+    #[error(
+        "unknown measurement `{0}` (a command's own figures are cmd.NAME, runtime metrics \
+         app.metric.NAME); known: {known}",
+        known = CATALOGUE.iter().map(|m| m.id).collect::<Vec<_>>().join(", ")
+    )]
+    Unknown(String),
+}
+
+/// The message alone, for the callers that still report errors as text.
+impl From<UnknownMeasurement> for String {
+    fn from(e: UnknownMeasurement) -> String {
+        e.to_string()
     }
 }

@@ -9,8 +9,8 @@ fn page() -> String {
     let mut out = String::from(
         "# Warnings\n\
          \n\
-         <!-- Generated from `WarningKind` (crates/rigor/src/result/warning.rs) by its unit \
-         tests; edit the code, then run `RIGOR_WRITE_DOCS=1 cargo test -p rigor --bins \
+         <!-- Generated from `WarningKind` (crates/model/src/result/warning.rs) by its unit \
+         tests; edit the code, then run `RIGOR_WRITE_DOCS=1 cargo test -p rigor-model \
          warning_docs`. -->\n\
          \n\
          Every warning rigor writes has a stable `kind`, a `message` with the figures of the case \
