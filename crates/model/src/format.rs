@@ -115,6 +115,39 @@ pub fn bytes(b: f64) -> String {
     }
 }
 
+/// A confidence as people read it: `95%`, or `99.6%` for a look's nominal level.
+pub fn confidence_label(confidence: f64) -> String {
+    let pct = confidence * 100.0;
+    if (pct - pct.round()).abs() < 1e-9 {
+        format!("{pct:.0}%")
+    } else {
+        let s = format!("{pct:.2}");
+        format!("{}%", s.trim_end_matches('0').trim_end_matches('.'))
+    }
+}
+
+/// Control characters in text (an escape sequence in a description or an error message could
+/// clear the screen, move the cursor or retitle the terminal) are shown as `\u{1b}`-style
+/// escapes; line breaks and tabs stay. Markdown, HTML and CSV use it too, so a file holds the
+/// same visible text the terminal shows.
+pub fn visible(text: &str) -> String {
+    if !text
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() && c != '\n' && c != '\t' {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,6 +8,7 @@
 
 pub mod declarations;
 pub mod duration;
+pub mod environment;
 pub mod format;
 pub mod measurements;
 pub mod result;

@@ -6,7 +6,6 @@
 //! `result` the record every stage fills and `failure`/`exit` how a command ends.
 
 mod agent;
-mod analysis;
 mod bench;
 mod bisect;
 mod cli;
@@ -33,6 +32,7 @@ mod selfreport;
 mod tools;
 
 // The model lives in its own crate; its modules keep their `crate::` paths here meanwhile.
+use rigor_analysis as analysis;
 use rigor_model::{declarations, duration, measurements, result, series};
 
 use clap::Parser;

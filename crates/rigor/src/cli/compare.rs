@@ -147,7 +147,7 @@ pub fn execute(args: &CompareArgs) -> Result<Exit, Failure> {
     for line in decision.messages() {
         crate::console::err(&line);
     }
-    Ok(decision.exit)
+    Ok(decision.gate.into())
 }
 
 /// Why the gate flags cannot judge what they watch: a watched id with no direction, or (under

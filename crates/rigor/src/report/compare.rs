@@ -149,3 +149,82 @@ pub fn publish(report: &CompareReport, pivot: &[Block], to: &Outputs) -> anyhow:
     }
     shown.map_err(anyhow::Error::msg)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::matching::tests::{compare, noisy, result};
+    use crate::report::Block;
+    use std::path::PathBuf;
+
+    #[test]
+    fn three_files_give_a_column_group_per_candidate() {
+        let inputs = vec![
+            (
+                PathBuf::from("/tmp/net5.json"),
+                result(None, &noisy(243_000.0, 10), "6.8"),
+            ),
+            (
+                PathBuf::from("/tmp/net6.json"),
+                result(None, &noisy(260_928.0, 10), "6.8"),
+            ),
+            (
+                PathBuf::from("/tmp/pr.json"),
+                result(Some("this PR"), &noisy(200_000.0, 10), "6.9"),
+            ),
+        ];
+        let report = compare(&inputs, &[]).unwrap();
+        let doc = document(&report);
+        let table = doc.tables()[0].clone();
+        assert_eq!(
+            table.header,
+            vec![
+                "measurement",
+                "net5",
+                "net6",
+                "Δ median",
+                "95% CI",
+                "p",
+                "verdict",
+                "this PR",
+                "Δ median",
+                "95% CI",
+                "p",
+                "verdict"
+            ]
+        );
+        assert_eq!(table.rows[0][0].text, "Max Working Set (MiB)");
+        assert_eq!(table.rows[1][0].text, "Requests/sec (1/s)");
+        assert_eq!(table.rows[1][1].text, "243,000");
+    }
+
+    #[test]
+    fn too_few_kept_iterations_are_said_before_the_tables() {
+        // 6 recorded, 3 excluded (as -i 6 --exclude 2:1 leaves them): 3 vs 3 can never reach 95%.
+        let mk = |center: f64| {
+            let mut r = result(None, &noisy(center, 6), "6.8");
+            for it in r.rows[0].iterations.iter_mut().take(3) {
+                it.excluded = crate::result::Exclusion::Order;
+            }
+            r
+        };
+        let inputs = vec![
+            (PathBuf::from("a.json"), mk(1000.0)),
+            (PathBuf::from("b.json"), mk(900.0)),
+        ];
+        let doc = document(&compare(&inputs, &[]).unwrap());
+        let first_table = doc
+            .blocks
+            .iter()
+            .position(|b| matches!(b, Block::Table(_)))
+            .unwrap();
+        let said = doc
+            .blocks
+            .iter()
+            .position(
+                |b| matches!(b, Block::List(l) if l[0].text.starts_with("[too_few_iterations]")),
+            )
+            .unwrap();
+        assert!(said < first_table);
+    }
+}

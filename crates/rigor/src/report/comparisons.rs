@@ -6,6 +6,7 @@
 use super::{format, Block, Cell, Style, Table};
 use crate::declarations::{self, Declarations};
 use crate::result::{Comparison, Method, Verdict};
+use rigor_model::format::confidence_label;
 
 /// What the columns of an unpaired comparison are (two independent samples).
 const LEGEND: &str = "Δ median: candidate median vs baseline median · 95% CI: \
@@ -40,17 +41,6 @@ fn headers(method: Option<Method>, confidence: Option<f64>) -> [String; 4] {
         PER_CANDIDATE[2].into(),
         PER_CANDIDATE[3].into(),
     ]
-}
-
-/// A confidence as people read it: `95%`, or `99.6%` for a look's nominal level.
-pub fn confidence_label(confidence: f64) -> String {
-    let pct = confidence * 100.0;
-    if (pct - pct.round()).abs() < 1e-9 {
-        format!("{pct:.0}%")
-    } else {
-        let s = format!("{pct:.2}");
-        format!("{}%", s.trim_end_matches('0').trim_end_matches('.'))
-    }
 }
 
 /// The legend lines the tables need: the unpaired one, the paired one, or both.

@@ -39,7 +39,7 @@ mod timeline;
 mod view;
 pub mod warnings;
 
-pub use comparisons::{change_text, comparison_blocks, confidence_label};
+pub use comparisons::{change_text, comparison_blocks};
 pub use document::{Block, Cell, Document, Style, Table};
 #[cfg(test)]
 pub use run::run_document;

@@ -104,27 +104,7 @@ fn paint(text: &str, style: Style, color: bool, bold: bool) -> String {
     }
 }
 
-/// Control characters in text (an escape sequence in a description or an error message could
-/// clear the screen, move the cursor or retitle the terminal) are shown as `\u{1b}`-style
-/// escapes; line breaks and tabs stay. Markdown, HTML and CSV use it too, so a file holds the
-/// same visible text the terminal shows.
-pub fn visible(text: &str) -> String {
-    if !text
-        .chars()
-        .any(|c| c.is_control() && c != '\n' && c != '\t')
-    {
-        return text.to_string();
-    }
-    text.chars()
-        .map(|c| {
-            if c.is_control() && c != '\n' && c != '\t' {
-                c.escape_unicode().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
-}
+pub use rigor_model::format::visible;
 
 fn cell(c: &Cell, color: bool) -> comfy_table::Cell {
     let mut cell = comfy_table::Cell::new(visible(&c.text));

@@ -3,7 +3,7 @@
 //! note on a comparison after it and `rigor compare`'s advice always name the same number.
 
 use super::CONFIDENCE;
-use crate::result::{Warning, WarningKind};
+use rigor_model::result::{Warning, WarningKind};
 
 /// Largest iteration count advice will look for before giving up: beyond it the samples vary too
 /// much for more iterations to be a practical answer.
@@ -61,8 +61,8 @@ pub fn too_few_note(
         if change.is_finite() && p.is_finite() {
             note.push_str(&format!(
                 "; the data point to {}, p = {}: {} iterations per side would decide",
-                crate::report::format::signed_pct(change),
-                crate::report::format::p_value(p),
+                rigor_model::format::signed_pct(change),
+                rigor_model::format::p_value(p),
                 in_words(n)
             ));
         }
@@ -103,7 +103,7 @@ pub fn settle_note(
         }
         None => format!(
             "the change is too close to the ±{}% threshold to settle with a reasonable number of iterations",
-            crate::report::format::number(threshold_pct)
+            rigor_model::format::number(threshold_pct)
         ),
     }
 }

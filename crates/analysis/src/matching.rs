@@ -6,9 +6,9 @@ use super::comparison;
 use super::saved::{self, FileInfo, Saved};
 use super::CONFIDENCE;
 use super::{caveats, merge, sufficiency};
-use crate::declarations::{Better, Declarations};
-use crate::result::{Comparison, Row, RowKey, RunResult, Warning, WarningKind};
-use anyhow::bail;
+use crate::error::CompareError;
+use rigor_model::declarations::{Better, Declarations};
+use rigor_model::result::{Comparison, Row, RowKey, RunResult, Warning, WarningKind};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -53,17 +53,17 @@ pub struct Request<'a> {
 /// carries `scenario` (and `variant` when the row has one) next to the matrix values, so entries
 /// from different files and scenarios stay distinguishable. Directions come from the files'
 /// declarations and `--measure`; ids with none get no verdict. No matched row at all is an error.
-pub fn compare_results(inputs: &[Saved], request: &Request) -> anyhow::Result<CompareReport> {
+pub fn compare_results(inputs: &[Saved], request: &Request) -> Result<CompareReport, CompareError> {
     if inputs.len() == 1 {
         return super::reanalysis::reanalyse(inputs, request);
     }
     if inputs.is_empty() {
-        bail!("rigor compare needs a result file");
+        return Err(CompareError::NoInput);
     }
     let names = saved::column_names(inputs);
     let mut warnings = vec![caveats::not_interleaved(inputs, &names)];
     let mut decl = merge::merge_declarations(inputs, &names, request.flags, &mut warnings);
-    crate::declarations::set_thresholds(&mut decl, request.thresholds);
+    rigor_model::declarations::set_thresholds(&mut decl, request.thresholds);
     warnings.extend(caveats::as_recorded(inputs, &names));
 
     let mut matched = Matched::default();
@@ -77,11 +77,10 @@ pub fn compare_results(inputs: &[Saved], request: &Request) -> anyhow::Result<Co
         matched.add(&sides, request, &decl);
     }
     if !matched.any {
-        bail!(
-            "no row of {} matches a row of {} (rows match by scenario, matrix values and variant)",
-            names[1..].join(", "),
-            names[0]
-        );
+        return Err(CompareError::NoMatch {
+            candidates: names[1..].join(", "),
+            baseline: names[0].clone(),
+        });
     }
     warnings.append(&mut matched.warnings);
     warnings.extend(sufficiency::too_few_rows(&matched.too_few));
@@ -179,7 +178,7 @@ fn compare_pair(
             ids.push(id.clone());
         }
     }
-    let ids = crate::measurements::order(ids);
+    let ids = rigor_model::measurements::order(ids);
     let mut out = comparison::compare_rows(
         brow,
         crow,
@@ -217,7 +216,7 @@ pub fn missing_watched(report: &CompareReport, watched: &[String]) -> Option<Str
         .iter()
         .find(|id| !report.comparisons.iter().any(|c| &c.measurement == *id))?;
     let measured =
-        crate::measurements::order(report.comparisons.iter().map(|c| c.measurement.clone()));
+        rigor_model::measurements::order(report.comparisons.iter().map(|c| c.measurement.clone()));
     Some(format!(
         "--measurements: `{id}` was not measured in both the baseline and a candidate; \
          measured: {}",
@@ -225,15 +224,20 @@ pub fn missing_watched(report: &CompareReport, watched: &[String]) -> Option<Str
     ))
 }
 
-#[cfg(test)]
-pub(crate) mod tests {
+/// Saved results built in code: this crate's tests, and (with the `fixtures` feature) the
+/// tests of the reports and the command line that read them.
+#[cfg(any(test, feature = "fixtures"))]
+#[cfg_attr(not(test), allow(dead_code, unused_imports))]
+pub mod tests {
     use super::*;
-    use crate::analysis::summary::tests::row_with;
-    use crate::report::Block;
-    use crate::result::SCHEMA;
+    use crate::summary::tests::row_with;
+    use rigor_model::result::SCHEMA;
     use std::path::PathBuf;
 
-    fn compare(inputs: &[Saved], flags: &[(String, Better)]) -> anyhow::Result<CompareReport> {
+    pub fn compare(
+        inputs: &[Saved],
+        flags: &[(String, Better)],
+    ) -> Result<CompareReport, CompareError> {
         compare_results(
             inputs,
             &Request {
@@ -246,7 +250,7 @@ pub(crate) mod tests {
     }
 
     /// A saved result of one row (`connections=64`) with `load.rps` and `app.rss`.
-    pub(crate) fn result(description: Option<&str>, rps: &[f64], kernel: &str) -> RunResult {
+    pub fn result(description: Option<&str>, rps: &[f64], kernel: &str) -> RunResult {
         let mut row = row_with(&[("connections", "64")], None, "load.rps", rps);
         for it in row.iterations.iter_mut() {
             it.measurements.insert("app.rss".into(), 61.0);
@@ -259,7 +263,7 @@ pub(crate) mod tests {
             description: description.map(str::to_string),
             started_at: "2026-11-30T02:00:00Z".into(),
             finished_at: None,
-            status: crate::result::RunStatus::Complete,
+            status: rigor_model::result::RunStatus::Complete,
             seed: None,
             environment: serde_json::json!({"kernel": kernel, "load_avg_1m": 0.3}),
             warnings: vec![],
@@ -275,7 +279,7 @@ pub(crate) mod tests {
     }
 
     /// `n` values within ±0.4% of `center`.
-    pub(crate) fn noisy(center: f64, n: usize) -> Vec<f64> {
+    pub fn noisy(center: f64, n: usize) -> Vec<f64> {
         (0..n)
             .map(|i| center * (1.0 + 0.002 * ((i * 7 % 5) as f64 - 2.0)))
             .collect()
@@ -323,28 +327,6 @@ pub(crate) mod tests {
         );
         assert!(!w.message.contains("load_avg"), "{}", w.message);
 
-        let doc = crate::report::compare::document(&report);
-        let table = doc.tables()[0].clone();
-        assert_eq!(
-            table.header,
-            vec![
-                "measurement",
-                "net5",
-                "net6",
-                "Δ median",
-                "95% CI",
-                "p",
-                "verdict",
-                "this PR",
-                "Δ median",
-                "95% CI",
-                "p",
-                "verdict"
-            ]
-        );
-        assert_eq!(table.rows[0][0].text, "Max Working Set (MiB)");
-        assert_eq!(table.rows[1][0].text, "Requests/sec (1/s)");
-        assert_eq!(table.rows[1][1].text, "243,000");
         let json: serde_json::Value = serde_json::to_value(&report).unwrap();
         assert_eq!(json["schema"], "rigor.compare.v1");
         assert_eq!(json["comparisons"][1]["verdict"], "improvement");
@@ -352,7 +334,7 @@ pub(crate) mod tests {
 
     #[test]
     fn files_that_declare_an_id_differently_leave_it_without_a_verdict() {
-        use crate::declarations::Declaration;
+        use rigor_model::declarations::Declaration;
         let with = |center: f64, better: Better| {
             let mut r = result(None, &noisy(center, 10), "6.8");
             for it in r.rows[0].iterations.iter_mut() {
@@ -408,7 +390,7 @@ pub(crate) mod tests {
         let mk = |center: f64| {
             let mut r = result(None, &noisy(center, 6), "6.8");
             for it in r.rows[0].iterations.iter_mut().take(3) {
-                it.excluded = crate::result::Exclusion::Order;
+                it.excluded = rigor_model::result::Exclusion::Order;
             }
             r
         };
@@ -428,20 +410,6 @@ pub(crate) mod tests {
             "{}",
             w.message
         );
-        let doc = crate::report::compare::document(&report);
-        let first_table = doc
-            .blocks
-            .iter()
-            .position(|b| matches!(b, Block::Table(_)))
-            .unwrap();
-        let said = doc
-            .blocks
-            .iter()
-            .position(
-                |b| matches!(b, Block::List(l) if l[0].text.starts_with("[too_few_iterations]")),
-            )
-            .unwrap();
-        assert!(said < first_table);
     }
 
     #[test]

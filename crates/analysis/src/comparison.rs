@@ -4,9 +4,9 @@
 //! Used by `rigor run` (variants of one row, interleaved) and `rigor compare` (saved results).
 
 use super::{pairing, sequential, sufficiency, CONFIDENCE, POWER};
-use crate::declarations::{self, Declarations};
-use crate::measurements;
-use crate::result::{Comparison, Method, Row, RowKey, Sequential, Verdict};
+use rigor_model::declarations::{self, Declarations};
+use rigor_model::measurements;
+use rigor_model::result::{Comparison, Method, Row, RowKey, Sequential, Verdict};
 
 /// The measurements worth a verdict by default: every id that some included, successful iteration
 /// reported, in catalogue order (unknown ids, e.g. a command job's own figures, last), without the
@@ -296,7 +296,7 @@ fn judge(
                 cmp.verdict = Verdict::NoChange;
                 format!(
                     "every value of both sides is within {} of the others, the floor of {}",
-                    crate::report::format::number(f),
+                    rigor_model::format::number(f),
                     cmp.measurement
                 )
             }
@@ -347,7 +347,7 @@ fn rounds_to_settle(
 /// The paired change adjusted for the rounds' interference difference x: the log ratios less
 /// θ·x (the change at equal interference on both sides), compared again as ratios of 1. `None` unless every paired round measured
 /// interference on both sides and it varied.
-fn adjusted(pairs: &pairing::Pairs, confidence: f64) -> Option<crate::result::Adjusted> {
+fn adjusted(pairs: &pairing::Pairs, confidence: f64) -> Option<rigor_model::result::Adjusted> {
     let x: Vec<f64> = pairs.interference.iter().copied().collect::<Option<_>>()?;
     let d: Vec<f64> = pairs
         .baseline
@@ -362,7 +362,7 @@ fn adjusted(pairs: &pairing::Pairs, confidence: f64) -> Option<crate::result::Ad
     let ones = vec![1.0; adj.adjusted.len()];
     let ratios: Vec<f64> = adj.adjusted.iter().map(|v| v.exp()).collect();
     let ch = rigor_stats::compare_paired(&ones, &ratios, confidence)?;
-    Some(crate::result::Adjusted {
+    Some(rigor_model::result::Adjusted {
         theta: adj.theta,
         change_pct: ch.change_pct,
         ci_low_pct: Some(ch.ci_low_pct).filter(|v| v.is_finite()),
@@ -373,8 +373,8 @@ fn adjusted(pairs: &pairing::Pairs, confidence: f64) -> Option<crate::result::Ad
 
 /// Why a comparison whose medians and Hodges–Lehmann interval disagree has no verdict.
 fn disagreement_note(ch: &rigor_stats::Change, cmp: &Comparison) -> String {
-    use crate::report::format::signed_pct;
-    let level = crate::report::confidence_label(cmp.confidence.unwrap_or(CONFIDENCE));
+    use rigor_model::format::signed_pct;
+    let level = rigor_model::format::confidence_label(cmp.confidence.unwrap_or(CONFIDENCE));
     let (moved, typical) = if cmp.method == Some(Method::Paired) {
         (
             "the median within-round change is",
@@ -486,7 +486,7 @@ pub fn variant_groups<'a>(rows: &'a [Row], variants_in_order: &[String]) -> Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::summary::tests::row_with;
+    use crate::summary::tests::row_with;
 
     fn none() -> Declarations {
         Declarations::new()
@@ -742,7 +742,7 @@ mod tests {
         );
         let mut cand = row_with(&[], Some("b"), "load.rps", &[90., 89., 91., 88., 92., 90.5]);
         for r in [&mut base, &mut cand] {
-            assert!(crate::analysis::summary::apply_exclusions(r, 2, 1, "load.rps").is_none());
+            assert!(crate::summary::apply_exclusions(r, 2, 1, "load.rps").is_none());
         }
         let c = &compare_rows(
             &base,
@@ -821,8 +821,8 @@ mod tests {
         let mut decl = none();
         decl.insert(
             "cmd.msgs_per_sec".into(),
-            crate::declarations::Declaration {
-                direction: Some(crate::declarations::Better::Higher),
+            rigor_model::declarations::Declaration {
+                direction: Some(rigor_model::declarations::Better::Higher),
                 ..Default::default()
             },
         );
@@ -886,7 +886,7 @@ mod tests {
         let mut base = row_with(&[], Some("a"), "load.rps", &spread(100.0, 7));
         let mut cand = row_with(&[], Some("b"), "load.rps", &spread(80.0, 7));
         // Two rounds lost on one side each: 5 pairs can never reach 95% (2/32).
-        base.iterations[1].excluded = crate::result::Exclusion::Interference;
+        base.iterations[1].excluded = rigor_model::result::Exclusion::Interference;
         cand.iterations[4].error = Some("crashed".into());
         let c = &compare_rows(
             &base,
@@ -909,7 +909,7 @@ mod tests {
     fn dropped_rounds_are_said() {
         let base = row_with(&[], Some("a"), "load.rps", &spread(100.0, 9));
         let mut cand = row_with(&[], Some("b"), "load.rps", &spread(80.0, 9));
-        cand.iterations[0].excluded = crate::result::Exclusion::Interference;
+        cand.iterations[0].excluded = rigor_model::result::Exclusion::Interference;
         let c = &compare_rows(
             &base,
             &cand,
@@ -941,7 +941,7 @@ mod tests {
         let mut c = row_with(&[], Some("b"), "load.rps", &c_values);
         let mut b = b;
         for (i, xi) in x.iter().enumerate() {
-            let m = |v: f64| crate::result::MachineDuring {
+            let m = |v: f64| rigor_model::result::MachineDuring {
                 interference_pct: Some(v),
                 app_wait_per_cpu: None,
                 client_wait_per_cpu: None,

@@ -3,9 +3,8 @@
 //! then `rigor compare --fail-on-inconclusive` (exit 5). `rigor run` and `rigor compare` both
 //! decide here, so the two commands can never gate differently.
 
-use crate::exit::Exit;
-use crate::report::{format, terminal::visible};
-use crate::result::{Comparison, RowKey, RunResult, Verdict, WarningKind};
+use rigor_model::format::{self, visible};
+use rigor_model::result::{Comparison, RowKey, RunResult, Verdict, WarningKind};
 use std::collections::BTreeMap;
 
 /// Which warnings `--strict` turns into exit 4: none, every kind (plain `--strict`), or only
@@ -87,11 +86,30 @@ pub struct Rules<'a> {
     pub strict: &'a Strictness,
 }
 
+/// What a finished command's gate decided, weightiest first: a failure, a watched regression,
+/// a limit not met, warnings `--strict` names, a watched comparison left inconclusive under
+/// `--fail-on-inconclusive`, or a pass. Each is one exit code, which the binary picks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gate {
+    /// Nothing gated the result.
+    Success,
+    /// Something did not run, or the run was interrupted.
+    Failed,
+    /// `--fail-on-regression`: a watched measurement regressed.
+    Regression,
+    /// `--strict`: warnings of the kinds it names were raised.
+    Strict,
+    /// A limit was not met.
+    Limit,
+    /// `--fail-on-inconclusive`: a watched comparison is inconclusive.
+    Inconclusive,
+}
+
 /// The gate's answer, with the comparisons it is based on so the command can say why.
 #[derive(Debug)]
 pub struct Decision<'a> {
-    /// The exit code.
-    pub exit: Exit,
+    /// What the gate decided (the binary maps it to the exit code).
+    pub gate: Gate,
     /// Watched comparisons that regressed (collected only under `--fail-on-regression`).
     pub regressions: Vec<&'a Comparison>,
     /// Watched comparisons still inconclusive (under `--fail-on-regression` or
@@ -114,14 +132,14 @@ pub fn decide<'a>(
     rules: &Rules,
 ) -> Decision<'a> {
     let mut decision = Decision {
-        exit: Exit::Success,
+        gate: Gate::Success,
         regressions: Vec::new(),
         inconclusive: Vec::new(),
         strict: None,
         limits_failed: 0,
     };
     if failed {
-        decision.exit = Exit::Failed;
+        decision.gate = Gate::Failed;
         return decision;
     }
     if rules.fail_on_regression {
@@ -134,13 +152,13 @@ pub fn decide<'a>(
             fatal.push(kind.clone());
         }
     }
-    decision.exit = if !decision.regressions.is_empty() {
-        Exit::Regression
+    decision.gate = if !decision.regressions.is_empty() {
+        Gate::Regression
     } else if !fatal.is_empty() {
         decision.strict = Some((rules.strict.flag(), fatal));
-        Exit::Strict
+        Gate::Strict
     } else {
-        Exit::Success
+        Gate::Success
     };
     decision
 }
@@ -163,8 +181,8 @@ impl<'a> Decision<'a> {
     /// failure or a regression keep their own code.
     pub fn limits(mut self, failed: usize) -> Self {
         self.limits_failed = failed;
-        if failed > 0 && matches!(self.exit, Exit::Success | Exit::Strict) {
-            self.exit = Exit::Limit;
+        if failed > 0 && matches!(self.gate, Gate::Success | Gate::Strict) {
+            self.gate = Gate::Limit;
         }
         self
     }
@@ -177,12 +195,12 @@ impl<'a> Decision<'a> {
         comparisons: &'a [Comparison],
         watched: &[String],
     ) -> Self {
-        if self.exit == Exit::Failed {
+        if self.gate == Gate::Failed {
             return self;
         }
         self.inconclusive = with_verdict(comparisons, watched, Verdict::Inconclusive);
-        if self.exit == Exit::Success && !self.inconclusive.is_empty() {
-            self.exit = Exit::Inconclusive;
+        if self.gate == Gate::Success && !self.inconclusive.is_empty() {
+            self.gate = Gate::Inconclusive;
         }
         self
     }
@@ -221,7 +239,7 @@ impl<'a> Decision<'a> {
                     .unwrap_or_default()
             )
         }));
-        if let (Exit::Strict, Some((flag, kinds))) = (self.exit, &self.strict) {
+        if let (Gate::Strict, Some((flag, kinds))) = (self.gate, &self.strict) {
             out.push(match flag.as_str() {
                 "--strict" => "rigor: --strict: warnings were raised (see above)".into(),
                 _ => {
@@ -233,13 +251,13 @@ impl<'a> Decision<'a> {
                 }
             });
         }
-        if self.exit == Exit::Limit {
+        if self.gate == Gate::Limit {
             out.push(format!(
                 "rigor: {} limit(s) not met (see ✗ above)",
                 self.limits_failed
             ));
         }
-        if self.exit == Exit::Inconclusive {
+        if self.gate == Gate::Inconclusive {
             out.push(
                 "rigor: --fail-on-inconclusive: a watched measurement is inconclusive (see above)"
                     .into(),
@@ -278,7 +296,7 @@ pub fn warning_kinds(r: &RunResult) -> Vec<WarningKind> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::WarningKind;
+    use rigor_model::result::WarningKind;
 
     fn cmp(measurement: &str, verdict: &str, change: f64) -> Comparison {
         Comparison {
@@ -330,7 +348,7 @@ mod tests {
         ];
         let watched = ids(&["load.rps"]);
         let d = decide(&all, false, &[], &rules(true, &watched, false));
-        assert_eq!(d.exit, Exit::Regression);
+        assert_eq!(d.gate, Gate::Regression);
         assert_eq!(d.regressions.len(), 1);
         assert_eq!(
             d.messages(),
@@ -339,11 +357,11 @@ mod tests {
         // Watching only memory (unchanged): the gate passes.
         let memory = ids(&["app.rss"]);
         let d = decide(&all, false, &[], &rules(true, &memory, false));
-        assert_eq!(d.exit, Exit::Success);
+        assert_eq!(d.gate, Gate::Success);
         assert!(d.messages().is_empty());
         // Without the flag a regression is reported, not gated.
         let d = decide(&all, false, &[], &rules(false, &watched, false));
-        assert_eq!(d.exit, Exit::Success);
+        assert_eq!(d.gate, Gate::Success);
         assert!(d.regressions.is_empty());
     }
 
@@ -351,7 +369,7 @@ mod tests {
     fn an_empty_watch_list_watches_every_measurement() {
         let all = vec![cmp("app.rss", "regression", 12.0)];
         let d = decide(&all, false, &[], &rules(true, &[], false));
-        assert_eq!(d.exit, Exit::Regression);
+        assert_eq!(d.gate, Gate::Regression);
     }
 
     #[test]
@@ -359,7 +377,7 @@ mod tests {
         let all = vec![cmp("load.rps", "inconclusive", -1.0)];
         let watched = ids(&["load.rps"]);
         let d = decide(&all, false, &[], &rules(true, &watched, false));
-        assert_eq!(d.exit, Exit::Success);
+        assert_eq!(d.gate, Gate::Success);
         assert_eq!(
             d.messages(),
             vec!["rigor: load.rps is inconclusive (slow vs base, connections=64): run more iterations"]
@@ -372,23 +390,23 @@ mod tests {
         let watched = ids(&["load.rps"]);
         let everything = rules(true, &watched, true);
         assert_eq!(
-            decide(&regressed, true, WARNED, &everything).exit,
-            Exit::Failed
+            decide(&regressed, true, WARNED, &everything).gate,
+            Gate::Failed
         );
         assert_eq!(
-            decide(&regressed, false, WARNED, &everything).exit,
-            Exit::Regression
+            decide(&regressed, false, WARNED, &everything).gate,
+            Gate::Regression
         );
         let d = decide(&[], false, WARNED, &everything);
-        assert_eq!(d.exit, Exit::Strict);
+        assert_eq!(d.gate, Gate::Strict);
         assert_eq!(
             d.messages(),
             vec!["rigor: --strict: warnings were raised (see above)"]
         );
-        assert_eq!(decide(&[], false, &[], &everything).exit, Exit::Success);
+        assert_eq!(decide(&[], false, &[], &everything).gate, Gate::Success);
         assert_eq!(
-            decide(&[], false, WARNED, &rules(false, &[], false)).exit,
-            Exit::Success
+            decide(&[], false, WARNED, &rules(false, &[], false)).gate,
+            Gate::Success
         );
     }
 
@@ -401,7 +419,7 @@ mod tests {
         ];
         let d = decide(&unsure, false, &[], &rules(false, &watched, false))
             .fail_on_inconclusive(&unsure, &watched);
-        assert_eq!(d.exit, Exit::Inconclusive);
+        assert_eq!(d.gate, Gate::Inconclusive);
         assert_eq!(
             d.messages(),
             vec![
@@ -413,7 +431,7 @@ mod tests {
         let memory = ids(&["app.rss"]);
         let d = decide(&unsure, false, &[], &rules(false, &memory, false))
             .fail_on_inconclusive(&unsure, &memory);
-        assert_eq!(d.exit, Exit::Success);
+        assert_eq!(d.gate, Gate::Success);
         assert!(d.messages().is_empty());
         // A regression beside it keeps exit 3 (and both are said); a failure keeps exit 1.
         let mixed = vec![
@@ -423,16 +441,16 @@ mod tests {
         let both = ids(&["load.rps", "app.rss"]);
         let d = decide(&mixed, false, &[], &rules(true, &both, false))
             .fail_on_inconclusive(&mixed, &both);
-        assert_eq!(d.exit, Exit::Regression);
+        assert_eq!(d.gate, Gate::Regression);
         assert_eq!((d.regressions.len(), d.inconclusive.len()), (1, 1));
         let d = decide(&mixed, true, &[], &rules(true, &both, false))
             .fail_on_inconclusive(&mixed, &both);
-        assert_eq!(d.exit, Exit::Failed);
+        assert_eq!(d.gate, Gate::Failed);
         // Settled verdicts pass.
         let settled = vec![cmp("load.rps", "improvement", 5.0)];
         let d = decide(&settled, false, &[], &rules(false, &watched, false))
             .fail_on_inconclusive(&settled, &watched);
-        assert_eq!(d.exit, Exit::Success);
+        assert_eq!(d.gate, Gate::Success);
     }
 
     #[test]
@@ -447,10 +465,10 @@ mod tests {
 
     #[test]
     fn warnings_anywhere_in_a_result_count_for_strict() {
-        use crate::analysis::summary::tests::row_with;
-        use crate::result::Warning;
+        use crate::summary::tests::row_with;
+        use rigor_model::result::Warning;
         let mut r: RunResult = serde_json::from_value(serde_json::json!({
-            "schema": crate::result::SCHEMA, "rigor_version": "0", "scenario": "s",
+            "schema": rigor_model::result::SCHEMA, "rigor_version": "0", "scenario": "s",
             "profile": "local", "started_at": "", "status": "complete",
             "environment": {}, "warnings": [], "builds": [], "rows": [], "comparisons": []
         }))
@@ -498,14 +516,14 @@ mod tests {
             watched: &[],
             strict: &proxy,
         };
-        assert_eq!(decide(&[], false, &noise, &r).exit, Exit::Success);
+        assert_eq!(decide(&[], false, &noise, &r).gate, Gate::Success);
         let d = decide(
             &[],
             false,
             &[WarningKind::ForeignCpu, WarningKind::Proxy],
             &r,
         );
-        assert_eq!(d.exit, Exit::Strict);
+        assert_eq!(d.gate, Gate::Strict);
         assert_eq!(
             d.messages(),
             vec!["rigor: --strict=proxy,debug_build: proxy warnings were raised (see above)"]
@@ -516,27 +534,27 @@ mod tests {
     fn a_failed_limit_exits_6_over_strict_but_under_a_regression() {
         let watched = ids(&["load.rps"]);
         let d = decide(&[], false, &[], &rules(true, &watched, false)).limits(2);
-        assert_eq!(d.exit, Exit::Limit);
+        assert_eq!(d.gate, Gate::Limit);
         assert_eq!(
             d.messages(),
             vec!["rigor: 2 limit(s) not met (see ✗ above)"]
         );
         let d = decide(&[], false, WARNED, &rules(true, &watched, true)).limits(1);
-        assert_eq!(d.exit, Exit::Limit);
+        assert_eq!(d.gate, Gate::Limit);
         let regressed = vec![cmp("load.rps", "regression", -10.0)];
         let d = decide(&regressed, false, &[], &rules(true, &watched, false)).limits(1);
-        assert_eq!(d.exit, Exit::Regression);
+        assert_eq!(d.gate, Gate::Regression);
         assert_eq!(
             decide(&[], true, &[], &rules(true, &watched, false))
                 .limits(1)
-                .exit,
-            Exit::Failed
+                .gate,
+            Gate::Failed
         );
         assert_eq!(
             decide(&[], false, &[], &rules(true, &watched, false))
                 .limits(0)
-                .exit,
-            Exit::Success
+                .gate,
+            Gate::Success
         );
     }
 }

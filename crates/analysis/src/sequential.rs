@@ -4,7 +4,7 @@
 //! look, so a saved result re-analyses to the same verdicts.
 
 use super::CONFIDENCE;
-use crate::result::{Row, Sequential};
+use rigor_model::result::{Row, Sequential};
 use rigor_stats::LookPlan;
 use std::sync::Mutex;
 
@@ -72,7 +72,7 @@ fn look_confidence(looks: &[usize], max: usize, confidence: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::summary::tests::row_with;
+    use crate::summary::tests::row_with;
 
     #[test]
     fn looks_start_at_the_planned_rounds() {

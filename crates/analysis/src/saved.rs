@@ -2,8 +2,8 @@
 //! wrong, and naming each so its column and warnings can refer to it.
 
 use super::matching::COMPARE_SCHEMA;
-use crate::result::{RunResult, RunStatus, SCHEMA};
-use anyhow::{anyhow, bail};
+use crate::error::LoadError;
+use rigor_model::result::{RunResult, RunStatus, SCHEMA};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -12,26 +12,52 @@ use std::path::{Path, PathBuf};
 pub type Saved = (PathBuf, RunResult);
 
 /// Reads one saved result, with an error that names the file and says what is wrong with it.
-pub fn load(path: &Path) -> anyhow::Result<RunResult> {
-    let shown = path.display();
+pub fn load(path: &Path) -> Result<RunResult, LoadError> {
+    let path_buf = || path.to_path_buf();
     let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => anyhow!("{shown}: no such file"),
-        _ => anyhow!("{shown}: cannot read: {e}"),
+        std::io::ErrorKind::NotFound => LoadError::NotFound { path: path_buf() },
+        _ => LoadError::Unreadable {
+            path: path_buf(),
+            source: e,
+        },
     })?;
-    let value: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| anyhow!("{shown} is not JSON ({e}); expected a `rigor run --json` result"))?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| LoadError::NotJson {
+        path: path_buf(),
+        source: e,
+    })?;
     match value.get("schema").and_then(|s| s.as_str()) {
         Some(SCHEMA) => {}
-        Some(COMPARE_SCHEMA) => bail!(
-            "{shown} is a `rigor compare` output ({COMPARE_SCHEMA}); compare the `rigor run --json` \
-             results it was made from"
-        ),
-        Some(other) => bail!("{shown} has schema `{other}`; this rigor reads `{SCHEMA}`"),
-        None => bail!("{shown} is not a rigor result: no \"schema\" field (expected `{SCHEMA}`)"),
+        Some(COMPARE_SCHEMA) => {
+            return Err(LoadError::CompareOutput {
+                path: path_buf(),
+                schema: COMPARE_SCHEMA,
+            })
+        }
+        Some(other) => {
+            return Err(LoadError::OtherSchema {
+                path: path_buf(),
+                schema: other.to_string(),
+                reads: SCHEMA,
+            })
+        }
+        None => {
+            return Err(LoadError::NoSchema {
+                path: path_buf(),
+                reads: SCHEMA,
+            })
+        }
     }
-    let result: RunResult = serde_json::from_value(value)
-        .map_err(|e| anyhow!("{shown} does not match the `{SCHEMA}` schema: {e}"))?;
-    impossible_figure(&result).map_or(Ok(result), |why| bail!("{shown}: {why}"))
+    let result: RunResult = serde_json::from_value(value).map_err(|e| LoadError::Mismatch {
+        path: path_buf(),
+        reads: SCHEMA,
+        source: e,
+    })?;
+    impossible_figure(&result).map_or(Ok(result), |why| {
+        Err(LoadError::Impossible {
+            path: path_buf(),
+            why,
+        })
+    })
 }
 
 /// A figure no run can have measured, named with its row and iteration: rigor's own counts,
@@ -59,7 +85,7 @@ fn impossible_figure(result: &RunResult) -> Option<String> {
 }
 
 /// Reads every file in order; the first that cannot be read stops it.
-pub fn load_all(paths: &[PathBuf]) -> anyhow::Result<Vec<Saved>> {
+pub fn load_all(paths: &[PathBuf]) -> Result<Vec<Saved>, LoadError> {
     paths.iter().map(|p| Ok((p.clone(), load(p)?))).collect()
 }
 

@@ -3,8 +3,8 @@
 //! warnings. Said as warnings of the comparison, so every rendering carries them.
 
 use super::saved::Saved;
-use crate::report::environment;
-use crate::result::{Warning, WarningKind};
+use rigor_model::environment;
+use rigor_model::result::{Warning, WarningKind};
 
 /// Environment differences listed by name before the rest are only counted.
 const SHOWN: usize = 12;

@@ -3,7 +3,7 @@
 //! of the machine. A pair stands on kept iterations of both sides; a round excluded or failed on
 //! either side is dropped whole (and counted), never half-used.
 
-use crate::result::Row;
+use rigor_model::result::Row;
 use std::collections::BTreeMap;
 
 /// One measurement's aligned values of two rows, round by round.
@@ -60,8 +60,8 @@ pub fn pair(baseline: &Row, candidate: &Row, id: &str) -> Pairs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::summary::tests::row_with;
-    use crate::result::Exclusion;
+    use crate::summary::tests::row_with;
+    use rigor_model::result::Exclusion;
 
     #[test]
     fn rounds_pair_by_index() {

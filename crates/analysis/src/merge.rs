@@ -3,9 +3,9 @@
 //! warning where the files disagree, so every verdict of the comparison uses the same answer.
 
 use super::saved::Saved;
-use crate::declarations::{self, Better, Declarations};
-use crate::report::terminal::visible;
-use crate::result::{Comparison, Warning, WarningKind};
+use rigor_model::declarations::{self, Better, Declarations};
+use rigor_model::format::visible;
+use rigor_model::result::{Comparison, Warning, WarningKind};
 
 /// The declarations of every input merged, then `flags` on top. Files that disagree on an id's
 /// direction leave it undeclared (with a warning) unless a flag settles it; `names` are the

@@ -3,9 +3,9 @@
 //! id, and one not met fails the run with its own exit code. A comparison says whether a change
 //! is real; a limit says whether the figure is good enough, which a first run can already tell.
 
-use crate::declarations::Declarations;
-use crate::result::RunResult;
+use rigor_model::declarations::Declarations;
 pub use rigor_model::result::LimitOutcome as Outcome;
+use rigor_model::result::RunResult;
 
 /// How a limit compares a row's median with its bound.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,7 +57,7 @@ impl Limit {
 
 /// The unit a limit on `id` is written in: the catalogue's, else the declared one.
 pub fn unit_of(id: &str, decl: &Declarations) -> Option<String> {
-    crate::measurements::info(id)
+    rigor_model::measurements::info(id)
         .map(|m| m.unit.to_string())
         .or_else(|| decl.get(id).and_then(|d| d.unit.clone()))
 }
@@ -86,7 +86,7 @@ pub fn limit(id: &str, op: Op, value: &str, decl: &Declarations) -> Result<Limit
     if id.is_empty() {
         return Err("the measurement id is empty".into());
     }
-    crate::measurements::validate(id)?;
+    rigor_model::measurements::validate(id)?;
     let bound = value_in(value, unit_of(id, decl).as_deref()).map_err(|e| format!("{id}: {e}"))?;
     Ok(Limit {
         measure: id.to_string(),
@@ -157,7 +157,7 @@ pub fn check(limits: &[Limit], result: &RunResult) -> Vec<Outcome> {
     let mut out = Vec::new();
     for l in limits {
         let unit = unit_of(&l.measure, &result.measurements).unwrap_or_default();
-        let outcome = |row: Option<&crate::result::Row>, value: Option<f64>| Outcome {
+        let outcome = |row: Option<&rigor_model::result::Row>, value: Option<f64>| Outcome {
             measure: l.measure.clone(),
             condition: l.condition(),
             bound: Some(l.bound),
@@ -193,7 +193,7 @@ pub fn check(limits: &[Limit], result: &RunResult) -> Vec<Outcome> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::summary::tests::row_with;
+    use crate::summary::tests::row_with;
 
     fn none() -> Declarations {
         Declarations::new()
@@ -241,7 +241,7 @@ mod tests {
     #[test]
     fn each_row_is_checked_on_its_median() {
         let r: RunResult = serde_json::from_value(serde_json::json!({
-            "schema": crate::result::SCHEMA, "rigor_version": "0", "scenario": "s",
+            "schema": rigor_model::result::SCHEMA, "rigor_version": "0", "scenario": "s",
             "profile": "local", "started_at": "", "status": "complete",
             "environment": {}, "warnings": [], "builds": [], "rows": [], "comparisons": []
         }))
@@ -249,7 +249,7 @@ mod tests {
         let mut r = r;
         for (variant, p99) in [("fast", [4.0, 5.0, 9.0]), ("slow", [60.0, 70.0, 1.0])] {
             let mut row = row_with(&[], Some(variant), "load.latency.p99", &p99);
-            crate::analysis::summary::summarize_row(&mut row);
+            crate::summary::summarize_row(&mut row);
             r.rows.push(row);
         }
         let limits = [

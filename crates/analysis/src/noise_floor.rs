@@ -5,8 +5,8 @@
 //! its floor is that of two independent samples with its iterations' spread.
 
 use super::{pairing, CONFIDENCE, POWER};
-use crate::report::format::number;
-use crate::result::{Method, NoiseFloor, Row};
+use rigor_model::format::number;
+use rigor_model::result::{Method, NoiseFloor, Row};
 
 /// Fewest pairs (or iterations) a spread is estimated from.
 pub const MIN_ROUNDS: usize = 3;
@@ -107,7 +107,7 @@ pub fn sentence(f: &NoiseFloor) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::summary::tests::row_with;
+    use crate::summary::tests::row_with;
 
     #[test]
     fn too_few_pairs_say_so_and_survive_a_round_trip_through_json() {

@@ -1,7 +1,7 @@
 //! Turning a row's iterations into its summary: crank's `--exclude LOW:HIGH --exclude-order ID`
 //! trimming, then n/median/mean/stdev/CV/min/max per measurement over what is left.
 
-use crate::result::{Exclusion, Row, Warning, WarningKind};
+use rigor_model::result::{Exclusion, Row, Warning, WarningKind};
 
 /// Marks the `low` lowest and `high` highest successful iterations of `row`, ranked by measurement
 /// `by`, as excluded (crank's `--exclude LOW:HIGH --exclude-order ID`), so one cold start or one
@@ -78,15 +78,18 @@ pub fn summarize_row(row: &mut Row) {
     }
 }
 
-#[cfg(test)]
-pub(crate) mod tests {
+/// Rows and iterations built in code: this crate's tests, and (with the `fixtures` feature) the
+/// tests of the reports and the command line that read them.
+#[cfg(any(test, feature = "fixtures"))]
+#[cfg_attr(not(test), allow(dead_code, unused_imports))]
+pub mod tests {
     use super::*;
-    use crate::result::{Iteration, OutsideWindow};
+    use rigor_model::result::{Iteration, OutsideWindow};
     use std::collections::BTreeMap;
 
     /// An iteration with the given measurements, for hand-built results in tests. `index` is
     /// 0-based, as `rigor run` writes it.
-    pub(crate) fn iteration(index: usize, values: &[(&str, f64)]) -> Iteration {
+    pub fn iteration(index: usize, values: &[(&str, f64)]) -> Iteration {
         let mut it = Iteration::new(index, index);
         it.pid = Some(1001 + index as i32);
         it.measurements = values.iter().map(|(k, v)| (k.to_string(), *v)).collect();
@@ -98,7 +101,7 @@ pub(crate) mod tests {
     }
 
     /// A row whose iterations carry one value each of `id`.
-    pub(crate) fn row_with(
+    pub fn row_with(
         variables: &[(&str, &str)],
         variant: Option<&str>,
         id: &str,

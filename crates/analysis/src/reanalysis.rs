@@ -6,28 +6,26 @@
 use super::matching::{CompareReport, Request, COMPARE_SCHEMA};
 use super::saved::{self, Saved};
 use super::{comparison, merge, CONFIDENCE};
-use crate::result::RunResult;
-use anyhow::bail;
+use crate::error::CompareError;
+use rigor_model::result::RunResult;
 
 /// Compares the variants of the one saved run in `inputs`, baseline first as the run had them.
 /// A run without at least two variants has nothing to compare (an error naming the file).
-pub fn reanalyse(inputs: &[Saved], request: &Request) -> anyhow::Result<CompareReport> {
+pub fn reanalyse(inputs: &[Saved], request: &Request) -> Result<CompareReport, CompareError> {
     let [(path, result)] = inputs else {
-        bail!("re-analysis takes exactly one result file");
+        return Err(CompareError::NotOne);
     };
     let order = variant_order(result);
     if order.len() < 2 {
-        bail!(
-            "{}: the run has {} variant(s), so there is nothing to compare within it; give a \
-             second result file to compare against",
-            path.display(),
-            order.len()
-        );
+        return Err(CompareError::NothingWithin {
+            path: path.clone(),
+            variants: order.len(),
+        });
     }
     let names = saved::column_names(inputs);
     let mut warnings = Vec::new();
     let mut decl = merge::merge_declarations(inputs, &names, request.flags, &mut warnings);
-    crate::declarations::set_thresholds(&mut decl, request.thresholds);
+    rigor_model::declarations::set_thresholds(&mut decl, request.thresholds);
     warnings.extend(super::caveats::as_recorded(inputs, &names));
     let mut ids = comparison::default_measurements(&result.rows);
     for id in request.extra {
@@ -71,10 +69,10 @@ pub fn variant_order(result: &RunResult) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::matching::tests::result;
-    use crate::analysis::summary::tests::row_with;
-    use crate::declarations::Declarations;
-    use crate::result::{Method, Sequential};
+    use crate::matching::tests::result;
+    use crate::summary::tests::row_with;
+    use rigor_model::declarations::Declarations;
+    use rigor_model::result::{Method, Sequential};
 
     fn run() -> RunResult {
         let mut r = result(None, &[1.0], "6.8");
