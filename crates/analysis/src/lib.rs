@@ -14,6 +14,7 @@ pub mod matching;
 pub mod merge;
 pub mod noise_floor;
 pub mod pairing;
+pub mod pivot_merge;
 pub mod reanalysis;
 pub mod saved;
 pub mod sequential;

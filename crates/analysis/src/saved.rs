@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 /// One saved result and the path it was read from.
 pub type Saved = (PathBuf, RunResult);
 
-/// Reads one saved result, with an error that names the file and says what is wrong with it.
+/// Reads one saved result, with an error that names the file and says what is wrong with it;
+/// rows the file kept no summary for are summarised here, once.
 pub fn load(path: &Path) -> Result<RunResult, LoadError> {
     let path_buf = || path.to_path_buf();
     let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
@@ -47,17 +48,19 @@ pub fn load(path: &Path) -> Result<RunResult, LoadError> {
             })
         }
     }
-    let result: RunResult = serde_json::from_value(value).map_err(|e| LoadError::Mismatch {
+    let mut result: RunResult = serde_json::from_value(value).map_err(|e| LoadError::Mismatch {
         path: path_buf(),
         reads: SCHEMA,
         source: e,
     })?;
-    impossible_figure(&result).map_or(Ok(result), |why| {
-        Err(LoadError::Impossible {
+    if let Some(why) = impossible_figure(&result) {
+        return Err(LoadError::Impossible {
             path: path_buf(),
             why,
-        })
-    })
+        });
+    }
+    crate::summary::complete(&mut result);
+    Ok(result)
 }
 
 /// A figure no run can have measured, named with its row and iteration: rigor's own counts,
@@ -228,6 +231,31 @@ mod tests {
             err.contains("does not match the `rigor.run.v1` schema"),
             "{err}"
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_result_kept_without_summaries_is_summarised_once_as_it_loads() {
+        use crate::summary::tests::row_with;
+        let dir = std::env::temp_dir().join(format!("rigor-cmp-sum-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (_, mut r) = saved("x.json", None);
+        let mut bare = row_with(&[("c", "1")], None, "load.rps", &[100.0, 110.0, 120.0]);
+        bare.summary.clear();
+        let mut kept = row_with(&[("c", "2")], None, "load.rps", &[1.0, 2.0, 3.0]);
+        // A summary the file kept is the writer's and stays as written, even where the
+        // iterations would say otherwise.
+        kept.summary.insert(
+            "load.rps".into(),
+            rigor_stats::summarize(&[7.0, 7.0, 7.0]).unwrap(),
+        );
+        r.rows = vec![bare, kept];
+        let path = dir.join("x.json");
+        std::fs::write(&path, serde_json::to_string(&r).unwrap()).unwrap();
+        let loaded = load(&path).unwrap();
+        assert_eq!(loaded.rows[0].summary["load.rps"].median, 110.0);
+        assert_eq!(loaded.rows[0].summary["load.rps"].n, 3);
+        assert_eq!(loaded.rows[1].summary["load.rps"].median, 7.0);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

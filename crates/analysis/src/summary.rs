@@ -1,7 +1,7 @@
 //! Turning a row's iterations into its summary: crank's `--exclude LOW:HIGH --exclude-order ID`
 //! trimming, then n/median/mean/stdev/CV/min/max per measurement over what is left.
 
-use rigor_model::result::{Exclusion, Row, Warning, WarningKind};
+use rigor_model::result::{Exclusion, Row, RunResult, Warning, WarningKind};
 
 /// Marks the `low` lowest and `high` highest successful iterations of `row`, ranked by measurement
 /// `by`, as excluded (crank's `--exclude LOW:HIGH --exclude-order ID`), so one cold start or one
@@ -59,6 +59,31 @@ pub fn apply_exclusions(row: &mut Row, low: usize, high: usize, by: &str) -> Opt
         }
     }
     None
+}
+
+/// The medians over all of a row's iterations of the requests and bytes the application received
+/// outside the measured window (readiness probes, warmup); `None` for a row with no iterations.
+pub fn outside_window(row: &Row) -> Option<(f64, f64)> {
+    if row.iterations.is_empty() {
+        return None;
+    }
+    let median = |f: &dyn Fn(&rigor_model::result::Iteration) -> u64| {
+        let v: Vec<f64> = row.iterations.iter().map(|it| f(it) as f64).collect();
+        rigor_stats::summarize(&v).map(|s| s.median).unwrap_or(0.0)
+    };
+    Some((
+        median(&|it| it.outside_window.requests),
+        median(&|it| it.outside_window.bytes),
+    ))
+}
+
+/// Completes a result whose writer kept no summaries (an older rigor, a hand-made file): each
+/// row without one is summarised from its iterations, once, as the result is loaded, so no
+/// reader computes a figure on the spot.
+pub fn complete(result: &mut RunResult) {
+    for row in result.rows.iter_mut().filter(|r| r.summary.is_empty()) {
+        summarize_row(row);
+    }
 }
 
 /// Fills `row.summary` from the included, successful iterations, one entry per measurement that

@@ -2,12 +2,13 @@
 //! saved results → match and compare (`analysis`) → report → the gate's exit code.
 
 use crate::analysis::matching::{self, Request};
+use crate::analysis::pivot_merge;
 use crate::analysis::{gate, merge, saved};
 use crate::declarations::{self, Better};
 use crate::exit::Exit;
 use crate::failure::Failure;
 use crate::options::compare::{parse_threshold_arg, CompareOptions, ThresholdArg};
-use crate::report::{pivot_blocks, pivot_merge};
+use crate::report::pivot_blocks;
 use std::path::PathBuf;
 
 /// Flags of `rigor compare` (a stable contract: scripts depend on their names).

@@ -2,15 +2,12 @@
 //! iterations it stands on, and what the application received outside the measured window.
 
 use super::format;
-use crate::result::{Iteration, Row, Summary};
+use crate::result::{Row, Summary};
 
-/// A row's summary of `id`, from the stored summary or, when the writer did not fill it, computed
-/// on the spot from the included, successful iterations.
+/// A row's summary of `id`: the runner summarises each row, and a saved result is completed as
+/// it loads (`analysis::saved::load`), so a report only reads.
 fn summary_of(row: &Row, id: &str) -> Option<Summary> {
-    row.summary
-        .get(id)
-        .cloned()
-        .or_else(|| rigor_stats::summarize(&row.values(id)))
+    row.summary.get(id).cloned()
 }
 
 /// `median ±CV% (mean)`, with `(n=k)` when fewer iterations than the row's used ones carry the
@@ -65,14 +62,10 @@ pub fn iterations_cell(row: &Row) -> String {
 /// Median over all iterations of what the app received outside the measured window (readiness
 /// probes, warmup), so pre-warming is visible next to the figures it could flatter.
 pub fn outside_window_cell(row: &Row) -> String {
-    if row.iterations.is_empty() {
-        return "—".to_string();
+    match crate::analysis::summary::outside_window(row) {
+        Some((requests, bytes)) => {
+            format!("{} ({})", format::number(requests), format::bytes(bytes))
+        }
+        None => "—".to_string(),
     }
-    let median = |f: &dyn Fn(&Iteration) -> u64| {
-        let v: Vec<f64> = row.iterations.iter().map(|it| f(it) as f64).collect();
-        rigor_stats::summarize(&v).map(|s| s.median).unwrap_or(0.0)
-    };
-    let requests = median(&|it| it.outside_window.requests);
-    let bytes = median(&|it| it.outside_window.bytes);
-    format!("{} ({})", format::number(requests), format::bytes(bytes))
 }

@@ -25,7 +25,8 @@ pub mod load_text;
 pub mod markdown;
 pub mod pivot;
 pub mod pivot_blocks;
-pub mod pivot_merge;
+#[cfg(test)]
+mod pivot_merge_tests;
 mod replaced;
 mod run;
 #[cfg(test)]
