@@ -10,6 +10,7 @@ pub mod declarations;
 pub mod duration;
 pub mod environment;
 pub mod format;
+pub mod history;
 pub mod measurements;
 pub mod result;
 pub mod series;

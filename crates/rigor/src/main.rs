@@ -27,13 +27,14 @@ mod load_tool;
 mod metrics;
 mod options;
 mod plan;
-mod report;
 mod selfreport;
+mod step_summary;
 mod tools;
 
 // The model lives in its own crate; its modules keep their `crate::` paths here meanwhile.
 use rigor_analysis as analysis;
 use rigor_model::{declarations, duration, measurements, result, series};
+use rigor_report as report;
 
 use clap::Parser;
 use cli::{Cli, Command};

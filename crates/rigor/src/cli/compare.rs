@@ -103,10 +103,10 @@ pub fn execute(args: &CompareArgs) -> Result<Exit, Failure> {
         .map_err(Failure::usage)?;
     let rows = pivot_merge::merged(&inputs, &names, &report.comparisons);
     let pivot = pivot_blocks::blocks(&rows, &options.view);
-    crate::report::compare::publish(
+    super::compare_publish::publish(
         &report,
         &pivot,
-        &crate::report::compare::Outputs {
+        &super::compare_publish::Outputs {
             json: options.json.as_ref(),
             markdown: options.markdown.as_ref(),
             html: options.html.as_ref(),
