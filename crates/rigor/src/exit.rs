@@ -1,6 +1,7 @@
 //! rigor's exit codes: a stable contract scripts and CI gates branch on, so they are one type
 //! rather than integers scattered through the commands.
 
+use crate::analysis::gate::Gate;
 use std::process::ExitCode;
 
 /// How a rigor command ended, as its process exit code says it.
@@ -37,6 +38,20 @@ impl Exit {
             Exit::Inconclusive => 5,
             Exit::Limit => 6,
             Exit::Interrupted => 130,
+        }
+    }
+}
+
+/// The code of each gate decision (exit 3 a regression, 4 `--strict`, 5 inconclusive, 6 a limit).
+impl From<Gate> for Exit {
+    fn from(gate: Gate) -> Exit {
+        match gate {
+            Gate::Success => Exit::Success,
+            Gate::Failed => Exit::Failed,
+            Gate::Regression => Exit::Regression,
+            Gate::Strict => Exit::Strict,
+            Gate::Limit => Exit::Limit,
+            Gate::Inconclusive => Exit::Inconclusive,
         }
     }
 }

@@ -55,6 +55,20 @@ impl From<anyhow::Error> for Failure {
     }
 }
 
+/// A saved result that could not be read fails the command (exit 1), as any failure does.
+impl From<crate::analysis::error::LoadError> for Failure {
+    fn from(e: crate::analysis::error::LoadError) -> Self {
+        Failure::Failed(e.into())
+    }
+}
+
+/// Saved results that cannot be compared fail the command (exit 1).
+impl From<crate::analysis::error::CompareError> for Failure {
+    fn from(e: crate::analysis::error::CompareError) -> Self {
+        Failure::Failed(e.into())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

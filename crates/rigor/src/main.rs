@@ -6,17 +6,14 @@
 //! `result` the record every stage fills and `failure`/`exit` how a command ends.
 
 mod agent;
-mod analysis;
 mod bench;
 mod bisect;
 mod cli;
 mod clock;
 mod config;
 mod console;
-mod declarations;
 #[cfg(test)]
 mod docs_tests;
-mod duration;
 mod exec;
 mod exit;
 mod failure;
@@ -27,16 +24,18 @@ mod interrupt;
 mod live_rate;
 mod load_run;
 mod load_tool;
-mod measurements;
 mod metrics;
 mod options;
 mod out_of_memory;
 mod plan;
-mod report;
-mod result;
 mod selfreport;
-mod series;
+mod step_summary;
 mod tools;
+
+// The model lives in its own crate; its modules keep their `crate::` paths here meanwhile.
+use rigor_analysis as analysis;
+use rigor_model::{declarations, duration, measurements, result, series};
+use rigor_report as report;
 
 use clap::Parser;
 use cli::{Cli, Command};

@@ -102,7 +102,7 @@ impl Bench {
             }
         }
         if let Some(id) = &args.primary {
-            p.take(crate::measurements::validate(id));
+            p.take(crate::measurements::validate(id).map_err(String::from));
         }
         let names = names(args, &mut p);
         let server = args.url.as_ref().map(|url| server(args, url, &mut p));

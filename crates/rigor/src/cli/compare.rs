@@ -2,12 +2,13 @@
 //! saved results → match and compare (`analysis`) → report → the gate's exit code.
 
 use crate::analysis::matching::{self, Request};
+use crate::analysis::pivot_merge;
 use crate::analysis::{gate, merge, saved};
 use crate::declarations::{self, Better};
 use crate::exit::Exit;
 use crate::failure::Failure;
 use crate::options::compare::{parse_threshold_arg, CompareOptions, ThresholdArg};
-use crate::report::{pivot_blocks, pivot_merge};
+use crate::report::pivot_blocks;
 use std::path::PathBuf;
 
 /// Flags of `rigor compare` (a stable contract: scripts depend on their names).
@@ -133,10 +134,10 @@ pub fn execute(args: &CompareArgs) -> Result<Exit, Failure> {
         .map_err(Failure::usage)?;
     let rows = pivot_merge::merged(&inputs, &names, &report.comparisons);
     let pivot = pivot_blocks::blocks(&rows, &options.view);
-    crate::report::compare::publish(
+    super::compare_publish::publish(
         &report,
         &pivot,
-        &crate::report::compare::Outputs {
+        &super::compare_publish::Outputs {
             json: options.json.as_ref(),
             markdown: options.markdown.as_ref(),
             html: options.html.as_ref(),
@@ -179,7 +180,7 @@ pub fn execute(args: &CompareArgs) -> Result<Exit, Failure> {
     for line in decision.messages() {
         crate::console::err(&line);
     }
-    Ok(decision.exit)
+    Ok(decision.gate.into())
 }
 
 /// Why the gate flags cannot judge what they watch: a watched id with no direction, or (under

@@ -5,6 +5,7 @@ pub mod agent;
 pub mod bench;
 pub mod bisect;
 pub mod compare;
+pub mod compare_publish;
 pub mod help;
 pub mod history;
 pub mod init;

@@ -27,7 +27,7 @@ impl Config {
                     .as_deref()
                     .map(Better::parse)
                     .transpose()
-                    .map_err(|e| self.error_at(&table, Some("direction"), &e)),
+                    .map_err(|e| self.error_at(&table, Some("direction"), &e.to_string())),
             );
             // Each key checked on its own, so the error points at the key that is wrong.
             let only_direction = Declaration {
@@ -41,13 +41,13 @@ impl Config {
             let direction_ok = problems
                 .take(
                     declarations::check(id, &only_direction)
-                        .map_err(|e| self.error_at(&table, Some("direction"), &e)),
+                        .map_err(|e| self.error_at(&table, Some("direction"), &e.to_string())),
                 )
                 .is_some();
             let unit_ok = problems
                 .take(
                     declarations::check(id, &only_unit)
-                        .map_err(|e| self.error_at(&table, Some("unit"), &e)),
+                        .map_err(|e| self.error_at(&table, Some("unit"), &e.to_string())),
                 )
                 .is_some();
             let threshold = problems.take(

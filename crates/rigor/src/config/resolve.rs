@@ -394,7 +394,7 @@ impl Config {
     }
 
     pub(super) fn duration(&self, table: &str, key: &str, text: &str) -> Result<Duration, String> {
-        parse_duration(text).map_err(|e| self.error_at(table, Some(key), &e))
+        parse_duration(text).map_err(|e| self.error_at(table, Some(key), &e.to_string()))
     }
 
     pub(super) fn positive_duration(

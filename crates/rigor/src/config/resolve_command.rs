@@ -134,7 +134,7 @@ impl Config {
         let direction = match raw.direction.as_deref().map(Better::parse) {
             Some(Ok(b)) => Some(b),
             Some(Err(e)) => {
-                p.add(at(Some("direction"), &e));
+                p.add(at(Some("direction"), &e.to_string()));
                 None
             }
             None => {

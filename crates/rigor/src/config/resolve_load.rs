@@ -468,7 +468,7 @@ impl<'a> LoadKeys<'a> {
                 ),
                 _ => return d,
             },
-            Err(e) => e,
+            Err(e) => e.to_string(),
         };
         p.add(self.error(key, &src, &message));
         default

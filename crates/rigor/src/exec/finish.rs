@@ -309,5 +309,5 @@ pub fn exit_code(result: &RunResult, options: &RunOptions, failed: bool) -> Exit
     for line in decision.messages() {
         crate::console::err(&line);
     }
-    decision.exit
+    decision.gate.into()
 }

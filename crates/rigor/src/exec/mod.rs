@@ -278,7 +278,7 @@ fn report_run(result: &RunResult, outputs: &Outputs, run_dir: &Path, written: bo
     }
     if !result.comparisons.is_empty() {
         if let Some(problem) =
-            report::step_summary::append(&report::markdown::render_with(result, &outputs.view))
+            crate::step_summary::append(&report::markdown::render_with(result, &outputs.view))
         {
             console::err(&problem);
         }

@@ -18,6 +18,7 @@ use crate::result::{Iteration, Warning, WarningKind};
 use crate::tools::report::{tail, ToolReport, WarmupReport};
 use crate::tools::{merge, Tool, ToolSpec};
 use rigor_load::LoadSpec;
+use rigor_model::tool::{HostToolRun, HostsToolReport, ToolRecord};
 use rigor_probe::Mark;
 use std::time::{Duration, Instant};
 
@@ -279,7 +280,7 @@ fn phase(
 /// the merged figures, each host's own, and the warnings; a host whose tool failed is named.
 fn record(tool: Tool, runs: &[HostRun], it: &mut Iteration) -> Result<(), String> {
     let name = tool.name();
-    let mut kept = serde_json::Map::new();
+    let mut kept = std::collections::BTreeMap::new();
     let mut parsed = Vec::new();
     for h in runs {
         let r = &h.run;
@@ -300,17 +301,22 @@ fn record(tool: Tool, runs: &[HostRun], it: &mut Iteration) -> Result<(), String
         };
         kept.insert(
             h.name.clone(),
-            serde_json::json!({
-                "report": report,
-                "clock_offset_ms": h.offset.offset_ns as f64 / 1e6,
-                "clock_rtt_ms": h.offset.rtt.as_secs_f64() * 1e3,
-                "environment": h.environment,
-                "network": h.network,
-            }),
+            HostToolRun {
+                report: report.clone(),
+                clock_offset_ms: h.offset.offset_ns as f64 / 1e6,
+                clock_rtt_ms: h.offset.rtt.as_secs_f64() * 1e3,
+                environment: h.environment.clone(),
+                network: serde_json::to_value(&h.network).unwrap_or_default(),
+            },
         );
         parsed.push((h, report, figures));
     }
-    it.tool = Some(serde_json::json!({ "tool": name, "hosts": kept }));
+    let hosts = HostsToolReport {
+        tool: name.to_string(),
+        hosts: kept,
+        figures: None,
+    };
+    it.tool = Some(ToolRecord::Hosts(Box::new(hosts)));
     let mut parts = Vec::new();
     for (h, report, figures) in &parsed {
         let quoted = || tail(&report.output, &report.stderr, TAIL_LINES);
@@ -361,8 +367,8 @@ fn record(tool: Tool, runs: &[HostRun], it: &mut Iteration) -> Result<(), String
         it.warnings
             .push(Warning::of(WarningKind::LatencyNotMerged, why));
     }
-    if let Some(t) = it.tool.as_mut() {
-        t["figures"] = serde_json::to_value(&merged).unwrap_or_default();
+    if let Some(ToolRecord::Hosts(h)) = it.tool.as_mut() {
+        h.figures = Some(merged);
     }
     Ok(())
 }

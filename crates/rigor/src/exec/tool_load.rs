@@ -13,6 +13,7 @@ use crate::measurements::ids;
 use crate::result::{Iteration, Warning, WarningKind};
 use crate::tools::report::{tail, ToolReport, WarmupReport};
 use crate::tools::{Invocation, ToolSpec};
+use rigor_model::tool::ToolRecord;
 use rigor_probe::Mark;
 use std::path::Path;
 use std::time::Duration;
@@ -170,7 +171,7 @@ pub(super) fn load(
         cores: cores(tool, spec),
         warmup,
     };
-    it.tool = serde_json::to_value(&report).ok();
+    it.tool = Some(ToolRecord::One(Box::new(report.clone())));
     if let Some(why) = cause(&crashed, app) {
         return Err(why);
     }

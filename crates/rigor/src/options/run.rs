@@ -172,7 +172,7 @@ fn check(args: &RunArgs, selection: &Selection) -> Result<RunOptions, Problems> 
         .chain(args.measurements.iter().flatten())
         .chain(args.exclude_order.iter())
     {
-        p.take(crate::measurements::validate(id));
+        p.take(crate::measurements::validate(id).map_err(String::from));
     }
     for (flag, n) in [
         ("-i/--iterations", args.iterations),

@@ -7,11 +7,13 @@
 mod argv;
 mod bombardier;
 pub mod crosscheck;
-mod figures;
+use rigor_model::tool::figures;
 mod h2load;
 pub mod merge;
 mod oha;
-pub mod report;
+pub use rigor_model::tool::report;
+#[cfg(test)]
+mod report_tests;
 mod units;
 mod wrk;
 mod wrk2;

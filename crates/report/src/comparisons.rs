@@ -1,0 +1,539 @@
+//! Comparison tables: per compared row, the baseline's median, then per candidate its median,
+//! the change of the medians, the 95% CI, the p-value and the verdict, followed by notes that
+//! explain the cells without a verdict. `rigor run` (variants) and `rigor compare` (saved
+//! results) show them alike.
+
+use super::{format, Block, Cell, Style, Table};
+use rigor_model::declarations::{self, Declarations};
+use rigor_model::format::confidence_label;
+use rigor_model::result::{Comparison, Method, Verdict};
+use std::collections::BTreeMap;
+
+/// What the columns of an unpaired comparison are (two independent samples).
+const LEGEND: &str = "Δ median: candidate median vs baseline median · 95% CI: \
+     Hodges–Lehmann interval of the ratio (the typical pairwise change) · p: Mann–Whitney \
+     (exact for small samples) · no verdict where the interval misses the medians' change";
+
+/// What the columns of a paired comparison are (variants of one run, round by round).
+const LEGEND_PAIRED: &str = "Δ round: median of the within-round changes (each candidate \
+     iteration against the baseline's of the same interleaved round) · CI: Hodges–Lehmann \
+     interval of the within-round ratio · p: Wilcoxon signed-rank · no verdict where the \
+     interval misses Δ round";
+
+/// The cells each candidate adds to a line, after its median; the CI's label carries its
+/// confidence ([`headers`]).
+const PER_CANDIDATE: [&str; 4] = ["Δ median", "95% CI", "p", "verdict"];
+
+/// The headers of a candidate's columns for comparisons done with `method` at `confidence`:
+/// the change is the medians' one unpaired, the within-round one paired, and the interval is
+/// labelled with its own confidence (a look of `--until-conclusive` is not 95%).
+fn headers(method: Option<Method>, confidence: Option<f64>) -> [String; 4] {
+    let delta = match method {
+        Some(Method::Paired) => "Δ round",
+        _ => PER_CANDIDATE[0],
+    };
+    let ci = match confidence {
+        Some(c) => format!("{} CI", confidence_label(c)),
+        None => PER_CANDIDATE[1].to_string(),
+    };
+    [
+        delta.into(),
+        ci,
+        PER_CANDIDATE[2].into(),
+        PER_CANDIDATE[3].into(),
+    ]
+}
+
+/// The legend lines the tables need: the unpaired one, the paired one, or both.
+fn legends(cmps: &[Comparison]) -> Vec<Block> {
+    let paired = cmps.iter().any(|c| c.method == Some(Method::Paired));
+    let unpaired = cmps.iter().any(|c| c.method != Some(Method::Paired));
+    let mut out = Vec::new();
+    if unpaired {
+        out.push(Block::Text(LEGEND.into()));
+    }
+    if paired {
+        out.push(Block::Text(LEGEND_PAIRED.into()));
+    }
+    out
+}
+
+/// Comparison tables, one per scenario and matrix row in order of appearance, each headed by
+/// the row (its scenario too when several scenarios were compared, or when the comparison names
+/// its scenario itself, as `rigor compare` does) and followed by its notes. A measurement with
+/// no known direction shows `no verdict`.
+pub fn comparison_blocks(cmps: &[Comparison], decl: &Declarations) -> Vec<Block> {
+    comparison_blocks_noting(cmps, decl, &|_| true, false)
+}
+
+/// [`comparison_blocks`] with the notes of the comparisons `noted` accepts alone: the terminal
+/// notes its primary figure's comparisons (the same sentence for thirty measurements would
+/// bury the tables), the files every one. With `joined` (the terminal's short report), a
+/// row's table of the same columns as the one before it, with no notes between them, joins
+/// it under a line naming the row.
+pub fn comparison_blocks_noting(
+    cmps: &[Comparison],
+    decl: &Declarations,
+    noted: &dyn Fn(&Comparison) -> bool,
+    joined: bool,
+) -> Vec<Block> {
+    let groups = groups(cmps);
+    let several_scenarios = groups
+        .iter()
+        .any(|g| g[0].scenario != groups[0][0].scenario);
+    let mut blocks = legends(cmps);
+    for members in groups {
+        let first = members[0];
+        let key = first.row_key();
+        let heading = if several_scenarios || first.row.contains_key("scenario") {
+            key.label()
+        } else {
+            key.detail()
+        };
+        let candidates = distinct(&members, |c| c.candidate.as_str());
+        let mut part = table(&members, &candidates, decl);
+        if joined && !heading.is_empty() {
+            let mut label = vec![Cell::plain(heading.clone())];
+            label.extend((1..part.header.len()).map(|_| Cell::plain("")));
+            for line in &mut part.rows {
+                line[0].text = format!("  {}", line[0].text);
+            }
+            part.rows.insert(0, label);
+            match blocks.last_mut() {
+                Some(Block::Table(last)) if last.header == part.header => {
+                    last.rows.extend(part.rows);
+                }
+                _ => blocks.push(Block::Table(part)),
+            }
+        } else {
+            if !heading.is_empty() {
+                blocks.push(Block::Heading(3, heading));
+            }
+            blocks.push(Block::Table(part));
+        }
+        let noted: Vec<&Comparison> = members.iter().copied().filter(|c| noted(c)).collect();
+        let notes = notes(&noted, candidates.len() > 1, decl);
+        if !notes.is_empty() {
+            blocks.push(Block::List(notes));
+        }
+        let adjusted: Vec<Cell> = members
+            .iter()
+            .filter_map(|c| adjusted_line(c, candidates.len() > 1, decl))
+            .collect();
+        if !adjusted.is_empty() {
+            blocks.push(Block::List(adjusted));
+        }
+    }
+    blocks
+}
+
+/// The comparisons of each compared row (scenario and matrix values), in order of appearance.
+fn groups(cmps: &[Comparison]) -> Vec<Vec<&Comparison>> {
+    let mut groups: Vec<Vec<&Comparison>> = Vec::new();
+    // Each group's place by its key: one pass, however many rows were compared.
+    let mut at: std::collections::HashMap<(&str, &BTreeMap<String, String>), usize> =
+        std::collections::HashMap::new();
+    for c in cmps {
+        match at.entry((&c.scenario, &c.row)) {
+            std::collections::hash_map::Entry::Occupied(e) => groups[*e.get()].push(c),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(groups.len());
+                groups.push(vec![c]);
+            }
+        }
+    }
+    groups
+}
+
+/// The distinct values of `f` over `members`, in order of appearance.
+fn distinct<'a>(members: &[&'a Comparison], f: impl Fn(&'a Comparison) -> &'a str) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for c in members {
+        let v = f(c);
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// One compared row's table: a line per measurement, the baseline's median, then each
+/// candidate's columns.
+fn table(members: &[&Comparison], candidates: &[&str], decl: &Declarations) -> Table {
+    let mut header = vec!["measurement".to_string(), members[0].baseline.clone()];
+    for cand in candidates {
+        header.push(cand.to_string());
+        let first = members.iter().find(|c| c.candidate == *cand);
+        let method = first.and_then(|c| c.method);
+        let paired_alike = members
+            .iter()
+            .filter(|c| c.candidate == *cand)
+            .all(|c| c.method == method);
+        let mut cells = headers(method, first.and_then(|c| c.confidence));
+        if !paired_alike {
+            // Some lines paired, some not: each line's change is its own method's.
+            cells[0] = "Δ".into();
+        }
+        header.extend(cells);
+    }
+    let rows = distinct(members, |c| c.measurement.as_str())
+        .into_iter()
+        .map(|id| line(members, candidates, id, decl))
+        .collect();
+    Table {
+        header,
+        rows,
+        numeric: true,
+    }
+}
+
+/// The line of one measurement: its label, the baseline's median, each candidate's columns
+/// (dashes where a candidate lacks the measurement).
+fn line(members: &[&Comparison], candidates: &[&str], id: &str, decl: &Declarations) -> Vec<Cell> {
+    let of = |cand: &str| {
+        members
+            .iter()
+            .find(|c| c.measurement == id && c.candidate == cand)
+            .copied()
+    };
+    let base_median = candidates
+        .iter()
+        .filter_map(|cand| of(cand))
+        .find_map(|c| c.baseline_median);
+    let mut line = vec![
+        Cell::plain(declarations::label(id, decl)),
+        Cell::plain(opt(base_median, format::number)),
+    ];
+    for cand in candidates {
+        match of(cand) {
+            Some(c) => line.extend(candidate_cells(c)),
+            None => line.extend((0..=PER_CANDIDATE.len()).map(|_| Cell::plain("—"))),
+        }
+    }
+    line
+}
+
+/// A candidate's median, change, interval, p-value and verdict.
+fn candidate_cells(c: &Comparison) -> [Cell; 5] {
+    [
+        Cell::plain(opt(c.candidate_median, format::number)),
+        Cell::plain(change_text(c)),
+        Cell::plain(interval_text(c).unwrap_or_else(|| "—".into())),
+        Cell::plain(opt(c.p_value, format::p_value)),
+        verdict_cell(c),
+    ]
+}
+
+/// The change as every report shows it: the medians' change in %, or, for a figure judged on
+/// its absolute floor, the medians' difference in its own unit (one more page of cache is not
+/// +100%).
+pub fn change_text(c: &Comparison) -> String {
+    match (c.floor, c.baseline_median, c.candidate_median) {
+        (Some(_), Some(b), Some(m)) => signed_number(m - b),
+        _ => opt(c.change_pct, format::signed_pct),
+    }
+}
+
+/// The interval as every report shows it; for a figure judged on its floor, the floor it was
+/// judged on instead of an interval in % of a near-zero baseline. `None` when there is neither.
+pub fn interval_text(c: &Comparison) -> Option<String> {
+    if let Some(f) = c.floor {
+        return Some(format!("floor ±{}", format::number(f)));
+    }
+    match (c.ci_low_pct, c.ci_high_pct) {
+        (Some(l), Some(h)) => Some(format::ci(l, h)),
+        _ => None,
+    }
+}
+
+/// `+0.25`, `-2`, `0`: a difference with its sign.
+fn signed_number(v: f64) -> String {
+    let text = format::number(v);
+    if v > 0.0 {
+        format!("+{text}")
+    } else {
+        text
+    }
+}
+
+/// The verdict as a table shows it; an id whose direction nobody declared has none to show.
+fn verdict_cell(c: &Comparison) -> Cell {
+    Cell::styled(verdict_text(c), verdict_style(c))
+}
+
+/// The verdict's words: its name, or `no verdict` for an id whose direction nobody declared.
+pub fn verdict_text(c: &Comparison) -> &'static str {
+    if c.direction.is_none() && c.verdict == Verdict::Inconclusive {
+        return "no verdict";
+    }
+    c.verdict.as_str()
+}
+
+/// The verdict's colour.
+pub fn verdict_style(c: &Comparison) -> Style {
+    if c.direction.is_none() && c.verdict == Verdict::Inconclusive {
+        return Style::Inconclusive;
+    }
+    Style::of_verdict(c.verdict)
+}
+
+/// Notes grouped so one sentence covers every measurement it applies to, instead of repeating
+/// "n=2 vs 2 can never reach…" once per line.
+fn notes(members: &[&Comparison], name_candidate: bool, decl: &Declarations) -> Vec<Cell> {
+    let mut notes: Vec<(&str, &str, Vec<String>)> = Vec::new();
+    for c in members {
+        let Some(note) = c.note.as_deref() else {
+            continue;
+        };
+        let label = declarations::label(&c.measurement, decl);
+        match notes
+            .iter_mut()
+            .find(|(cand, n, _)| *cand == c.candidate && *n == note)
+        {
+            Some((_, _, labels)) => labels.push(label),
+            None => notes.push((&c.candidate, note, vec![label])),
+        }
+    }
+    notes
+        .into_iter()
+        .map(|(cand, note, labels)| {
+            let who = if name_candidate {
+                format!("{cand} · ")
+            } else {
+                String::new()
+            };
+            Cell::styled(
+                format!("{who}{}: {note}", labels.join(", ")),
+                Style::Inconclusive,
+            )
+        })
+        .collect()
+}
+
+/// The noise floor of each group, one line each under its own heading: the smallest change the
+/// run could tell from no change at the n it ended with, and what the threshold needs.
+pub fn noise_floor_blocks(floors: &[rigor_model::result::NoiseFloor]) -> Vec<Block> {
+    if floors.is_empty() {
+        return Vec::new();
+    }
+    // With several scenarios, each line names its scenario (rows without variables would
+    // otherwise read alike).
+    let several = floors.iter().any(|f| f.scenario != floors[0].scenario);
+    let lines = floors
+        .iter()
+        .map(|f| {
+            let row = rigor_model::result::RowKey::of_map(&f.scenario, &f.row);
+            let key = if several { row.label() } else { row.detail() };
+            let sentence = rigor_analysis::noise_floor::sentence(f);
+            let text = if key.is_empty() {
+                sentence
+            } else {
+                format!("{key}: {sentence}")
+            };
+            Cell::plain(text)
+        })
+        .collect();
+    vec![Block::Heading(2, "noise floor".into()), Block::List(lines)]
+}
+
+/// One line for a comparison adjusted for interference: the adjusted change and interval, how
+/// much variance went with it, and that the verdict stands on the unadjusted figures. Only an
+/// adjustment that removed at least a tenth of the variance is worth a line: one that removed
+/// none (or added noise) says nothing the unadjusted figures do not, and stays in the JSON.
+fn adjusted_line(c: &Comparison, name_candidate: bool, decl: &Declarations) -> Option<Cell> {
+    let a = c
+        .adjusted
+        .as_ref()
+        .filter(|a| a.variance_reduction >= 0.1)?;
+    let who = if name_candidate {
+        format!("{} · ", c.candidate)
+    } else {
+        String::new()
+    };
+    let ci = match (a.ci_low_pct, a.ci_high_pct) {
+        (Some(l), Some(h)) => format!(" {}", format::ci(l, h)),
+        _ => String::new(),
+    };
+    Some(Cell::plain(format!(
+        "{who}{} adjusted for interference (θ {:.4} per point): {}{ci}, {:.0}% of the \
+         variance removed; the verdict stands on the unadjusted figures",
+        declarations::label(&c.measurement, decl),
+        a.theta,
+        format::signed_pct(a.change_pct),
+        a.variance_reduction * 100.0
+    )))
+}
+
+fn opt(v: Option<f64>, f: fn(f64) -> String) -> String {
+    v.map(f).unwrap_or_else(|| "—".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn noise_floors_of_several_scenarios_name_their_scenario() {
+        let floor = |scenario: &str| rigor_model::result::NoiseFloor {
+            scenario: scenario.into(),
+            row: BTreeMap::new(),
+            measurement: "load.rps".into(),
+            method: rigor_model::result::Method::Unpaired,
+            pairs: 3,
+            spread_pct: 5.0,
+            detectable_pct: f64::INFINITY,
+            threshold_pct: 2.0,
+            verdict_pct: f64::INFINITY,
+            pairs_for_threshold: Some(900),
+        };
+        let text = |floors: &[rigor_model::result::NoiseFloor]| match &noise_floor_blocks(floors)[1]
+        {
+            Block::List(items) => items.iter().map(|i| i.text.clone()).collect::<Vec<_>>(),
+            _ => panic!("the floors are not a list"),
+        };
+        let two = text(&[floor("plaintext"), floor("json")]);
+        assert!(two[0].starts_with("plaintext: "), "{two:?}");
+        assert!(two[1].starts_with("json: "), "{two:?}");
+        let one = text(&[floor("plaintext")]);
+        assert!(!one[0].starts_with("plaintext"), "{one:?}");
+    }
+
+    /// An inconclusive comparison of `id` in `scenario`'s row `row` (a map as comparisons
+    /// carry it).
+    fn mk(scenario: &str, row: &[(&str, &str)], id: &str) -> Comparison {
+        Comparison {
+            scenario: scenario.into(),
+            shift_pct: None,
+            direction: Some("lower".into()),
+            row: row
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<BTreeMap<_, _>>(),
+            measurement: id.into(),
+            baseline: "a".into(),
+            candidate: "b".into(),
+            baseline_median: Some(1.0),
+            candidate_median: Some(1.0),
+            change_pct: Some(0.0),
+            ci_low_pct: None,
+            ci_high_pct: None,
+            p_value: None,
+            verdict: Verdict::Inconclusive,
+            note: Some(
+                "n=2 vs 2 can never reach 95% confidence: run more iterations (-i 5)".into(),
+            ),
+            method: None,
+            pairs: None,
+            confidence: None,
+            adjusted: None,
+            floor: None,
+        }
+    }
+
+    #[test]
+    fn inconclusive_notes_are_grouped() {
+        let blocks = comparison_blocks(
+            &[
+                mk("plaintext", &[], "load.rps"),
+                mk("plaintext", &[], "app.rss"),
+            ],
+            &Declarations::new(),
+        );
+        let Block::List(notes) = &blocks[2] else {
+            panic!("{blocks:?}")
+        };
+        assert_eq!(
+            notes,
+            &vec![Cell::styled(
+                "Requests/sec (1/s), Max Working Set (MiB): n=2 vs 2 can never reach 95% \
+                 confidence: run more iterations (-i 5)",
+                Style::Inconclusive
+            )]
+        );
+    }
+
+    fn headings(blocks: &[Block]) -> Vec<&str> {
+        blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Heading(3, h) => Some(h.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn headings_name_the_row_and_the_scenario_only_where_it_tells_rows_apart() {
+        let none = Declarations::new();
+        let one_scenario = [
+            mk("plaintext", &[("connections", "16")], "load.rps"),
+            mk("plaintext", &[("connections", "64")], "load.rps"),
+            mk("plaintext", &[("connections", "64")], "app.rss"),
+        ];
+        let blocks = comparison_blocks(&one_scenario, &none);
+        assert_eq!(headings(&blocks), vec!["connections=16", "connections=64"]);
+        let two = [
+            mk("plaintext", &[("connections", "16")], "load.rps"),
+            mk("json", &[("connections", "16")], "load.rps"),
+        ];
+        let blocks = comparison_blocks(&two, &none);
+        assert_eq!(
+            headings(&blocks),
+            vec!["plaintext connections=16", "json connections=16"]
+        );
+        // `rigor compare` names the scenario and variant in the row itself.
+        let saved = [mk(
+            "plaintext",
+            &[
+                ("connections", "16"),
+                ("scenario", "plaintext"),
+                ("variant", "slow"),
+            ],
+            "load.rps",
+        )];
+        let blocks = comparison_blocks(&saved, &none);
+        assert_eq!(headings(&blocks), vec!["plaintext connections=16 slow"]);
+        assert!(headings(&comparison_blocks(
+            &[mk("plaintext", &[], "load.rps")],
+            &none
+        ))
+        .is_empty());
+    }
+
+    #[test]
+    fn a_candidate_without_the_measurement_shows_dashes() {
+        let mut c = mk("plaintext", &[], "load.rps");
+        c.candidate = "c".into();
+        let blocks = comparison_blocks(
+            &[
+                mk("plaintext", &[], "load.rps"),
+                mk("plaintext", &[], "app.rss"),
+                c,
+            ],
+            &Declarations::new(),
+        );
+        let Block::Table(t) = &blocks[1] else {
+            panic!("{blocks:?}")
+        };
+        assert_eq!(t.header.len(), 2 + 2 * 5);
+        let rss: Vec<&str> = t.rows[1].iter().map(|c| c.text.as_str()).collect();
+        assert_eq!(
+            rss,
+            vec![
+                "Max Working Set (MiB)",
+                "1",
+                "1",
+                "0.0%",
+                "—",
+                "—",
+                "inconclusive",
+                "—",
+                "—",
+                "—",
+                "—",
+                "—"
+            ]
+        );
+    }
+}

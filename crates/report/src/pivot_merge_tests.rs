@@ -1,0 +1,49 @@
+//! `rigor compare`'s pivot of several saved results, drawn: each file a column, verdicts kept
+//! with their rows.
+
+use crate::{pivot, View};
+use rigor_analysis::pivot_merge::merged;
+use rigor_analysis::saved::Saved;
+use rigor_analysis::summary::{summarize_row, tests::row_with};
+use rigor_model::result::Comparison;
+use rigor_model::result::Verdict;
+
+/// A saved result of a `clients` sweep with `cmd.mps` = clients × `f` × 1000.
+fn saved(name: &str, f: f64) -> Saved {
+    let mut r = crate::sample::sample_result();
+    r.rows.clear();
+    r.comparisons.clear();
+    for clients in ["1", "2"] {
+        let v = clients.parse::<f64>().unwrap() * 1000.0 * f;
+        let mut row = row_with(&[("clients", clients)], None, "cmd.mps", &[v, v, v]);
+        summarize_row(&mut row);
+        r.rows.push(row);
+    }
+    (format!("{name}.json").into(), r)
+}
+
+#[test]
+fn files_become_columns_and_verdicts_stay_with_their_rows() {
+    let inputs = vec![saved("a", 1.0), saved("b", 0.5)];
+    let names = vec!["a".to_string(), "b".to_string()];
+    let scenario = inputs[0].1.scenario.clone();
+    let mut c = Comparison::verdict_only(
+        &[("clients", "2"), ("scenario", &scenario)],
+        "cmd.mps",
+        "a",
+        "b",
+        Verdict::Regression,
+    );
+    c.scenario = scenario;
+    let m = merged(&inputs, &names, &[c]);
+    assert_eq!(m.rows.len(), 4);
+    let tables = pivot::build(&m, "cmd.mps", None);
+    assert_eq!(tables.len(), 1);
+    let t = &tables[0];
+    assert_eq!(t.columns, vec![Some("a".into()), Some("b".into())]);
+    let two = t.rows[1].cells[1].as_ref().unwrap();
+    assert_eq!(two.median, 1000.0);
+    assert_eq!(two.verdict, Some(Verdict::Regression));
+    assert!((two.change_pct.unwrap() + 50.0).abs() < 1e-9);
+    assert_eq!(crate::pivot_blocks::problem(&m, &View::default()), None);
+}
