@@ -5,7 +5,6 @@
 //! `config` → `plan` → `exec` (behind the `Executor` trait) → `analysis` → `report`, with
 //! `result` the record every stage fills and `failure`/`exit` how a command ends.
 
-mod agent;
 mod analysis;
 mod bench;
 mod bisect;
