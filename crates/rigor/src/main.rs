@@ -24,6 +24,7 @@ mod guards;
 mod history;
 mod interrupt;
 mod live_rate;
+mod load_output;
 mod load_run;
 mod load_tool;
 mod measurements;
