@@ -35,6 +35,7 @@ mod report;
 mod result;
 mod selfreport;
 mod series;
+mod threshold;
 mod tools;
 
 use clap::Parser;

@@ -198,7 +198,7 @@ fn check(args: &RunArgs, selection: &Selection) -> Result<RunOptions, Problems> 
             args.strict.as_deref(),
         ))
         .unwrap_or_default();
-    let (threshold, thresholds) = crate::options::compare::split_thresholds(&args.threshold);
+    let (threshold, thresholds) = crate::threshold::split_thresholds(&args.threshold);
     for (id, _) in &thresholds {
         p.take(crate::measurements::validate(id).map_err(|e| format!("--threshold {id}=…: {e}")));
     }
