@@ -12,6 +12,7 @@ mod cli;
 mod clock;
 mod config;
 mod console;
+mod crosscheck;
 mod declarations;
 #[cfg(test)]
 mod docs_tests;

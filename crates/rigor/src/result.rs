@@ -62,7 +62,7 @@ pub struct RunResult {
     /// With `--cross-check TOOL`: each compared measurement of the engine against the tool,
     /// agreeing, disagreeing beyond noise, or undecided, with the known cause.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cross_check: Option<crate::tools::crosscheck::CrossCheck>,
+    pub cross_check: Option<crate::crosscheck::CrossCheck>,
     /// Each limit (`[[limits]]`, `--limit`) checked against each row that measured it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub limits: Vec<crate::analysis::limits::Outcome>,

@@ -160,9 +160,7 @@ pub fn measure(options: &RunOptions) -> Result<Measured, Failure> {
             .rows
             .iter()
             .any(|r| r.plan.work.load().is_some_and(|l| l.spec.pipeline > 1));
-        result.cross_check = Some(crate::tools::crosscheck::findings(
-            &result, tool.tool, pipelined,
-        ));
+        result.cross_check = Some(crate::crosscheck::findings(&result, tool.tool, pipelined));
     }
     let written = match outputs.save(&result, true) {
         Ok(()) => true,
@@ -255,7 +253,7 @@ fn report_run(result: &RunResult, outputs: &Outputs, run_dir: &Path, written: bo
         report::terminal::use_color(),
     ));
     if let Some(c) = &result.cross_check {
-        console::out(&crate::tools::crosscheck::render(c));
+        console::out(&crate::crosscheck::render(c));
     }
     if written {
         console::err(&format!(

@@ -138,7 +138,7 @@ impl RunOptions {
             cross_check: args
                 .cross_check
                 .as_deref()
-                .and_then(|t| crate::tools::crosscheck::parse(t).ok()),
+                .and_then(|t| crate::crosscheck::parse(t).ok()),
         };
         check(args, &selection).map_err(|mut problems| {
             if let Err(config) = crate::plan::prepare(&selection) {
@@ -218,7 +218,7 @@ fn check(args: &RunArgs, selection: &Selection) -> Result<RunOptions, Problems> 
         }
     }
     if let Some(t) = &args.cross_check {
-        p.take(crate::tools::crosscheck::parse(t));
+        p.take(crate::crosscheck::parse(t));
     }
     let view = p.take(args.view.view());
     let exclude = p
