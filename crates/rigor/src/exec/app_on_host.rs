@@ -205,7 +205,7 @@ impl AppService for AppHost {
         }
         let built = &self.builds[name];
         let job = app.into_job(&dir)?;
-        super::iteration::port_is_free(&job.ready)?;
+        super::app_steps::port_is_free(&job.ready)?;
         built.ensure_artifact()?;
         let mut it = Iteration::new(0, sequence);
         if drop_caches {
@@ -215,7 +215,7 @@ impl AppService for AppHost {
             .dir(name)?
             .with_extension("logs")
             .join(format!("app-{id}.log"));
-        let cgroup = super::iteration::make_cgroup(sequence, &mut it);
+        let cgroup = super::app_steps::make_cgroup(sequence, &mut it);
         let mut process = match AppProcess::spawn(&job, &log, None, cgroup.as_ref()) {
             Ok(p) => p,
             Err(e) => {
@@ -386,7 +386,7 @@ fn finish(r: Running, grace: Duration) -> (Iteration, String) {
     if let Some(c) = cgroup {
         let _ = c.remove();
     }
-    if let Err(e) = super::iteration::stopped(&mut it, &stop, job.stop_timeout, &log, Ok(())) {
+    if let Err(e) = super::app_steps::stopped(&mut it, &stop, job.stop_timeout, &log, Ok(())) {
         it.error = Some(e);
     }
     (it, last_of(&log))

@@ -5,8 +5,9 @@
 
 use super::app_wire_job::WireJob;
 use super::build::Built;
-use super::iteration::{self, IterationContext, Watched};
+use super::iteration_context::{IterationContext, Watched};
 use super::readings::AppCpu;
+use super::under_load;
 use crate::config::{AppJob, Host, LoadJob};
 use crate::measurements::ids;
 use crate::result::{Iteration, Warning, WarningKind};
@@ -330,7 +331,7 @@ fn run_with(
         spawned_at,
         lost: None,
     };
-    let result = iteration::under_load(ctx, load_job, it, &mut remote, AppCpu::Elsewhere, &status);
+    let result = under_load::under_load(ctx, load_job, it, &mut remote, AppCpu::Elsewhere, &status);
     let lost = remote.lost.take();
     status("stopping");
     let stopped = agent.stop_app(&id, ctx.row.app.stop_timeout);

@@ -3,7 +3,8 @@
 //! reported about itself read from its stdout.
 
 use super::app::AppProcess;
-use super::iteration::{launch, sampled, IterationContext};
+use super::app_steps::{launch, sampled};
+use super::iteration_context::IterationContext;
 use super::procs::{self, Proc};
 use super::readings::{AppCpu, MachineWatch};
 use crate::config::CommandWork;

@@ -12,12 +12,14 @@ mod artifact;
 mod build;
 mod builds;
 pub use builds::keep_builds;
+mod app_steps;
 mod command;
 mod contamination;
 mod environment;
 mod executor;
 mod finish;
 mod iteration;
+mod iteration_context;
 mod load_hosts;
 mod logtail;
 pub(crate) mod output;
@@ -40,6 +42,7 @@ pub(crate) mod tool_child;
 pub(crate) mod tool_hosts;
 pub(crate) mod tool_load;
 pub(crate) mod tool_on_host;
+mod under_load;
 
 #[cfg(test)]
 mod mock;

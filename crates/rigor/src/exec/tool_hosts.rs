@@ -5,7 +5,7 @@
 //! hosts' figures are merged where they add up exactly ([`crate::tools::merge`]) and kept apart
 //! as `load.hosts.NAME.*`.
 
-use super::iteration::Watched;
+use super::iteration_context::Watched;
 use super::load_hosts;
 use super::readings::MachineWatch;
 use super::tool_load::{counts, saturation, Around};
