@@ -161,7 +161,7 @@ impl Bench {
         for (repo, path) in self.worktrees.drain(..) {
             if path.exists() {
                 if let Err(e) = crate::git::remove_worktree(&repo, &path) {
-                    failed.push(e);
+                    failed.push(e.to_string());
                 }
             }
             if let Some(parent) = path.parent() {
