@@ -9,6 +9,7 @@
 //! does not cut a `git worktree add` in half (it is short; rigor checks for the interrupt once
 //! it returns), and the group is registered so no git outlives a rigor that is killed.
 
+use std::ffi::OsStr;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
@@ -64,6 +65,12 @@ pub enum GitError {
     },
 }
 
+/// The arguments of a git command as text, for messages.
+fn command(args: &[impl AsRef<OsStr>]) -> String {
+    let words: Vec<_> = args.iter().map(|a| a.as_ref().to_string_lossy()).collect();
+    words.join(" ")
+}
+
 /// What a failed git command said: its stderr, else the command and its status.
 fn said(command: &str, status: &ExitStatus, stderr: &str) -> String {
     if stderr.is_empty() {
@@ -74,7 +81,7 @@ fn said(command: &str, status: &ExitStatus, stderr: &str) -> String {
 }
 
 /// Runs `git -C dir ARGS…`; its trimmed stdout, or its stderr (or why it did not start).
-pub fn run(dir: &Path, args: &[&str]) -> Result<String, GitError> {
+pub fn run(dir: &Path, args: &[impl AsRef<OsStr>]) -> Result<String, GitError> {
     let mut cmd = Command::new("git");
     cmd.arg("-C")
         .arg(dir)
@@ -90,14 +97,14 @@ pub fn run(dir: &Path, args: &[&str]) -> Result<String, GitError> {
     let out = child.wait_with_output();
     crate::interrupt::unregister_group(pgid);
     let out = out.map_err(|source| GitError::Wait {
-        command: args.join(" "),
+        command: command(args),
         source,
     })?;
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
     } else {
         Err(GitError::Failed {
-            command: args.join(" "),
+            command: command(args),
             status: out.status,
             stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
         })
@@ -167,11 +174,17 @@ pub fn ensure_worktree(repo: &Path, commit: &str, path: &Path) -> Result<(), Git
         hide_from_git(cache);
     }
     // `--force` also adds over a registration of this path whose folder was deleted by hand.
-    let target = path.display().to_string();
+    // The path as it is (not as text), so a non-UTF-8 folder is the one git creates.
     run(
         repo,
         &[
-            "worktree", "add", "--quiet", "--detach", "--force", &target, commit,
+            OsStr::new("worktree"),
+            OsStr::new("add"),
+            OsStr::new("--quiet"),
+            OsStr::new("--detach"),
+            OsStr::new("--force"),
+            path.as_os_str(),
+            OsStr::new(commit),
         ],
     )
     .map(|_| ())
@@ -197,8 +210,8 @@ fn remove(repo: &Path, path: &Path) -> Result<(), GitError> {
 /// registration) with `git worktree remove --force PATH`: by its path, so no other worktree's
 /// registration is touched.
 pub fn remove_worktree(repo: &Path, path: &Path) -> Result<(), GitError> {
-    let target = path.display().to_string();
-    run(repo, &["worktree", "remove", "--force", &target])
+    let args = ["worktree", "remove", "--force"].map(OsStr::new);
+    run(repo, &[&args[..], &[path.as_os_str()]].concat())
         .map(|_| ())
         .map_err(|e| GitError::RemoveWorktree {
             path: path.to_path_buf(),
@@ -278,6 +291,35 @@ mod tests {
             "{e}"
         );
         let _ = std::fs::remove_dir_all(&outside);
+    }
+
+    #[test]
+    fn a_worktree_in_a_non_utf8_folder_is_made_there_and_removed() {
+        use std::os::unix::ffi::OsStrExt;
+        let root = std::env::temp_dir().join(format!("rigor-git-bytes-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let repo = root.join("repo");
+        std::fs::create_dir_all(&repo).unwrap();
+        run(&repo, &["init", "--quiet"]).unwrap();
+        let who = ["-c", "user.name=rigor", "-c", "user.email=rigor@localhost"];
+        run(
+            &repo,
+            &[
+                &who[..],
+                &["commit", "--quiet", "--allow-empty", "-m", "one"],
+            ]
+            .concat(),
+        )
+        .unwrap();
+        let sha = commit_of(&repo, "HEAD").unwrap();
+        let wt = root.join(OsStr::from_bytes(b"wt-\xff"));
+        ensure_worktree(&repo, &sha, &wt).unwrap();
+        assert!(wt.join(".git").exists(), "{}", wt.display());
+        // Reused as it is the second time.
+        ensure_worktree(&repo, &sha, &wt).unwrap();
+        remove_worktree(&repo, &wt).unwrap();
+        assert!(!wt.exists());
+        let _ = std::fs::remove_dir_all(&root);
     }
 
     #[test]
