@@ -1,45 +1,28 @@
-//! Wall-clock timestamps for results (UTC, RFC 3339), without a date-time dependency.
+//! Wall-clock timestamps for results (UTC, RFC 3339, whole seconds).
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use jiff::Timestamp;
 
 /// `2026-11-30T02:15:04Z`.
 pub fn now_rfc3339() -> String {
-    format_unix(
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0),
-    )
+    format_unix(Timestamp::now().as_second())
 }
 
 /// `20261130-021504`, for folder names.
 pub fn now_compact() -> String {
-    now_rfc3339()
-        .replace(['-', ':'], "")
-        .replace('T', "-")
-        .trim_end_matches('Z')
-        .to_string()
+    format_compact(Timestamp::now().as_second())
 }
 
-fn format_unix(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Howard Hinnant's civil-from-days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+fn format_compact(secs: i64) -> String {
+    second(secs).strftime("%Y%m%d-%H%M%S").to_string()
+}
+
+fn format_unix(secs: i64) -> String {
+    second(secs).strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// The instant `secs` after the epoch; one outside jiff's range (never a clock's) is the epoch.
+fn second(secs: i64) -> Timestamp {
+    Timestamp::from_second(secs).unwrap_or(Timestamp::UNIX_EPOCH)
 }
 
 #[cfg(test)]
@@ -49,5 +32,7 @@ mod tests {
         assert_eq!(super::format_unix(0), "1970-01-01T00:00:00Z");
         assert_eq!(super::format_unix(1_796_004_904), "2026-11-30T02:15:04Z");
         assert_eq!(super::format_unix(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(super::format_compact(1_796_004_904), "20261130-021504");
+        assert_eq!(super::format_compact(951_782_400), "20000229-000000");
     }
 }

@@ -51,7 +51,7 @@ extern "C" fn on_signal(sig: c_int) {
 
 /// Installs the handlers (SIGINT, SIGTERM, SIGHUP) and their watcher thread once.
 pub fn install() {
-    crate::agent::transport::set_hooks(crate::agent::transport::Hooks {
+    rigor_agent::transport::set_hooks(rigor_agent::transport::Hooks {
         interrupted,
         register_group,
         unregister_group,

@@ -5,15 +5,11 @@
 use crate::console;
 use crate::exit::Exit;
 use crate::failure::Failure;
+use crate::load_output::{human, write_doc, LOAD_SCHEMA};
 use crate::options::load::{JsonOut, LoadOptions};
 use crate::report::load_text;
-use anyhow::Context;
 use rigor_load::{Live, LoadReport, LoadSpec};
-use std::io::Write as _;
 use std::time::Duration;
-
-/// Schema tag of `rigor load --json`.
-pub const LOAD_SCHEMA: &str = "rigor.load.v1";
 
 /// Runs the load `options` describe: 0 when the window ran to its end, 130 when interrupted
 /// (after printing what was measured). An engine error is a failure.
@@ -32,16 +28,6 @@ pub fn run(options: &LoadOptions) -> Result<Exit, Failure> {
         write_json(&report, out)?;
     }
     Ok(ending(&report))
-}
-
-/// The human text: on stdout, or on stderr when stdout carries the JSON alone. A closed terminal
-/// or pipe (`| head`) must not end the run: the human text is best-effort.
-pub(crate) fn human(options: &LoadOptions, text: &str) {
-    let _ = if options.json_to_stdout() {
-        std::io::stderr().write_all(text.as_bytes())
-    } else {
-        std::io::stdout().write_all(text.as_bytes())
-    };
 }
 
 /// Runs the engine with Ctrl-C wired to stop it and the live line on a terminal. None when it
@@ -77,22 +63,6 @@ fn write_json(report: &LoadReport, out: &JsonOut) -> anyhow::Result<()> {
         "report": report,
     });
     write_doc(&doc, out)
-}
-
-/// Writes a `rigor.load.v1` document to `out`.
-pub(crate) fn write_doc(doc: &serde_json::Value, out: &JsonOut) -> anyhow::Result<()> {
-    let text = serde_json::to_string_pretty(doc)? + "\n";
-    match out {
-        JsonOut::Stdout => {
-            let mut stdout = std::io::stdout().lock();
-            stdout
-                .write_all(text.as_bytes())
-                .and_then(|()| stdout.flush())
-                .context("cannot write JSON to stdout")
-        }
-        JsonOut::File(path) => crate::exec::output::write_atomic(path, &text)
-            .map_err(|e| anyhow::anyhow!("cannot write JSON to {}: {e}", path.display())),
-    }
 }
 
 /// The exit code, saying so when Ctrl-C cut the window or the wait for its last requests.

@@ -37,7 +37,7 @@ pub fn run(options: &LoadOptions, tool: &ToolSpec) -> Result<Exit, Failure> {
 fn drive(options: &LoadOptions, tool: &ToolSpec, dir: &Path) -> Result<Exit, Failure> {
     let spec = &options.spec;
     let name = tool.tool.name();
-    let human = |t: &str| crate::load_run::human(options, t);
+    let human = |t: &str| crate::load_output::human(options, t);
     let failed = |m: String| Failure::Failed(anyhow::anyhow!(m));
     tool_child::check_identity(tool.tool).map_err(failed)?;
     let warmup = if !tool.tool.warms_up_itself() && !spec.warmup.is_zero() {
@@ -127,12 +127,12 @@ fn drive(options: &LoadOptions, tool: &ToolSpec, dir: &Path) -> Result<Exit, Fai
     }
     if let Some(out) = &options.json {
         let doc = serde_json::json!({
-            "schema": crate::load_run::LOAD_SCHEMA,
+            "schema": crate::load_output::LOAD_SCHEMA,
             "measurements": m,
             "report": null,
             "tool": report,
         });
-        crate::load_run::write_doc(&doc, out)?;
+        crate::load_output::write_doc(&doc, out)?;
     }
     if interrupted {
         console::err(&format!(

@@ -5,13 +5,13 @@
 //! `config` → `plan` → `exec` (behind the `Executor` trait) → `analysis` → `report`, with
 //! `result` the record every stage fills and `failure`/`exit` how a command ends.
 
-mod agent;
 mod bench;
 mod bisect;
 mod cli;
 mod clock;
 mod config;
 mod console;
+mod crosscheck;
 #[cfg(test)]
 mod docs_tests;
 mod exec;
@@ -22,6 +22,7 @@ mod guards;
 mod history;
 mod interrupt;
 mod live_rate;
+mod load_output;
 mod load_run;
 mod load_tool;
 mod metrics;
@@ -30,6 +31,7 @@ mod out_of_memory;
 mod plan;
 mod selfreport;
 mod step_summary;
+mod threshold;
 mod tools;
 
 // The model lives in its own crate; its modules keep their `crate::` paths here meanwhile.

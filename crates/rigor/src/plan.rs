@@ -112,7 +112,7 @@ pub fn plan(config: &Config, selection: &Selection, limits: Limits) -> Result<Ru
         };
         let plan = match &selection.cross_check {
             None => plan,
-            Some(tool) => match crate::tools::crosscheck::split(s, plan, tool) {
+            Some(tool) => match crate::crosscheck::split(s, plan, tool) {
                 Ok(plan) => plan,
                 Err(messages) => {
                     messages.into_iter().for_each(|m| problems.add(m));

@@ -2,9 +2,8 @@
 //! this machine, so the whole path (install into the cache, `rigor agent --stdio`, handshake,
 //! clock offset, common start, reports with histograms, merge) runs as it would over ssh.
 
-#[allow(dead_code, unused_imports)]
-#[path = "../src/agent/mod.rs"]
-mod agent;
+use rigor_agent as agent;
+use rigor_agent::AgentError;
 mod agent_support;
 
 use agent::install::{Install, LocalBinary};
@@ -129,6 +128,8 @@ fn killing_the_transport_mid_load_names_the_host_and_leaves_no_agent() {
     )
     .unwrap();
     let e = a.wait_load("long", Duration::from_secs(10)).unwrap_err();
+    assert!(matches!(e, AgentError::Transport { .. }), "{e:?}");
+    let e = e.to_string();
     assert!(e.starts_with("host load1: "), "{e}");
     assert!(e.contains("died") && e.contains("signal 9"), "{e}");
     drop(a);
@@ -301,6 +302,8 @@ fn another_architecture_and_an_unreachable_host_are_clear_errors() {
         ..HostSpec::default()
     };
     let e = Agent::connect_with(&host, &rigor_binary()).err().unwrap();
+    assert!(matches!(e, AgentError::Install { .. }), "{e:?}");
+    let e = e.to_string();
     assert!(e.starts_with("host odd: the host is sparc64"), "{e}");
 
     if Command::new("ssh").arg("-V").output().is_err() {
@@ -331,6 +334,8 @@ fn another_architecture_and_an_unreachable_host_are_clear_errors() {
         ..HostSpec::default()
     };
     let e = Agent::connect_with(&host, &rigor_binary()).err().unwrap();
+    assert!(matches!(e, AgentError::Transport { .. }), "{e:?}");
+    let e = e.to_string();
     assert!(
         e.starts_with("host gone: ssh could not reach the host or was refused (exit 255)"),
         "{e}"

@@ -3,9 +3,8 @@
 //! line built there, its raw output, exit status and CPU sent back; a tool that is not installed
 //! there is an error naming the host and how to install it.
 
-#[allow(dead_code, unused_imports)]
-#[path = "../src/agent/mod.rs"]
-mod agent;
+use rigor_agent as agent;
+use rigor_agent::AgentError;
 mod agent_support;
 
 use agent::install::LocalBinary;
@@ -46,7 +45,7 @@ fn job(tool: &str, srv: &Server, rate: Option<f64>) -> ToolJobWire {
 }
 
 /// Polls tool run `id` until it ends (or 30 s pass).
-fn outcome(a: &mut Agent, id: &str) -> Result<agent::protocol::ToolRunWire, String> {
+fn outcome(a: &mut Agent, id: &str) -> Result<agent::protocol::ToolRunWire, AgentError> {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         if let Some(run) = a.poll_tool(id, Duration::from_millis(100))? {
@@ -106,6 +105,8 @@ fn a_tool_missing_on_the_host_is_an_error_naming_the_host() {
     a.start_tool("t1", &job("wrk2", &srv, Some(100.0)), start)
         .unwrap();
     let e = outcome(&mut a, "t1").unwrap_err();
+    assert!(matches!(e, AgentError::Refused { .. }), "{e:?}");
+    let e = e.to_string();
     assert!(
         e.starts_with("host load1: wrk2 is not installed: `wrk2` is not on PATH"),
         "{e}"
@@ -113,5 +114,6 @@ fn a_tool_missing_on_the_host_is_an_error_naming_the_host() {
     // The agent carries on: an unknown tool is refused the same way.
     a.start_tool("t2", &job("ab", &srv, None), start).unwrap();
     let e = outcome(&mut a, "t2").unwrap_err();
+    let e = e.to_string();
     assert!(e.contains("host load1: unknown load tool `ab`"), "{e}");
 }

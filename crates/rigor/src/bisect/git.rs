@@ -83,7 +83,8 @@ pub fn path(repo: &Path, good: &str, bad: &str) -> Result<Vec<Commit>, String> {
             "--format=%H %s",
             &range,
         ],
-    )?;
+    )
+    .map_err(|e| e.to_string())?;
     let mut commits = vec![Commit::on_path(good, &git::subject(repo, good))];
     // `--format` puts a `commit SHA` line before each formatted one.
     for line in listed.lines().filter(|l| !l.starts_with("commit ")) {
@@ -101,7 +102,8 @@ pub fn path(repo: &Path, good: &str, bad: &str) -> Result<Vec<Commit>, String> {
     if commits.len() < 2 || commits.last().map(|c| c.sha.as_str()) != Some(bad) {
         return Err(not_on_path());
     }
-    let parent = git::run(repo, &["rev-parse", &format!("{}^", commits[1].sha)])?;
+    let parent = git::run(repo, &["rev-parse", &format!("{}^", commits[1].sha)])
+        .map_err(|e| e.to_string())?;
     if parent != good {
         return Err(not_on_path());
     }

@@ -4,12 +4,11 @@
 //! nothing goes to stdout. Each commit's verified build is tried once on its own before it is
 //! measured, so a commit that does not build is skipped without running anything.
 
-use crate::cli::{Cli, Command};
+use crate::config::MAX_ITERATIONS;
 use crate::exec;
 use crate::failure::Failure;
-use crate::options::run::{RunOptions, Selection};
+use crate::options::run::{OutputPaths, RunOptions, Selection};
 use crate::result::{Comparison, RunResult};
-use clap::Parser;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -162,7 +161,7 @@ impl Bench {
         for (repo, path) in self.worktrees.drain(..) {
             if path.exists() {
                 if let Err(e) = crate::git::remove_worktree(&repo, &path) {
-                    failed.push(e);
+                    failed.push(e.to_string());
                 }
             }
             if let Some(parent) = path.parent() {
@@ -178,8 +177,9 @@ impl Bench {
         self.runs
     }
 
-    /// `rigor run` options for one step, made from the flags a user would type, so a step is
-    /// exactly the run `rigor run` would make of them.
+    /// `rigor run` options for one step: the options `rigor run` would make of this bench's
+    /// flags (`-s`, `-i`, `--primary`, `--threshold`, `--json`, `--out-dir`, `--no-store`,
+    /// `--allow-inconclusive`, `--until-conclusive`), built as values so paths pass unchanged.
     fn options(
         &self,
         json: &Path,
@@ -187,40 +187,32 @@ impl Bench {
         rounds: usize,
         until_conclusive: bool,
     ) -> Result<RunOptions, Failure> {
-        let mut argv: Vec<String> = [
-            "rigor",
-            "run",
-            "-f",
-            &self.file.display().to_string(),
-            "-s",
-            &self.scenario,
-            "-i",
-            &rounds.to_string(),
-            "--primary",
-            &self.measurement,
-            "--threshold",
-            &self.threshold.to_string(),
-            "--json",
-            &json.display().to_string(),
-            "--out-dir",
-            &out_dir.display().to_string(),
-            // A step measures commits against each other, not the project's history.
-            "--no-store",
-            // A step's few rounds are judged by the bisection's own position test, not by the
-            // run's verdicts: a run too short to conclude on its own is expected here.
-            "--allow-inconclusive",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        if until_conclusive {
-            argv.extend(["--until-conclusive".to_string(), self.cap.to_string()]);
+        crate::measurements::validate(&self.measurement).map_err(Failure::usage)?;
+        for (flag, n) in [
+            ("-i/--iterations", rounds),
+            ("--until-conclusive", self.cap),
+        ] {
+            if n > MAX_ITERATIONS {
+                return Err(Failure::usage(format!(
+                    "{flag} {n} is more than the limit of {MAX_ITERATIONS} iterations per row"
+                )));
+            }
         }
-        let cli = Cli::try_parse_from(argv).map_err(|e| Failure::usage(e.to_string()))?;
-        let Command::Run(args) = cli.command else {
-            return Err(Failure::usage("not a run"));
+        let mut selection = self.selection(&[]);
+        selection.iterations = Some(rounds);
+        let outputs = OutputPaths {
+            out_dir: out_dir.to_path_buf(),
+            json: Some(json.to_path_buf()),
+            ..OutputPaths::default()
         };
-        RunOptions::from_args(&args)
+        // A step measures commits against each other, not the project's history: no store.
+        let mut options =
+            RunOptions::for_program(selection, &self.measurement, self.threshold, outputs);
+        // A step's few rounds are judged by the bisection's own position test, not by the
+        // run's verdicts: a run too short to conclude on its own is expected here.
+        options.allow_inconclusive = true;
+        options.until_conclusive = until_conclusive.then_some(self.cap);
+        Ok(options)
     }
 }
 
@@ -287,4 +279,94 @@ fn file_name(value: &str) -> String {
 /// The first line of a (possibly long) error.
 pub fn first_line(text: &str) -> String {
     text.lines().next().unwrap_or("").to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+
+    fn bench(folder: &Path) -> Bench {
+        Bench::new(
+            Path::new("/nonexistent/rigor.toml"),
+            "api",
+            "app.rss",
+            2.5,
+            3,
+            folder.to_path_buf(),
+        )
+    }
+
+    /// The options `rigor run` makes of the flags a step stands for.
+    fn from_flags(b: &Bench, json: &Path, out_dir: &Path, until: bool) -> RunOptions {
+        let mut argv: Vec<String> = [
+            "rigor",
+            "run",
+            "-f",
+            &b.file.display().to_string(),
+            "-s",
+            &b.scenario,
+            "-i",
+            "2",
+            "--primary",
+            &b.measurement,
+            "--threshold",
+            &b.threshold.to_string(),
+            "--json",
+            &json.display().to_string(),
+            "--out-dir",
+            &out_dir.display().to_string(),
+            "--no-store",
+            "--allow-inconclusive",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        if until {
+            argv.extend(["--until-conclusive".to_string(), b.cap.to_string()]);
+        }
+        let Command::Run(args) = Cli::try_parse_from(argv).unwrap().command else {
+            unreachable!("a run command")
+        };
+        RunOptions::from_args(&args).unwrap()
+    }
+
+    #[test]
+    fn a_step_runs_what_rigor_run_makes_of_its_flags() {
+        let b = bench(Path::new("/tmp/rigor-bisect-steps"));
+        let (json, out) = (b.folder.join("s1.json"), b.folder.join("s1"));
+        for until in [false, true] {
+            let typed = b.options(&json, &out, 2, until).unwrap();
+            assert_eq!(
+                format!("{typed:?}"),
+                format!("{:?}", from_flags(&b, &json, &out, until))
+            );
+        }
+    }
+
+    #[test]
+    fn a_step_keeps_a_non_utf8_folder_byte_for_byte() {
+        let folder = Path::new(OsStr::from_bytes(b"/tmp/rigor-bisect-\xff\xfe"));
+        assert!(folder.to_str().is_none());
+        let b = bench(folder);
+        let (json, out) = (folder.join("s1.json"), folder.join("s1"));
+        let o = b.options(&json, &out, 2, false).unwrap();
+        assert_eq!(o.outputs.json.as_deref(), Some(json.as_path()));
+        assert_eq!(o.outputs.out_dir, out);
+        assert!(o.outputs.out_dir.as_os_str().as_bytes().contains(&0xff));
+        // Through text, as steps were started before, the bytes were lost.
+        assert_ne!(Path::new(&out.display().to_string()), out.as_path());
+    }
+
+    #[test]
+    fn a_step_over_the_iteration_limit_is_refused_as_the_flag_would_be() {
+        let mut b = bench(Path::new("/tmp/rigor-bisect-steps"));
+        b.cap = MAX_ITERATIONS + 1;
+        let (json, out) = (b.folder.join("s1.json"), b.folder.join("s1"));
+        let e = b.options(&json, &out, 2, true).err().unwrap();
+        assert!(format!("{e:?}").contains("--until-conclusive"), "{e:?}");
+    }
 }

@@ -23,7 +23,7 @@ pub fn execute(a: &AgentArgs) -> Result<Exit, Failure> {
     crate::exec::agent_guards();
     let mut apps = crate::exec::AppHost::new(crate::exec::AppHost::default_root());
     let tools = crate::exec::tool_on_host::run_in_work_dir;
-    crate::agent::serve::serve_stdio(&mut apps, tools, || {
+    rigor_agent::serve::serve_stdio(&mut apps, tools, || {
         crate::interrupt::flag().store(true, std::sync::atomic::Ordering::SeqCst)
     })
     .map(|()| Exit::Success)

@@ -49,7 +49,7 @@ pub struct BenchArgs {
     pub primary: Option<String>,
     /// Practical threshold below which a change is "no change".
     #[arg(long = "threshold", default_value = "2%", value_name = "PCT",
-          value_parser = crate::options::compare::parse_threshold)]
+          value_parser = crate::threshold::parse_threshold)]
     pub threshold: f64,
     /// Exit 3 when the primary measurement regressed.
     #[arg(long = "fail-on-regression")]

@@ -45,7 +45,7 @@ pub struct BisectArgs {
     pub iterations: usize,
     /// Practical threshold: changes within ±this are "no change" (`2` or `2%`).
     #[arg(long = "threshold", default_value = "2%", value_name = "PCT",
-          value_parser = crate::options::compare::parse_threshold)]
+          value_parser = crate::threshold::parse_threshold)]
     pub threshold: f64,
     /// Also write the bisection as JSON (`rigor.bisect.v1`).
     #[arg(long = "json", value_name = "FILE")]

@@ -7,8 +7,9 @@ use crate::analysis::{gate, merge, saved};
 use crate::declarations::{self, Better};
 use crate::exit::Exit;
 use crate::failure::Failure;
-use crate::options::compare::{parse_threshold_arg, CompareOptions, ThresholdArg};
+use crate::options::compare::CompareOptions;
 use crate::report::pivot_blocks;
+use crate::threshold::{parse_threshold_arg, ThresholdArg};
 use std::path::PathBuf;
 
 /// Flags of `rigor compare` (a stable contract: scripts depend on their names).

@@ -54,8 +54,8 @@ pub struct RunArgs {
     /// measurement's own, over its `[measurements.ID] threshold` (repeat the flag), e.g.
     /// --threshold app.rss=1%.
     #[arg(long = "threshold", value_name = "PCT|ID=PCT",
-          value_parser = crate::options::compare::parse_threshold_arg)]
-    pub threshold: Vec<crate::options::compare::ThresholdArg>,
+          value_parser = crate::threshold::parse_threshold_arg)]
+    pub threshold: Vec<crate::threshold::ThresholdArg>,
     /// A pass/fail bound on a row's median, like `[[limits]]` in rigor.toml (repeat the
     /// flag): 'load.latency.p99<50ms', 'load.rps>=10000'. A limit not met exits 6.
     #[arg(long = "limit", value_name = "ID<VALUE|ID>VALUE")]

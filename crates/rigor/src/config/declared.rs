@@ -53,7 +53,7 @@ impl Config {
             let threshold = problems.take(
                 raw.threshold
                     .as_ref()
-                    .map(|t| crate::options::compare::parse_threshold(&t.as_text()))
+                    .map(|t| crate::threshold::parse_threshold(&t.as_text()))
                     .transpose()
                     .map_err(|e| self.error_at(&table, Some("threshold"), &e)),
             );

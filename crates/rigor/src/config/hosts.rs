@@ -5,7 +5,7 @@
 use super::problems::Problems;
 use super::raw::{RawHost, RawProfile, RawRole};
 use super::{Config, PlanRequest};
-pub use crate::agent::HostSpec as Host;
+pub use rigor_agent::HostSpec as Host;
 
 /// The implicit host: this machine, reached without any transport.
 pub const LOCAL: &str = "local";

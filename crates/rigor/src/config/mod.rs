@@ -9,6 +9,7 @@ mod git_ref;
 mod hosts;
 mod limits;
 mod locate;
+pub mod metrics_select;
 mod model;
 mod pass_limits;
 mod problems;

@@ -169,7 +169,7 @@ impl Config {
             .filter_map(|s| p.take(self.expand(vars, table, "metrics_select", s)))
             .collect();
         for entry in &select {
-            if let Err(e) = crate::metrics::select::Selector::parse(entry) {
+            if let Err(e) = super::metrics_select::Selector::parse(entry) {
                 p.add(self.error_at(table, Some("metrics_select"), &e));
             }
         }

@@ -8,9 +8,10 @@ use super::app_wire_job::WireJob;
 use super::artifact::Snapshot;
 use super::build::{self, Built};
 use super::readings::{AppCpu, MachineWatch};
-use crate::agent::app_host::AppService;
-use crate::agent::protocol::{AppWire, BuiltWire};
 use crate::result::Iteration;
+use rigor_agent::app_host::AppService;
+use rigor_agent::protocol::{AppWire, BuiltWire};
+use rigor_agent::ServiceError;
 use rigor_probe::{Cgroup, Mark, Sampler};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -100,7 +101,7 @@ impl AppHost {
 }
 
 fn dir_of(root: &Path, key: &str) -> Result<PathBuf, String> {
-    if !crate::agent::sources::valid_key(key) {
+    if !rigor_agent::sources::valid_key(key) {
         return Err(format!(
             "{key:?} cannot name a folder (letters, digits and `-` only)"
         ));
@@ -115,7 +116,7 @@ impl AppService for AppHost {
         key: &str,
         data: &[u8],
         last: bool,
-    ) -> Result<Option<(u64, u64)>, String> {
+    ) -> Result<Option<(u64, u64)>, ServiceError> {
         let dir = self.dir(key)?;
         std::fs::create_dir_all(&self.root)
             .map_err(|e| format!("creating {}: {e}", self.root.display()))?;
@@ -124,21 +125,21 @@ impl AppService for AppHost {
             // A transport that died during an upload left part of an archive behind.
             match std::fs::remove_file(&archive) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(format!("removing {}: {e}", archive.display()))
+                    return Err(format!("removing {}: {e}", archive.display()).into())
                 }
                 _ => {}
             }
         }
-        if let Err(e) = crate::agent::sources::append(&archive, data) {
+        if let Err(e) = rigor_agent::sources::append(&archive, data) {
             self.receiving.remove(key);
             let _ = std::fs::remove_file(&archive);
-            return Err(e);
+            return Err(e.into());
         }
         if !last {
             return Ok(None);
         }
         self.receiving.remove(key);
-        let unpacked = crate::agent::sources::unpack(&archive, &dir);
+        let unpacked = rigor_agent::sources::unpack(&archive, &dir);
         let _ = std::fs::remove_file(&archive);
         let unpacked = unpacked?;
         self.forget_builds_of(key);
@@ -146,11 +147,11 @@ impl AppService for AppHost {
     }
 
     /// Builds `app` in folder `key` as build `name`.
-    fn build(&mut self, key: &str, name: &str, app: AppWire) -> Result<BuiltWire, String> {
+    fn build(&mut self, key: &str, name: &str, app: AppWire) -> Result<BuiltWire, ServiceError> {
         let dir = self.dir(key)?;
         let logs = self.dir(name)?.with_extension("logs");
         if !dir.is_dir() {
-            return Err(format!("no sources for {key}: send them first"));
+            return Err(format!("no sources for {key}: send them first").into());
         }
         let job = app.into_job(&dir)?;
         std::fs::create_dir_all(&logs).map_err(|e| format!("creating {}: {e}", logs.display()))?;
@@ -184,15 +185,16 @@ impl AppService for AppHost {
         interval: Duration,
         drop_caches: bool,
         load_url: &str,
-    ) -> Result<(i32, Duration, serde_json::Value), String> {
+    ) -> Result<(i32, Duration, serde_json::Value), ServiceError> {
         if self.running.contains_key(id) {
-            return Err(format!("application {id} is already running"));
+            return Err(format!("application {id} is already running").into());
         }
         // The id names the application's log file under the work dir.
-        if !crate::agent::sources::valid_key(id) {
+        if !rigor_agent::sources::valid_key(id) {
             return Err(format!(
                 "{id:?} cannot name an application (letters, digits and `-` only)"
-            ));
+            )
+            .into());
         }
         let dir = self.dir(key)?;
         if !self.builds.contains_key(name) {
@@ -203,7 +205,7 @@ impl AppService for AppHost {
         }
         let built = &self.builds[name];
         let job = app.into_job(&dir)?;
-        super::iteration::port_is_free(&job.ready)?;
+        super::app_steps::port_is_free(&job.ready)?;
         built.ensure_artifact()?;
         let mut it = Iteration::new(0, sequence);
         if drop_caches {
@@ -213,14 +215,14 @@ impl AppService for AppHost {
             .dir(name)?
             .with_extension("logs")
             .join(format!("app-{id}.log"));
-        let cgroup = super::iteration::make_cgroup(sequence, &mut it);
+        let cgroup = super::app_steps::make_cgroup(sequence, &mut it);
         let mut process = match AppProcess::spawn(&job, &log, None, cgroup.as_ref()) {
             Ok(p) => p,
             Err(e) => {
                 if let Some(c) = cgroup {
                     let _ = c.remove();
                 }
-                return Err(e);
+                return Err(e.into());
             }
         };
         it.pid = Some(process.pid);
@@ -250,7 +252,8 @@ impl AppService for AppHost {
                 return Err(format!(
                     "cannot start the thread that samples the application: {e} (a limit on \
                      processes, threads or memory); the application was stopped"
-                ));
+                )
+                .into());
             }
         };
         let ready = process.wait_ready(&job.ready, job.ready_timeout, &mut it.outside_window);
@@ -268,7 +271,7 @@ impl AppService for AppHost {
             Ok(t) => t,
             Err(e) => {
                 let _ = finish(running, GONE_GRACE.min(Duration::from_secs(5)));
-                return Err(e);
+                return Err(e.into());
             }
         };
         // The port the load hits, as this host resolves it: owned by the application, or by
@@ -289,7 +292,7 @@ impl AppService for AppHost {
     }
 
     /// Marks the measured window of application `id`, and watches this machine over it.
-    fn mark(&mut self, id: &str, mark: &str) -> Result<(), String> {
+    fn mark(&mut self, id: &str, mark: &str) -> Result<(), ServiceError> {
         let r = self
             .running
             .get_mut(id)
@@ -306,7 +309,7 @@ impl AppService for AppHost {
                     r.it.machine = Some(w.finish(cpu, &mut r.it.warnings));
                 }
             }
-            other => return Err(format!("no mark {other:?} (window_start or window_end)")),
+            other => return Err(format!("no mark {other:?} (window_start or window_end)").into()),
         }
         Ok(())
     }
@@ -336,7 +339,7 @@ impl AppService for AppHost {
     }
 
     /// Stops application `id`: what the iteration measured here, and its log.
-    fn stop(&mut self, id: &str) -> Result<(serde_json::Value, String), String> {
+    fn stop(&mut self, id: &str) -> Result<(serde_json::Value, String), ServiceError> {
         let r = self
             .running
             .remove(id)
@@ -383,7 +386,7 @@ fn finish(r: Running, grace: Duration) -> (Iteration, String) {
     if let Some(c) = cgroup {
         let _ = c.remove();
     }
-    if let Err(e) = super::iteration::stopped(&mut it, &stop, job.stop_timeout, &log, Ok(())) {
+    if let Err(e) = super::app_steps::stopped(&mut it, &stop, job.stop_timeout, &log, Ok(())) {
         it.error = Some(e);
     }
     (it, last_of(&log))
@@ -475,7 +478,7 @@ mod tests {
         let src = root.join("src");
         std::fs::create_dir_all(&src).unwrap();
         std::fs::write(src.join("main.c"), "int main(){}").unwrap();
-        let (tar, _) = crate::agent::sources::pack(&src).unwrap();
+        let (tar, _) = rigor_agent::sources::pack(&src).unwrap();
         // What an agent killed in the middle of an upload left: the start of another archive.
         let work = root.join("work");
         std::fs::create_dir_all(&work).unwrap();
@@ -508,7 +511,7 @@ mod tests {
             let src = root.join("src");
             std::fs::create_dir_all(&src).unwrap();
             std::fs::write(src.join("run.sh"), "exec sleep 30").unwrap();
-            crate::agent::sources::pack(&src).unwrap()
+            rigor_agent::sources::pack(&src).unwrap()
         };
         host.sources("src-k", &tar, true).unwrap();
         let app = AppWire {
@@ -516,7 +519,7 @@ mod tests {
             build: None,
             artifact: None,
             command: "sh run.sh".into(),
-            ready: crate::agent::app_wire::ReadyWire::Stdout("never".into()),
+            ready: rigor_agent::app_wire::ReadyWire::Stdout("never".into()),
             ready_timeout_ns: 100_000_000,
             stop_timeout_ns: 100_000_000,
             build_timeout_ns: 1_000_000_000,
@@ -538,7 +541,7 @@ mod tests {
                 "http://127.0.0.1:1/",
             )
             .unwrap_err();
-        assert!(e.contains("cannot name an application"), "{e}");
+        assert!(e.to_string().contains("cannot name an application"), "{e}");
         assert!(!root.join("escaped.log").exists());
         assert!(!work.join("escaped.log").exists());
         let _ = std::fs::remove_dir_all(&root);
@@ -551,7 +554,7 @@ mod tests {
         let src = root.join("src");
         std::fs::create_dir_all(&src).unwrap();
         std::fs::write(src.join("main.c"), "int main(){}").unwrap();
-        let (tar, _) = crate::agent::sources::pack(&src).unwrap();
+        let (tar, _) = rigor_agent::sources::pack(&src).unwrap();
         let work = root.join("work");
         for old in ["src-k-b1.artifacts", "src-k-b1.logs", "src-j-b2.artifacts"] {
             std::fs::create_dir_all(work.join(old)).unwrap();

@@ -5,13 +5,14 @@
 
 use super::app_wire_job::WireJob;
 use super::build::Built;
-use super::iteration::{self, IterationContext, Watched};
+use super::iteration_context::{IterationContext, Watched};
 use super::readings::AppCpu;
-use crate::agent::protocol::AppWire;
-use crate::agent::{sources, Agent};
+use super::under_load;
 use crate::config::{AppJob, Host, LoadJob};
 use crate::measurements::ids;
 use crate::result::{Iteration, Warning, WarningKind};
+use rigor_agent::protocol::AppWire;
+use rigor_agent::{sources, Agent};
 use rigor_probe::Mark;
 use rigor_probe::NetPath;
 use sha2::{Digest, Sha256};
@@ -65,9 +66,9 @@ fn take(host: &Host) -> Result<Agent, String> {
     if let Some(a) = kept {
         return Ok(a);
     }
-    let mut agent = Agent::connect(host)?;
+    let mut agent = Agent::connect(host).map_err(|e| e.to_string())?;
     agent.interrupt_with(crate::interrupt::interrupted, crate::interrupt::hurry);
-    if agent.install() == crate::agent::Install::Copied {
+    if agent.install() == rigor_agent::Install::Copied {
         crate::console::err(&format!(
             "application host {}: rigor copied into its cache (checksum verified)",
             host.name
@@ -161,14 +162,14 @@ fn build_with(
         .unwrap_or_else(|e| e.into_inner())
         .contains(&pair);
     if !sent {
-        let (tar, files) = sources::pack(&app.dir)?;
+        let (tar, files) = sources::pack(&app.dir).map_err(|e| e.to_string())?;
         crate::console::err(&format!(
             "rigor: sending {files} files ({:.1} MiB) of {} to host {}",
             tar.len() as f64 / (1024.0 * 1024.0),
             app.dir.display(),
             host.name
         ));
-        agent.send_sources(key, &tar)?;
+        agent.send_sources(key, &tar).map_err(|e| e.to_string())?;
         SENT.lock().unwrap_or_else(|e| e.into_inner()).push(pair);
     }
     if let Some(cmd) = &app.build {
@@ -177,7 +178,7 @@ fn build_with(
             app.name, host.name
         ));
     }
-    let built = agent.build(key, name, wire);
+    let built = agent.build(key, name, wire).map_err(|e| e.to_string());
     if let Some(parent) = log.parent() {
         let _ = std::fs::create_dir_all(parent);
     }
@@ -217,7 +218,7 @@ impl Watched for Remote<'_> {
         match self.agent.app_exited(&self.id) {
             Ok(status) => status,
             Err(e) => {
-                self.lost = Some(e);
+                self.lost = Some(e.to_string());
                 None
             }
         }
@@ -228,7 +229,7 @@ impl Watched for Remote<'_> {
             Mark::WindowEnd => "window_end",
         };
         if let Err(e) = self.agent.app_mark(&self.id, edge) {
-            self.lost.get_or_insert(e);
+            self.lost.get_or_insert(e.to_string());
         }
     }
     fn log_tail(&self) -> String {
@@ -300,6 +301,7 @@ fn run_with(
             ctx.drop_caches,
             &load_job.spec.url,
         )
+        .map_err(|e| e.to_string())
         .inspect_err(|e| {
             // The iteration's log names this file: what came back of the start (the end of
             // the application's log there) is kept in it.
@@ -329,13 +331,14 @@ fn run_with(
         spawned_at,
         lost: None,
     };
-    let result = iteration::under_load(ctx, load_job, it, &mut remote, AppCpu::Elsewhere, &status);
+    let result = under_load::under_load(ctx, load_job, it, &mut remote, AppCpu::Elsewhere, &status);
     let lost = remote.lost.take();
     status("stopping");
     let stopped = agent.stop_app(&id, ctx.row.app.stop_timeout);
     let (there, log) = match stopped {
         Ok(s) => s,
         Err(e) => {
+            let e = e.to_string();
             // A transport that died fails the stop too: said once.
             let e = match lost {
                 Some(l) if l != e && agent.alive() => format!("{l}; {e}"),

@@ -2,8 +2,8 @@
 //! is left out (the host unpacks the sources into one of its own) and the artifact goes
 //! relative to it, so no path the client sends can point outside that folder.
 
-use crate::agent::app_wire::{AppWire, ReadyWire};
 use crate::config::{AppJob, Ready};
+use rigor_agent::app_wire::{AppWire, ReadyWire};
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 

@@ -3,8 +3,9 @@
 //! reported about itself read from its stdout.
 
 use super::app::AppProcess;
+use super::app_steps::{launch, sampled};
 use super::capped_log::{Drained, LOG_LIMIT};
-use super::iteration::{launch, sampled, IterationContext};
+use super::iteration_context::IterationContext;
 use super::procs::{self, Proc};
 use super::readings::{AppCpu, MachineWatch};
 use crate::config::CommandWork;

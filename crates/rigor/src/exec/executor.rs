@@ -5,7 +5,8 @@
 //! same place.
 
 use super::build::{self, Built};
-use super::iteration::{self, IterationContext};
+use super::iteration;
+use super::iteration_context::IterationContext;
 use super::progress::Progress;
 use crate::config::AppJob;
 use crate::result::Iteration;

@@ -4,10 +4,10 @@
 //! summed counts, merged latency histograms. Agents stay connected between iterations, and one
 //! whose transport failed is connected afresh next time.
 
-use crate::agent::client::ClockOffset;
-use crate::agent::protocol::HostPath;
-use crate::agent::{Agent, Install};
 use crate::config::Host;
+use rigor_agent::client::ClockOffset;
+use rigor_agent::protocol::HostPath;
+use rigor_agent::{Agent, Install};
 use rigor_load::{Live, LoadReport, LoadSpec, Phase};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -95,16 +95,18 @@ pub fn first_request(
     let mut agents = connected(std::slice::from_ref(host))?;
     // The path first: a host that would reach the URL on itself is said as such.
     let result = paths(&mut agents, &spec.url, app_host).and_then(|_| {
-        agents[0].probe(
-            &spec.url,
-            &spec.method,
-            &spec.headers,
-            spec.body.as_deref(),
-            timeout,
-            find,
-            spec.insecure,
-            spec.http2,
-        )
+        agents[0]
+            .probe(
+                &spec.url,
+                &spec.method,
+                &spec.headers,
+                spec.body.as_deref(),
+                timeout,
+                find,
+                spec.insecure,
+                spec.http2,
+            )
+            .map_err(|e| e.to_string())
     });
     let mut agent = agents.pop().expect("one agent");
     if agent.alive() {
@@ -149,7 +151,7 @@ fn connected(hosts: &[Host]) -> Result<Vec<Agent>, String> {
                 }
                 Err(e) => {
                     agents.into_iter().for_each(disconnect);
-                    return Err(e);
+                    return Err(e.to_string());
                 }
             },
         };
@@ -164,7 +166,7 @@ fn connected(hosts: &[Host]) -> Result<Vec<Agent>, String> {
 fn paths(agents: &mut [Agent], url: &str, app_host: Option<&str>) -> Result<Vec<HostPath>, String> {
     let mut out = Vec::new();
     for a in agents.iter_mut() {
-        let path = a.network_path(url)?;
+        let path = a.network_path(url).map_err(|e| e.to_string())?;
         let name = a.name().to_string();
         if let Some(e) = &path.error {
             return Err(format!(
@@ -198,13 +200,13 @@ fn paths(agents: &mut [Agent], url: &str, app_host: Option<&str>) -> Result<Vec<
 /// address (loopback included) reaches the application: it is the application's host, or the
 /// application runs here and the host is this machine (`local`, or an agent that shares rigor's
 /// boot and network namespace, such as one reached through `env`).
-fn app_here(name: &str, info: &crate::agent::protocol::HostInfo, app_host: Option<&str>) -> bool {
+fn app_here(name: &str, info: &rigor_agent::protocol::HostInfo, app_host: Option<&str>) -> bool {
     match app_host {
         Some(h) => h == name,
         None => {
             name == crate::config::LOCAL
                 || (!info.network.is_empty()
-                    && info.network == crate::agent::protocol::network_identity())
+                    && info.network == rigor_agent::protocol::network_identity())
         }
     }
 }
@@ -220,7 +222,7 @@ fn drive(
     let (offsets, start, started) = common_start(agents)?;
     let id = next_id();
     for (a, share) in agents.iter_mut().zip(shares) {
-        a.start_load(&id, share, start)?;
+        a.start_load(&id, share, start).map_err(|e| e.to_string())?;
     }
     let window_end = started + spec.warmup + spec.duration;
     let deadline = window_end + spec.timeout + REPORT_GRACE;
@@ -235,7 +237,9 @@ fn drive(
         }
         for (a, r) in agents.iter_mut().zip(reports.iter_mut()) {
             if r.is_none() {
-                *r = a.poll_load(&id, Duration::from_millis(20))?;
+                *r = a
+                    .poll_load(&id, Duration::from_millis(20))
+                    .map_err(|e| e.to_string())?;
             }
         }
         follow(
@@ -290,7 +294,7 @@ pub(super) fn common_start(
 ) -> Result<(Vec<ClockOffset>, SystemTime, Instant), String> {
     let mut offsets = Vec::new();
     for a in agents.iter_mut() {
-        offsets.push(a.clock_offset()?);
+        offsets.push(a.clock_offset().map_err(|e| e.to_string())?);
     }
     let slowest = offsets.iter().map(|o| o.rtt).max().unwrap_or_default();
     let start = SystemTime::now() + START_MARGIN + 2 * slowest;
@@ -407,7 +411,7 @@ mod tests {
 
     #[test]
     fn a_load_host_on_this_machines_network_reaches_a_local_application() {
-        use crate::agent::protocol::{network_identity, HostInfo};
+        use rigor_agent::protocol::{network_identity, HostInfo};
         let here = HostInfo {
             hostname: "h".into(),
             cpus: 1,

@@ -4,7 +4,7 @@
 
 use super::build::Built;
 use super::executor::Executor;
-use super::iteration::IterationContext;
+use super::iteration_context::IterationContext;
 use crate::config::AppJob;
 use crate::result::{Iteration, RowKey, Warning, WarningKind};
 use std::path::Path;

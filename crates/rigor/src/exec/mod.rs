@@ -13,12 +13,14 @@ mod build;
 mod builds;
 mod capped_log;
 pub use builds::keep_builds;
+mod app_steps;
 mod command;
 mod contamination;
 mod environment;
 mod executor;
 mod finish;
 mod iteration;
+mod iteration_context;
 mod load_hosts;
 mod logtail;
 pub(crate) mod output;
@@ -41,6 +43,7 @@ pub(crate) mod tool_child;
 pub(crate) mod tool_hosts;
 pub(crate) mod tool_load;
 pub(crate) mod tool_on_host;
+mod under_load;
 
 #[cfg(test)]
 mod mock;
@@ -161,9 +164,7 @@ pub fn measure(options: &RunOptions) -> Result<Measured, Failure> {
             .rows
             .iter()
             .any(|r| r.plan.work.load().is_some_and(|l| l.spec.pipeline > 1));
-        result.cross_check = Some(crate::tools::crosscheck::findings(
-            &result, tool.tool, pipelined,
-        ));
+        result.cross_check = Some(crate::crosscheck::findings(&result, tool.tool, pipelined));
     }
     let written = match outputs.save(&result, true) {
         Ok(()) => true,
@@ -256,7 +257,7 @@ fn report_run(result: &RunResult, outputs: &Outputs, run_dir: &Path, written: bo
         report::terminal::use_color(),
     ));
     if let Some(c) = &result.cross_check {
-        console::out(&crate::tools::crosscheck::render(c));
+        console::out(&crate::crosscheck::render(c));
     }
     if written {
         console::err(&format!(

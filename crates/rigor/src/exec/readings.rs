@@ -3,7 +3,7 @@
 //! the rest of the machine did while the iteration was measured.
 
 use super::app::AppProcess;
-use super::iteration::IterationContext;
+use super::iteration_context::IterationContext;
 use crate::config::Ready;
 use crate::guards;
 use crate::result::{Iteration, MachineDuring, Warning, WarningKind};

@@ -9,7 +9,7 @@ use super::build::Built;
 use super::builds::Builds;
 use super::contamination;
 use super::executor::Executor;
-use super::iteration::IterationContext;
+use super::iteration_context::IterationContext;
 use super::progress::Progress;
 use super::schedule::{self, Slot};
 use crate::measurements::ids;

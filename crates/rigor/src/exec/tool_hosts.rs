@@ -5,18 +5,18 @@
 //! hosts' figures are merged where they add up exactly ([`crate::tools::merge`]) and kept apart
 //! as `load.hosts.NAME.*`.
 
-use super::iteration::Watched;
+use super::iteration_context::Watched;
 use super::load_hosts;
 use super::readings::MachineWatch;
 use super::tool_load::{counts, saturation, Around};
-use crate::agent::client::ClockOffset;
-use crate::agent::protocol::{HostPath, SpecWire, ToolJobWire, ToolRunWire};
-use crate::agent::Agent;
 use crate::config::LoadJob;
 use crate::measurements::{host_share_id, ids};
 use crate::result::{Iteration, Warning, WarningKind};
 use crate::tools::report::{tail, ToolReport, WarmupReport};
 use crate::tools::{merge, Tool, ToolSpec};
+use rigor_agent::client::ClockOffset;
+use rigor_agent::protocol::{HostPath, SpecWire, ToolJobWire, ToolRunWire};
+use rigor_agent::Agent;
 use rigor_load::LoadSpec;
 use rigor_model::tool::{HostToolRun, HostsToolReport, ToolRecord};
 use rigor_probe::Mark;
@@ -235,7 +235,7 @@ fn phase(
             length_ns: nanos(length),
             own_warmup_ns: own_warmup.map(nanos),
         };
-        a.start_tool(&id, &job, start)?;
+        a.start_tool(&id, &job, start).map_err(|e| e.to_string())?;
     }
     // wrk rounds its duration up to whole seconds; its own timeout can hold the end too.
     let deadline = started
@@ -255,7 +255,9 @@ fn phase(
         }
         for (a, r) in agents.iter_mut().zip(runs.iter_mut()) {
             if r.is_none() {
-                *r = a.poll_tool(&id, Duration::from_millis(20))?;
+                *r = a
+                    .poll_tool(&id, Duration::from_millis(20))
+                    .map_err(|e| e.to_string())?;
             }
         }
         if Instant::now() > deadline {

@@ -5,7 +5,7 @@
 //! figures go under the engine's `load.*` ids; its command line and raw output go in the
 //! iteration's `tool`, kept even when the run fails.
 
-use super::iteration::Watched;
+use super::iteration_context::Watched;
 use super::readings::{AppCpu, MachineWatch};
 use super::tool_child::{self, ToolProcess};
 use crate::config::LoadJob;

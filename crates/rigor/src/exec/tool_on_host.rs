@@ -3,19 +3,19 @@
 //! CPU), with its scratch files under the agent's work dir, and its raw output sent back whole.
 
 use super::tool_child::{self, ToolProcess};
-use crate::agent::tool_wire::{ToolJobWire, ToolRunWire};
 use crate::tools::{Invocation, Tool, ToolSpec};
+use rigor_agent::tool_wire::{ToolJobWire, ToolRunWire};
 use std::path::Path;
 use std::time::Duration;
 
-/// The agent's [`crate::agent::tool_wire::ToolRunner`]: runs `job` in a fresh folder under the
+/// The agent's [`rigor_agent::tool_wire::ToolRunner`]: runs `job` in a fresh folder under the
 /// agent's work dir.
 pub fn run_in_work_dir(
     job: &ToolJobWire,
     id: &str,
     cancelled: &dyn Fn() -> bool,
-) -> Result<ToolRunWire, String> {
-    run(job, &super::AppHost::default_root(), id, cancelled)
+) -> Result<ToolRunWire, rigor_agent::ServiceError> {
+    Ok(run(job, &super::AppHost::default_root(), id, cancelled)?)
 }
 
 /// Runs `job` in a fresh folder under `work` (removed afterwards) until it exits or
@@ -29,7 +29,7 @@ pub fn run(
 ) -> Result<ToolRunWire, String> {
     let tool = Tool::from_name(&job.tool)?;
     tool_child::check_identity(tool)?;
-    let spec = job.spec.to_spec()?;
+    let spec = job.spec.to_spec().map_err(|e| e.to_string())?;
     let ts = ToolSpec {
         tool,
         args: job.args.clone(),

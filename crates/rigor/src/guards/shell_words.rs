@@ -1,5 +1,6 @@
 //! Just enough shell to read a build command: its simple commands, their words with quotes
-//! removed, and leading `NAME=value` assignments. Not a shell: no expansion, no subshells.
+//! removed (by `shlex`, as sh would), and leading `NAME=value` assignments. Not a shell: no
+//! expansion, no subshells.
 
 /// `NAME=value` as a shell assignment.
 pub fn assignment(w: &str) -> Option<(String, String)> {
@@ -10,62 +11,43 @@ pub fn assignment(w: &str) -> Option<(String, String)> {
     ok.then(|| (k.to_string(), v.to_string()))
 }
 
-/// Words of a flags variable (spaces separate; quotes group).
+/// Words of a flags variable (spaces separate; quotes group); a line with an unclosed quote
+/// is split at its spaces.
 pub fn split_words(s: &str) -> Vec<String> {
-    parts(s).into_iter().flatten().collect()
+    shlex::split(s).unwrap_or_else(|| s.split_whitespace().map(str::to_string).collect())
 }
 
-/// A shell line's simple commands (split at unquoted `;`, `&`, `|`), each as its words with
-/// quotes removed. Enough to read a build command, not a shell.
+/// A shell line's simple commands (split at unquoted `;`, `&`, `|`, newlines), each as its
+/// words with quotes removed. Enough to read a build command, not a shell.
 pub fn parts(line: &str) -> Vec<Vec<String>> {
-    let mut out = vec![Vec::new()];
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut quote: Option<char> = None;
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
+    commands(line)
+        .into_iter()
+        .map(split_words)
+        .filter(|words| !words.is_empty())
+        .collect()
+}
+
+/// `line` cut at its unquoted, unescaped command separators.
+fn commands(line: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut start, mut quote, mut escaped) = (0, None, false);
+    for (i, c) in line.char_indices() {
         match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some('"'), '\\') => {
-                if let Some(n) = chars.next() {
-                    word.push(n);
-                }
+            _ if escaped => escaped = false,
+            (Some('\''), '\'') => quote = None,
+            (Some('\''), _) => {}
+            (_, '\\') => escaped = true,
+            (Some(_), '"') => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, ';' | '&' | '|' | '\n') => {
+                out.push(&line[start..i]);
+                start = i + c.len_utf8();
             }
-            (Some(_), c) => word.push(c),
-            (None, '\'' | '"') => {
-                quote = Some(c);
-                in_word = true;
-            }
-            (None, '\\') => {
-                if let Some(n) = chars.next() {
-                    word.push(n);
-                    in_word = true;
-                }
-            }
-            (None, c) if c.is_whitespace() || matches!(c, ';' | '&' | '|' | '\n') => {
-                if in_word {
-                    if let Some(last) = out.last_mut() {
-                        last.push(std::mem::take(&mut word));
-                    }
-                    in_word = false;
-                }
-                if matches!(c, ';' | '&' | '|' | '\n') && out.last().is_some_and(|l| !l.is_empty())
-                {
-                    out.push(Vec::new());
-                }
-            }
-            (None, c) => {
-                word.push(c);
-                in_word = true;
-            }
+            (None, _) => {}
         }
     }
-    if in_word {
-        if let Some(last) = out.last_mut() {
-            last.push(word);
-        }
-    }
-    out.retain(|p| !p.is_empty());
+    out.push(&line[start..]);
     out
 }
 
@@ -85,10 +67,15 @@ mod tests {
             ]
         );
         assert_eq!(
+            parts("echo 'a;b' \"c|d\" e\\&f\ncargo build"),
+            vec![vec!["echo", "a;b", "c|d", "e&f"], vec!["cargo", "build"]]
+        );
+        assert_eq!(
             assignment("RUSTFLAGS=-C opt-level=0"),
             Some(("RUSTFLAGS".into(), "-C opt-level=0".into()))
         );
         assert_eq!(assignment("--profile=fast"), None);
         assert_eq!(split_words("-C  opt-level=0"), vec!["-C", "opt-level=0"]);
+        assert_eq!(split_words("-C 'opt-level=0"), vec!["-C", "'opt-level=0"]);
     }
 }

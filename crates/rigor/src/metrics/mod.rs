@@ -9,16 +9,15 @@ mod figures;
 mod parse;
 mod reading;
 mod scrape;
-pub mod select;
 
 pub use scrape::Scraper;
 
+use crate::config::metrics_select::Selector;
 use crate::config::{AppJob, MetricsScrape};
 use crate::declarations::Declaration;
 use crate::result::{Iteration, Warning, WarningKind};
 use figures::{Figures, Scrape};
 use reading::Flavor;
-use select::Selector;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 

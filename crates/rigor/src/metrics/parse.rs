@@ -230,7 +230,7 @@ impl<'a> Cursor<'a> {
         if !self.rest.starts_with('"') {
             return Err("expected a quoted label value".into());
         }
-        let (value, rest) = super::select::quoted(self.rest)?;
+        let (value, rest) = crate::config::metrics_select::quoted(self.rest)?;
         self.rest = rest;
         Ok(value)
     }

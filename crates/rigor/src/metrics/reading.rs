@@ -2,7 +2,7 @@
 //! (or over the series an entry of `metrics_select` picks), under the stem of its id.
 
 use super::parse::{Family, Kind};
-use super::select::Selector;
+use crate::config::metrics_select::Selector;
 use std::collections::BTreeMap;
 
 /// How a kept number becomes a figure: a counter's rate over the window, a gauge's highest

@@ -5,7 +5,7 @@
 use super::figures::Scrape;
 use super::parse;
 use super::reading;
-use super::select::Selector;
+use crate::config::metrics_select::Selector;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;

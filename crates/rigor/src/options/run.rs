@@ -123,6 +123,49 @@ impl RunOptions {
         o
     }
 
+    /// A run a program asks for, as `rigor bisect` runs each step: `selection` measured with
+    /// `primary` judged at `threshold` (in %), the files in `outputs`, every other option as
+    /// `rigor run` leaves it, and no history store. Built from typed values, with no flag text
+    /// made or parsed, so a path reaches the run byte for byte (non-UTF-8 included).
+    pub fn for_program(
+        selection: Selection,
+        primary: &str,
+        threshold: f64,
+        outputs: OutputPaths,
+    ) -> RunOptions {
+        RunOptions {
+            selection,
+            exclude: None,
+            exclude_order: primary.to_string(),
+            named: Named {
+                primary: true,
+                exclude_order: false,
+                gated: false,
+            },
+            seed: None,
+            until_conclusive: None,
+            primary: primary.to_string(),
+            threshold,
+            thresholds: Vec::new(),
+            limits: Vec::new(),
+            allow_inconclusive: false,
+            gated: vec![primary.to_string()],
+            fail_on_regression: false,
+            sample_interval: DEFAULT_SAMPLE_INTERVAL,
+            outputs,
+            description: None,
+            drop_caches: false,
+            strict: crate::analysis::gate::Strictness::Off,
+            keep_going: false,
+            keep_noisy: false,
+            view: crate::report::View {
+                primary: Some(primary.to_string()),
+                ..crate::report::View::default()
+            },
+            store: None,
+        }
+    }
+
     /// Checks every flag. When a flag is bad, the config is still read and planned, and its
     /// problems are listed after the flags' (by line), so one run names every problem.
     pub fn from_args(args: &RunArgs) -> Result<RunOptions, Failure> {
@@ -138,7 +181,7 @@ impl RunOptions {
             cross_check: args
                 .cross_check
                 .as_deref()
-                .and_then(|t| crate::tools::crosscheck::parse(t).ok()),
+                .and_then(|t| crate::crosscheck::parse(t).ok()),
         };
         check(args, &selection).map_err(|mut problems| {
             if let Err(config) = crate::plan::prepare(&selection) {
@@ -161,6 +204,10 @@ pub fn refused(problems: &Problems) -> Failure {
     }
     Failure::Usage(text)
 }
+
+/// How often the application probe samples when `--sample-interval` is not given (the flag's
+/// default says the same).
+pub const DEFAULT_SAMPLE_INTERVAL: Duration = Duration::from_millis(250);
 
 /// Checks the flags other than the selection's; every bad flag is one problem.
 fn check(args: &RunArgs, selection: &Selection) -> Result<RunOptions, Problems> {
@@ -198,7 +245,7 @@ fn check(args: &RunArgs, selection: &Selection) -> Result<RunOptions, Problems> 
             args.strict.as_deref(),
         ))
         .unwrap_or_default();
-    let (threshold, thresholds) = crate::options::compare::split_thresholds(&args.threshold);
+    let (threshold, thresholds) = crate::threshold::split_thresholds(&args.threshold);
     for (id, _) in &thresholds {
         p.take(crate::measurements::validate(id).map_err(|e| format!("--threshold {id}=…: {e}")));
     }
@@ -218,7 +265,7 @@ fn check(args: &RunArgs, selection: &Selection) -> Result<RunOptions, Problems> 
         }
     }
     if let Some(t) = &args.cross_check {
-        p.take(crate::tools::crosscheck::parse(t));
+        p.take(crate::crosscheck::parse(t));
     }
     let view = p.take(args.view.view());
     let exclude = p

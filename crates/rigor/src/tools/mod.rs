@@ -6,7 +6,6 @@
 
 mod argv;
 mod bombardier;
-pub mod crosscheck;
 use rigor_model::tool::figures;
 mod h2load;
 pub mod merge;

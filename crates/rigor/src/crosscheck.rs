@@ -4,9 +4,9 @@
 //! and threshold; afterwards each compared measurement is said to agree, disagree beyond noise,
 //! or be undecided, with the cause where one is known for that tool and figure.
 
-use super::{check, Tool, ToolSpec};
 use crate::config::{ScenarioPlan, Work};
 use crate::result::{RunResult, Verdict};
+use crate::tools::{check, Tool, ToolSpec};
 pub use rigor_model::result::{CrossCheck, Finding};
 
 /// The baseline variant's name: the built-in engine.

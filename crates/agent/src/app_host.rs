@@ -3,6 +3,7 @@
 //! application exactly as a local run does.
 
 use super::app_wire::AppWire;
+use super::error::ServiceError;
 use super::protocol::{BuiltWire, FromAgent, ToAgent};
 use base64::Engine as _;
 use std::time::Duration;
@@ -10,10 +11,14 @@ use std::time::Duration;
 /// What the agent does with applications; errors are messages for people.
 pub trait AppService {
     /// Takes a chunk of folder `key`'s sources; the last one unpacks them: (files, bytes).
-    fn sources(&mut self, key: &str, data: &[u8], last: bool)
-        -> Result<Option<(u64, u64)>, String>;
+    fn sources(
+        &mut self,
+        key: &str,
+        data: &[u8],
+        last: bool,
+    ) -> Result<Option<(u64, u64)>, ServiceError>;
     /// Builds `app` in folder `key` as build `name`.
-    fn build(&mut self, key: &str, name: &str, app: AppWire) -> Result<BuiltWire, String>;
+    fn build(&mut self, key: &str, name: &str, app: AppWire) -> Result<BuiltWire, ServiceError>;
     /// Starts build `name` fresh as application `id` and waits until it is ready: its PID,
     /// how long that took, and what the start recorded (an iteration of the result file).
     #[allow(clippy::too_many_arguments)]
@@ -27,15 +32,15 @@ pub trait AppService {
         interval: Duration,
         drop_caches: bool,
         load_url: &str,
-    ) -> Result<(i32, Duration, serde_json::Value), String>;
+    ) -> Result<(i32, Duration, serde_json::Value), ServiceError>;
     /// Marks a window edge (`window_start`, `window_end`) of application `id`.
-    fn mark(&mut self, id: &str, mark: &str) -> Result<(), String>;
+    fn mark(&mut self, id: &str, mark: &str) -> Result<(), ServiceError>;
     /// Called between messages: samples what needs sampling.
     fn tick(&mut self);
     /// Applications that exited on their own since last asked, with how.
     fn exits(&mut self) -> Vec<(String, String)>;
     /// Stops application `id`: what was measured (an iteration of the result file), its log.
-    fn stop(&mut self, id: &str) -> Result<(serde_json::Value, String), String>;
+    fn stop(&mut self, id: &str) -> Result<(serde_json::Value, String), ServiceError>;
     /// Stops every application: the client is gone.
     fn stop_all(&mut self);
 }
@@ -68,12 +73,12 @@ pub fn handle(
             match host.sources(&key, &data, last) {
                 Ok(Some((files, bytes))) => send(&FromAgent::SourcesReady { key, files, bytes }),
                 Ok(None) => {}
-                Err(e) => error(&key, e),
+                Err(e) => error(&key, e.to_string()),
             }
         }
         ToAgent::Build { key, build, app } => match host.build(&key, &build, app) {
             Ok(built) => send(&FromAgent::Built { build, built }),
-            Err(e) => error(&build, e),
+            Err(e) => error(&build, e.to_string()),
         },
         ToAgent::StartApp {
             id,
@@ -102,17 +107,17 @@ pub fn handle(
                     ready_ms: ready.as_secs_f64() * 1e3,
                     iteration,
                 }),
-                Err(e) => error(&id, e),
+                Err(e) => error(&id, e.to_string()),
             }
         }
         ToAgent::AppMark { id, mark } => {
             if let Err(e) = host.mark(&id, &mark) {
-                error(&id, e);
+                error(&id, e.to_string());
             }
         }
         ToAgent::StopApp { id } => match host.stop(&id) {
             Ok((iteration, log)) => send(&FromAgent::AppStopped { id, iteration, log }),
-            Err(e) => error(&id, e),
+            Err(e) => error(&id, e.to_string()),
         },
         other => return Some(other),
     }

@@ -3,6 +3,7 @@
 //! command line (`kubectl exec -i POD --`, `docker exec -i CONTAINER`) followed by `sh -c CMD`.
 //! Nothing listens on a port: every byte goes over the transport's stdin and stdout.
 
+use super::error::AgentError;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use std::io::{Read, Write};
@@ -85,7 +86,7 @@ impl HostSpec {
     }
 
     /// The argv that runs the sh command line `cmd` on the host.
-    pub fn argv(&self, cmd: &str) -> Result<Vec<String>, String> {
+    pub fn argv(&self, cmd: &str) -> Result<Vec<String>, AgentError> {
         match (&self.ssh, &self.transport) {
             (Some(dest), None) => {
                 let mut argv = vec!["ssh".to_string()];
@@ -110,30 +111,43 @@ impl HostSpec {
             }
             (None, Some(t)) => {
                 let mut argv = shlex::split(t).ok_or_else(|| {
-                    format!(
-                        "{}: the transport {t:?} has an unclosed quote or a trailing backslash",
-                        self.label()
-                    )
+                    self.settings(format!(
+                        "the transport {t:?} has an unclosed quote or a trailing backslash"
+                    ))
                 })?;
                 if argv.is_empty() {
-                    return Err(format!("{}: the transport command is empty", self.label()));
+                    return Err(self.settings("the transport command is empty".into()));
                 }
                 argv.extend(["sh".into(), "-c".into(), cmd.into()]);
                 Ok(argv)
             }
-            (Some(_), Some(_)) => Err(format!(
-                "{}: give either ssh or transport, not both",
-                self.label()
-            )),
-            (None, None) => Err(format!(
-                "{}: give ssh (user@host) or a transport command",
-                self.label()
-            )),
+            (Some(_), Some(_)) => {
+                Err(self.settings("give either ssh or transport, not both".into()))
+            }
+            (None, None) => {
+                Err(self.settings("give ssh (user@host) or a transport command".into()))
+            }
+        }
+    }
+
+    /// The error for settings that give no command line.
+    fn settings(&self, why: String) -> AgentError {
+        AgentError::Settings {
+            host: self.label(),
+            why,
+        }
+    }
+
+    /// The error for a transport that failed as `why` says.
+    fn transport_error(&self, why: String) -> AgentError {
+        AgentError::Transport {
+            host: self.label(),
+            why,
         }
     }
 
     /// A `Command` for `cmd` on the host.
-    pub fn command(&self, cmd: &str) -> Result<Command, String> {
+    pub fn command(&self, cmd: &str) -> Result<Command, AgentError> {
         let argv = self.argv(cmd)?;
         let mut c = Command::new(&argv[0]);
         c.args(&argv[1..]);
@@ -150,7 +164,7 @@ impl HostSpec {
         input: Option<&Path>,
         what: &str,
         limit: Duration,
-    ) -> Result<Remote, String> {
+    ) -> Result<Remote, AgentError> {
         let mut c = self.command(cmd)?;
         c.stdin(if input.is_some() {
             Stdio::piped()
@@ -180,7 +194,7 @@ impl HostSpec {
         input: Option<&Path>,
         what: &str,
         limit: Duration,
-    ) -> Result<Remote, String> {
+    ) -> Result<Remote, AgentError> {
         let feeder = match (input, child.stdin.take()) {
             (Some(path), Some(mut stdin)) => {
                 let path = path.to_path_buf();
@@ -200,7 +214,9 @@ impl HostSpec {
             match child.try_wait() {
                 Ok(Some(status)) => break status,
                 Ok(None) => {}
-                Err(e) => return Err(format!("{}: waiting for the transport: {e}", self.label())),
+                Err(e) => {
+                    return Err(self.transport_error(format!("waiting for the transport: {e}")))
+                }
             }
             let why = if HOOKS.get().is_some_and(|h| (h.interrupted)()) {
                 Some("interrupted".to_string())
@@ -215,10 +231,9 @@ impl HostSpec {
             if let Some(why) = why {
                 let _ = killpg(Pid::from_raw(child.id() as i32), Signal::SIGKILL);
                 let _ = child.wait();
-                return Err(format!(
-                    "{}: {what}: {why} (the transport was stopped)",
-                    self.label()
-                ));
+                return Err(
+                    self.transport_error(format!("{what}: {why} (the transport was stopped)"))
+                );
             }
             std::thread::sleep(Duration::from_millis(20));
         };
@@ -239,39 +254,29 @@ impl HostSpec {
     }
 
     /// Why the transport could not even start.
-    pub fn spawn_error(&self, e: &std::io::Error) -> String {
+    pub fn spawn_error(&self, e: &std::io::Error) -> AgentError {
         let program = self
             .argv("true")
             .ok()
             .and_then(|a| a.into_iter().next())
             .unwrap_or_default();
-        format!(
-            "{}: cannot start the transport {program:?}: {e}",
-            self.label()
-        )
+        self.transport_error(format!("cannot start the transport {program:?}: {e}"))
     }
 
     /// What a transport's failure means, with the tail of its stderr: for ssh, status 255 is
     /// ssh's own failure (unreachable, authentication refused, bad configuration).
-    pub fn failure(&self, what: &str, status: ExitStatus, stderr: &str) -> String {
+    pub fn failure(&self, what: &str, status: ExitStatus, stderr: &str) -> AgentError {
         let tail = stderr_tail(stderr);
         let said = if tail.is_empty() {
             String::new()
         } else {
             format!(": {tail}")
         };
-        if self.is_ssh() && status.code() == Some(SSH_FAILED) {
-            format!(
-                "{}: ssh could not reach the host or was refused (exit 255){said}",
-                self.label()
-            )
+        self.transport_error(if self.is_ssh() && status.code() == Some(SSH_FAILED) {
+            format!("ssh could not reach the host or was refused (exit 255){said}")
         } else {
-            format!(
-                "{}: {what} failed ({}){said}",
-                self.label(),
-                describe(status)
-            )
-        }
+            format!("{what} failed ({}){said}", describe(status))
+        })
     }
 }
 
@@ -386,13 +391,19 @@ mod tests {
             transport: Some("docker exec -i 'c".into()),
             ..host()
         };
-        assert!(bad.argv("true").unwrap_err().starts_with("host load1: "));
+        let e = bad.argv("true").unwrap_err();
+        assert!(matches!(e, AgentError::Settings { .. }), "{e:?}");
+        assert!(e.to_string().starts_with("host load1: "));
         let both = HostSpec {
             ssh: Some("h".into()),
             transport: Some("env".into()),
             ..host()
         };
-        assert!(both.argv("true").unwrap_err().contains("not both"));
+        assert!(both
+            .argv("true")
+            .unwrap_err()
+            .to_string()
+            .contains("not both"));
         assert!(host().argv("true").is_err());
     }
 
@@ -430,7 +441,8 @@ mod tests {
                 "checking the installed rigor",
                 Duration::from_millis(300),
             )
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with(
                 "host load1: checking the installed rigor: no answer through the \
@@ -460,12 +472,16 @@ mod tests {
             ExitStatus::from_raw(255 << 8),
             "debug\nbench@h: Permission denied (publickey).\n",
         );
+        assert!(matches!(e, AgentError::Transport { .. }), "{e:?}");
         assert_eq!(
-            e,
+            e.to_string(),
             "host load1: ssh could not reach the host or was refused (exit 255): debug / \
              bench@h: Permission denied (publickey)."
         );
         let e = host().failure("the check", ExitStatus::from_raw(9), "");
-        assert_eq!(e, "host load1: the check failed (killed by signal 9)");
+        assert_eq!(
+            e.to_string(),
+            "host load1: the check failed (killed by signal 9)"
+        );
     }
 }

@@ -5,6 +5,7 @@
 //! with their files under its work dir only.
 
 use super::app_host::AppService;
+use super::error::AgentError;
 use super::protocol::{
     line, unix_ns, FromAgent, HostInfo, SpecWire, ToAgent, CAPABILITIES, PROTOCOL, RIGOR_VERSION,
 };
@@ -48,10 +49,10 @@ impl Out {
         }
     }
 
-    fn error(&self, id: Option<&str>, message: impl Into<String>) {
+    fn error(&self, id: Option<&str>, message: impl std::fmt::Display) {
         self.send(&FromAgent::Error {
             id: id.map(str::to_string),
-            message: message.into(),
+            message: message.to_string(),
         });
     }
 }
@@ -78,7 +79,7 @@ pub fn serve_stdio(
     apps: &mut dyn AppService,
     tools: ToolRunner,
     on_closed: fn(),
-) -> Result<(), String> {
+) -> Result<(), AgentError> {
     // The engine's writes to a closed socket must fail, not kill the process; Rust already
     // ignores SIGPIPE, so a vanished client shows up as a failed write to stdout too.
     let out = Out {
@@ -104,7 +105,10 @@ pub fn serve_stdio(
             on_closed();
             let _ = tx.send(Input::Closed);
         })
-        .map_err(|e| format!("starting the input thread: {e}"))?;
+        .map_err(|source| AgentError::Thread {
+            what: "input".into(),
+            source,
+        })?;
 
     let mut loads: HashMap<String, Running> = HashMap::new();
     let send = |m: &FromAgent| out.send(m);
@@ -139,12 +143,9 @@ pub fn serve_stdio(
         };
         match msg {
             ToAgent::Hello { protocol, .. } if protocol != PROTOCOL => {
-                let message = format!(
-                    "the client speaks agent protocol version {protocol}; this agent (rigor \
-                     {RIGOR_VERSION}) speaks version {PROTOCOL}"
-                );
-                out.error(None, message.clone());
-                break Err(message);
+                let e = AgentError::ClientMismatch(protocol);
+                out.error(None, e.to_string());
+                break Err(e);
             }
             ToAgent::Hello { .. } => out.send(&FromAgent::Hello {
                 protocol: PROTOCOL,
@@ -286,9 +287,9 @@ fn start_load(
     id: &str,
     spec: &SpecWire,
     start_at_unix_ns: u64,
-) -> Result<Running, String> {
+) -> Result<Running, AgentError> {
     let spec = spec.to_spec()?;
-    rigor_load::check(&spec).map_err(|e| e.to_string())?;
+    rigor_load::check(&spec)?;
     spawn_at(
         out,
         id,
@@ -329,7 +330,7 @@ fn start_tool(
     job: super::tool_wire::ToolJobWire,
     start_at_unix_ns: u64,
     tools: ToolRunner,
-) -> Result<Running, String> {
+) -> Result<Running, AgentError> {
     job.spec.to_spec()?;
     spawn_at(
         out,
@@ -341,7 +342,7 @@ fn start_tool(
                 id,
                 run: Box::new(run),
             }),
-            Err(e) => out.error(Some(&id), e),
+            Err(e) => out.error(Some(&id), e.to_string()),
         },
     )
 }
@@ -355,7 +356,7 @@ fn spawn_at(
     what: &str,
     start_at_unix_ns: u64,
     work: impl FnOnce(&Out, String, &AtomicBool, &dyn Fn() -> bool) + Send + 'static,
-) -> Result<Running, String> {
+) -> Result<Running, AgentError> {
     let cancel = Arc::new(AtomicBool::new(false));
     let (out, id, flag) = (out.clone(), id.to_string(), cancel.clone());
     let thread = std::thread::Builder::new()
@@ -364,12 +365,15 @@ fn spawn_at(
             let gone = out.gone.clone();
             let cancelled = || flag.load(Ordering::Relaxed) || gone.load(Ordering::Relaxed);
             if let Err(e) = wait_until(start_at_unix_ns, &cancelled, &out, &id) {
-                out.error(Some(&id), e);
+                out.error(Some(&id), e.to_string());
                 return;
             }
             work(&out, id, &flag, &cancelled);
         })
-        .map_err(|e| format!("starting the {what} thread: {e}"))?;
+        .map_err(|source| AgentError::Thread {
+            what: what.to_string(),
+            source,
+        })?;
     Ok(Running { cancel, thread })
 }
 
@@ -380,19 +384,17 @@ fn wait_until(
     cancelled: &dyn Fn() -> bool,
     out: &Out,
     id: &str,
-) -> Result<(), String> {
+) -> Result<(), AgentError> {
     let now = unix_ns(SystemTime::now());
     if now > start_at_unix_ns + START_LATE_LIMIT.as_nanos() as u64 {
-        return Err(format!(
-            "the start time passed {:.3}s ago on this host's clock: the load would not share \
-             the other hosts' window (send it earlier, or measure the clock offset again)",
-            (now - start_at_unix_ns) as f64 / 1e9
-        ));
+        return Err(AgentError::StartPassed {
+            late_secs: (now - start_at_unix_ns) as f64 / 1e9,
+        });
     }
     let mut last_progress = Instant::now();
     loop {
         if cancelled() {
-            return Err("cancelled before it started".into());
+            return Err(AgentError::CancelledBeforeStart);
         }
         let now = unix_ns(SystemTime::now());
         if now >= start_at_unix_ns {

@@ -3,6 +3,7 @@
 //! loads at a common start time and reads their reports back with their histograms. Every
 //! error names the host.
 
+use super::error::AgentError;
 use super::install::{self, Install, LocalBinary};
 use super::protocol::{
     line, unix_ns, AppWire, BuiltWire, FromAgent, HostInfo, SpecWire, ToAgent, ToolJobWire,
@@ -99,13 +100,16 @@ pub struct AppStarted {
 
 impl Agent {
     /// Connects to `host` with this running rigor binary as the agent.
-    pub fn connect(host: &HostSpec) -> Result<Agent, String> {
-        let bin = LocalBinary::current().map_err(|e| format!("{}: {e}", host.label()))?;
+    pub fn connect(host: &HostSpec) -> Result<Agent, AgentError> {
+        let bin = LocalBinary::current().map_err(|e| AgentError::Install {
+            host: host.label(),
+            why: e.to_string(),
+        })?;
         Agent::connect_with(host, &bin)
     }
 
     /// Connects to `host`, installing `bin` there first when its cache lacks it.
-    pub fn connect_with(host: &HostSpec, bin: &LocalBinary) -> Result<Agent, String> {
+    pub fn connect_with(host: &HostSpec, bin: &LocalBinary) -> Result<Agent, AgentError> {
         let install = install::ensure(host, bin)?;
         let cmd = format!("exec {} agent --stdio", bin.remote_path());
         let mut child = host
@@ -171,7 +175,7 @@ impl Agent {
         Ok(agent)
     }
 
-    fn hello(&mut self) -> Result<(), String> {
+    fn hello(&mut self) -> Result<(), AgentError> {
         self.send(&ToAgent::Hello {
             protocol: PROTOCOL,
             rigor_version: RIGOR_VERSION.into(),
@@ -186,28 +190,26 @@ impl Agent {
                     host,
                 } => {
                     if protocol != PROTOCOL || rigor_version != RIGOR_VERSION {
-                        return Err(format!(
-                            "{}: protocol mismatch: the agent is rigor {rigor_version} speaking \
-                             protocol {protocol}; this is rigor {RIGOR_VERSION} speaking protocol \
-                             {PROTOCOL}",
-                            self.host.label()
-                        ));
+                        return Err(AgentError::Mismatch {
+                            host: self.host.label(),
+                            version: rigor_version,
+                            protocol,
+                        });
                     }
                     if !capabilities.iter().any(|c| c == "load") {
-                        return Err(format!(
-                            "{}: the agent cannot run load (it offers {capabilities:?})",
-                            self.host.label()
-                        ));
+                        return Err(AgentError::Incapable {
+                            host: self.host.label(),
+                            what: "load",
+                            offers: capabilities,
+                            why: "",
+                        });
                     }
                     self.info = host;
                     self.capabilities = capabilities;
                     return Ok(());
                 }
                 FromAgent::Error { message, .. } => {
-                    return Err(format!(
-                        "{}: the agent refused the handshake: {message}",
-                        self.host.label()
-                    ))
+                    return Err(self.refused("the agent refused the handshake: ", message))
                 }
                 _ => {}
             }
@@ -253,7 +255,7 @@ impl Agent {
 
     /// Measures the agent's clock against this host's: a few round trips, keeping the one with
     /// the smallest round-trip time (its midpoint is the best estimate).
-    pub fn clock_offset(&mut self) -> Result<ClockOffset, String> {
+    pub fn clock_offset(&mut self) -> Result<ClockOffset, AgentError> {
         let mut best: Option<ClockOffset> = None;
         for _ in 0..CLOCK_ROUNDS {
             let sent = SystemTime::now();
@@ -264,7 +266,7 @@ impl Agent {
                 match self.next(deadline, "the agent's clock")? {
                     FromAgent::Clock { unix_ns } => break unix_ns,
                     FromAgent::Error { id: None, message } => {
-                        return Err(format!("{}: clock: {message}", self.host.label()))
+                        return Err(self.refused("clock: ", message))
                     }
                     other => self.note(other),
                 }
@@ -288,7 +290,7 @@ impl Agent {
         id: &str,
         spec: &LoadSpec,
         start_at_local: SystemTime,
-    ) -> Result<(), String> {
+    ) -> Result<(), AgentError> {
         let offset = match self.offset {
             Some(o) => o,
             None => self.clock_offset()?,
@@ -305,14 +307,21 @@ impl Agent {
     /// Waits up to `timeout` for load `id`'s report, with its latency histograms: one host
     /// at a time (a run follows several with [`Agent::poll_load`]).
     #[allow(dead_code)] // rigor itself follows several hosts with poll_load
-    pub fn wait_load(&mut self, id: &str, timeout: Duration) -> Result<LoadReport, String> {
+    pub fn wait_load(&mut self, id: &str, timeout: Duration) -> Result<LoadReport, AgentError> {
         self.poll_load(id, timeout)?
-            .ok_or_else(|| format!("{}: timed out waiting for load {id}", self.host.label()))
+            .ok_or_else(|| AgentError::TimedOut {
+                host: self.host.label(),
+                waiting_for: format!("load {id}"),
+            })
     }
 
     /// Waits up to `wait` for load `id`'s report: `None` when it has not come yet (progress
     /// that came meanwhile is kept), so a caller can follow several hosts at once.
-    pub fn poll_load(&mut self, id: &str, wait: Duration) -> Result<Option<LoadReport>, String> {
+    pub fn poll_load(
+        &mut self,
+        id: &str,
+        wait: Duration,
+    ) -> Result<Option<LoadReport>, AgentError> {
         let deadline = Instant::now() + wait;
         let what = format!("load {id}");
         loop {
@@ -321,18 +330,21 @@ impl Agent {
             };
             match msg {
                 FromAgent::LoadDone { id: done, report } if done == id => {
-                    return report.decode().map(Some).map_err(|e| {
-                        format!("{}: the report of load {id}: {e}", self.host.label())
-                    })
+                    return report
+                        .decode()
+                        .map(Some)
+                        .map_err(|error| AgentError::BadReport {
+                            host: self.host.label(),
+                            id: id.to_string(),
+                            error,
+                        })
                 }
                 FromAgent::Error {
                     id: Some(failed),
                     message,
-                } if failed == id => {
-                    return Err(format!("{}: load {id}: {message}", self.host.label()))
-                }
+                } if failed == id => return Err(self.refused(&format!("load {id}: "), message)),
                 FromAgent::Error { id: None, message } => {
-                    return Err(format!("{}: the agent: {message}", self.host.label()))
+                    return Err(self.refused("the agent: ", message))
                 }
                 other => self.note(other),
             }
@@ -347,13 +359,14 @@ impl Agent {
         id: &str,
         job: &ToolJobWire,
         start_at_local: SystemTime,
-    ) -> Result<(), String> {
+    ) -> Result<(), AgentError> {
         if !self.capabilities.iter().any(|c| c == "tool") {
-            return Err(format!(
-                "{}: the agent cannot run load tools (it offers {:?}): its rigor is older than                  this one",
-                self.host.label(),
-                self.capabilities
-            ));
+            return Err(AgentError::Incapable {
+                host: self.host.label(),
+                what: "load tools",
+                offers: self.capabilities.clone(),
+                why: ": its rigor is older than this one",
+            });
         }
         let offset = match self.offset {
             Some(o) => o,
@@ -370,7 +383,11 @@ impl Agent {
     /// Waits up to `wait` for tool run `id`'s outcome: `None` when it has not come yet, so a
     /// caller can follow several hosts at once. The tool's failure to start there (not
     /// installed) is an error naming the host.
-    pub fn poll_tool(&mut self, id: &str, wait: Duration) -> Result<Option<ToolRunWire>, String> {
+    pub fn poll_tool(
+        &mut self,
+        id: &str,
+        wait: Duration,
+    ) -> Result<Option<ToolRunWire>, AgentError> {
         let deadline = Instant::now() + wait;
         let what = format!("tool run {id}");
         loop {
@@ -382,9 +399,9 @@ impl Agent {
                 FromAgent::Error {
                     id: Some(failed),
                     message,
-                } if failed == id => return Err(format!("{}: {message}", self.host.label())),
+                } if failed == id => return Err(self.refused("", message)),
                 FromAgent::Error { id: None, message } => {
-                    return Err(format!("{}: the agent: {message}", self.host.label()))
+                    return Err(self.refused("the agent: ", message))
                 }
                 other => self.note(other),
             }
@@ -405,7 +422,7 @@ impl Agent {
         find: Option<&[u8]>,
         insecure: bool,
         http2: bool,
-    ) -> Result<(u16, Duration, u64, Option<bool>), String> {
+    ) -> Result<(u16, Duration, u64, Option<bool>), AgentError> {
         let enc = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
         let id = "probe".to_string();
         self.send(&ToAgent::Probe {
@@ -432,7 +449,7 @@ impl Agent {
                     return Ok((status, Duration::from_nanos(latency_ns), bytes_sent, found))
                 }
                 FromAgent::Error { id: i, message } if i.as_deref().is_none_or(|i| i == id) => {
-                    return Err(format!("{}: {message}", self.host.label()))
+                    return Err(self.refused("", message))
                 }
                 other => self.note(other),
             }
@@ -440,14 +457,14 @@ impl Agent {
     }
 
     /// How the host reaches `url`: the address it resolves to and whether that is itself.
-    pub fn network_path(&mut self, url: &str) -> Result<super::protocol::HostPath, String> {
+    pub fn network_path(&mut self, url: &str) -> Result<super::protocol::HostPath, AgentError> {
         self.send(&ToAgent::Path { url: url.into() })?;
         let deadline = Instant::now() + CLOCK_TIMEOUT;
         loop {
             match self.next(deadline, "the network path")? {
                 FromAgent::Path { url: u, path } if u == url => return Ok(path),
                 FromAgent::Error { id: None, message } => {
-                    return Err(format!("{}: path: {message}", self.host.label()))
+                    return Err(self.refused("path: ", message))
                 }
                 other => self.note(other),
             }
@@ -455,25 +472,26 @@ impl Agent {
     }
 
     /// Asks the agent to stop load `id`; its (cancelled) report still comes to `wait_load`.
-    pub fn cancel(&mut self, id: &str) -> Result<(), String> {
+    pub fn cancel(&mut self, id: &str) -> Result<(), AgentError> {
         self.send(&ToAgent::Cancel { id: id.into() })
     }
 
     /// Fails unless the agent can run applications.
-    fn needs_app(&self) -> Result<(), String> {
+    fn needs_app(&self) -> Result<(), AgentError> {
         if self.capabilities.iter().any(|c| c == "app") {
             return Ok(());
         }
-        Err(format!(
-            "{}: the agent cannot run applications (it offers {:?})",
-            self.host.label(),
-            self.capabilities
-        ))
+        Err(AgentError::Incapable {
+            host: self.host.label(),
+            what: "applications",
+            offers: self.capabilities.clone(),
+            why: "",
+        })
     }
 
     /// Sends the tar stream `tar` as the sources of folder `key` and waits until the host has
     /// unpacked them: (files, bytes) as the host counted them.
-    pub fn send_sources(&mut self, key: &str, tar: &[u8]) -> Result<(u64, u64), String> {
+    pub fn send_sources(&mut self, key: &str, tar: &[u8]) -> Result<(u64, u64), AgentError> {
         self.needs_app()?;
         let chunks: Vec<&[u8]> = if tar.is_empty() {
             vec![&[][..]]
@@ -500,7 +518,7 @@ impl Agent {
                     bytes,
                 } if k == key => return Ok((files, bytes)),
                 FromAgent::Error { id, message } if id.as_deref().is_none_or(|i| i == key) => {
-                    return Err(format!("{}: sources: {message}", self.host.label()))
+                    return Err(self.refused("sources: ", message))
                 }
                 other => self.note(other),
             }
@@ -508,7 +526,12 @@ impl Agent {
     }
 
     /// Builds `app` in folder `key` on the host as build `build`.
-    pub fn build(&mut self, key: &str, build: &str, app: &AppWire) -> Result<BuiltWire, String> {
+    pub fn build(
+        &mut self,
+        key: &str,
+        build: &str,
+        app: &AppWire,
+    ) -> Result<BuiltWire, AgentError> {
         self.needs_app()?;
         let timeout = Duration::from_nanos(app.build_timeout_ns) + SLACK;
         self.send(&ToAgent::Build {
@@ -521,7 +544,7 @@ impl Agent {
             match self.next_unless(deadline, "the build", self.interrupted)? {
                 FromAgent::Built { build: b, built } if b == build => return Ok(built),
                 FromAgent::Error { id, message } if id.as_deref().is_none_or(|i| i == build) => {
-                    return Err(format!("{}: {message}", self.host.label()))
+                    return Err(self.refused("", message))
                 }
                 other => self.note(other),
             }
@@ -541,7 +564,7 @@ impl Agent {
         sample_interval: Duration,
         drop_caches: bool,
         load_url: &str,
-    ) -> Result<AppStarted, String> {
+    ) -> Result<AppStarted, AgentError> {
         self.needs_app()?;
         self.exits.remove(id);
         self.send(&ToAgent::StartApp {
@@ -570,7 +593,7 @@ impl Agent {
                     })
                 }
                 FromAgent::Error { id: i, message } if i.as_deref().is_none_or(|i| i == id) => {
-                    return Err(format!("{}: {message}", self.host.label()))
+                    return Err(self.refused("", message))
                 }
                 other => self.note(other),
             }
@@ -578,7 +601,7 @@ impl Agent {
     }
 
     /// Marks a window edge of application `id` (`window_start`, `window_end`).
-    pub fn app_mark(&mut self, id: &str, mark: &str) -> Result<(), String> {
+    pub fn app_mark(&mut self, id: &str, mark: &str) -> Result<(), AgentError> {
         self.send(&ToAgent::AppMark {
             id: id.into(),
             mark: mark.into(),
@@ -587,10 +610,10 @@ impl Agent {
 
     /// How application `id` exited, if the agent said it did; reads what has arrived without
     /// waiting.
-    pub fn app_exited(&mut self, id: &str) -> Result<Option<String>, String> {
+    pub fn app_exited(&mut self, id: &str) -> Result<Option<String>, AgentError> {
         while let Some(msg) = self.next_within(Instant::now(), "news of the application")? {
             if let FromAgent::Error { id: None, message } = msg {
-                return Err(format!("{}: the agent: {message}", self.host.label()));
+                return Err(self.refused("the agent: ", message));
             }
             self.note(msg);
         }
@@ -602,7 +625,7 @@ impl Agent {
         &mut self,
         id: &str,
         stop_timeout: Duration,
-    ) -> Result<(serde_json::Value, String), String> {
+    ) -> Result<(serde_json::Value, String), AgentError> {
         self.send(&ToAgent::StopApp { id: id.into() })?;
         let deadline = Instant::now() + stop_timeout + SLACK;
         loop {
@@ -613,7 +636,7 @@ impl Agent {
                     log,
                 } if i == id => return Ok((iteration, log)),
                 FromAgent::Error { id: i, message } if i.as_deref().is_none_or(|i| i == id) => {
-                    return Err(format!("{}: {message}", self.host.label()))
+                    return Err(self.refused("", message))
                 }
                 other => self.note(other),
             }
@@ -644,7 +667,7 @@ impl Agent {
         }
     }
 
-    fn send(&mut self, msg: &ToAgent) -> Result<(), String> {
+    fn send(&mut self, msg: &ToAgent) -> Result<(), AgentError> {
         let mut text = line(msg);
         text.push('\n');
         let written = match self.stdin.as_mut() {
@@ -655,9 +678,9 @@ impl Agent {
     }
 
     /// The next message, or why none came by `deadline`.
-    fn next(&mut self, deadline: Instant, waiting_for: &str) -> Result<FromAgent, String> {
+    fn next(&mut self, deadline: Instant, waiting_for: &str) -> Result<FromAgent, AgentError> {
         self.next_within(deadline, waiting_for)?
-            .ok_or_else(|| format!("{}: timed out waiting for {waiting_for}", self.host.label()))
+            .ok_or_else(|| self.timed_out(waiting_for))
     }
 
     /// The next message, or why none came by `deadline`; gives up at once when `abort` says
@@ -668,7 +691,7 @@ impl Agent {
         deadline: Instant,
         waiting_for: &str,
         abort: fn() -> bool,
-    ) -> Result<FromAgent, String> {
+    ) -> Result<FromAgent, AgentError> {
         loop {
             if abort() {
                 return Err(self.interruption(&format!("waiting for {waiting_for}")));
@@ -678,17 +701,34 @@ impl Agent {
                 return Ok(m);
             }
             if Instant::now() >= deadline {
-                return Err(format!(
-                    "{}: timed out waiting for {waiting_for}",
-                    self.host.label()
-                ));
+                return Err(self.timed_out(waiting_for));
             }
         }
     }
 
     /// The error for a wait the user interrupted.
-    fn interruption(&self, doing: &str) -> String {
-        format!("{}: interrupted while {doing}", self.host.label())
+    fn interruption(&self, doing: &str) -> AgentError {
+        AgentError::Interrupted {
+            host: self.host.label(),
+            doing: doing.to_string(),
+        }
+    }
+
+    /// The error for a wait that ended with no answer.
+    fn timed_out(&self, waiting_for: &str) -> AgentError {
+        AgentError::TimedOut {
+            host: self.host.label(),
+            waiting_for: waiting_for.to_string(),
+        }
+    }
+
+    /// The error for the agent's answer `message` (`about` says about what).
+    fn refused(&self, about: &str, message: String) -> AgentError {
+        AgentError::Refused {
+            host: self.host.label(),
+            about: about.to_string(),
+            message,
+        }
     }
 
     /// The next message; `None` when none came by `deadline`.
@@ -696,7 +736,7 @@ impl Agent {
         &mut self,
         deadline: Instant,
         waiting_for: &str,
-    ) -> Result<Option<FromAgent>, String> {
+    ) -> Result<Option<FromAgent>, AgentError> {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.incoming.recv_timeout(left) {
@@ -705,11 +745,12 @@ impl Agent {
                 // time out. Other lines (a login banner a remote shell printed) are kept as logs.
                 Ok(Incoming::Garbled(l, e)) if is_json_object(&l) => {
                     let start: String = l.chars().take(120).collect();
-                    return Err(format!(
-                        "{}: unreadable message from the agent while waiting for \
-                         {waiting_for}: {e}: {start}",
-                        self.host.label()
-                    ));
+                    return Err(AgentError::Unreadable {
+                        host: self.host.label(),
+                        waiting_for: waiting_for.to_string(),
+                        error: e,
+                        start,
+                    });
                 }
                 Ok(Incoming::Garbled(l, _)) => self.stderr_push(format!("(stdout) {l}")),
                 Ok(Incoming::Closed) | Err(RecvTimeoutError::Disconnected) => {
@@ -730,7 +771,7 @@ impl Agent {
 
     /// The error for a transport whose output ended: its exit status and the tail of its
     /// stderr, ssh's own failure (exit 255) said as such.
-    fn died(&mut self, when: &str) -> String {
+    fn died(&mut self, when: &str) -> AgentError {
         let deadline = Instant::now() + Duration::from_secs(2);
         let status = loop {
             match self.child.try_wait() {
@@ -752,20 +793,16 @@ impl Agent {
         } else {
             format!(": {stderr}")
         };
-        match status {
-            Some(s) if self.host.is_ssh() && s.code() == Some(SSH_FAILED) => format!(
-                "{}: ssh could not reach the host or was refused (exit 255) {when}{said}",
-                self.host.label()
-            ),
-            Some(s) => format!(
-                "{}: the transport died {when} ({}){said}",
-                self.host.label(),
-                describe(s)
-            ),
-            None => format!(
-                "{}: the agent's output ended {when}{said}",
-                self.host.label()
-            ),
+        let why = match status {
+            Some(s) if self.host.is_ssh() && s.code() == Some(SSH_FAILED) => {
+                format!("ssh could not reach the host or was refused (exit 255) {when}{said}")
+            }
+            Some(s) => format!("the transport died {when} ({}){said}", describe(s)),
+            None => format!("the agent's output ended {when}{said}"),
+        };
+        AgentError::Transport {
+            host: self.host.label(),
+            why,
         }
     }
 }

@@ -4,6 +4,7 @@
 //! tool reads (a wrk Lua script, h2load's body file) are written on the host that runs it; the
 //! client reads the output with the same parser as for a local run.
 
+use super::error::ServiceError;
 use super::protocol::SpecWire;
 use serde::{Deserialize, Serialize};
 
@@ -48,5 +49,8 @@ pub struct ToolRunWire {
 
 /// How the agent runs a tool run to its end (`id` names it; `cancelled` says when to stop it
 /// early): rigor's own runs it as a local run does. Errors are messages for people.
-pub type ToolRunner =
-    fn(job: &ToolJobWire, id: &str, cancelled: &dyn Fn() -> bool) -> Result<ToolRunWire, String>;
+pub type ToolRunner = fn(
+    job: &ToolJobWire,
+    id: &str,
+    cancelled: &dyn Fn() -> bool,
+) -> Result<ToolRunWire, ServiceError>;

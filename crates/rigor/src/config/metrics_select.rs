@@ -97,7 +97,7 @@ fn label_set(text: &str) -> Result<Vec<(String, String)>, String> {
 
 /// A quoted value with `\\`, `\"`, `\n` escapes; the value and what follows it. The one
 /// reader of label values, for pages and for `metrics_select` alike.
-pub(super) fn quoted(text: &str) -> Result<(String, &str), String> {
+pub(crate) fn quoted(text: &str) -> Result<(String, &str), String> {
     let body = text
         .strip_prefix('"')
         .ok_or("a label value must be in double quotes")?;

@@ -3,6 +3,7 @@
 //! as they are on disk; elsewhere the folder as it is — unpacked on the host into a fresh
 //! folder under the agent's work dir. No git remote, no shared file system.
 
+use super::error::AgentError;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -12,7 +13,7 @@ use std::process::Command;
 pub const MAX_BYTES: usize = 1 << 30;
 
 /// The folder's files as a tar stream, and how many files it holds.
-pub fn pack(dir: &Path) -> Result<(Vec<u8>, usize), String> {
+pub fn pack(dir: &Path) -> Result<(Vec<u8>, usize), AgentError> {
     let files = match git_files(dir) {
         Some(files) => files,
         None => walk(dir)?,
@@ -33,23 +34,19 @@ pub fn pack(dir: &Path) -> Result<(Vec<u8>, usize), String> {
         // Counted before the file is read: one huge file must not be read into memory first.
         total += meta.len() + 1024;
         if total > MAX_BYTES as u64 {
-            return Err(format!(
-                "the sources in {} exceed {} MiB (at {}, {} MiB): is a build output folder in \
-                 it? (in a git work tree, ignored files are left out)",
-                dir.display(),
-                MAX_BYTES >> 20,
-                rel.display(),
-                meta.len() >> 20
-            ));
+            return Err(AgentError::TooLarge {
+                dir: dir.to_path_buf(),
+                max_mib: MAX_BYTES >> 20,
+                at: rel.clone(),
+                file_mib: meta.len() >> 20,
+            });
         }
         builder
             .append_path_with_name(&path, rel)
-            .map_err(|e| format!("packing {}: {e}", path.display()))?;
+            .map_err(|e| io("packing", &path, e))?;
         count += 1;
     }
-    let bytes = builder
-        .into_inner()
-        .map_err(|e| format!("packing {}: {e}", dir.display()))?;
+    let bytes = builder.into_inner().map_err(|e| io("packing", dir, e))?;
     Ok((bytes, count))
 }
 
@@ -82,19 +79,19 @@ fn git_files(dir: &Path) -> Option<Vec<PathBuf>> {
 }
 
 /// Every file and symlink under `dir`, relative to it (symlinks are not followed).
-fn walk(dir: &Path) -> Result<Vec<PathBuf>, String> {
+fn walk(dir: &Path) -> Result<Vec<PathBuf>, AgentError> {
     let mut out = Vec::new();
     let mut stack = vec![PathBuf::new()];
     while let Some(rel) = stack.pop() {
-        let entries = std::fs::read_dir(dir.join(&rel))
-            .map_err(|e| format!("reading {}: {e}", dir.join(&rel).display()))?;
+        let entries =
+            std::fs::read_dir(dir.join(&rel)).map_err(|e| io("reading", &dir.join(&rel), e))?;
         for e in entries {
-            let e = e.map_err(|e| format!("reading {}: {e}", dir.display()))?;
+            let e = e.map_err(|e| io("reading", dir, e))?;
             let name = rel.join(e.file_name());
             match e.file_type() {
                 Ok(t) if t.is_dir() => stack.push(name),
                 Ok(_) => out.push(name),
-                Err(e) => return Err(format!("reading {}: {e}", dir.join(&name).display())),
+                Err(e) => return Err(io("reading", &dir.join(&name), e)),
             }
         }
     }
@@ -112,18 +109,17 @@ pub fn valid_key(key: &str) -> bool {
 
 /// Unpacks the tar stream in `archive` into `dest`, which is emptied first. The tar reader
 /// skips entries whose paths would leave `dest` (`..`, absolute paths, through symlinks).
-pub fn unpack(archive: &Path, dest: &Path) -> Result<(u64, u64), String> {
+pub fn unpack(archive: &Path, dest: &Path) -> Result<(u64, u64), AgentError> {
     if dest.exists() {
-        std::fs::remove_dir_all(dest).map_err(|e| format!("emptying {}: {e}", dest.display()))?;
+        std::fs::remove_dir_all(dest).map_err(|e| io("emptying", dest, e))?;
     }
-    std::fs::create_dir_all(dest).map_err(|e| format!("creating {}: {e}", dest.display()))?;
+    std::fs::create_dir_all(dest).map_err(|e| io("creating", dest, e))?;
     let bytes = std::fs::metadata(archive).map(|m| m.len()).unwrap_or(0);
-    let file =
-        std::fs::File::open(archive).map_err(|e| format!("opening {}: {e}", archive.display()))?;
+    let file = std::fs::File::open(archive).map_err(|e| io("opening", archive, e))?;
     let mut tar = tar::Archive::new(file);
     tar.set_preserve_mtime(true);
     tar.unpack(dest)
-        .map_err(|e| format!("unpacking the sources into {}: {e}", dest.display()))?;
+        .map_err(|e| io("unpacking the sources into", dest, e))?;
     let files = count_files(dest);
     Ok((files, bytes))
 }
@@ -133,14 +129,22 @@ fn count_files(dir: &Path) -> u64 {
 }
 
 /// Appends a decoded chunk to the archive being received.
-pub fn append(archive: &Path, data: &[u8]) -> Result<(), String> {
+pub fn append(archive: &Path, data: &[u8]) -> Result<(), AgentError> {
     let mut f = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(archive)
-        .map_err(|e| format!("writing {}: {e}", archive.display()))?;
-    f.write_all(data)
-        .map_err(|e| format!("writing {}: {e}", archive.display()))
+        .map_err(|e| io("writing", archive, e))?;
+    f.write_all(data).map_err(|e| io("writing", archive, e))
+}
+
+/// The error for `doing` on `path`.
+fn io(doing: &'static str, path: &Path, source: std::io::Error) -> AgentError {
+    AgentError::Io {
+        doing,
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 #[cfg(test)]
@@ -228,8 +232,10 @@ mod tests {
         let f = std::fs::File::create(src.join("core.dump")).unwrap();
         f.set_len(4 << 30).unwrap();
         let e = pack(&src).unwrap_err();
+        assert!(matches!(e, AgentError::TooLarge { .. }), "{e:?}");
         assert!(
-            e.contains("exceed 1024 MiB (at core.dump, 4096 MiB)"),
+            e.to_string()
+                .contains("exceed 1024 MiB (at core.dump, 4096 MiB)"),
             "{e}"
         );
         let _ = std::fs::remove_dir_all(&src);

@@ -3,6 +3,7 @@
 //! its stdout; stderr carries only logs.
 
 pub use super::app_wire::AppWire;
+use super::error::AgentError;
 pub use super::tool_wire::{ToolJobWire, ToolRunWire};
 use base64::Engine as _;
 use rigor_load::{LoadSpec, ReportWire};
@@ -337,13 +338,9 @@ impl From<&LoadSpec> for SpecWire {
 
 impl SpecWire {
     /// The spec the engine runs; fails only on a body that is not base64.
-    pub fn to_spec(&self) -> Result<LoadSpec, String> {
+    pub fn to_spec(&self) -> Result<LoadSpec, AgentError> {
         let body = match &self.body_base64 {
-            Some(b) => Some(
-                base64::engine::general_purpose::STANDARD
-                    .decode(b)
-                    .map_err(|e| format!("the request body is not valid base64: {e}"))?,
-            ),
+            Some(b) => Some(base64::engine::general_purpose::STANDARD.decode(b)?),
             None => None,
         };
         Ok(LoadSpec {

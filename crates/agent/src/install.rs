@@ -3,11 +3,12 @@
 //! prefix>/rigor`. A binary already there with the right checksum is used as it is; otherwise
 //! the local one is streamed over the transport's stdin, checked remotely, and moved in place.
 
+use super::error::AgentError;
 use super::transport::{sh_quote, HostSpec};
 use sha2::{Digest, Sha256};
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// Hex digits of the checksum that name the cache folder.
 const PREFIX_LEN: usize = 16;
@@ -22,15 +23,20 @@ pub struct LocalBinary {
 
 impl LocalBinary {
     /// `path`, checksummed.
-    pub fn new(path: &Path) -> Result<LocalBinary, String> {
-        let mut f = std::fs::File::open(path)
-            .map_err(|e| format!("reading the rigor binary {}: {e}", path.display()))?;
+    pub fn new(path: &Path) -> Result<LocalBinary, AgentError> {
+        let mut f = std::fs::File::open(path).map_err(|source| AgentError::Io {
+            doing: "reading the rigor binary",
+            path: path.to_path_buf(),
+            source,
+        })?;
         let mut hasher = Sha256::new();
         let mut buf = vec![0u8; 1 << 20];
         loop {
-            let n = f
-                .read(&mut buf)
-                .map_err(|e| format!("reading the rigor binary {}: {e}", path.display()))?;
+            let n = f.read(&mut buf).map_err(|source| AgentError::Io {
+                doing: "reading the rigor binary",
+                path: path.to_path_buf(),
+                source,
+            })?;
             if n == 0 {
                 break;
             }
@@ -48,15 +54,15 @@ impl LocalBinary {
     }
 
     /// The running executable, checksummed once per process.
-    pub fn current() -> Result<LocalBinary, String> {
-        static CURRENT: OnceLock<Result<LocalBinary, String>> = OnceLock::new();
+    pub fn current() -> Result<LocalBinary, AgentError> {
+        static CURRENT: OnceLock<Result<LocalBinary, Arc<AgentError>>> = OnceLock::new();
         CURRENT
             .get_or_init(|| {
-                let exe = std::env::current_exe()
-                    .map_err(|e| format!("finding the running rigor binary: {e}"))?;
-                LocalBinary::new(&exe)
+                let exe = std::env::current_exe().map_err(AgentError::NoExecutable)?;
+                LocalBinary::new(&exe).map_err(Arc::new)
             })
             .clone()
+            .map_err(AgentError::Binary)
     }
 
     /// The cache folder on the host, as an sh expression (expanded remotely).
@@ -99,8 +105,11 @@ fn same_machine(remote: &str) -> bool {
 }
 
 /// Makes sure the host has `bin` (same checksum) in its cache, copying it when not.
-pub fn ensure(host: &HostSpec, bin: &LocalBinary) -> Result<Install, String> {
-    let label = host.label();
+pub fn ensure(host: &HostSpec, bin: &LocalBinary) -> Result<Install, AgentError> {
+    let refused = |why: String| AgentError::Install {
+        host: host.label(),
+        why,
+    };
     let check = format!(
         "f={path}; \
          if ! command -v sha256sum >/dev/null 2>&1; then sum=no-sha256sum; \
@@ -118,30 +127,30 @@ pub fn ensure(host: &HostSpec, bin: &LocalBinary) -> Result<Install, String> {
     let (os, machine, sum) = match (r.status.success(), found.as_deref()) {
         (true, Some([os, machine, sum])) => (*os, *machine, *sum),
         (true, _) => {
-            return Err(format!(
-                "{label}: the remote check printed no answer (is the remote shell sh-compatible?): {:?}",
+            return Err(refused(format!(
+                "the remote check printed no answer (is the remote shell sh-compatible?): {:?}",
                 r.stdout.trim()
-            ))
+            )))
         }
         (false, _) => {
             return Err(host.failure("checking the installed rigor", r.status, &r.stderr))
         }
     };
     if os != "Linux" {
-        return Err(format!(
-            "{label}: the host runs {os}; a rigor load agent runs on Linux only"
-        ));
+        return Err(refused(format!(
+            "the host runs {os}; a rigor load agent runs on Linux only"
+        )));
     }
     if !same_machine(machine) {
-        return Err(format!(
-            "{label}: the host is {machine} but this rigor is built for {}: install a rigor \
-             built for {machine} there",
+        return Err(refused(format!(
+            "the host is {machine} but this rigor is built for {}: install a rigor built for \
+             {machine} there",
             local_machine()
-        ));
+        )));
     }
     if sum == "no-sha256sum" {
-        return Err(format!(
-            "{label}: sha256sum is not installed on the host (coreutils or busybox has it)"
+        return Err(refused(
+            "sha256sum is not installed on the host (coreutils or busybox has it)".into(),
         ));
     }
     if sum == bin.sha256 {
@@ -153,7 +162,7 @@ pub fn ensure(host: &HostSpec, bin: &LocalBinary) -> Result<Install, String> {
 
 /// Streams the binary to a temporary file beside its place, checks its checksum there, and
 /// only then makes it executable and moves it in.
-fn copy(host: &HostSpec, bin: &LocalBinary) -> Result<(), String> {
+fn copy(host: &HostSpec, bin: &LocalBinary) -> Result<(), AgentError> {
     let script = format!(
         "set -e; d={dir}; mkdir -p \"$d\"; t=\"$d/rigor.tmp.$$\"; \
          trap 'rm -f \"$t\"' EXIT; cat > \"$t\"; \
@@ -176,8 +185,8 @@ fn copy(host: &HostSpec, bin: &LocalBinary) -> Result<(), String> {
         r.status,
         &r.stderr,
     );
-    if let Some(input) = r.input_error {
-        e.push_str(&format!(" (sending the binary: {input})"));
+    if let (Some(input), AgentError::Transport { why, .. }) = (r.input_error, &mut e) {
+        why.push_str(&format!(" (sending the binary: {input})"));
     }
     Err(e)
 }
