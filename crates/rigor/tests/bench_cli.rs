@@ -298,6 +298,11 @@ fn bench_says_a_failing_command_failed() {
     let t = text(&out);
     assert_eq!(out.status.code(), Some(1), "{t}");
     assert!(t.contains("warmup of B (`exit 3`) failed"), "{t}");
+    // The shell runs its own `exit`: the status is the command's, not exec's "not found".
+    assert!(
+        t.contains("exit status: 3") && !t.contains("not found"),
+        "{t}"
+    );
     assert!(!t.contains("iteration 1"), "{t}");
 }
 
