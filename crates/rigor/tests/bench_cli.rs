@@ -293,6 +293,18 @@ fn bench_says_a_failing_command_failed() {
         verdict.contains("exit status: 3") && verdict.ends_with(')'),
         "{stdout}"
     );
+    // The headline, top and bottom, says B was not compared rather than judging it.
+    let headline: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("• B vs A"))
+        .collect();
+    assert_eq!(headline.len(), 2, "{stdout}");
+    assert!(
+        headline
+            .iter()
+            .all(|l| l.contains("not compared: no iteration of B was measured")),
+        "{stdout}"
+    );
     let warm = temp_dir("bench-fails-warm");
     let out = rigor(&warm, &["bench", "--warmup", "1", "true", "exit 3"]);
     let t = text(&out);
