@@ -318,6 +318,33 @@ fn bench_says_a_failing_command_failed() {
     assert!(!t.contains("iteration 1"), "{t}");
 }
 
+/// A bench whose report is lost to a full disk (`> /dev/full`) fails (exit 1) and says so; the
+/// result file is still written.
+#[test]
+fn a_report_lost_to_a_full_disk_fails_the_bench() {
+    let dir = temp_dir("bench-full");
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = rigor_command(
+        &dir,
+        &["bench", "-i", "4", "--json", "result.json", "true", "true"],
+    )
+    .stdout(full)
+    .output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("not written to standard output") && stderr.contains("No space left"),
+        "{stderr}"
+    );
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    assert_eq!(json["schema"], "rigor.run.v1", "{json}");
+}
+
 /// SIGINT (or SIGTERM) to rigor during `--warmup` stops the warmup command with all its
 /// processes, even one that ignores SIGINT, and rigor says the warmup was interrupted: no
 /// warmup command outlives the bench.

@@ -35,6 +35,6 @@ pub fn execute(args: &BenchArgs) -> Result<Exit, Failure> {
     exec::execute_then(&options, |result| {
         // The names again beside the verdict, which may be all that is read.
         let lines = headline::lines(result, &bench);
-        console::out(&format!("\n{}\n", [legend, lines].concat().join("\n")));
+        console::report(&format!("\n{}\n", [legend, lines].concat().join("\n")))
     })
 }
