@@ -262,6 +262,12 @@ fn bench_refuses_bad_input_before_running() {
         &["-i", "0", "true", "false"],
         "-i/--iterations must be at least 1",
     );
+    // Refused at once, not after judging whether 10^11 iterations could reach a verdict.
+    refused(
+        "bench-iters-huge",
+        &["-i", "99999999999", "true", "false"],
+        "-i/--iterations 99999999999 is more than the limit",
+    );
 }
 
 /// A command that fails fails the bench (exit 1), saying its exit status, and its verdict line
