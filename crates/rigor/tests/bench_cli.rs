@@ -262,6 +262,11 @@ fn bench_refuses_bad_input_before_running() {
         &["-i", "0", "true", "false"],
         "-i/--iterations must be at least 1",
     );
+    refused(
+        "bench-strict-kind",
+        &["--strict=proxy,prox", "true", "false"],
+        "--strict=prox: no warning kind `prox`",
+    );
     // Refused at once, not after judging whether 10^11 iterations could reach a verdict.
     refused(
         "bench-iters-huge",
@@ -322,6 +327,18 @@ fn bench_says_a_failing_command_failed() {
         "{t}"
     );
     assert!(!t.contains("iteration 1"), "{t}");
+}
+
+/// `--strict=KIND,…` gates a bench on those kinds only, as it does a run: the noise warnings of a
+/// busy machine do not fail a bench gated on `proxy`.
+#[test]
+fn bench_strict_takes_the_kinds_run_takes() {
+    let dir = temp_dir("bench-strict-kinds");
+    let out = rigor(
+        &dir,
+        &["bench", "-i", "4", "--strict=proxy", "true", "true"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 }
 
 /// A bench whose report is lost to a full disk (`> /dev/full`) fails (exit 1) and says so; the
