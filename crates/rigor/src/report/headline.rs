@@ -238,6 +238,13 @@ fn worst(styles: impl Iterator<Item = Style>) -> Style {
     Style::Plain
 }
 
+/// Lines printed outside a report's blocks (`rigor bench`'s verdicts), each wrapped as a
+/// headline line is to the terminal's width, so they fit where the report fits.
+pub fn fit_to_terminal(lines: &[String]) -> Vec<String> {
+    let width = super::view::terminal_width();
+    lines.iter().map(|l| wrap(l, width)).collect()
+}
+
 /// `text` in lines of at most `width` characters, broken after a ` · ` where it can (between
 /// words where a piece alone is too wide), every line after the first indented.
 fn wrap(text: &str, width: usize) -> String {
