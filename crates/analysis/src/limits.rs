@@ -88,6 +88,14 @@ pub fn limit(id: &str, op: Op, value: &str, decl: &Declarations) -> Result<Limit
     }
     rigor_model::measurements::validate(id)?;
     let bound = value_in(value, unit_of(id, decl).as_deref()).map_err(|e| format!("{id}: {e}"))?;
+    // rigor's own figures (rates, times, sizes, counts, shares) are never negative: a `max`
+    // below 0 would fail every run however good, after the whole run. A command's or a
+    // runtime's own figure may be negative, so its bound is taken as written.
+    if op == Op::AtMost && bound < 0.0 && rigor_model::measurements::info(id).is_some() {
+        return Err(format!(
+            "{id}: `{value}`: a bound below 0 can never be met ({id} is never negative)"
+        ));
+    }
     Ok(Limit {
         measure: id.to_string(),
         op,

@@ -112,15 +112,28 @@ pub fn settle_note(
 /// `iterations` per row, of which `--exclude` drops `excluded`, leave too few per side for any
 /// verdict, however clear the difference. None when a verdict is possible.
 pub fn never_enough(iterations: usize, excluded: usize) -> Option<Warning> {
-    let kept = iterations.saturating_sub(excluded);
+    never_enough_after(iterations, excluded, 0)
+}
+
+/// [`never_enough`] after the run, when `failed` of the `iterations` a row ran failed: they are
+/// said, and the `-i` advised counts them again, so a run of `-i 4` that kept 3 is not told to
+/// run `-i 4`.
+pub fn never_enough_after(iterations: usize, excluded: usize, failed: usize) -> Option<Warning> {
+    let kept = iterations.saturating_sub(excluded + failed);
     if can_reach(kept, kept) {
         return None;
     }
     let need = smallest_sufficient(kept).unwrap_or(5);
-    let how = if excluded > 0 {
-        format!("-i {iterations} with {excluded} excluded by --exclude leaves {kept} per variant")
-    } else {
-        format!("{kept} iteration(s) per variant")
+    let how = match (excluded, failed) {
+        (0, 0) => format!("{kept} iteration(s) per variant"),
+        (_, 0) => format!(
+            "-i {iterations} with {excluded} excluded by --exclude leaves {kept} per variant"
+        ),
+        (0, _) => format!("-i {iterations} with {failed} failed leaves {kept} per variant"),
+        _ => format!(
+            "-i {iterations} with {failed} failed and {excluded} excluded by --exclude leaves \
+             {kept} per variant"
+        ),
     };
     Some(Warning::new(
         WarningKind::TooFewIterations,
@@ -130,8 +143,13 @@ pub fn never_enough(iterations: usize, excluded: usize) -> Option<Warning> {
             confidence_pct()
         ),
         format!(
-            "run at least -i {} ({need} kept per variant), or use --until-conclusive",
-            need + excluded
+            "{}run at least -i {} ({need} kept per variant), or use --until-conclusive",
+            if failed > 0 {
+                "fix what failed (the failed iterations say why), or "
+            } else {
+                ""
+            },
+            need + excluded + failed
         ),
     ))
 }
@@ -184,6 +202,22 @@ mod tests {
             w.advice
         );
         assert!(never_enough(7, 3).is_none());
+        // -i 4 that lost one iteration to a failure keeps 3: the -i advised counts it again.
+        let w = never_enough_after(4, 0, 1).expect("warning");
+        assert!(
+            w.message
+                .starts_with("-i 4 with 1 failed leaves 3 per variant"),
+            "{}",
+            w.message
+        );
+        assert!(
+            w.advice.starts_with(
+                "fix what failed (the failed iterations say why), or run at least -i 5 (4 kept"
+            ),
+            "{}",
+            w.advice
+        );
+        assert!(never_enough_after(5, 0, 1).is_none());
         assert!(never_enough(3, 0).is_some());
         assert!(never_enough(4, 0).is_none());
     }

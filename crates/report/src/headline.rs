@@ -108,6 +108,12 @@ pub fn lines(
             if !row_name.is_empty() {
                 head = format!("{head} ({row_name})");
             }
+            if let Some(side) = unmeasured_side(&pair) {
+                return Cell::styled(
+                    format!("{head}: not compared: no iteration of {side} was measured"),
+                    Style::Regression,
+                );
+            }
             let pieces: Vec<String> = key
                 .iter()
                 .filter_map(|id| match pair.iter().find(|c| &c.measurement == id) {
@@ -138,6 +144,19 @@ pub fn block(lines: Vec<Cell>, width: usize) -> Option<Block> {
             .map(|c| Cell::styled(wrap(&c.text, width.saturating_sub(BULLET)), c.style))
             .collect(),
     ))
+}
+
+/// The side of a pair none of whose comparisons has a figure (every iteration of it failed, or
+/// none was kept): its line says so instead of a verdict per key figure.
+fn unmeasured_side<'a>(pair: &[&'a Comparison]) -> Option<&'a str> {
+    let first = pair[0];
+    if pair.iter().all(|c| c.candidate_median.is_none()) {
+        Some(&first.candidate)
+    } else if pair.iter().all(|c| c.baseline_median.is_none()) {
+        Some(&first.baseline)
+    } else {
+        None
+    }
 }
 
 /// The comparisons of each (row, baseline, candidate), in order of appearance.
@@ -225,6 +244,13 @@ fn worst(styles: impl Iterator<Item = Style>) -> Style {
     Style::Plain
 }
 
+/// Lines printed outside a report's blocks (`rigor bench`'s verdicts), each wrapped as a
+/// headline line is to the terminal's width, so they fit where the report fits.
+pub fn fit_to_terminal(lines: &[String]) -> Vec<String> {
+    let width = super::view::terminal_width();
+    lines.iter().map(|l| wrap(l, width)).collect()
+}
+
 /// `text` in lines of at most `width` characters, broken after a ` · ` where it can (between
 /// words where a piece alone is too wide), every line after the first indented.
 fn wrap(text: &str, width: usize) -> String {
@@ -293,6 +319,26 @@ mod tests {
         assert_eq!(
             lines[0].text,
             "slow vs base (connections=16): Requests/sec -10.8% [-12.0%, -9.5%] regression"
+        );
+        assert_eq!(lines[0].style, Style::Regression);
+    }
+
+    /// A candidate of which no iteration was measured (all failed) is said to be so, not given
+    /// an "inconclusive" verdict per key figure as if it had been compared.
+    #[test]
+    fn a_side_with_no_measured_iteration_is_not_compared() {
+        let mut r = sample_result();
+        for c in &mut r.comparisons {
+            c.candidate_median = None;
+            c.change_pct = None;
+            c.ci_low_pct = None;
+            c.ci_high_pct = None;
+            c.verdict = rigor_model::result::Verdict::Inconclusive;
+        }
+        let lines = lines(&r.comparisons, &r.measurements, &[], Some(ids::LOAD_RPS));
+        assert_eq!(
+            lines[0].text,
+            "slow vs base (connections=16): not compared: no iteration of slow was measured"
         );
         assert_eq!(lines[0].style, Style::Regression);
     }

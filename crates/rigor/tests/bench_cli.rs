@@ -263,6 +263,17 @@ fn bench_refuses_bad_input_before_running() {
         "-i/--iterations must be at least 1",
     );
     refused(
+        "bench-strict-kind",
+        &["--strict=proxy,prox", "true", "false"],
+        "--strict=prox: no warning kind `prox`",
+    );
+    // Refused at once, not after judging whether 10^11 iterations could reach a verdict.
+    refused(
+        "bench-iters-huge",
+        &["-i", "99999999999", "true", "false"],
+        "-i/--iterations 99999999999 is more than the limit",
+    );
+    refused(
         "bench-name-dot",
         &["-n", ".", "-n", "b", "true", "true"],
         "-n/--name `.`: a name is 1 to 40 letters, digits, `_`, `-` or `.`, starting with a letter",
@@ -347,12 +358,68 @@ fn bench_says_a_failing_command_failed() {
         verdict.contains("exit status: 3") && verdict.ends_with(')'),
         "{stdout}"
     );
+    // The headline, top and bottom, says B was not compared rather than judging it.
+    let headline: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("• B vs A"))
+        .collect();
+    assert_eq!(headline.len(), 2, "{stdout}");
+    assert!(
+        headline
+            .iter()
+            .all(|l| l.contains("not compared: no iteration of B was measured")),
+        "{stdout}"
+    );
     let warm = temp_dir("bench-fails-warm");
     let out = rigor(&warm, &["bench", "--warmup", "1", "true", "exit 3"]);
     let t = text(&out);
     assert_eq!(out.status.code(), Some(1), "{t}");
     assert!(t.contains("warmup of B (`exit 3`) failed"), "{t}");
+    // The shell runs its own `exit`: the status is the command's, not exec's "not found".
+    assert!(
+        t.contains("exit status: 3") && !t.contains("not found"),
+        "{t}"
+    );
     assert!(!t.contains("iteration 1"), "{t}");
+}
+
+/// `--strict=KIND,…` gates a bench on those kinds only, as it does a run: the noise warnings of a
+/// busy machine do not fail a bench gated on `proxy`.
+#[test]
+fn bench_strict_takes_the_kinds_run_takes() {
+    let dir = temp_dir("bench-strict-kinds");
+    let out = rigor(
+        &dir,
+        &["bench", "-i", "4", "--strict=proxy", "true", "true"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
+
+/// A bench whose report is lost to a full disk (`> /dev/full`) fails (exit 1) and says so; the
+/// result file is still written.
+#[test]
+fn a_report_lost_to_a_full_disk_fails_the_bench() {
+    let dir = temp_dir("bench-full");
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = rigor_command(
+        &dir,
+        &["bench", "-i", "4", "--json", "result.json", "true", "true"],
+    )
+    .stdout(full)
+    .output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("not written to standard output") && stderr.contains("No space left"),
+        "{stderr}"
+    );
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    assert_eq!(json["schema"], "rigor.run.v1", "{json}");
 }
 
 /// SIGINT (or SIGTERM) to rigor during `--warmup` stops the warmup command with all its

@@ -47,6 +47,27 @@ fn help_prints_each_reference_offline_from_a_folder_without_docs() {
     assert!(text(&out).contains("topics are cli, config, results, warnings"));
 }
 
+/// A reference lost to a full disk (`rigor help config > /dev/full`) is an error (exit 1), not
+/// a success nobody could read.
+#[test]
+fn help_lost_to_a_full_disk_is_an_error() {
+    let dir = temp_dir("help-full");
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = rigor_command(&dir, &["help", "config"])
+        .stdout(full)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("not written to standard output") && stderr.contains("No space left"),
+        "{stderr}"
+    );
+}
+
 /// Six mistakes of six kinds, one of them a scenario naming a job that does not exist (the
 /// misspelt job has mistakes of its own): one run lists all six, each at its line and key, and
 /// nothing is built or started.

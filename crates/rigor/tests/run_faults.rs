@@ -420,3 +420,42 @@ fn a_pids_limit_fails_cleanly_and_sigterm_is_heard() {
     eprintln!("{refused} limits refused, {interrupted} loads ended by SIGTERM");
     assert!(refused > 0, "no pids.max from 2 to 16 stopped rigor load");
 }
+
+/// A variant that lost an iteration to a failure is told so: `-i 4` with one failed keeps 3,
+/// which no verdict can come of, and the advice is not `-i 4` again (which would keep 3 again)
+/// but an `-i` that counts the failure.
+#[test]
+fn too_few_kept_after_a_failure_counts_the_failure() {
+    let dir = temp_dir("too-few-after-failure");
+    let flag = dir.join("fail-once");
+    std::fs::write(&flag, "").unwrap();
+    let toml = format!(
+        "[jobs.c]\ncommand = \"true\"\n\
+         [scenarios.s]\ncommand = \"c\"\niterations = 4\n\
+         [scenarios.s.variants.base]\n\
+         [scenarios.s.variants.flaky]\n\
+         command = \"if [ -e {f} ]; then rm {f}; exit 1; fi\"\n",
+        f = flag.display()
+    );
+    let (out, json) = run(&dir, &toml, &["--no-store"]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    let json = json.unwrap_or_else(|| panic!("no result: {t}"));
+    let w = json["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "too_few_iterations")
+        .unwrap_or_else(|| panic!("no too_few_iterations warning: {json}"));
+    assert!(
+        w["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("-i 4 with 1 failed leaves 3 per variant"),
+        "{w}"
+    );
+    assert!(
+        w["advice"].as_str().unwrap().contains("run at least -i 5"),
+        "{w}"
+    );
+}

@@ -265,3 +265,21 @@ fn the_bundled_default_run_fits_in_120_lines_of_100_columns() {
         "{stdout}"
     );
 }
+
+/// `rigor bench`'s verdict lines, printed after the report, fit the terminal as the report
+/// does: at 60 columns each command's line of key figures continues on indented lines.
+#[test]
+fn bench_verdicts_fit_the_terminal() {
+    let dir = temp_dir("terminal-fit-bench");
+    let out = rigor_command(&dir, &["bench", "-i", "4", "true", "true", "true"])
+        .env("COLUMNS", "60")
+        .output()
+        .expect("run rigor");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(widest(&stdout) <= 60, "{} wide:\n{stdout}", widest(&stdout));
+    // The verdict of each command is still there, its first line starting with the pair.
+    for pair in ["B vs A: ", "C vs A: "] {
+        assert!(stdout.lines().any(|l| l.starts_with(pair)), "{stdout}");
+    }
+}

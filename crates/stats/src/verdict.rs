@@ -1,7 +1,6 @@
 use serde::Serialize;
 
 use crate::hodges_lehmann::Change;
-use crate::mann_whitney::ln_choose;
 
 /// Which way is good for a measurement: RPS up is good, latency and memory down are.
 #[derive(Serialize, Clone, Copy, Debug, PartialEq)]
@@ -56,12 +55,49 @@ pub fn can_ever_be_significant(n_baseline: usize, n_candidate: usize, confidence
     }
     let half_alpha = (1.0 - confidence) / 2.0;
     // 1 / C(n1+n2, n1) <= alpha / 2, in logs (with the tolerance hl_critical_k uses)
-    -ln_choose(n_baseline + n_candidate, n_baseline) <= half_alpha.ln() + 1e-12
+    ln_choose_reaches(n_baseline, n_candidate, -half_alpha.ln() - 1e-12)
+}
+
+/// Whether ln C(n1+n2, n1) ≥ `bound`, summed term by term as `ln_choose` sums it but only
+/// until the bound is passed: each term is at least ln 2, so a count of any size (a mistyped
+/// `-i 99999999999`) is answered in a few dozen terms instead of one per iteration.
+fn ln_choose_reaches(n1: usize, n2: usize, bound: f64) -> bool {
+    let (k, rest) = (n1.min(n2), n1.max(n2));
+    let mut sum = 0.0;
+    for i in 1..=k {
+        sum += ((rest + i) as f64 / i as f64).ln();
+        if sum >= bound {
+            return true;
+        }
+    }
+    sum >= bound
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mann_whitney::ln_choose;
+
+    /// The bounded sum agrees with the whole one, and answers at once for absurd counts.
+    #[test]
+    fn can_ever_be_significant_matches_ln_choose_and_is_quick_for_huge_counts() {
+        for conf in [0.8, 0.9, 0.95, 0.99, 0.999] {
+            for a in 1..40 {
+                for b in 1..40 {
+                    let whole = -ln_choose(a + b, a) <= ((1.0 - conf) / 2.0f64).ln() + 1e-12;
+                    assert_eq!(can_ever_be_significant(a, b, conf), whole, "{a} {b} {conf}");
+                }
+            }
+        }
+        // One term per iteration would take minutes here.
+        assert!(can_ever_be_significant(
+            99_999_999_999,
+            99_999_999_999,
+            0.95
+        ));
+        assert!(can_ever_be_significant(1, 1 << 40, 0.95));
+        assert!(!can_ever_be_significant(1, 1, 0.95));
+    }
     use crate::mann_whitney::hl_critical_k;
 
     fn change(lo: f64, hi: f64) -> Change {

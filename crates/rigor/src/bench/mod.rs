@@ -34,7 +34,7 @@ pub fn execute(args: &BenchArgs) -> Result<Exit, Failure> {
     }
     exec::execute_then(&options, |result| {
         // The names again beside the verdict, which may be all that is read.
-        let lines = headline::lines(result, &bench);
-        console::out(&format!("\n{}\n", [legend, lines].concat().join("\n")));
+        let lines = crate::report::headline::fit_to_terminal(&headline::lines(result, &bench));
+        console::report(&format!("\n{}\n", [legend, lines].concat().join("\n")))
     })
 }

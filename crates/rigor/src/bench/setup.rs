@@ -104,6 +104,9 @@ impl Bench {
         if let Some(id) = &args.primary {
             p.take(crate::measurements::validate(id).map_err(String::from));
         }
+        p.take(crate::analysis::gate::Strictness::parse(
+            args.strict.as_deref(),
+        ));
         let names = names(args, &mut p);
         let server = args.url.as_ref().map(|url| server(args, url, &mut p));
         if args.url.is_some() && args.warmup > 0 {
@@ -246,8 +249,8 @@ pub fn run_options(args: &BenchArgs, bench: &Bench, file: &Path) -> Result<RunOp
     if args.fail_on_regression {
         argv.push("--fail-on-regression".into());
     }
-    if args.strict {
-        argv.push("--strict".into());
+    if let Some(kinds) = &args.strict {
+        argv.push(format!("--strict={}", kinds.join(",")));
     }
     if args.allow_inconclusive {
         argv.push("--allow-inconclusive".into());

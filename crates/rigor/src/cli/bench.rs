@@ -54,9 +54,11 @@ pub struct BenchArgs {
     /// Exit 3 when the primary measurement regressed.
     #[arg(long = "fail-on-regression")]
     pub fail_on_regression: bool,
-    /// Turn every warning into a failure (exit 4).
-    #[arg(long = "strict")]
-    pub strict: bool,
+    /// Turn warnings into a failure (exit 4): every kind, or with --strict=KIND,… only those,
+    /// as for `rigor run`.
+    #[arg(long = "strict", value_name = "KIND", num_args = 0..=1, require_equals = true,
+          value_delimiter = ',', default_missing_value = "all")]
+    pub strict: Option<Vec<String>>,
     /// Seed of the shuffled interleaving (recorded in the result to replay it).
     #[arg(long = "seed")]
     pub seed: Option<u64>,

@@ -24,7 +24,8 @@ pub const TOPICS: &[(&str, &str)] = &[
 
 /// Prints the help asked for; an unknown name is a usage error that lists what there is.
 pub fn execute(args: &HelpArgs) -> Result<Exit, Failure> {
-    crate::console::out(&page(args.topic.as_deref())?);
+    crate::console::report(&page(args.topic.as_deref())?)
+        .map_err(|e| Failure::from(anyhow::anyhow!(e)))?;
     Ok(Exit::Success)
 }
 

@@ -25,16 +25,31 @@ impl Config {
                 problems.add(at(None, "a limit needs `max` or `min` (or both)"));
                 continue;
             }
+            let mut bounds = Vec::new();
             for (key, op, value) in [
                 ("max", Op::AtMost, &raw.max),
                 ("min", Op::AtLeast, &raw.min),
             ] {
                 let Some(value) = value else { continue };
                 match limits::limit(id, op, &value.as_text(), decl) {
-                    Ok(l) => out.push(l),
+                    Ok(l) => bounds.push(l),
                     Err(e) => problems.add(at(Some(key), &e)),
                 }
             }
+            // Both bounds of one table must leave a value that meets them.
+            if let [max, min] = bounds.as_slice() {
+                if min.bound > max.bound {
+                    problems.add(at(
+                        Some("min"),
+                        &format!(
+                            "{id}: min `{}` is above max `{}`: no value can meet both",
+                            min.written, max.written
+                        ),
+                    ));
+                    continue;
+                }
+            }
+            out.extend(bounds);
         }
         problems.or_ok(out)
     }
@@ -129,6 +144,26 @@ mod tests {
             "{}",
             m[2]
         );
+        // Bounds no value can meet: below 0 on a figure that never is, and min above max.
+        let err = parse(
+            "[[limits]]\nmeasure = \"load.latency.p99\"\nmax = \"-5ms\"\n\
+             [[limits]]\nmeasure = \"load.rps\"\nmin = \"100\"\nmax = 10\n",
+        )
+        .err()
+        .expect("bounds never met");
+        let m = err.messages();
+        assert_eq!(m.len(), 2, "{err}");
+        assert_eq!(
+            m[0],
+            "/tmp/x/rigor.toml:12: limits[1].max: load.latency.p99: `-5ms`: a bound below 0 can never be met (load.latency.p99 is never negative)"
+        );
+        assert_eq!(
+            m[1],
+            "/tmp/x/rigor.toml:15: limits[2].min: load.rps: min `100` is above max `10`: no value can meet both"
+        );
+        // A command's own figure may be negative: its bound is taken as written.
+        let c = parse("[[limits]]\nmeasure = \"cmd.delta\"\nmax = -5\n").unwrap();
+        assert_eq!(c.limits(&Declarations::new()).unwrap()[0].bound, -5.0);
         let err = parse("[[limits]]\nmax = 1\nbetter = 2\n").err().unwrap();
         assert!(err.to_string().contains("unknown field `better`"), "{err}");
     }

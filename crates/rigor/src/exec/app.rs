@@ -55,7 +55,8 @@ pub struct StopOutcome {
 /// Commands with shell syntax run as they are; a plain command is `exec`ed so the app is the
 /// direct child (its PID is the one measured and signalled). `exec` goes after the command's
 /// leading `NAME=value` assignments (`exec FOO=1 prog` runs a program named `FOO=1`), and not
-/// at all when the command already says `exec`.
+/// at all when the command already says `exec` or starts with what only the shell can run
+/// (`exit 3`, `: `, `! prog`: `exec exit 3` fails with "exit: not found", status 127).
 fn shell_line(command: &str) -> String {
     let compound = command.contains([';', '|', '&', '\n', '(', '`', '$', '>', '<']);
     if compound {
@@ -63,11 +64,21 @@ fn shell_line(command: &str) -> String {
     }
     let at = program_at(command);
     let rest = &command[at..];
-    if rest == "exec" || rest.starts_with("exec ") || rest.starts_with("exec\t") {
+    let word = rest.split([' ', '\t']).next().unwrap_or_default();
+    if word == "exec" || SHELL_ONLY.contains(&word) {
         return command.to_string();
     }
     format!("{}exec {rest}", &command[..at])
 }
+
+/// Words `exec` cannot run, as they are no program: the shell's reserved words and the
+/// builtins that have no executable of the same name.
+const SHELL_ONLY: &[&str] = &[
+    "!", "{", "if", "while", "until", "for", "case", ":", ".", "source", "eval", "exit", "return",
+    "break", "continue", "export", "readonly", "local", "set", "unset", "shift", "trap", "cd",
+    "ulimit", "umask", "wait", "read", "alias", "unalias", "command", "type", "hash", "times",
+    "getopts", "jobs", "fg", "bg",
+];
 
 /// Where the program's word starts in a plain command: after blanks and `NAME=value` words
 /// (values may be quoted).
@@ -465,5 +476,27 @@ mod tests {
         // `=` inside the program's own arguments is not an assignment.
         assert_eq!(shell_line("prog --opt=1"), "exec prog --opt=1");
         assert_eq!(shell_line("./prog a=1"), "exec ./prog a=1");
+    }
+
+    /// A command the shell alone can run keeps its own status and meaning: `exec exit 3` would
+    /// end 127 with "exit: not found".
+    #[test]
+    fn a_shell_builtin_is_run_by_the_shell_not_execed() {
+        let status = |command: &str| {
+            std::process::Command::new("sh")
+                .args(["-c", &shell_line(command)])
+                .output()
+                .unwrap()
+                .status
+                .code()
+        };
+        assert_eq!(status("exit 3"), Some(3));
+        assert_eq!(status("RIGOR_T=1 exit 4"), Some(4));
+        assert_eq!(status(":"), Some(0));
+        assert_eq!(status("! false"), Some(0));
+        assert_eq!(status("eval exit 5"), Some(5));
+        assert_eq!(status("exit"), Some(0));
+        // A program whose name merely starts like a builtin is still exec'ed.
+        assert_eq!(shell_line("exiter 1"), "exec exiter 1");
     }
 }

@@ -197,12 +197,19 @@ fn compare_groups(result: &mut RunResult, options: &RunOptions, plan: &RunPlan) 
     // Rows without the primary at all (the row that ran a command whose figures went to rows
     // of their own) say nothing about how many iterations it has, and rows of a scenario
     // without variants are compared with nothing.
-    let Some((kept, excluded)) = result
+    let Some((kept, excluded, failed)) = result
         .rows
         .iter()
         .filter(|r| r.variant.is_some())
-        .map(|r| (r.values(&options.primary).len(), excluded_by_order(r)))
-        .filter(|(kept, excluded)| kept + excluded > 0)
+        .map(|r| {
+            let failed = r.iterations.iter().filter(|it| it.error.is_some()).count();
+            (
+                r.values(&options.primary).len(),
+                excluded_by_order(r),
+                failed,
+            )
+        })
+        .filter(|(kept, excluded, _)| kept + excluded > 0)
         .min()
     else {
         return;
@@ -212,9 +219,11 @@ fn compare_groups(result: &mut RunResult, options: &RunOptions, plan: &RunPlan) 
         .iter()
         .any(|w| w.kind == WarningKind::TooFewIterations);
     if !already_said {
-        result
-            .warnings
-            .extend(sufficiency::never_enough(kept + excluded, excluded));
+        result.warnings.extend(sufficiency::never_enough_after(
+            kept + excluded + failed,
+            excluded,
+            failed,
+        ));
     }
 }
 

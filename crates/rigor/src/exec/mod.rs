@@ -73,12 +73,16 @@ pub fn agent_guards() {
 
 /// Runs `rigor run` on this machine; returns how it ended.
 pub fn execute(options: &RunOptions) -> Result<Exit, Failure> {
-    execute_then(options, |_| {})
+    execute_then(options, |_| Ok(()))
 }
 
 /// Runs `rigor run` as [`execute`] does and hands the finished result to `after` once the report
-/// is printed: how `rigor bench` ends the same run with its own verdict lines.
-pub fn execute_then(options: &RunOptions, after: impl FnOnce(&RunResult)) -> Result<Exit, Failure> {
+/// is printed: how `rigor bench` ends the same run with its own verdict lines (`after` says
+/// whether they reached stdout, as [`console::report`] does).
+pub fn execute_then(
+    options: &RunOptions,
+    after: impl FnOnce(&RunResult) -> Result<(), String>,
+) -> Result<Exit, Failure> {
     if let Some(spec) = &options.store {
         interrupt::set_undone(Some(format!(
             "rigor: the run was not stored in the history {} (stopped at once); `rigor history \
@@ -87,13 +91,17 @@ pub fn execute_then(options: &RunOptions, after: impl FnOnce(&RunResult)) -> Res
         )));
     }
     let run = measure(options)?;
-    report_run(&run.result, &run.outputs, &run.run_dir, run.written);
-    after(&run.result);
+    let shown = report_run(&run.result, &run.outputs, &run.run_dir, run.written)
+        .and_then(|()| after(&run.result));
+    // The report is what the run is for: one lost (a full disk) fails a run that went well.
+    if let Err(e) = &shown {
+        console::err(&format!("error: {e}"));
+    }
     // After the result files: a store that fails loses nothing the run measured.
     let stored = store_history(&run.result, &run.options);
     interrupt::set_undone(None);
     let exit = match finish::exit_code(&run.result, &run.options, run.failed) {
-        Exit::Success if !stored => Exit::Failed,
+        Exit::Success if !stored || shown.is_err() => Exit::Failed,
         exit => exit,
     };
     Ok(pivot_check(&run.result, &run.options.view, exit))
@@ -249,15 +257,21 @@ fn keep_results_on_panic() {
 }
 
 /// Prints the report, says where the files are (or that they were not all written), and feeds
-/// `$GITHUB_STEP_SUMMARY`.
-fn report_run(result: &RunResult, outputs: &Outputs, run_dir: &Path, written: bool) {
-    console::out(&report::terminal::render_with(
+/// `$GITHUB_STEP_SUMMARY`. An error when the report did not reach stdout (a reader that went
+/// away is none).
+fn report_run(
+    result: &RunResult,
+    outputs: &Outputs,
+    run_dir: &Path,
+    written: bool,
+) -> Result<(), String> {
+    let mut shown = console::report(&report::terminal::render_with(
         result,
         &outputs.view.on_terminal(),
         report::terminal::use_color(),
     ));
     if let Some(c) = &result.cross_check {
-        console::out(&crate::crosscheck::render(c));
+        shown = shown.and_then(|()| console::report(&crate::crosscheck::render(c)));
     }
     if written {
         console::err(&format!(
@@ -284,4 +298,5 @@ fn report_run(result: &RunResult, outputs: &Outputs, run_dir: &Path, written: bo
             console::err(&problem);
         }
     }
+    shown
 }
