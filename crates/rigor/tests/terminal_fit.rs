@@ -73,7 +73,10 @@ fn a_three_variant_run_fits_a_hundred_columns_and_says_each_warning_once() {
     // starved client, noisy rows): each kind is said at most once per row (below), and its
     // lines are not counted here.
     let lines = stdout.lines().count() - warnings_section(&stdout);
-    assert!(lines <= 100, "{lines} lines besides the warnings:\n{stdout}");
+    assert!(
+        lines <= 100,
+        "{lines} lines besides the warnings:\n{stdout}"
+    );
     // The key figures, a line per variant; the rest counted in the closing line.
     for variant in ["one", "two", "three"] {
         assert!(
@@ -221,7 +224,10 @@ fn the_bundled_default_run_fits_in_120_lines_of_100_columns() {
     );
     // As above, the warnings' lines depend on how busy the machine is and are not counted.
     let lines = stdout.lines().count() - warnings_section(&stdout);
-    assert!(lines <= 120, "{lines} lines besides the warnings:\n{stdout}");
+    assert!(
+        lines <= 120,
+        "{lines} lines besides the warnings:\n{stdout}"
+    );
     // Every scenario's key figures, the pivot and the headline are there; what is left out is
     // said in one line.
     let json = result(&dir);

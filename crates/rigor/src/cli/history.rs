@@ -193,5 +193,5 @@ fn write_files(args: &HistoryArgs, series: &[HistorySeries], name: &str) -> Resu
 }
 
 fn write(path: &Path, text: &str) -> Result<(), Failure> {
-    crate::exec::output::write_atomic(path, text).map_err(failed)
+    crate::exec::output::write_atomic(path, text).map_err(Failure::Failed)
 }

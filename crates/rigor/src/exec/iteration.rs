@@ -55,13 +55,13 @@ pub fn run_iteration(ctx: &IterationContext) -> Iteration {
         it.measurements.insert(ids::APP_SIZE.into(), s);
     }
     if let Err(e) = run_inner(ctx, &mut it) {
-        it.error = Some(e);
+        it.error = Some(format!("{e:#}"));
     }
     it
 }
 
 /// Start, measure, stop: the application's whole life in one iteration.
-fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
+fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> anyhow::Result<()> {
     let load_job = match &ctx.row.work {
         Work::Load(l) => l,
         Work::Command(c) => return super::command::run(ctx, it, c),
@@ -110,7 +110,7 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
 
 /// Refuses to start when something already listens on the app's own port (where readiness is
 /// checked; a proxy may already own the load's port).
-pub(super) fn port_is_free(ready: &Ready) -> Result<(), String> {
+pub(super) fn port_is_free(ready: &Ready) -> anyhow::Result<()> {
     let app_port = match ready {
         Ready::Http(url) => rigor_load::resolve_url(url).ok(),
         Ready::Tcp(addr) => addr.to_socket_addrs().ok().and_then(|mut a| a.next()),
@@ -122,7 +122,7 @@ pub(super) fn port_is_free(ready: &Ready) -> Result<(), String> {
         return Ok(());
     };
     match rigor_probe::listener_owners(addr).first() {
-        Some(o) => Err(format!(
+        Some(o) => Err(anyhow::anyhow!(
             "port {} is already taken by PID {} ({}) before the application started: \
              stop it or change the port",
             addr.port(),
@@ -161,7 +161,7 @@ pub(super) fn sampled(
     app: AppProcess,
     cgroup: Option<&Cgroup>,
     norm: usize,
-) -> Result<(AppProcess, Sampler), String> {
+) -> anyhow::Result<(AppProcess, Sampler)> {
     match Sampler::start_with(app.pid, cgroup.cloned(), ctx.sample_interval, norm) {
         Ok(s) => Ok((app, s)),
         Err(e) => {
@@ -169,7 +169,7 @@ pub(super) fn sampled(
             if let Some(c) = cgroup {
                 let _ = c.clone().remove();
             }
-            Err(format!(
+            Err(anyhow::anyhow!(
                 "cannot start the thread that samples the application: {e} (a limit on \
                  processes, threads or memory); the application was stopped"
             ))
@@ -182,7 +182,7 @@ pub(super) fn launch(
     it: &mut Iteration,
     stdout: Option<&std::path::Path>,
     who: &str,
-) -> Result<(AppProcess, Option<Cgroup>, usize), String> {
+) -> anyhow::Result<(AppProcess, Option<Cgroup>, usize)> {
     let job = &ctx.row.app;
     let cgroup = make_cgroup(ctx.sequence, it);
     let mut app = match AppProcess::spawn(job, &ctx.log, stdout, cgroup.as_ref()) {
@@ -220,8 +220,8 @@ pub(super) fn stopped(
     stop: &super::app::StopOutcome,
     stop_timeout: Duration,
     log: &std::path::Path,
-    result: Result<(), String>,
-) -> Result<(), String> {
+    result: anyhow::Result<()>,
+) -> anyhow::Result<()> {
     if stop.forced {
         it.warnings.push(ignored_sigterm(stop, stop_timeout));
     }
@@ -237,7 +237,7 @@ pub(super) fn stopped(
     let mut result = result;
     if result.is_ok() {
         if let Some(status) = &stop.exited_early {
-            result = Err(format!(
+            result = Err(anyhow::anyhow!(
                 "the application exited ({status}) during the run\n{}",
                 super::logtail::tail(log, 15)
             ));
@@ -249,8 +249,8 @@ pub(super) fn stopped(
             stop.survivors
         );
         result = Err(match result {
-            Err(e) => format!("{e}; {msg}"),
-            Ok(()) => msg,
+            Err(e) => anyhow::anyhow!("{e}; {msg}"),
+            Ok(()) => anyhow::anyhow!(msg),
         });
     }
     result
@@ -321,7 +321,7 @@ fn drive(
     sampler: &Sampler,
     cgroup: Option<&Cgroup>,
     status: &dyn Fn(&str),
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     status("waiting until ready");
     let ready = super::readings::ready_watching_memory(ctx, &load_job.spec.url, it, app)?;
     it.measurements
@@ -344,7 +344,7 @@ pub(super) fn under_load(
     app: &mut dyn Watched,
     app_cpu: super::readings::AppCpu,
     status: &dyn Fn(&str),
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     status("first request");
     let app_host = ctx.row.app.host.as_ref().map(|h| h.name.as_str());
     first_request(load_job, app_host, it, &*app)?;
@@ -394,7 +394,7 @@ fn first_request(
     app_host: Option<&str>,
     it: &mut Iteration,
     app: &dyn Watched,
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     let spec = &load_job.spec;
     let find = load_job
         .validate
@@ -417,7 +417,7 @@ fn first_request(
                 found,
             })
             .map_err(|e| {
-                format!(
+                anyhow::anyhow!(
                     "first request to {} from load host {} failed: {e}\n{}",
                     spec.url,
                     host.name,
@@ -440,7 +440,7 @@ fn first_request(
             found: r.found,
         })
         .map_err(|e| {
-            format!(
+            anyhow::anyhow!(
                 "first request to {} failed: {e}\n{}",
                 spec.url,
                 app.log_tail()
@@ -458,15 +458,16 @@ fn first_request(
     };
     if let Some(want) = v.status {
         if first.status != want {
-            return Err(format!(
+            return Err(anyhow::anyhow!(
                 "validation failed: {} answered {} (expected {want})",
-                spec.url, first.status
+                spec.url,
+                first.status
             ));
         }
     }
     if let Some(text) = &v.body_contains {
         if first.found == Some(false) {
-            return Err(format!(
+            return Err(anyhow::anyhow!(
                 "validation failed: the body of {} does not contain `{text}`",
                 spec.url
             ));
@@ -481,11 +482,11 @@ fn engine(
     app_host: Option<&str>,
     live: &Live,
     stop: &AtomicBool,
-) -> Result<(rigor_load::LoadReport, Vec<super::load_hosts::HostLoad>), String> {
+) -> anyhow::Result<(rigor_load::LoadReport, Vec<super::load_hosts::HostLoad>)> {
     if job.hosts.is_empty() {
         return rigor_load::run(&job.spec, live, stop)
             .map(|r| (r, Vec::new()))
-            .map_err(|e| e.to_string());
+            .map_err(anyhow::Error::from);
     }
     super::load_hosts::run(&job.spec, &job.hosts, app_host, live, stop).map(|h| (h.merged, h.hosts))
 }
@@ -501,7 +502,7 @@ fn load(
     app_cpu: super::readings::AppCpu,
     mut scraper: Option<&mut crate::metrics::Scraper>,
     status: &dyn Fn(&str),
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     let spec = &load_job.spec;
     let live = Live::default();
     // Load hosts drive the load elsewhere (a local one runs in an agent process).
@@ -519,7 +520,7 @@ fn load(
             Ok(h) => h,
             Err(e) => {
                 return (
-                    Ok(Err(format!("cannot start the load's thread: {e}"))),
+                    Ok(Err(anyhow::anyhow!("cannot start the load's thread: {e}"))),
                     None,
                 )
             }
@@ -587,8 +588,12 @@ fn load(
     };
     let (report, hosts) = match report {
         Ok(Ok(r)) => r,
-        Ok(Err(e)) => return Err(cause().unwrap_or_else(|| format!("load failed: {e}"))),
-        Err(_) => return Err("the load engine panicked".into()),
+        Ok(Err(e)) => {
+            return Err(anyhow::anyhow!(
+                cause().unwrap_or_else(|| format!("load failed: {e}"))
+            ))
+        }
+        Err(_) => anyhow::bail!("the load engine panicked"),
     };
     it.outside_window.requests += report.outside_window.requests;
     it.outside_window.bytes += report.outside_window.bytes;
@@ -598,7 +603,7 @@ fn load(
     it.load = serde_json::to_value(&report).ok();
     super::load_hosts::record(&hosts, it);
     match cause() {
-        Some(why) => Err(why),
+        Some(why) => Err(anyhow::anyhow!(why)),
         None => Ok(()),
     }
 }

@@ -186,8 +186,8 @@ pub fn measure(options: &RunOptions) -> Result<Measured, Failure> {
 /// Makes the worktree of a commit variant and runs the job's verified build alone, logging to
 /// `log` and keeping the artifact under `snapshots`: `rigor bisect` skips a commit that does
 /// not build before measuring anything against it.
-pub fn build_only(app: &crate::config::AppJob, log: &Path, snapshots: &Path) -> Result<(), String> {
-    crate::config::ensure_worktrees([app])?;
+pub fn build_only(app: &crate::config::AppJob, log: &Path, snapshots: &Path) -> anyhow::Result<()> {
+    crate::config::ensure_worktrees([app]).map_err(anyhow::Error::msg)?;
     builds::build_once(app, log, snapshots)
 }
 
