@@ -176,7 +176,7 @@ fn nothing(args: &HistoryArgs, message: &str) -> Result<Exit, Failure> {
 fn show(args: &HistoryArgs, series: &[HistorySeries], name: &str) -> Result<Exit, Failure> {
     let shown = console::report(&report::history_text::render(series, name));
     write_files(args, series, name)?;
-    shown.map_err(failed)?;
+    shown?;
     Ok(Exit::Success)
 }
 
