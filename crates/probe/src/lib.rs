@@ -30,7 +30,7 @@ pub use interference::{
 };
 pub use net_path::{local_addresses, net_path, NetPath};
 pub use page_cache::drop_page_cache;
-pub use priority::{nice, set_priority_high, HIGH_PRIORITY_NICE};
+pub use priority::{nice, set_priority_high, PriorityError, HIGH_PRIORITY_NICE};
 pub use procfs::{allowed_cpus, clock_ticks_per_second, online_cpus};
 pub use sample::{sample_tree, ProcSample};
 pub use sampler::{Mark, MarkRecord, Sampler, Samples};

@@ -10,12 +10,28 @@ use std::sync::atomic::{AtomicI32, Ordering};
 /// The nice value [`set_priority_high`] asks for.
 pub const HIGH_PRIORITY_NICE: i32 = -10;
 
+/// Why [`set_priority_high`] could not raise a priority: the caller records it and warns.
+#[derive(Debug, thiserror::Error)]
+pub enum PriorityError {
+    /// No such process (it may have exited already).
+    #[error("process {pid} does not exist")]
+    NoProcess { pid: i32 },
+    /// setpriority refused for some threads: each `thread TID: why`, and whether a refusal
+    /// was for lack of privilege (then the message says what it needs).
+    #[error(
+        "could not set nice {HIGH_PRIORITY_NICE}: {}{}",
+        .threads.join(", "),
+        if *.denied { " (raising priority needs root or CAP_SYS_NICE)" } else { "" }
+    )]
+    Refused { threads: Vec<String>, denied: bool },
+}
+
 /// Sets nice -10 on every thread of `pid` and its descendants (Linux applies nice per thread,
 /// and threads created later inherit it). `Err` says why not, e.g. missing CAP_SYS_NICE.
-pub fn set_priority_high(pid: i32) -> Result<(), String> {
+pub fn set_priority_high(pid: i32) -> Result<(), PriorityError> {
     let pids = descendants(pid);
     if pids.is_empty() {
-        return Err(format!("process {pid} does not exist"));
+        return Err(PriorityError::NoProcess { pid });
     }
     let mut failures = Vec::new();
     for p in pids {
@@ -36,15 +52,11 @@ pub fn set_priority_high(pid: i32) -> Result<(), String> {
     if failures.is_empty() {
         Ok(())
     } else {
-        let hint = if failures.iter().any(|f| f.contains("ermission")) {
-            " (raising priority needs root or CAP_SYS_NICE)"
-        } else {
-            ""
-        };
-        Err(format!(
-            "could not set nice {HIGH_PRIORITY_NICE}: {}{hint}",
-            failures.join(", ")
-        ))
+        let denied = failures.iter().any(|f| f.contains("ermission"));
+        Err(PriorityError::Refused {
+            threads: failures,
+            denied,
+        })
     }
 }
 
@@ -128,6 +140,10 @@ mod tests {
     #[test]
     fn raising_a_missing_process_says_so() {
         let e = set_priority_high(i32::MAX).unwrap_err();
-        assert!(e.contains("does not exist"), "{e}");
+        assert!(matches!(e, PriorityError::NoProcess { .. }), "{e}");
+        assert_eq!(
+            e.to_string(),
+            format!("process {} does not exist", i32::MAX)
+        );
     }
 }

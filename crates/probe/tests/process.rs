@@ -184,7 +184,7 @@ fn priority_high_takes_effect_when_permitted() {
         r.unwrap();
         assert_eq!(nice(p.pid()), Some(HIGH_PRIORITY_NICE));
     } else {
-        let why = r.unwrap_err();
+        let why = r.unwrap_err().to_string();
         assert!(why.contains("CAP_SYS_NICE"), "{why}");
     }
     assert!(set_priority_high(-5).is_err());

@@ -15,12 +15,12 @@ pub fn out(text: &str) {
 /// history`): a reader that went away (`| head`) chose to stop reading and is no error, but any
 /// other failure (a full disk, an I/O error) loses the report and is said, so the command can
 /// exit non-zero instead of reporting success for a report nobody got.
-pub fn report(text: &str) -> Result<(), String> {
+pub fn report(text: &str) -> anyhow::Result<()> {
     let mut o = std::io::stdout().lock();
     match o.write_all(text.as_bytes()).and_then(|()| o.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(format!(
+        Err(e) => Err(anyhow::anyhow!(
             "the report was not written to standard output: {e}"
         )),
     }

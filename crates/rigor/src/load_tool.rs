@@ -39,11 +39,11 @@ fn drive(options: &LoadOptions, tool: &ToolSpec, dir: &Path) -> Result<Exit, Fai
     let name = tool.tool.name();
     let human = |t: &str| crate::load_output::human(options, t);
     let failed = |m: String| Failure::Failed(anyhow::anyhow!(m));
-    tool_child::check_identity(tool.tool).map_err(failed)?;
+    tool_child::check_identity(tool.tool)?;
     let warmup = if !tool.tool.warms_up_itself() && !spec.warmup.is_zero() {
         let inv = Invocation::new(tool, spec, spec.warmup, None, dir);
         human(&format!("warmup: {}\n", inv.command_line().join(" ")));
-        let (p, exit) = run_one(tool, &inv, options, dir, "warmup").map_err(failed)?;
+        let (p, exit) = run_one(tool, &inv, options, dir, "warmup")?;
         let (output, stderr) = p.output();
         if crate::interrupt::interrupted() {
             console::err("rigor: interrupted during the warmup; nothing was measured");
@@ -68,7 +68,7 @@ fn drive(options: &LoadOptions, tool: &ToolSpec, dir: &Path) -> Result<Exit, Fai
     let own_warmup = tool.tool.warms_up_itself().then_some(spec.warmup);
     let inv = Invocation::new(tool, spec, spec.duration, own_warmup, dir);
     human(&format!("rigor: {}\n", inv.command_line().join(" ")));
-    let (p, exit) = run_one(tool, &inv, options, dir, "run").map_err(failed)?;
+    let (p, exit) = run_one(tool, &inv, options, dir, "run")?;
     let (output, stderr) = p.output();
     human(&output);
     let parsed = tool.tool.parse(&output);
@@ -150,16 +150,16 @@ fn run_one(
     options: &LoadOptions,
     dir: &Path,
     stem: &str,
-) -> Result<(ToolProcess, std::process::ExitStatus), String> {
+) -> anyhow::Result<(ToolProcess, std::process::ExitStatus)> {
     let mut p = ToolProcess::spawn(tool.tool, inv, options.spec.cpus.as_deref(), dir, stem)?;
     let exit = p.wait(|_| !crate::interrupt::interrupted());
     if let Some(why) = p.overrun(tool.tool) {
         let (output, stderr) = p.output();
-        return Err(format!(
+        anyhow::bail!(
             "{why}: `{}`\n{}",
             inv.command_line().join(" "),
             tail(&output, &stderr, 12)
-        ));
+        );
     }
     Ok((p, exit))
 }

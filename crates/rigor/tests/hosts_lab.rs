@@ -422,7 +422,7 @@ fn delay_adds_latency() {
             assert!(connect() < Duration::from_millis(90));
         }
         Err(why) => {
-            assert!(why.contains("iptables"), "{why}");
+            assert!(why.needs_iptables(), "{why}");
             skip("needs iptables");
         }
     }

@@ -202,7 +202,7 @@ fn a_delay_on_one_load_hosts_link_shows_in_its_latency_and_not_the_others() {
         return;
     };
     if let Err(why) = lab.delay("n1", 20) {
-        assert!(why.contains("iptables"), "{why}");
+        assert!(why.needs_iptables(), "{why}");
         println!("test-skip: needs iptables: a_delay_on_one_load_hosts_link_shows_in_its_latency");
         return;
     }

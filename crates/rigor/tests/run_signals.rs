@@ -108,7 +108,7 @@ fn send(pid: u32, sig: i32) {
     unsafe { libc::kill(pid as i32, sig) };
 }
 
-fn case(phase: Phase, signal: Signal) -> Result<(), String> {
+fn case(phase: Phase, signal: Signal) -> anyhow::Result<()> {
     let port = free_port();
     let token = token(&format!("{phase:?}-{signal:?}").to_lowercase());
     let dir = temp_dir(&token);
@@ -161,10 +161,10 @@ fn case(phase: Phase, signal: Signal) -> Result<(), String> {
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(format!(
+        anyhow::bail!(
             "{phase:?} + {signal:?}: {}\n--- stderr ---\n{stderr}",
             problems.join("; ")
-        ))
+        )
     }
 }
 
@@ -194,7 +194,7 @@ fn check_result(path: &Path, phase: Phase, problems: &mut Vec<String>) {
 fn matrix(phase: Phase) {
     let failures: Vec<String> = SIGNALS
         .iter()
-        .filter_map(|s| case(phase, *s).err())
+        .filter_map(|s| case(phase, *s).err().map(|e| e.to_string()))
         .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

@@ -29,9 +29,7 @@ pub fn execute(args: &BenchArgs) -> Result<Exit, Failure> {
         .map(|(name, command)| format!("{name}: {command}"))
         .collect();
     console::err(&legend.join("\n"));
-    if let Err(e) = warmup::run(&bench, args.warmup) {
-        return Err(Failure::from(anyhow::anyhow!(e)));
-    }
+    warmup::run(&bench, args.warmup)?;
     exec::execute_then(&options, |result| {
         // The names again beside the verdict, which may be all that is read.
         let lines = crate::report::headline::fit_to_terminal(&headline::lines(result, &bench));

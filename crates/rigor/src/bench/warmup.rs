@@ -10,7 +10,7 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::time::Duration;
 
 /// Runs every command `times` times, in order; the first failure is said with its command.
-pub fn run(bench: &Bench, times: usize) -> Result<(), String> {
+pub fn run(bench: &Bench, times: usize) -> anyhow::Result<()> {
     if times == 0 {
         return Ok(());
     }
@@ -21,9 +21,9 @@ pub fn run(bench: &Bench, times: usize) -> Result<(), String> {
         for (name, command) in bench.names.iter().zip(&bench.commands) {
             let status = run_one(bench, name, command)?;
             if !status.success() {
-                return Err(format!(
+                anyhow::bail!(
                     "warmup of {name} (`{command}`) failed: {status}; nothing was measured"
-                ));
+                );
             }
         }
     }
@@ -31,9 +31,9 @@ pub fn run(bench: &Bench, times: usize) -> Result<(), String> {
 }
 
 /// One warmup run of `command`, in a process group of its own that an interruption kills.
-fn run_one(bench: &Bench, name: &str, command: &str) -> Result<ExitStatus, String> {
+fn run_one(bench: &Bench, name: &str, command: &str) -> anyhow::Result<ExitStatus> {
     let interrupted =
-        || format!("warmup of {name} (`{command}`) interrupted; nothing was measured");
+        || anyhow::anyhow!("warmup of {name} (`{command}`) interrupted; nothing was measured");
     if crate::interrupt::interrupted() {
         return Err(interrupted());
     }
@@ -46,7 +46,7 @@ fn run_one(bench: &Bench, name: &str, command: &str) -> Result<ExitStatus, Strin
         .stderr(Stdio::null())
         .process_group(0)
         .spawn()
-        .map_err(|e| format!("warmup of {name} (`{command}`): cannot start sh: {e}"))?;
+        .map_err(|e| anyhow::anyhow!("warmup of {name} (`{command}`): cannot start sh: {e}"))?;
     let pgid = child.id() as i32;
     crate::interrupt::register_group(pgid);
     let status = loop {
@@ -57,7 +57,7 @@ fn run_one(bench: &Bench, name: &str, command: &str) -> Result<ExitStatus, Strin
                 break Err(interrupted());
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-            Err(e) => break Err(format!("warmup of {name} (`{command}`): {e}")),
+            Err(e) => break Err(anyhow::anyhow!("warmup of {name} (`{command}`): {e}")),
         }
     };
     crate::interrupt::unregister_group(pgid);

@@ -54,9 +54,9 @@ impl Commit {
 }
 
 /// `rev`, given as `--flag`, resolved to a full hash in `repo`.
-pub fn resolve(repo: &Path, flag: &str, rev: &str) -> Result<String, String> {
+pub fn resolve(repo: &Path, flag: &str, rev: &str) -> anyhow::Result<String> {
     git::commit_of(repo, rev).ok_or_else(|| {
-        format!(
+        anyhow::anyhow!(
             "{flag} `{rev}` is not a commit of the repository at {}",
             repo.display()
         )
@@ -65,12 +65,12 @@ pub fn resolve(repo: &Path, flag: &str, rev: &str) -> Result<String, String> {
 
 /// The commits from good to bad along bad's first parents, good first and bad last; refused
 /// when good is not on that path.
-pub fn path(repo: &Path, good: &str, bad: &str) -> Result<Vec<Commit>, String> {
+pub fn path(repo: &Path, good: &str, bad: &str) -> anyhow::Result<Vec<Commit>> {
     if good == bad {
-        return Err(format!(
+        anyhow::bail!(
             "--good and --bad are the same commit ({}): nothing to search",
             git::short(good)
-        ));
+        );
     }
     let range = format!("{good}..{bad}");
     let listed = git::run(
@@ -84,7 +84,7 @@ pub fn path(repo: &Path, good: &str, bad: &str) -> Result<Vec<Commit>, String> {
             &range,
         ],
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(anyhow::Error::msg)?;
     let mut commits = vec![Commit::on_path(good, &git::subject(repo, good))];
     // `--format` puts a `commit SHA` line before each formatted one.
     for line in listed.lines().filter(|l| !l.starts_with("commit ")) {
@@ -92,7 +92,7 @@ pub fn path(repo: &Path, good: &str, bad: &str) -> Result<Vec<Commit>, String> {
         commits.push(Commit::on_path(sha, subject));
     }
     let not_on_path = || {
-        format!(
+        anyhow::anyhow!(
             "--good {} is not an ancestor of --bad {} along its first parents: give a good \
              commit of the bad one's own history (e.g. `git merge-base` of the two)",
             git::short(good),
@@ -103,7 +103,7 @@ pub fn path(repo: &Path, good: &str, bad: &str) -> Result<Vec<Commit>, String> {
         return Err(not_on_path());
     }
     let parent = git::run(repo, &["rev-parse", &format!("{}^", commits[1].sha)])
-        .map_err(|e| e.to_string())?;
+        .map_err(anyhow::Error::msg)?;
     if parent != good {
         return Err(not_on_path());
     }

@@ -118,9 +118,7 @@ pub fn execute(args: &BisectArgs) -> Result<Exit, Failure> {
     let report = bisection.report(&outcome, started.elapsed().as_secs_f64());
     console::out(&report.text());
     if let Some(path) = &args.json {
-        report
-            .write_json(path)
-            .map_err(|e| Failure::from(anyhow::anyhow!(e)))?;
+        report.write_json(path)?;
     }
     Ok(match outcome {
         Outcome::Culprit(_) => Exit::Success,

@@ -131,9 +131,9 @@ impl Report {
     }
 
     /// Writes the report as JSON to `path`.
-    pub fn write_json(&self, path: &Path) -> Result<(), String> {
-        let text = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
-        std::fs::write(path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))
+    pub fn write_json(&self, path: &Path) -> anyhow::Result<()> {
+        let text = serde_json::to_string_pretty(self)?;
+        std::fs::write(path, text + "\n").map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
     }
 }
 

@@ -85,9 +85,9 @@ pub fn prepare(args: &BisectArgs) -> Result<Setup, Failure> {
             first.plan.app.name
         ))
     })?;
-    let good = bgit::resolve(&repo, "--good", good).map_err(failed)?;
-    let bad = bgit::resolve(&repo, "--bad", bad).map_err(failed)?;
-    let commits = bgit::path(&repo, &good, &bad).map_err(failed)?;
+    let good = bgit::resolve(&repo, "--good", good)?;
+    let bad = bgit::resolve(&repo, "--bad", bad)?;
+    let commits = bgit::path(&repo, &good, &bad)?;
     Ok(Setup {
         measurement,
         commits,

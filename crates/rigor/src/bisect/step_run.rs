@@ -100,6 +100,7 @@ impl Bench {
             &dir.join(format!("{short}.log")),
             &dir.join(&short),
         )
+        .map_err(|e| format!("{e:#}"))
     }
 
     /// The selection of a step: the scenario with `refs` as its variants, baseline first

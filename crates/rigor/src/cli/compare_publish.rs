@@ -64,5 +64,5 @@ pub fn publish(report: &CompareReport, pivot: &[Block], to: &Outputs) -> anyhow:
     if let Some(problem) = crate::step_summary::append(&text) {
         crate::console::err(&problem);
     }
-    shown.map_err(anyhow::Error::msg)
+    shown
 }

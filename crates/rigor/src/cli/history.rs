@@ -181,7 +181,7 @@ fn nothing(args: &HistoryArgs, message: &str) -> Result<Exit, Failure> {
 fn show(args: &HistoryArgs, series: &[HistorySeries], name: &str) -> Result<Exit, Failure> {
     let shown = console::report(&report::history_text::render(series, name));
     write_files(args, series, name)?;
-    shown.map_err(failed)?;
+    shown?;
     Ok(Exit::Success)
 }
 
@@ -198,5 +198,5 @@ fn write_files(args: &HistoryArgs, series: &[HistorySeries], name: &str) -> Resu
 }
 
 fn write(path: &Path, text: &str) -> Result<(), Failure> {
-    crate::exec::output::write_atomic(path, text).map_err(failed)
+    crate::exec::output::write_atomic(path, text).map_err(Failure::Failed)
 }

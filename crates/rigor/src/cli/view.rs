@@ -35,10 +35,10 @@ pub struct ViewArgs {
 
 impl ViewArgs {
     /// The report view these flags ask for; an empty `--pivot` or `--pivot-by` is an error.
-    pub fn view(&self) -> Result<View, String> {
+    pub fn view(&self) -> anyhow::Result<View> {
         for (flag, value) in [("--pivot", &self.pivot), ("--pivot-by", &self.pivot_by)] {
             if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
-                return Err(format!("{flag}: an empty name"));
+                anyhow::bail!("{flag}: an empty name");
             }
         }
         let key: Vec<String> = self
@@ -49,13 +49,13 @@ impl ViewArgs {
             .collect();
         for (i, id) in key.iter().enumerate() {
             if id.is_empty() {
-                return Err("--key: an empty measurement id in the list".into());
+                anyhow::bail!("--key: an empty measurement id in the list");
             }
             if key[..i].contains(id) {
-                return Err(format!("--key: `{id}` is named twice"));
+                anyhow::bail!("--key: `{id}` is named twice");
             }
             // A misspelt id would only say `load.rsp not compared` on every line, after the run.
-            crate::measurements::validate(id).map_err(|e| format!("--key: {e}"))?;
+            crate::measurements::validate(id).map_err(|e| anyhow::anyhow!("--key: {e}"))?;
         }
         Ok(View {
             pivot: self.pivot.as_ref().map(|s| s.trim().to_string()),

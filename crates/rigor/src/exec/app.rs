@@ -124,7 +124,7 @@ impl AppProcess {
         log: &Path,
         stdout: Option<&Path>,
         cgroup: Option<&Cgroup>,
-    ) -> Result<AppProcess, String> {
+    ) -> anyhow::Result<AppProcess> {
         let what = format!("`{}`", job.name);
         let line = shell_line(&job.command);
         // A command's output goes through rigor, which caps its logs; an application's goes
@@ -153,7 +153,7 @@ impl AppProcess {
         let cpuset = job
             .cpus
             .as_deref()
-            .map(|c| rigor_load::cpu_set(c).map_err(|e| format!("cannot pin: {e}")))
+            .map(|c| rigor_load::cpu_set(c).map_err(|e| anyhow::anyhow!("cannot pin: {e}")))
             .transpose()?;
         let base_nice = rigor_probe::priority::base_nice();
         // SAFETY: the closure only makes async-signal-safe system calls on prepared data.
@@ -177,7 +177,7 @@ impl AppProcess {
         let spawned_at = Instant::now();
         let mut child = cmd
             .spawn()
-            .map_err(|e| format!("`{}`: cannot start `{}`: {e}", job.name, job.command))?;
+            .map_err(|e| anyhow::anyhow!("`{}`: cannot start `{}`: {e}", job.name, job.command))?;
         drop(cmd);
         let pid = child.id() as i32;
         let output = match files {
@@ -187,7 +187,7 @@ impl AppProcess {
                     Err(why) => {
                         let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
                         let _ = child.wait();
-                        return Err(format!("`{}`: {why}", job.name));
+                        return Err(anyhow::anyhow!("`{}`: {why}", job.name));
                     }
                 }
             }
@@ -232,7 +232,7 @@ impl AppProcess {
         ready: &Ready,
         timeout: Duration,
         outside: &mut OutsideWindow,
-    ) -> Result<Duration, String> {
+    ) -> anyhow::Result<Duration> {
         self.wait_ready_watching(ready, timeout, outside, &mut || {})
     }
 
@@ -246,19 +246,19 @@ impl AppProcess {
         timeout: Duration,
         outside: &mut OutsideWindow,
         before_answer: &mut dyn FnMut(),
-    ) -> Result<Duration, String> {
+    ) -> anyhow::Result<Duration> {
         let deadline = self.spawned_at + timeout;
         let mut scan = super::logtail::Scan::default();
         let mut http = HttpReadiness::default();
         loop {
             if let Some(status) = self.exited() {
-                return Err(format!(
+                return Err(anyhow::anyhow!(
                     "the application exited ({status}) before it was ready\n{}",
                     self.log_tail()
                 ));
             }
             if crate::interrupt::interrupted() {
-                return Err("interrupted while waiting for the application".into());
+                anyhow::bail!("interrupted while waiting for the application");
             }
             let ok = match ready {
                 Ready::Http(url) => {
@@ -279,7 +279,7 @@ impl AppProcess {
                 return Ok(self.spawned_at.elapsed());
             }
             if Instant::now() >= deadline {
-                return Err(format!(
+                return Err(anyhow::anyhow!(
                     "the application was not ready after {:.1}s ({}{})\n{}",
                     timeout.as_secs_f64(),
                     describe(ready),

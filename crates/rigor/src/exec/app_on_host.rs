@@ -153,12 +153,12 @@ impl AppService for AppHost {
         if !dir.is_dir() {
             return Err(format!("no sources for {key}: send them first").into());
         }
-        let job = app.into_job(&dir)?;
+        let job = app.into_job(&dir).map_err(|e| format!("{e:#}"))?;
         std::fs::create_dir_all(&logs).map_err(|e| format!("creating {}: {e}", logs.display()))?;
         let log = logs.join("build.log");
         let _ = std::fs::remove_file(&log);
         let snapshots = self.dir(name)?.with_extension("artifacts");
-        let built = build::build(&job, &log, &snapshots)?;
+        let built = build::build(&job, &log, &snapshots).map_err(|e| format!("{e:#}"))?;
         if let Some(snap) = &built.snapshot {
             inside(&dir, &snap.artifact, &job)?;
         }
@@ -204,9 +204,9 @@ impl AppService for AppHost {
             self.builds.insert(name.to_string(), found);
         }
         let built = &self.builds[name];
-        let job = app.into_job(&dir)?;
-        super::app_steps::port_is_free(&job.ready)?;
-        built.ensure_artifact()?;
+        let job = app.into_job(&dir).map_err(|e| format!("{e:#}"))?;
+        super::app_steps::port_is_free(&job.ready).map_err(|e| format!("{e:#}"))?;
+        built.ensure_artifact().map_err(|e| format!("{e:#}"))?;
         let mut it = Iteration::new(0, sequence);
         if drop_caches {
             super::readings::drop_caches(&mut it);
@@ -222,7 +222,7 @@ impl AppService for AppHost {
                 if let Some(c) = cgroup {
                     let _ = c.remove();
                 }
-                return Err(e.into());
+                return Err(format!("{e:#}").into());
             }
         };
         it.pid = Some(process.pid);
@@ -271,7 +271,7 @@ impl AppService for AppHost {
             Ok(t) => t,
             Err(e) => {
                 let _ = finish(running, GONE_GRACE.min(Duration::from_secs(5)));
-                return Err(e.into());
+                return Err(format!("{e:#}").into());
             }
         };
         // The port the load hits, as this host resolves it: owned by the application, or by
@@ -387,7 +387,7 @@ fn finish(r: Running, grace: Duration) -> (Iteration, String) {
         let _ = c.remove();
     }
     if let Err(e) = super::app_steps::stopped(&mut it, &stop, job.stop_timeout, &log, Ok(())) {
-        it.error = Some(e);
+        it.error = Some(format!("{e:#}"));
     }
     (it, last_of(&log))
 }

@@ -55,7 +55,7 @@ fn build_name(key: &str, snapshots: &Path) -> String {
 }
 
 /// The host's agent, connected now if none is.
-fn take(host: &Host) -> Result<Agent, String> {
+fn take(host: &Host) -> anyhow::Result<Agent> {
     let kept = {
         let mut agents = AGENTS.lock().unwrap_or_else(|e| e.into_inner());
         agents
@@ -66,7 +66,7 @@ fn take(host: &Host) -> Result<Agent, String> {
     if let Some(a) = kept {
         return Ok(a);
     }
-    let mut agent = Agent::connect(host).map_err(|e| e.to_string())?;
+    let mut agent = Agent::connect(host).map_err(anyhow::Error::msg)?;
     agent.interrupt_with(crate::interrupt::interrupted, crate::interrupt::hurry);
     if agent.install() == rigor_agent::Install::Copied {
         crate::console::err(&format!(
@@ -137,7 +137,7 @@ pub fn disconnect_all() {
 
 /// Builds `app` on its host: its sources sent there first (once per run), the build's output
 /// copied into `log`.
-pub fn build(app: &AppJob, host: &Host, log: &Path, snapshots: &Path) -> Result<Built, String> {
+pub fn build(app: &AppJob, host: &Host, log: &Path, snapshots: &Path) -> anyhow::Result<Built> {
     let wire = AppWire::of(app)?;
     let key = key_of(host, &app.dir);
     let name = build_name(&key, snapshots);
@@ -155,21 +155,21 @@ fn build_with(
     name: &str,
     wire: &AppWire,
     log: &Path,
-) -> Result<Built, String> {
+) -> anyhow::Result<Built> {
     let pair = (host.name.clone(), key.to_string());
     let sent = SENT
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .contains(&pair);
     if !sent {
-        let (tar, files) = sources::pack(&app.dir).map_err(|e| e.to_string())?;
+        let (tar, files) = sources::pack(&app.dir).map_err(anyhow::Error::msg)?;
         crate::console::err(&format!(
             "rigor: sending {files} files ({:.1} MiB) of {} to host {}",
             tar.len() as f64 / (1024.0 * 1024.0),
             app.dir.display(),
             host.name
         ));
-        agent.send_sources(key, &tar).map_err(|e| e.to_string())?;
+        agent.send_sources(key, &tar).map_err(anyhow::Error::msg)?;
         SENT.lock().unwrap_or_else(|e| e.into_inner()).push(pair);
     }
     if let Some(cmd) = &app.build {
@@ -183,11 +183,13 @@ fn build_with(
         let _ = std::fs::create_dir_all(parent);
     }
     // A failed build's log stays on the host: what came back (its end) is kept here.
-    let built = built.inspect_err(|e| {
-        if app.build.is_some() {
-            let _ = std::fs::write(log, format!("{e}\n"));
-        }
-    })?;
+    let built = built
+        .inspect_err(|e| {
+            if app.build.is_some() {
+                let _ = std::fs::write(log, format!("{e}\n"));
+            }
+        })
+        .map_err(anyhow::Error::msg)?;
     let wrote = app.build.is_some() && std::fs::write(log, &built.log).is_ok();
     Ok(Built {
         build_time_ms: built.build_time_ms,
@@ -250,11 +252,12 @@ pub fn run(
     it: &mut Iteration,
     load_job: &LoadJob,
     host: &Host,
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     let name = ctx.built.remote_build.clone().ok_or_else(|| {
-        format!(
+        anyhow::anyhow!(
             "no build of `{}` was made on host {}",
-            ctx.row.app.name, host.name
+            ctx.row.app.name,
+            host.name
         )
     })?;
     let wire = AppWire::of(&ctx.row.app)?;
@@ -270,11 +273,11 @@ pub fn run(
 }
 
 /// Errors that come from the agent name the host already; others get it.
-fn name_host(e: String, host: &str) -> String {
-    if e.contains(host) {
+fn name_host(e: anyhow::Error, host: &str) -> anyhow::Error {
+    if format!("{e:#}").contains(host) {
         e
     } else {
-        format!("host {host}: {e}")
+        anyhow::anyhow!("host {host}: {e:#}")
     }
 }
 
@@ -286,7 +289,7 @@ fn run_with(
     key: &str,
     name: &str,
     wire: &AppWire,
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     let id = format!("{}-{}-{}", std::process::id(), ctx.sequence, next_attempt());
     let status = |phase: &str| ctx.status(phase);
     status(&format!("starting on {}", agent.name()));
@@ -306,7 +309,8 @@ fn run_with(
             // The iteration's log names this file: what came back of the start (the end of
             // the application's log there) is kept in it.
             let _ = std::fs::write(&ctx.log, format!("{e}\n"));
-        })?;
+        })
+        .map_err(anyhow::Error::msg)?;
     let spawned_at = Instant::now()
         .checked_sub(started.ready)
         .unwrap_or_else(Instant::now);
@@ -346,8 +350,8 @@ fn run_with(
                 None => e,
             };
             return Err(match result {
-                Err(r) => format!("{r}; {e}"),
-                Ok(()) => e,
+                Err(r) => anyhow::anyhow!("{r}; {e}"),
+                Ok(()) => anyhow::anyhow!(e),
             });
         }
     };
@@ -357,7 +361,8 @@ fn run_with(
     merge_stopped(it, there);
     match (result, it.error.take()) {
         (Err(r), _) => Err(r),
-        (Ok(()), Some(e)) => Err(e),
+        (Ok(()), Some(e)) => Err(anyhow::anyhow!(e)),
+
         (Ok(()), None) => Ok(()),
     }
 }
@@ -439,9 +444,9 @@ fn said_on(it: &mut Iteration, host: &str) {
 }
 
 /// An iteration as the host's agent sent it.
-fn from_host(v: serde_json::Value, host: &str) -> Result<Iteration, String> {
+fn from_host(v: serde_json::Value, host: &str) -> anyhow::Result<Iteration> {
     serde_json::from_value(v)
-        .map_err(|e| format!("host {host}: the agent's figures cannot be read: {e}"))
+        .map_err(|e| anyhow::anyhow!("host {host}: the agent's figures cannot be read: {e}"))
 }
 
 /// A number per attempt, so a re-run of the same slot is a new application on the host.

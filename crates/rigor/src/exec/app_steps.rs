@@ -11,7 +11,7 @@ use std::time::Duration;
 
 /// Refuses to start when something already listens on the app's own port (where readiness is
 /// checked; a proxy may already own the load's port).
-pub(super) fn port_is_free(ready: &Ready) -> Result<(), String> {
+pub(super) fn port_is_free(ready: &Ready) -> anyhow::Result<()> {
     let app_port = match ready {
         Ready::Http(url) => rigor_load::resolve_url(url).ok(),
         Ready::Tcp(addr) => addr.to_socket_addrs().ok().and_then(|mut a| a.next()),
@@ -23,7 +23,7 @@ pub(super) fn port_is_free(ready: &Ready) -> Result<(), String> {
         return Ok(());
     };
     match rigor_probe::listener_owners(addr).first() {
-        Some(o) => Err(format!(
+        Some(o) => Err(anyhow::anyhow!(
             "port {} is already taken by PID {} ({}) before the application started: \
              stop it or change the port",
             addr.port(),
@@ -62,7 +62,7 @@ pub(super) fn sampled(
     app: AppProcess,
     cgroup: Option<&Cgroup>,
     norm: usize,
-) -> Result<(AppProcess, Sampler), String> {
+) -> anyhow::Result<(AppProcess, Sampler)> {
     match Sampler::start_with(app.pid, cgroup.cloned(), ctx.sample_interval, norm) {
         Ok(s) => Ok((app, s)),
         Err(e) => {
@@ -70,7 +70,7 @@ pub(super) fn sampled(
             if let Some(c) = cgroup {
                 let _ = c.clone().remove();
             }
-            Err(format!(
+            Err(anyhow::anyhow!(
                 "cannot start the thread that samples the application: {e} (a limit on \
                  processes, threads or memory); the application was stopped"
             ))
@@ -83,7 +83,7 @@ pub(super) fn launch(
     it: &mut Iteration,
     stdout: Option<&std::path::Path>,
     who: &str,
-) -> Result<(AppProcess, Option<Cgroup>, usize), String> {
+) -> anyhow::Result<(AppProcess, Option<Cgroup>, usize)> {
     let job = &ctx.row.app;
     let cgroup = make_cgroup(ctx.sequence, it);
     let mut app = match AppProcess::spawn(job, &ctx.log, stdout, cgroup.as_ref()) {
@@ -121,8 +121,8 @@ pub(super) fn stopped(
     stop: &super::app::StopOutcome,
     stop_timeout: Duration,
     log: &std::path::Path,
-    result: Result<(), String>,
-) -> Result<(), String> {
+    result: anyhow::Result<()>,
+) -> anyhow::Result<()> {
     if stop.forced {
         it.warnings.push(ignored_sigterm(stop, stop_timeout));
     }
@@ -138,7 +138,7 @@ pub(super) fn stopped(
     let mut result = result;
     if result.is_ok() {
         if let Some(status) = &stop.exited_early {
-            result = Err(format!(
+            result = Err(anyhow::anyhow!(
                 "the application exited ({status}) during the run\n{}",
                 super::logtail::tail(log, 15)
             ));
@@ -150,8 +150,8 @@ pub(super) fn stopped(
             stop.survivors
         );
         result = Err(match result {
-            Err(e) => format!("{e}; {msg}"),
-            Ok(()) => msg,
+            Err(e) => anyhow::anyhow!("{e}; {msg}"),
+            Ok(()) => anyhow::anyhow!(msg),
         });
     }
     result

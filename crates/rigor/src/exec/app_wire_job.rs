@@ -13,17 +13,17 @@ fn nanos(d: Duration) -> u64 {
 
 /// Conversions between a job and its wire form.
 pub trait WireJob: Sized {
-    fn of(job: &AppJob) -> Result<Self, String>;
-    fn into_job(self, dir: &Path) -> Result<AppJob, String>;
+    fn of(job: &AppJob) -> anyhow::Result<Self>;
+    fn into_job(self, dir: &Path) -> anyhow::Result<AppJob>;
 }
 
 impl WireJob for AppWire {
     /// The job as it travels; fails when its artifact lies outside its folder (only the
     /// folder reaches the host).
-    fn of(job: &AppJob) -> Result<AppWire, String> {
+    fn of(job: &AppJob) -> anyhow::Result<AppWire> {
         let artifact = match &job.artifact {
             Some(a) => Some(relative_inside(a, &job.dir).ok_or_else(|| {
-                format!(
+                anyhow::anyhow!(
                     "`{}`: the artifact {} is outside the job's folder {}: only the folder \
                      reaches the application's host",
                     job.name,
@@ -55,12 +55,12 @@ impl WireJob for AppWire {
     }
 
     /// The job on the agent's host, in `dir`; fails on an artifact path that would leave it.
-    fn into_job(self, dir: &Path) -> Result<AppJob, String> {
+    fn into_job(self, dir: &Path) -> anyhow::Result<AppJob> {
         let artifact = match self.artifact {
             Some(a) => {
                 let rel = Path::new(&a);
                 if !rel.components().all(|c| matches!(c, Component::Normal(_))) {
-                    return Err(format!(
+                    return Err(anyhow::anyhow!(
                         "the artifact path {a:?} is not a plain path inside the job's folder"
                     ));
                 }
@@ -167,12 +167,14 @@ mod tests {
         j.artifact = Some("/src/app/../other/bin".into());
         assert!(AppWire::of(&j)
             .unwrap_err()
+            .to_string()
             .contains("outside the job's folder"));
         let mut w = AppWire::of(&job()).unwrap();
         w.artifact = Some("../../etc/passwd".into());
         assert!(w
             .into_job(Path::new("/x"))
             .unwrap_err()
+            .to_string()
             .contains("not a plain path"));
         let mut w = AppWire::of(&job()).unwrap();
         w.artifact = Some("/etc/passwd".into());

@@ -114,15 +114,16 @@ pub struct Snapshot {
 
 impl Snapshot {
     /// Copies the artifact into `into` and checks the copy has the artifact's hash.
-    pub fn take(artifact: &Path, hash: &str, into: &Path) -> Result<Snapshot, String> {
+    pub fn take(artifact: &Path, hash: &str, into: &Path) -> anyhow::Result<Snapshot> {
         let real = fs::canonicalize(artifact)
-            .map_err(|e| format!("cannot resolve artifact {}: {e}", artifact.display()))?;
+            .map_err(|e| anyhow::anyhow!("cannot resolve artifact {}: {e}", artifact.display()))?;
         let name = real.file_name().unwrap_or(real.as_os_str());
-        fs::create_dir_all(into).map_err(|e| format!("cannot create {}: {e}", into.display()))?;
+        fs::create_dir_all(into)
+            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", into.display()))?;
         let into_real = fs::canonicalize(into).unwrap_or_else(|_| into.to_path_buf());
         if into_real.starts_with(&real) {
             // The folder would hold its own copy, and putting it back would replace the results.
-            return Err(format!(
+            return Err(anyhow::anyhow!(
                 "artifact folder {} contains rigor's run folder {}: set `artifact` to what the \
                  build produces (e.g. target/release/app), or write results elsewhere (--out-dir)",
                 real.display(),
@@ -131,15 +132,15 @@ impl Snapshot {
         }
         let copy = into.join(name);
         copy_tree(&real, &copy).map_err(|e| {
-            format!(
+            anyhow::anyhow!(
                 "cannot keep a copy of artifact {} in {}: {e}",
                 real.display(),
                 copy.display()
             )
         })?;
-        let copied = self::hash(&copy).map_err(|e| format!("{}: {e}", copy.display()))?;
+        let copied = self::hash(&copy).map_err(|e| anyhow::anyhow!("{}: {e}", copy.display()))?;
         if copied != hash {
-            return Err(format!(
+            return Err(anyhow::anyhow!(
                 "artifact {} changed while rigor copied it (hash {hash} became {copied})",
                 real.display()
             ));
@@ -153,12 +154,12 @@ impl Snapshot {
 
     /// Makes the artifact path hold this build's bytes: verified by hash, put back from the copy
     /// (atomically) when something else is there. Returns whether it had to be put back.
-    pub fn ensure_in_place(&self) -> Result<bool, String> {
+    pub fn ensure_in_place(&self) -> anyhow::Result<bool> {
         if hash(&self.artifact).ok().as_deref() == Some(self.hash.as_str()) {
             return Ok(false);
         }
         restore(&self.copy, &self.artifact).map_err(|e| {
-            format!(
+            anyhow::anyhow!(
                 "cannot put this build's artifact back at {} from {}: {e}",
                 self.artifact.display(),
                 self.copy.display()
@@ -166,7 +167,7 @@ impl Snapshot {
         })?;
         match hash(&self.artifact) {
             Ok(h) if h == self.hash => Ok(true),
-            found => Err(format!(
+            found => Err(anyhow::anyhow!(
                 "refusing to start: {} does not hold what its build produced \
                  (expected {}, found {}); something rewrites it while rigor runs — stop it, \
                  or give each variant its own `artifact` path",
@@ -261,7 +262,7 @@ mod tests {
         let run = d.join("rigor-results/now");
         fs::create_dir_all(&run).unwrap();
         let e = Snapshot::take(&d, &hash(&d).unwrap(), &run.join("artifacts/app")).unwrap_err();
-        assert!(e.contains("contains rigor's run folder"), "{e}");
+        assert!(e.to_string().contains("contains rigor's run folder"), "{e}");
     }
 
     #[test]

@@ -35,7 +35,7 @@ pub struct Built {
 impl Built {
     /// Before a start: makes the artifact path hold this build's bytes (put back from the
     /// snapshot if another build or anything else changed it) and verifies the hash.
-    pub fn ensure_artifact(&self) -> Result<(), String> {
+    pub fn ensure_artifact(&self) -> anyhow::Result<()> {
         match &self.snapshot {
             Some(s) => s.ensure_in_place().map(|_| ()),
             None => Ok(()),
@@ -45,7 +45,7 @@ impl Built {
 
 /// Runs the job's build (if any) with its output in `log`, checks the artifact and keeps a
 /// snapshot of it in `snapshots`.
-pub fn build(job: &AppJob, log: &Path, snapshots: &Path) -> Result<Built, String> {
+pub fn build(job: &AppJob, log: &Path, snapshots: &Path) -> anyhow::Result<Built> {
     let mut built = Built::default();
     let before = job.artifact.as_deref().and_then(artifact::state);
     if let Some(cmd) = &job.build {
@@ -53,7 +53,7 @@ pub fn build(job: &AppJob, log: &Path, snapshots: &Path) -> Result<Built, String
         built.build_time_ms = Some(took.as_secs_f64() * 1e3);
         built.log = Some(log.to_path_buf());
         if !status.success() {
-            return Err(format!(
+            return Err(anyhow::anyhow!(
                 "build of `{}` failed ({status}): {cmd}\n{}",
                 job.name,
                 tail(log, 20)
@@ -64,7 +64,7 @@ pub fn build(job: &AppJob, log: &Path, snapshots: &Path) -> Result<Built, String
         return Ok(built);
     };
     let after = artifact::state(path).ok_or_else(|| {
-        format!(
+        anyhow::anyhow!(
             "artifact of `{}` not found: {} (the build said it succeeded; check `artifact`)",
             job.name,
             path.display()
@@ -78,7 +78,7 @@ pub fn build(job: &AppJob, log: &Path, snapshots: &Path) -> Result<Built, String
             .mtime
             .and_then(|t| super::stale::newer_input(&job.dir, path, t))
         {
-            return Err(format!(
+            return Err(anyhow::anyhow!(
                 "stale artifact: {} was not rewritten by this build, yet its input {} is newer; \
                  the build claimed success but did not produce it (build the project itself, \
                  or fix `artifact`)",
@@ -99,14 +99,14 @@ pub fn build(job: &AppJob, log: &Path, snapshots: &Path) -> Result<Built, String
 
 /// Runs `cmd` in the job's folder with the job's env; kills its whole process tree when the user
 /// interrupts or `build_timeout` passes.
-fn run_build(job: &AppJob, cmd: &str, log: &Path) -> Result<(ExitStatus, Duration), String> {
+fn run_build(job: &AppJob, cmd: &str, log: &Path) -> anyhow::Result<(ExitStatus, Duration)> {
     let what = format!("build of `{}`", job.name);
     let mut command = super::shell::marked_shell(job, cmd, log, &what)?;
     crate::console::err(&format!("rigor: building `{}`: {cmd}", job.name));
     let start = Instant::now();
     let mut child = command
         .spawn()
-        .map_err(|e| format!("build of `{}`: cannot start `sh -c {cmd}`: {e}", job.name))?;
+        .map_err(|e| anyhow::anyhow!("build of `{}`: cannot start `sh -c {cmd}`: {e}", job.name))?;
     let pgid = child.id() as i32;
     crate::interrupt::register_group(pgid);
     let status = loop {
@@ -114,11 +114,11 @@ fn run_build(job: &AppJob, cmd: &str, log: &Path) -> Result<(ExitStatus, Duratio
             Ok(Some(s)) => break Ok(s),
             Ok(None) if crate::interrupt::interrupted() => {
                 kill_tree(&mut child);
-                break Err("interrupted during the build".to_string());
+                break Err(anyhow::anyhow!("interrupted during the build"));
             }
             Ok(None) if start.elapsed() >= job.build_timeout => {
                 kill_tree(&mut child);
-                break Err(format!(
+                break Err(anyhow::anyhow!(
                     "build of `{}` still running after {} (`build_timeout`), so it was killed \
                      with all its processes: {cmd}\n{}\n    (raise `build_timeout` in \
                      [jobs.{}] if the build is just slow)",
@@ -129,7 +129,7 @@ fn run_build(job: &AppJob, cmd: &str, log: &Path) -> Result<(ExitStatus, Duratio
                 ));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => break Err(e.to_string()),
+            Err(e) => break Err(anyhow::Error::from(e)),
         }
     };
     crate::interrupt::unregister_group(pgid);

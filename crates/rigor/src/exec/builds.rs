@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Builds keyed by `PlannedRow::build_key`; failures are kept as their message.
-pub type Builds = BTreeMap<String, Result<Built, String>>;
+pub type Builds = BTreeMap<String, anyhow::Result<Built>>;
 
 /// Successful builds kept across the runs of this process once [`keep_builds`] was called (a
 /// bisection's steps run the same values or commits again and again), keyed like [`Builds`]:
@@ -39,7 +39,7 @@ fn kept(key: &str) -> Option<Built> {
 
 /// Builds `app` alone (a bisection's check that a point builds), unless a kept build of it
 /// exists; the build is kept for the runs that follow when builds are kept.
-pub fn build_once(app: &AppJob, log: &Path, snapshots: &Path) -> Result<(), String> {
+pub fn build_once(app: &AppJob, log: &Path, snapshots: &Path) -> anyhow::Result<()> {
     let key = crate::plan::build_key(app);
     if app.host.is_none() && kept(&key).is_some() {
         return Ok(());
@@ -146,7 +146,7 @@ fn distinct(rows: &[PlannedRow]) -> Vec<Distinct<'_>> {
 /// Refuses, before anything is built, a plan where two builds of one job write into the same
 /// folder and no `artifact` says what they produce: the last build would be what every variant
 /// runs, and rigor could not tell.
-pub fn check_plan(rows: &[PlannedRow]) -> Result<(), String> {
+pub fn check_plan(rows: &[PlannedRow]) -> anyhow::Result<()> {
     let all = distinct(rows);
     for (i, a) in all.iter().enumerate() {
         for b in &all[i + 1..] {
@@ -154,7 +154,7 @@ pub fn check_plan(rows: &[PlannedRow]) -> Result<(), String> {
             let both_build = a.app.build.is_some() && b.app.build.is_some();
             let unnamed = a.app.artifact.is_none() || b.app.artifact.is_none();
             if same_place && both_build && unnamed {
-                return Err(format!(
+                return Err(anyhow::anyhow!(
                     "{} and {} are built differently ({}) in the same folder {}, but [jobs.{}] \
                      has no `artifact`: rigor cannot make each run what its own build produced \
                      (the last build would serve both). Set `artifact = \"…\"` to the file or \
@@ -256,7 +256,7 @@ pub fn build_all(
             });
             result.builds.push(record(&d, b));
             if let Some(e) = refused {
-                outcome = Err(e);
+                outcome = Err(anyhow::anyhow!(e));
             }
         }
         match &outcome {
@@ -291,7 +291,7 @@ fn compare_artifact(
     match same_bytes(me, produced) {
         Some(Verdict::Refuse(e, earlier)) => {
             if let Some(k) = earlier {
-                builds.insert(k, Err(e.clone()));
+                builds.insert(k, Err(anyhow::anyhow!(e.clone())));
             }
             return Some(e);
         }

@@ -113,11 +113,12 @@ impl Piped {
         child: &mut std::process::Child,
         (out, out_path): (File, &Path),
         (err, err_path): (File, &Path),
-    ) -> Result<Piped, String> {
+    ) -> anyhow::Result<Piped> {
         let (Some(o), Some(e)) = (child.stdout.take(), child.stderr.take()) else {
-            return Err("the command's output was not piped".into());
+            anyhow::bail!("the command's output was not piped");
         };
-        let fail = |e: std::io::Error| format!("cannot start a thread to read the output: {e}");
+        let fail =
+            |e: std::io::Error| anyhow::anyhow!("cannot start a thread to read the output: {e}");
         Ok(Piped {
             stdout: Drain::start(o, out, out_path, LOG_LIMIT).map_err(fail)?,
             stderr: Drain::start(e, err, err_path, LOG_LIMIT).map_err(fail)?,

@@ -24,7 +24,7 @@ const MAX_STDOUT_BYTES: u64 = LOG_LIMIT;
 const OUTPUT_PATIENCE: Duration = Duration::from_secs(5);
 
 /// Runs the command once; faults are returned as the iteration's error, with the log tails.
-pub fn run(ctx: &IterationContext, it: &mut Iteration, work: &CommandWork) -> Result<(), String> {
+pub fn run(ctx: &IterationContext, it: &mut Iteration, work: &CommandWork) -> anyhow::Result<()> {
     let job = &ctx.row.app;
     ctx.built.ensure_artifact()?;
     if ctx.drop_caches {
@@ -73,9 +73,12 @@ pub fn run(ctx: &IterationContext, it: &mut Iteration, work: &CommandWork) -> Re
     }
     stopped(it, &lingering, &stop)?;
     let tails = || tails(&ctx.log, &stdout, output.as_ref());
-    let exit = waited.map_err(|e| format!("{e}\n{}", tails()))?;
+    let exit = waited.map_err(|e| anyhow::anyhow!("{e}\n{}", tails()))?;
     if !exit.success() {
-        return Err(format!("the command exited with {exit}\n{}", tails()));
+        return Err(anyhow::anyhow!(
+            "the command exited with {exit}\n{}",
+            tails()
+        ));
     }
     if let Some((out, _)) = &output {
         whole(out)?;
@@ -111,9 +114,9 @@ fn output_warnings(it: &mut Iteration, output: Option<&(Drained, Drained)>) {
 
 /// Figures are read only from a whole stdout: a figure printed past the limit, after the disk
 /// refused a write, or still in a pipe held open, would be lost or misread.
-fn whole(out: &Drained) -> Result<(), String> {
+fn whole(out: &Drained) -> anyhow::Result<()> {
     if out.unfinished {
-        return Err(format!(
+        return Err(anyhow::anyhow!(
             "the command's stdout was still held open by a process {}s after it ended: its \
              figures cannot be read whole from {}",
             OUTPUT_PATIENCE.as_secs(),
@@ -121,13 +124,13 @@ fn whole(out: &Drained) -> Result<(), String> {
         ));
     }
     if let Some(e) = &out.write_error {
-        return Err(format!(
+        return Err(anyhow::anyhow!(
             "the command's stdout could not be written to {}: {e}; its figures cannot be read",
             out.path.display()
         ));
     }
     if out.printed() > MAX_STDOUT_BYTES {
-        return Err(too_much(out.printed()));
+        anyhow::bail!(too_much(out.printed()));
     }
     Ok(())
 }
@@ -154,7 +157,7 @@ fn wait(
     timeout: Duration,
     machine: &mut MachineWatch,
     status: &dyn Fn(&str),
-) -> Result<std::process::ExitStatus, String> {
+) -> anyhow::Result<std::process::ExitStatus> {
     let started = Instant::now();
     let mut said = 0;
     loop {
@@ -162,11 +165,11 @@ fn wait(
             return Ok(exit);
         }
         if crate::interrupt::interrupted() {
-            return Err("interrupted while the command ran".into());
+            anyhow::bail!("interrupted while the command ran");
         }
         let ran = started.elapsed();
         if ran >= timeout {
-            return Err(format!(
+            return Err(anyhow::anyhow!(
                 "the command was still running after its timeout of {:.1}s and was stopped",
                 timeout.as_secs_f64()
             ));
@@ -232,7 +235,7 @@ fn stopped(
     it: &mut Iteration,
     lingering: &[Proc],
     stop: &super::app::StopOutcome,
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     let mut left: Vec<Proc> = lingering.to_vec();
     for p in &stop.left_behind {
         if !left.iter().any(|l| l.pid == p.pid) {
@@ -253,7 +256,7 @@ fn stopped(
     if stop.survivors.is_empty() {
         Ok(())
     } else {
-        Err(format!(
+        Err(anyhow::anyhow!(
             "processes of the command survived SIGKILL: {:?}",
             stop.survivors
         ))
@@ -306,13 +309,13 @@ fn figures(
     stdout: &Path,
     work: &CommandWork,
     variables: &std::collections::BTreeMap<String, String>,
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     let text = read_bounded(stdout)?;
     let reported = crate::selfreport::read(&text, &work.extract)
-        .map_err(|e| format!("{e} (in {})", stdout.display()))?;
+        .map_err(|e| anyhow::anyhow!("{e} (in {})", stdout.display()))?;
     for r in reported {
         if let Some(k) = r.row.keys().find(|k| variables.contains_key(*k)) {
-            return Err(format!(
+            return Err(anyhow::anyhow!(
                 "{}: the output puts it in the row `{k}={}`, but `{k}` is already this row's \
                  variable ({k}={}): name the reported row differently (in {})",
                 r.id,
@@ -341,15 +344,15 @@ fn figures(
 
 /// The command's stdout as text (lossy UTF-8). Output beyond [`MAX_STDOUT_BYTES`] is refused
 /// rather than cut: a figure printed after the cut would be lost or misread.
-fn read_bounded(path: &Path) -> Result<String, String> {
+fn read_bounded(path: &Path) -> anyhow::Result<String> {
     use std::io::Read;
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     if size > MAX_STDOUT_BYTES {
-        return Err(too_much(size));
+        anyhow::bail!(too_much(size));
     }
     let mut bytes = Vec::new();
     std::fs::File::open(path)
         .and_then(|f| f.take(MAX_STDOUT_BYTES).read_to_end(&mut bytes))
-        .map_err(|e| format!("cannot read the command's output {}: {e}", path.display()))?;
+        .map_err(|e| anyhow::anyhow!("cannot read the command's output {}: {e}", path.display()))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }

@@ -16,7 +16,7 @@ use std::path::Path;
 pub trait Executor {
     /// Runs one distinct build of `app`: its output goes to `log`, copies of what it produced
     /// go under `snapshots`. The error is the message for people.
-    fn build(&mut self, app: &AppJob, log: &Path, snapshots: &Path) -> Result<Built, String>;
+    fn build(&mut self, app: &AppJob, log: &Path, snapshots: &Path) -> anyhow::Result<Built>;
 
     /// After the last build, before the first iteration: whatever the builds left behind is
     /// cleaned up, and anything worth saying is said through `progress`.
@@ -30,7 +30,7 @@ pub trait Executor {
 pub struct LocalExecutor;
 
 impl Executor for LocalExecutor {
-    fn build(&mut self, app: &AppJob, log: &Path, snapshots: &Path) -> Result<Built, String> {
+    fn build(&mut self, app: &AppJob, log: &Path, snapshots: &Path) -> anyhow::Result<Built> {
         match &app.host {
             Some(host) => super::app_remote::build(app, host, log, snapshots),
             None => build::build(app, log, snapshots),

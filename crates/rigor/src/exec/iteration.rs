@@ -22,13 +22,13 @@ pub fn run_iteration(ctx: &IterationContext) -> Iteration {
         it.measurements.insert(ids::APP_SIZE.into(), s);
     }
     if let Err(e) = run_inner(ctx, &mut it) {
-        it.error = Some(e);
+        it.error = Some(format!("{e:#}"));
     }
     it
 }
 
 /// Start, measure, stop: the application's whole life in one iteration.
-fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> Result<(), String> {
+fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> anyhow::Result<()> {
     let load_job = match &ctx.row.work {
         Work::Load(l) => l,
         Work::Command(c) => return super::command::run(ctx, it, c),
@@ -105,7 +105,7 @@ fn drive(
     sampler: &Sampler,
     cgroup: Option<&Cgroup>,
     status: &dyn Fn(&str),
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     status("waiting until ready");
     let ready = super::readings::ready_watching_memory(ctx, &load_job.spec.url, it, app)?;
     it.measurements

@@ -52,7 +52,7 @@ pub fn run(
     app_host: Option<&str>,
     live: &Live,
     stop: &AtomicBool,
-) -> Result<HostLoads, String> {
+) -> anyhow::Result<HostLoads> {
     let shares = host_shares(spec, hosts);
     with_agents(hosts, &spec.url, app_host, |agents, paths| {
         drive(agents, &shares, spec, live, stop, paths)
@@ -66,8 +66,8 @@ pub(super) fn with_agents<T>(
     hosts: &[Host],
     url: &str,
     app_host: Option<&str>,
-    f: impl FnOnce(&mut [Agent], Vec<HostPath>) -> Result<T, String>,
-) -> Result<T, String> {
+    f: impl FnOnce(&mut [Agent], Vec<HostPath>) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
     let mut agents = connected(hosts)?;
     let result = paths(&mut agents, url, app_host).and_then(|paths| f(&mut agents, paths));
     // After a failure no agent of this load is trusted again: each is connected afresh.
@@ -91,7 +91,7 @@ pub fn first_request(
     spec: &LoadSpec,
     timeout: Duration,
     find: Option<&[u8]>,
-) -> Result<(u16, Duration, u64, Option<bool>), String> {
+) -> anyhow::Result<(u16, Duration, u64, Option<bool>)> {
     let mut agents = connected(std::slice::from_ref(host))?;
     // The path first: a host that would reach the URL on itself is said as such.
     let result = paths(&mut agents, &spec.url, app_host).and_then(|_| {
@@ -106,7 +106,7 @@ pub fn first_request(
                 spec.insecure,
                 spec.http2,
             )
-            .map_err(|e| e.to_string())
+            .map_err(anyhow::Error::msg)
     });
     let mut agent = agents.pop().expect("one agent");
     if agent.alive() {
@@ -131,7 +131,7 @@ fn disconnect(agent: Agent) {
 }
 
 /// The agent of each host, reusing those still connected.
-fn connected(hosts: &[Host]) -> Result<Vec<Agent>, String> {
+fn connected(hosts: &[Host]) -> anyhow::Result<Vec<Agent>> {
     let mut kept = AGENTS.lock().unwrap_or_else(|e| e.into_inner());
     let mut agents = Vec::new();
     for h in hosts {
@@ -151,7 +151,7 @@ fn connected(hosts: &[Host]) -> Result<Vec<Agent>, String> {
                 }
                 Err(e) => {
                     agents.into_iter().for_each(disconnect);
-                    return Err(e.to_string());
+                    return Err(anyhow::Error::msg(e));
                 }
             },
         };
@@ -163,18 +163,18 @@ fn connected(hosts: &[Host]) -> Result<Vec<Agent>, String> {
 /// How each load host reaches the URL. A host other than this machine and the application's
 /// that reaches it on itself (loopback, an address of its own) would load itself, not the
 /// application: refused, naming the host.
-fn paths(agents: &mut [Agent], url: &str, app_host: Option<&str>) -> Result<Vec<HostPath>, String> {
+fn paths(agents: &mut [Agent], url: &str, app_host: Option<&str>) -> anyhow::Result<Vec<HostPath>> {
     let mut out = Vec::new();
     for a in agents.iter_mut() {
-        let path = a.network_path(url).map_err(|e| e.to_string())?;
+        let path = a.network_path(url).map_err(anyhow::Error::msg)?;
         let name = a.name().to_string();
         if let Some(e) = &path.error {
-            return Err(format!(
+            return Err(anyhow::anyhow!(
                 "load host {name}: {url} does not resolve there: {e}"
             ));
         }
         if path.is_own() && !app_here(&name, a.host_info(), app_host) {
-            return Err(format!(
+            return Err(anyhow::anyhow!(
                 "load host {name}: {url} is {} there, {} of that host, not of the \
                  application's{}: its load would not reach the application (use an address \
                  the load hosts reach the application's host by)",
@@ -218,11 +218,12 @@ fn drive(
     live: &Live,
     stop: &AtomicBool,
     paths: Vec<HostPath>,
-) -> Result<HostLoads, String> {
+) -> anyhow::Result<HostLoads> {
     let (offsets, start, started) = common_start(agents)?;
     let id = next_id();
     for (a, share) in agents.iter_mut().zip(shares) {
-        a.start_load(&id, share, start).map_err(|e| e.to_string())?;
+        a.start_load(&id, share, start)
+            .map_err(anyhow::Error::msg)?;
     }
     let window_end = started + spec.warmup + spec.duration;
     let deadline = window_end + spec.timeout + REPORT_GRACE;
@@ -239,7 +240,7 @@ fn drive(
             if r.is_none() {
                 *r = a
                     .poll_load(&id, Duration::from_millis(20))
-                    .map_err(|e| e.to_string())?;
+                    .map_err(anyhow::Error::msg)?;
             }
         }
         follow(
@@ -257,7 +258,7 @@ fn drive(
                 .filter(|(_, r)| r.is_none())
                 .map(|(a, _)| a.name())
                 .collect();
-            return Err(format!(
+            return Err(anyhow::anyhow!(
                 "no report from {} {:.0}s after the window closed",
                 late.join(", "),
                 (spec.timeout + REPORT_GRACE).as_secs_f64()
@@ -291,10 +292,10 @@ fn drive(
 /// time: on rigor's wall clock (to send) and on its monotonic clock (to follow).
 pub(super) fn common_start(
     agents: &mut [Agent],
-) -> Result<(Vec<ClockOffset>, SystemTime, Instant), String> {
+) -> anyhow::Result<(Vec<ClockOffset>, SystemTime, Instant)> {
     let mut offsets = Vec::new();
     for a in agents.iter_mut() {
-        offsets.push(a.clock_offset().map_err(|e| e.to_string())?);
+        offsets.push(a.clock_offset().map_err(anyhow::Error::msg)?);
     }
     let slowest = offsets.iter().map(|o| o.rtt).max().unwrap_or_default();
     let start = SystemTime::now() + START_MARGIN + 2 * slowest;

@@ -58,11 +58,11 @@ impl MockExecutor {
 }
 
 impl Executor for MockExecutor {
-    fn build(&mut self, app: &AppJob, _log: &Path, _snapshots: &Path) -> Result<Built, String> {
+    fn build(&mut self, app: &AppJob, _log: &Path, _snapshots: &Path) -> anyhow::Result<Built> {
         let command = app.build.clone().unwrap_or_else(|| "-".into());
         self.built.push(command.clone());
         if self.failing_builds.contains(&command) {
-            return Err(format!("build of `{}` failed: {command}", app.name));
+            anyhow::bail!("build of `{}` failed: {command}", app.name);
         }
         Ok(Built::default())
     }

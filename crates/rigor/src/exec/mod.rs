@@ -81,7 +81,7 @@ pub fn execute(options: &RunOptions) -> Result<Exit, Failure> {
 /// whether they reached stdout, as [`console::report`] does).
 pub fn execute_then(
     options: &RunOptions,
-    after: impl FnOnce(&RunResult) -> Result<(), String>,
+    after: impl FnOnce(&RunResult) -> anyhow::Result<()>,
 ) -> Result<Exit, Failure> {
     if let Some(spec) = &options.store {
         interrupt::set_undone(Some(format!(
@@ -195,8 +195,8 @@ pub fn measure(options: &RunOptions) -> Result<Measured, Failure> {
 /// Makes the worktree of a commit variant and runs the job's verified build alone, logging to
 /// `log` and keeping the artifact under `snapshots`: `rigor bisect` skips a commit that does
 /// not build before measuring anything against it.
-pub fn build_only(app: &crate::config::AppJob, log: &Path, snapshots: &Path) -> Result<(), String> {
-    crate::config::ensure_worktrees([app])?;
+pub fn build_only(app: &crate::config::AppJob, log: &Path, snapshots: &Path) -> anyhow::Result<()> {
+    crate::config::ensure_worktrees([app]).map_err(anyhow::Error::msg)?;
     builds::build_once(app, log, snapshots)
 }
 
@@ -264,7 +264,7 @@ fn report_run(
     outputs: &Outputs,
     run_dir: &Path,
     written: bool,
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     let mut shown = console::report(&report::terminal::render_with(
         result,
         &outputs.view.on_terminal(),

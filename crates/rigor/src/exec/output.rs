@@ -47,9 +47,10 @@ impl Format {
         }
     }
 
-    fn render(self, result: &RunResult, view: &crate::report::View) -> Result<String, String> {
+    fn render(self, result: &RunResult, view: &crate::report::View) -> anyhow::Result<String> {
         Ok(match self {
-            Format::Json => serde_json::to_string_pretty(result).map_err(|e| e.to_string())?,
+            Format::Json => serde_json::to_string_pretty(result)?,
+
             Format::Markdown => crate::report::markdown::render_with(result, view),
             Format::Csv => crate::report::csv::render(result),
             Format::Html => crate::report::html::render_with(result, view),
@@ -77,7 +78,7 @@ impl Outputs {
 
     /// Creates each requested file's folder and proves it writable (a probe file written and
     /// removed), so an unwritable path is found before an hour of measuring.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> anyhow::Result<()> {
         let mut problems = Vec::new();
         let targets = self.targets();
         for (i, (format, path)) in targets.iter().enumerate() {
@@ -98,13 +99,16 @@ impl Outputs {
         if problems.is_empty() {
             Ok(())
         } else {
-            Err(format!("cannot write the results: {}", problems.join("; ")))
+            Err(anyhow::anyhow!(
+                "cannot write the results: {}",
+                problems.join("; ")
+            ))
         }
     }
 
     /// Writes every requested format. A path that fails sends its format to the run folder;
     /// the error names what failed and where the results went instead.
-    pub fn write(&self, result: &RunResult) -> Result<(), String> {
+    pub fn write(&self, result: &RunResult) -> anyhow::Result<()> {
         let mut problems = Vec::new();
         for (format, path) in self.targets() {
             let text = format.render(result, &self.view)?;
@@ -124,7 +128,7 @@ impl Outputs {
         if problems.is_empty() {
             Ok(())
         } else {
-            Err(problems.join("\n"))
+            Err(anyhow::anyhow!(problems.join("\n")))
         }
     }
 
@@ -140,7 +144,7 @@ impl Outputs {
     }
 
     /// Writes the result and keeps it for [`write_last_words`]; `last` marks the final write.
-    pub fn save(&self, result: &RunResult, last: bool) -> Result<(), String> {
+    pub fn save(&self, result: &RunResult, last: bool) -> anyhow::Result<()> {
         let mut saved = SAVED.lock().unwrap_or_else(|e| e.into_inner());
         if saved.as_ref().is_some_and(|s| s.done) {
             return Ok(());
@@ -203,15 +207,15 @@ fn finish_saved(saved: Option<&mut Saved>, status: RunStatus) {
 
 /// Creates `path`'s folder and writes then removes a probe file beside it (beside what a
 /// symlink names). A path written in place (see [`write_atomic`]) is checked for write access.
-pub(crate) fn probe(path: &Path) -> Result<(), String> {
+pub(crate) fn probe(path: &Path) -> anyhow::Result<()> {
     if path.is_dir() {
-        return Err("is a folder".into());
+        anyhow::bail!("is a folder");
     }
     let path = match destination(path) {
         Destination::InPlace(p) => {
             if p.exists() {
                 nix::unistd::access(&p, nix::unistd::AccessFlags::W_OK)
-                    .map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+                    .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
             }
             return Ok(());
         }
@@ -220,10 +224,11 @@ pub(crate) fn probe(path: &Path) -> Result<(), String> {
     let path = path.as_path();
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
     }
     let tmp = tmp_path(path);
-    std::fs::write(&tmp, b"").map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    std::fs::write(&tmp, b"")
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", tmp.display()))?;
     let _ = std::fs::remove_file(&tmp);
     Ok(())
 }
@@ -261,28 +266,28 @@ fn destination(path: &Path) -> Destination {
 
 /// Writes `text` beside `path` and renames it in place, so a reader never sees half a file;
 /// what is not a regular file is written in place instead (see [`Destination`]).
-pub(crate) fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
+pub(crate) fn write_atomic(path: &Path, text: &str) -> anyhow::Result<()> {
     let path = match destination(path) {
         Destination::InPlace(p) => {
             return std::fs::write(&p, text)
-                .map_err(|e| format!("cannot write {}: {e}", p.display()))
+                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))
         }
         Destination::Replace(p) => p,
     };
     let path = path.as_path();
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
     }
     let tmp = tmp_path(path);
     if let Err(e) = std::fs::write(&tmp, text) {
         // A full disk leaves the file empty or cut short: never left behind.
         let _ = std::fs::remove_file(&tmp);
-        return Err(format!("cannot write {}: {e}", path.display()));
+        return Err(anyhow::anyhow!("cannot write {}: {e}", path.display()));
     }
     std::fs::rename(&tmp, path).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
-        format!("cannot write {}: {e}", path.display())
+        anyhow::anyhow!("cannot write {}: {e}", path.display())
     })
 }
 
@@ -339,7 +344,7 @@ mod tests {
         };
         let err = outputs.check().unwrap_err();
         assert_eq!(
-            err,
+            err.to_string(),
             format!(
                 "cannot write the results: --json and --markdown both name {}: one would overwrite the other",
                 same.display()
@@ -349,7 +354,7 @@ mod tests {
             markdown: Some(dir.join("j.md")),
             ..outputs
         };
-        assert_eq!(apart.check(), Ok(()));
+        apart.check().unwrap();
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -21,7 +21,7 @@ pub fn ready_watching_memory(
     load_url: &str,
     it: &mut Iteration,
     app: &mut AppProcess,
-) -> Result<Duration, String> {
+) -> anyhow::Result<Duration> {
     let (ready, timeout) = (&ctx.row.app.ready, ctx.row.app.ready_timeout);
     let url = match ready {
         Ready::Http(url) if guards::probes_another_url(url, load_url) => url,

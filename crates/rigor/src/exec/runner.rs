@@ -131,7 +131,7 @@ impl<'a> Runner<'a> {
         for (i, p) in self.plan.rows.iter().enumerate() {
             if let Some(Err(e)) = self.builds.get(&p.build_key) {
                 self.failed = true;
-                result.rows[i].build_error = Some(e.clone());
+                result.rows[i].build_error = Some(format!("{e:#}"));
             }
         }
     }

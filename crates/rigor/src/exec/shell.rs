@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 /// A `sh -c LINE` command for `job`, ready to spawn; `what` names it in errors.
-pub fn marked_shell(job: &AppJob, line: &str, log: &Path, what: &str) -> Result<Command, String> {
+pub fn marked_shell(job: &AppJob, line: &str, log: &Path, what: &str) -> anyhow::Result<Command> {
     marked_shell_split(job, line, log, None, what)
 }
 
@@ -21,12 +21,12 @@ pub fn marked_shell_split(
     log: &Path,
     stdout: Option<&Path>,
     what: &str,
-) -> Result<Command, String> {
+) -> anyhow::Result<Command> {
     folder_exists(job, what)?;
     let err = create(log)?;
     let out = match stdout {
         Some(p) => create(p)?,
-        None => err.try_clone().map_err(|e| e.to_string())?,
+        None => err.try_clone()?,
     };
     Ok(shell(job, line, out.into(), err.into()))
 }
@@ -40,26 +40,26 @@ pub fn marked_shell_piped(
     log: &Path,
     stdout: &Path,
     what: &str,
-) -> Result<(Command, File, File), String> {
+) -> anyhow::Result<(Command, File, File)> {
     folder_exists(job, what)?;
     let err = create(log)?;
     let out = create(stdout)?;
     Ok((shell(job, line, Stdio::piped(), Stdio::piped()), out, err))
 }
 
-fn folder_exists(job: &AppJob, what: &str) -> Result<(), String> {
+fn folder_exists(job: &AppJob, what: &str) -> anyhow::Result<()> {
     if job.dir.is_dir() {
         Ok(())
     } else {
-        Err(format!(
+        Err(anyhow::anyhow!(
             "{what}: folder {} does not exist",
             job.dir.display()
         ))
     }
 }
 
-fn create(p: &Path) -> Result<File, String> {
-    File::create(p).map_err(|e| format!("cannot create {}: {e}", p.display()))
+fn create(p: &Path) -> anyhow::Result<File> {
+    File::create(p).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", p.display()))
 }
 
 /// `sh -c LINE` in the job's folder, with its env and rigor's mark, in a group of its own.

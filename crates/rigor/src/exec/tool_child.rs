@@ -51,20 +51,25 @@ impl ToolProcess {
         cpus: Option<&[usize]>,
         dir: &Path,
         stem: &str,
-    ) -> Result<ToolProcess, String> {
+    ) -> anyhow::Result<ToolProcess> {
         for (path, bytes) in &inv.files {
             std::fs::write(path, bytes)
-                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
         }
         let stdout = dir.join(format!("{stem}.stdout"));
         let stderr = dir.join(format!("{stem}.stderr"));
         let create = |p: &Path| {
-            std::fs::File::create(p).map_err(|e| format!("cannot create {}: {e}", p.display()))
+            std::fs::File::create(p)
+                .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", p.display()))
         };
         let (out, err) = (create(&stdout)?, create(&stderr)?);
         let cpuset = cpus
-            .map(|c| rigor_load::cpu_set(c).map_err(|e| format!("cannot pin {}: {e}", tool.name())))
+            .map(|c| {
+                rigor_load::cpu_set(c)
+                    .map_err(|e| anyhow::anyhow!("cannot pin {}: {e}", tool.name()))
+            })
             .transpose()?;
+
         let mut cmd = Command::new(&inv.program);
         cmd.args(&inv.args)
             .env(super::procs::MARK, super::reaper::mark())
@@ -84,13 +89,13 @@ impl ToolProcess {
         }
         let started = Instant::now();
         let child = cmd.spawn().map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => format!(
+            std::io::ErrorKind::NotFound => anyhow::anyhow!(
                 "{} is not installed: `{}` is not on PATH ({})",
                 tool.name(),
                 inv.program,
                 tool.install_hint()
             ),
-            _ => format!("cannot start {} (`{}`): {e}", tool.name(), inv.program),
+            _ => anyhow::anyhow!("cannot start {} (`{}`): {e}", tool.name(), inv.program),
         })?;
         let pid = child.id() as i32;
         // Reaped here with wait4, never through `child`.
@@ -268,7 +273,7 @@ pub fn sweep_leftovers() -> Option<String> {
 
 /// Refuses a program that is on PATH under the tool's name but is not the tool (see
 /// [`Tool::impostor`]); a program that is not on PATH at all is left to the start's own error.
-pub fn check_identity(tool: Tool) -> Result<(), String> {
+pub fn check_identity(tool: Tool) -> anyhow::Result<()> {
     let on_path = std::env::var_os("PATH").is_some_and(|paths| {
         std::env::split_paths(&paths).any(|d| d.join(tool.program()).is_file())
     });
@@ -276,7 +281,8 @@ pub fn check_identity(tool: Tool) -> Result<(), String> {
         return Ok(());
     }
     match tool.impostor(version(tool).as_deref()) {
-        Some(why) => Err(why),
+        Some(why) => Err(anyhow::anyhow!(why)),
+
         None => Ok(()),
     }
 }
@@ -470,7 +476,7 @@ mod tests {
         .err()
         .unwrap();
         assert_eq!(
-            e,
+            e.to_string(),
             "h2load is not installed: `rigor-no-such-tool` is not on PATH (Debian/Ubuntu: apt-get \
              install nghttp2-client)"
         );

@@ -76,7 +76,7 @@ pub(super) fn load(
     app_host: Option<&str>,
     it: &mut Iteration,
     w: Around,
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     let Around {
         app,
         app_cpu,
@@ -101,7 +101,7 @@ pub(super) fn load(
     drop(watch);
     it.machine = Some(machine.finish(app_cpu, &mut it.warnings));
     if let Some(why) = cause {
-        return Err(why);
+        anyhow::bail!(why);
     }
     record(tool.tool, &ran?, it)
 }
@@ -116,7 +116,7 @@ fn drive(
     shares: &[LoadSpec],
     watch: &mut Watch,
     it: &mut Iteration,
-) -> Result<Vec<HostRun>, String> {
+) -> anyhow::Result<Vec<HostRun>> {
     let name = tool.tool.name();
     let mut warmups: Vec<Option<WarmupReport>> = agents.iter().map(|_| None).collect();
     if !tool.tool.warms_up_itself() && !spec.warmup.is_zero() {
@@ -125,11 +125,11 @@ fn drive(
             watch.go_on()
         })?;
         if watch.cause().is_some() {
-            return Err("stopped during the warmup".into());
+            anyhow::bail!("stopped during the warmup");
         }
         for ((a, run), kept) in agents.iter().zip(runs).zip(warmups.iter_mut()) {
             if !run.success {
-                return Err(format!(
+                return Err(anyhow::anyhow!(
                     "host {}: {name} (warmup run) exited with {}: `{}`\n{}",
                     a.name(),
                     run.exit,
@@ -223,7 +223,7 @@ fn phase(
     own_warmup: Option<Duration>,
     spec: &LoadSpec,
     tick: &mut dyn FnMut(Instant) -> bool,
-) -> Result<(Vec<ToolRunWire>, Vec<ClockOffset>), String> {
+) -> anyhow::Result<(Vec<ToolRunWire>, Vec<ClockOffset>)> {
     let (offsets, start, started) = load_hosts::common_start(agents)?;
     let id = load_hosts::next_id();
     let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
@@ -235,7 +235,7 @@ fn phase(
             length_ns: nanos(length),
             own_warmup_ns: own_warmup.map(nanos),
         };
-        a.start_tool(&id, &job, start).map_err(|e| e.to_string())?;
+        a.start_tool(&id, &job, start).map_err(anyhow::Error::msg)?;
     }
     // wrk rounds its duration up to whole seconds; its own timeout can hold the end too.
     let deadline = started
@@ -257,7 +257,7 @@ fn phase(
             if r.is_none() {
                 *r = a
                     .poll_tool(&id, Duration::from_millis(20))
-                    .map_err(|e| e.to_string())?;
+                    .map_err(anyhow::Error::msg)?;
             }
         }
         if Instant::now() > deadline {
@@ -267,7 +267,7 @@ fn phase(
                 .filter(|(_, r)| r.is_none())
                 .map(|(a, _)| a.name())
                 .collect();
-            return Err(format!(
+            return Err(anyhow::anyhow!(
                 "no outcome of {} from {} {:.0}s after its run should have ended",
                 tool.tool.name(),
                 late.join(", "),
@@ -280,7 +280,7 @@ fn phase(
 
 /// Reads each host's output, keeps every host's report in the iteration's `tool`, and records
 /// the merged figures, each host's own, and the warnings; a host whose tool failed is named.
-fn record(tool: Tool, runs: &[HostRun], it: &mut Iteration) -> Result<(), String> {
+fn record(tool: Tool, runs: &[HostRun], it: &mut Iteration) -> anyhow::Result<()> {
     let name = tool.name();
     let mut kept = std::collections::BTreeMap::new();
     let mut parsed = Vec::new();
@@ -323,7 +323,7 @@ fn record(tool: Tool, runs: &[HostRun], it: &mut Iteration) -> Result<(), String
     for (h, report, figures) in &parsed {
         let quoted = || tail(&report.output, &report.stderr, TAIL_LINES);
         if !h.run.success {
-            return Err(format!(
+            return Err(anyhow::anyhow!(
                 "host {}: {name} exited with {}: `{}`\n{}",
                 h.name,
                 report.exit,
@@ -332,14 +332,14 @@ fn record(tool: Tool, runs: &[HostRun], it: &mut Iteration) -> Result<(), String
             ));
         }
         let f = figures.clone().map_err(|e| {
-            format!(
+            anyhow::anyhow!(
                 "host {}: cannot read {name}'s output: {e}\n{}",
                 h.name,
                 quoted()
             )
         })?;
         if let Some(why) = report.impossible_claim(None) {
-            return Err(format!("host {}: {why}\n{}", h.name, quoted()));
+            return Err(anyhow::anyhow!("host {}: {why}\n{}", h.name, quoted()));
         }
         parts.push(f);
     }

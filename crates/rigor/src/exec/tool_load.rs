@@ -40,7 +40,7 @@ pub(super) fn load(
     tool: &ToolSpec,
     it: &mut Iteration,
     w: Around,
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     let Around {
         app,
         app_cpu,
@@ -85,10 +85,10 @@ pub(super) fn load(
         });
         let (output, stderr) = p.output();
         if let Some(why) = cause(&crashed, app) {
-            return Err(why);
+            anyhow::bail!(why);
         }
         if let Some(why) = p.overrun(tool.tool) {
-            return Err(format!(
+            return Err(anyhow::anyhow!(
                 "{why} (warmup run): `{}`\n{}",
                 inv.command_line().join(" "),
                 tail(&output, &stderr, TAIL_LINES)
@@ -102,7 +102,7 @@ pub(super) fn load(
             .and_then(|f| f.requests)
             .filter(|n| crate::tools::whole_count(*n).is_some());
         if !exit.success() {
-            return Err(format!(
+            return Err(anyhow::anyhow!(
                 "{name} (warmup run) exited with {exit}: `{}`\n{}",
                 inv.command_line().join(" "),
                 tail(&output, &stderr, TAIL_LINES)
@@ -173,26 +173,27 @@ pub(super) fn load(
     };
     it.tool = Some(ToolRecord::One(Box::new(report.clone())));
     if let Some(why) = cause(&crashed, app) {
-        return Err(why);
+        anyhow::bail!(why);
     }
     let quoted = || tail(&report.output, &report.stderr, TAIL_LINES);
     if let Some(why) = p.overrun(tool.tool) {
-        return Err(format!(
+        return Err(anyhow::anyhow!(
             "{why}: `{}`\n{}",
             report.command.join(" "),
             quoted()
         ));
     }
     if !exit.success() {
-        return Err(format!(
+        return Err(anyhow::anyhow!(
             "{name} exited with {exit}: `{}`\n{}",
             report.command.join(" "),
             quoted()
         ));
     }
-    let figures = parsed.map_err(|e| format!("cannot read {name}'s output: {e}\n{}", quoted()))?;
+    let figures =
+        parsed.map_err(|e| anyhow::anyhow!("cannot read {name}'s output: {e}\n{}", quoted()))?;
     if let Some(why) = report.impossible_claim(Some(spec.duration.as_secs_f64())) {
-        return Err(format!("{why}\n{}", quoted()));
+        return Err(anyhow::anyhow!("{why}\n{}", quoted()));
     }
     it.measurements.extend(figures.measurements());
     if let Some(pct) = report.cpu_pct() {

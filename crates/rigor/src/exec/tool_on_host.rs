@@ -15,7 +15,7 @@ pub fn run_in_work_dir(
     id: &str,
     cancelled: &dyn Fn() -> bool,
 ) -> Result<ToolRunWire, rigor_agent::ServiceError> {
-    Ok(run(job, &super::AppHost::default_root(), id, cancelled)?)
+    run(job, &super::AppHost::default_root(), id, cancelled).map_err(|e| format!("{e:#}").into())
 }
 
 /// Runs `job` in a fresh folder under `work` (removed afterwards) until it exits or
@@ -26,16 +26,17 @@ pub fn run(
     work: &Path,
     id: &str,
     cancelled: &dyn Fn() -> bool,
-) -> Result<ToolRunWire, String> {
-    let tool = Tool::from_name(&job.tool)?;
+) -> anyhow::Result<ToolRunWire> {
+    let tool = Tool::from_name(&job.tool).map_err(anyhow::Error::msg)?;
     tool_child::check_identity(tool)?;
-    let spec = job.spec.to_spec().map_err(|e| e.to_string())?;
+    let spec = job.spec.to_spec().map_err(anyhow::Error::msg)?;
     let ts = ToolSpec {
         tool,
         args: job.args.clone(),
     };
     let dir = work.join(format!("tool-{}-{}", std::process::id(), safe(id)));
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
     let outcome = run_in(&ts, job, &spec, &dir, cancelled);
     let _ = std::fs::remove_dir_all(&dir);
     outcome
@@ -47,7 +48,7 @@ fn run_in(
     spec: &rigor_load::LoadSpec,
     dir: &Path,
     cancelled: &dyn Fn() -> bool,
-) -> Result<ToolRunWire, String> {
+) -> anyhow::Result<ToolRunWire> {
     let length = Duration::from_nanos(job.length_ns);
     let own_warmup = job.own_warmup_ns.map(Duration::from_nanos);
     let inv = Invocation::new(ts, spec, length, own_warmup, dir);
@@ -55,7 +56,7 @@ fn run_in(
     let exit = p.wait(|_| !cancelled());
     let (output, stderr) = p.output();
     if let Some(why) = p.overrun(ts.tool) {
-        return Err(format!(
+        return Err(anyhow::anyhow!(
             "{why}: `{}`\n{}",
             inv.command_line().join(" "),
             crate::tools::report::tail(&output, &stderr, 12)

@@ -20,7 +20,7 @@ pub(super) fn under_load(
     app: &mut dyn Watched,
     app_cpu: super::readings::AppCpu,
     status: &dyn Fn(&str),
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     status("first request");
     let app_host = ctx.row.app.host.as_ref().map(|h| h.name.as_str());
     first_request(load_job, app_host, it, &*app)?;
@@ -70,7 +70,7 @@ fn first_request(
     app_host: Option<&str>,
     it: &mut Iteration,
     app: &dyn Watched,
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     let spec = &load_job.spec;
     let find = load_job
         .validate
@@ -93,7 +93,7 @@ fn first_request(
                 found,
             })
             .map_err(|e| {
-                format!(
+                anyhow::anyhow!(
                     "first request to {} from load host {} failed: {e}\n{}",
                     spec.url,
                     host.name,
@@ -116,7 +116,7 @@ fn first_request(
             found: r.found,
         })
         .map_err(|e| {
-            format!(
+            anyhow::anyhow!(
                 "first request to {} failed: {e}\n{}",
                 spec.url,
                 app.log_tail()
@@ -134,15 +134,16 @@ fn first_request(
     };
     if let Some(want) = v.status {
         if first.status != want {
-            return Err(format!(
+            return Err(anyhow::anyhow!(
                 "validation failed: {} answered {} (expected {want})",
-                spec.url, first.status
+                spec.url,
+                first.status
             ));
         }
     }
     if let Some(text) = &v.body_contains {
         if first.found == Some(false) {
-            return Err(format!(
+            return Err(anyhow::anyhow!(
                 "validation failed: the body of {} does not contain `{text}`",
                 spec.url
             ));
@@ -157,11 +158,11 @@ fn engine(
     app_host: Option<&str>,
     live: &Live,
     stop: &AtomicBool,
-) -> Result<(rigor_load::LoadReport, Vec<super::load_hosts::HostLoad>), String> {
+) -> anyhow::Result<(rigor_load::LoadReport, Vec<super::load_hosts::HostLoad>)> {
     if job.hosts.is_empty() {
         return rigor_load::run(&job.spec, live, stop)
             .map(|r| (r, Vec::new()))
-            .map_err(|e| e.to_string());
+            .map_err(anyhow::Error::from);
     }
     super::load_hosts::run(&job.spec, &job.hosts, app_host, live, stop).map(|h| (h.merged, h.hosts))
 }
@@ -177,7 +178,7 @@ fn load(
     app_cpu: super::readings::AppCpu,
     mut scraper: Option<&mut crate::metrics::Scraper>,
     status: &dyn Fn(&str),
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     let spec = &load_job.spec;
     let live = Live::default();
     // Load hosts drive the load elsewhere (a local one runs in an agent process).
@@ -195,7 +196,7 @@ fn load(
             Ok(h) => h,
             Err(e) => {
                 return (
-                    Ok(Err(format!("cannot start the load's thread: {e}"))),
+                    Ok(Err(anyhow::anyhow!("cannot start the load's thread: {e}"))),
                     None,
                 )
             }
@@ -263,8 +264,12 @@ fn load(
     };
     let (report, hosts) = match report {
         Ok(Ok(r)) => r,
-        Ok(Err(e)) => return Err(cause().unwrap_or_else(|| format!("load failed: {e}"))),
-        Err(_) => return Err("the load engine panicked".into()),
+        Ok(Err(e)) => {
+            return Err(anyhow::anyhow!(
+                cause().unwrap_or_else(|| format!("load failed: {e}"))
+            ))
+        }
+        Err(_) => anyhow::bail!("the load engine panicked"),
     };
     it.outside_window.requests += report.outside_window.requests;
     it.outside_window.bytes += report.outside_window.bytes;
@@ -274,7 +279,7 @@ fn load(
     it.load = serde_json::to_value(&report).ok();
     super::load_hosts::record(&hosts, it);
     match cause() {
-        Some(why) => Err(why),
+        Some(why) => Err(anyhow::anyhow!(why)),
         None => Ok(()),
     }
 }

@@ -56,17 +56,17 @@ impl TryFrom<&LoadArgs> for LoadOptions {
 
 /// `--tool` and its options after `--`, checked against the flags: a flag the tool cannot
 /// honour is named (`--rate: wrk has no rate …`).
-fn tool(args: &LoadArgs, spec: &LoadSpec) -> Result<Option<crate::tools::ToolSpec>, String> {
+fn tool(args: &LoadArgs, spec: &LoadSpec) -> anyhow::Result<Option<crate::tools::ToolSpec>> {
     let Some(name) = &args.tool else {
         if !args.tool_args.is_empty() {
-            return Err(format!(
+            anyhow::bail!(
                 "options after `--` ({}) are for --tool; the engine takes none",
                 args.tool_args.join(" ")
-            ));
+            );
         }
         return Ok(None);
     };
-    let tool = crate::tools::Tool::from_name(name).map_err(|e| format!("--tool: {e}"))?;
+    let tool = crate::tools::Tool::from_name(name).map_err(|e| anyhow::anyhow!("--tool: {e}"))?;
     let problems: Vec<String> = crate::tools::check(tool, spec)
         .into_iter()
         .map(|(key, why)| match key {
@@ -76,7 +76,7 @@ fn tool(args: &LoadArgs, spec: &LoadSpec) -> Result<Option<crate::tools::ToolSpe
         })
         .collect();
     if !problems.is_empty() {
-        return Err(problems.join("\n"));
+        anyhow::bail!(problems.join("\n"));
     }
     Ok(Some(crate::tools::ToolSpec {
         tool,
@@ -85,7 +85,7 @@ fn tool(args: &LoadArgs, spec: &LoadSpec) -> Result<Option<crate::tools::ToolSpe
 }
 
 /// The spec the flags describe; the error names the flag or value at fault.
-fn build_spec(args: &LoadArgs) -> Result<LoadSpec, String> {
+fn build_spec(args: &LoadArgs) -> anyhow::Result<LoadSpec> {
     let headers = args
         .headers
         .iter()
@@ -96,13 +96,13 @@ fn build_spec(args: &LoadArgs) -> Result<LoadSpec, String> {
         .as_deref()
         .map(crate::config::parse_cpu_list)
         .transpose()
-        .map_err(|e| format!("--cpus: {e}"))?;
+        .map_err(|e| anyhow::anyhow!("--cpus: {e}"))?;
     let source_addrs = args
         .source_addr
         .as_deref()
         .map(|a| rigor_load::parse_sources(a, crate::config::MAX_SOURCES))
         .transpose()
-        .map_err(|e| format!("--source-addr: {e}"))?
+        .map_err(|e| anyhow::anyhow!("--source-addr: {e}"))?
         .unwrap_or_default();
     let spec = LoadSpec {
         url: args.url.clone(),
@@ -123,17 +123,18 @@ fn build_spec(args: &LoadArgs) -> Result<LoadSpec, String> {
         http2: args.http2,
         streams: args.streams,
     };
-    rigor_load::check(&spec).map_err(|e| e.to_string())?;
+    rigor_load::check(&spec).map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(spec)
 }
 
 /// Parses `Name: value`; the error names the offending header.
-pub fn parse_header(h: &str) -> Result<(String, String), String> {
+pub fn parse_header(h: &str) -> anyhow::Result<(String, String)> {
     let (k, v) = h
         .split_once(':')
-        .ok_or_else(|| format!("invalid header `{h}`: expected 'Name: value'"))?;
+        .ok_or_else(|| anyhow::anyhow!("invalid header `{h}`: expected 'Name: value'"))?;
     let (k, v) = (k.trim(), v.trim());
-    crate::config::checks::header(k, v).map_err(|e| format!("invalid header `{h}`: {e}"))?;
+    crate::config::checks::header(k, v)
+        .map_err(|e| anyhow::anyhow!("invalid header `{h}`: {e}"))?;
     Ok((k.to_string(), v.to_string()))
 }
 
@@ -164,9 +165,13 @@ mod tests {
             parse_header("Host:x:1").unwrap(),
             ("Host".into(), "x:1".into())
         );
-        assert!(parse_header("nocolon").unwrap_err().contains("nocolon"));
+        assert!(parse_header("nocolon")
+            .unwrap_err()
+            .to_string()
+            .contains("nocolon"));
         assert!(parse_header("Bad Name: x")
             .unwrap_err()
+            .to_string()
             .contains("Bad Name"));
         assert_eq!(crate::config::parse_cpu_list("1").unwrap(), vec![1]);
         assert_eq!(
@@ -230,7 +235,9 @@ mod tests {
     #[test]
     fn a_header_value_with_a_line_break_is_refused_like_the_config_refuses_it() {
         assert_eq!(
-            parse_header("X-A: b\r\nEvil: 1").unwrap_err(),
+            parse_header("X-A: b\r\nEvil: 1")
+                .unwrap_err()
+                .to_string(),
             "invalid header `X-A: b\r\nEvil: 1`: the value of header `X-A` holds a line break or NUL"
         );
     }

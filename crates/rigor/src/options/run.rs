@@ -365,18 +365,18 @@ fn check_names(flag: &str, names: Option<&[String]>, p: &mut Problems) {
 }
 
 /// Parses `K=V` pairs given with --var.
-pub fn parse_vars(vars: &[String]) -> Result<Vec<(String, String)>, String> {
+pub fn parse_vars(vars: &[String]) -> anyhow::Result<Vec<(String, String)>> {
     vars.iter()
         .map(|kv| match kv.split_once('=') {
             Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
-            _ => Err(format!("--var `{kv}`: expected NAME=VALUE")),
+            _ => Err(anyhow::anyhow!("--var `{kv}`: expected NAME=VALUE")),
         })
         .collect()
 }
 
 /// Parses `LOW:HIGH` for --exclude.
-pub fn parse_exclude(text: &str) -> Result<(usize, usize), String> {
-    let bad = || format!("--exclude `{text}`: expected LOW:HIGH, e.g. 1:1");
+pub fn parse_exclude(text: &str) -> anyhow::Result<(usize, usize)> {
+    let bad = || anyhow::anyhow!("--exclude `{text}`: expected LOW:HIGH, e.g. 1:1");
     let (a, b) = text.split_once(':').ok_or_else(bad)?;
     Ok((
         a.trim().parse().map_err(|_| bad())?,

@@ -57,6 +57,48 @@ impl std::fmt::Display for Skip {
     }
 }
 
+/// Why [`Lab::delay`] could not delay a host's link: netem is missing and the NFQUEUE way
+/// failed too. Each says what netem said first.
+#[derive(Debug)]
+pub enum DelayError {
+    /// The NFQUEUE way needs iptables, and it is not installed.
+    NoIptables { netem: String },
+    /// The NFQUEUE delayer could not bind its queue.
+    Nfqueue { netem: String, why: String },
+    /// iptables refused the rule that sends the host's packets to the queue.
+    Rule { netem: String, stderr: String },
+}
+
+impl DelayError {
+    /// Whether this machine lacks a working iptables (a test skips then, as it would for root).
+    pub fn needs_iptables(&self) -> bool {
+        matches!(
+            self,
+            DelayError::NoIptables { .. } | DelayError::Rule { .. }
+        )
+    }
+}
+
+impl std::fmt::Display for DelayError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DelayError::NoIptables { netem } => write!(
+                f,
+                "tc netem failed ({netem}): this kernel has no netem qdisc, and the NFQUEUE \
+                 delay needs iptables (apt-get install iptables)"
+            ),
+            DelayError::Nfqueue { netem, why } => write!(
+                f,
+                "tc netem failed ({netem}); the NFQUEUE delay failed: {why}"
+            ),
+            DelayError::Rule { netem, stderr } => write!(
+                f,
+                "tc netem failed ({netem}); iptables could not add the NFQUEUE rule: {stderr}"
+            ),
+        }
+    }
+}
+
 /// One fake host: its name in tests and ssh_config, its namespace, its link and address.
 struct Host {
     name: String,
@@ -324,7 +366,7 @@ impl Lab {
     /// qdisc on its side of the link where the kernel has it, else by an NFQUEUE that this
     /// process holds each packet in for the delay (needs `iptables`). `Err` says why neither
     /// works.
-    pub fn delay(&self, name: &str, ms: u32) -> Result<(), String> {
+    pub fn delay(&self, name: &str, ms: u32) -> Result<(), DelayError> {
         let ns = self.netns(name).to_string();
         let queue = 100 + self.hosts.iter().position(|h| h.name == name).unwrap() as u16;
         let rule = |op: &str| {
@@ -373,23 +415,23 @@ impl Lab {
             return Ok(());
         }
         if !has("iptables") {
-            return Err(format!(
-                "tc netem failed ({netem}): this kernel has no netem qdisc, and the NFQUEUE \
-                 delay needs iptables (apt-get install iptables)"
-            ));
+            return Err(DelayError::NoIptables { netem });
         }
         let d = nfqueue::Delayer::start(
             &format!("/run/netns/{ns}"),
             queue,
             Duration::from_millis(ms as u64),
         )
-        .map_err(|e| format!("tc netem failed ({netem}); the NFQUEUE delay failed: {e}"))?;
+        .map_err(|e| DelayError::Nfqueue {
+            netem: netem.clone(),
+            why: format!("{e:#}"),
+        })?;
         let out = rule("-I");
         if !out.status.success() {
-            return Err(format!(
-                "tc netem failed ({netem}); iptables could not add the NFQUEUE rule: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
+            return Err(DelayError::Rule {
+                netem,
+                stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            });
         }
         delayers.push((name.to_string(), d));
         Ok(())
@@ -494,13 +536,13 @@ impl Lab {
                 .collect();
             waits
                 .into_iter()
-                .filter_map(|w| w.join().unwrap().err())
+                .filter_map(|w| w.join().unwrap().err().map(|e| e.to_string()))
                 .collect()
         });
         assert!(failures.is_empty(), "{}", failures.join("\n"));
     }
 
-    fn wait_for_login(&self, h: &Host, start: Instant) -> Result<(), String> {
+    fn wait_for_login(&self, h: &Host, start: Instant) -> anyhow::Result<()> {
         let to = SocketAddr::from((h.addr, 22));
         let mut last = String::new();
         while start.elapsed() < SSHD_START {
@@ -514,11 +556,12 @@ impl Lab {
             std::thread::sleep(Duration::from_millis(20));
         }
         let log = std::fs::read_to_string(self.sshd_log_path(&h.name)).unwrap_or_default();
-        Err(format!(
+        anyhow::bail!(
             "the sshd of lab host {} ({}) took no login in {SSHD_START:?}; ssh said: {last}\n\
              sshd log:\n{log}",
-            h.name, h.addr
-        ))
+            h.name,
+            h.addr
+        )
     }
 }
 

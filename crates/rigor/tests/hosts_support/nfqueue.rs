@@ -43,14 +43,14 @@ impl Drop for Delayer {
 impl Delayer {
     /// Reads queue `queue` of the network namespace at `netns` and releases each packet `delay`
     /// after it came; `Err` when the queue cannot be bound.
-    pub fn start(netns: &str, queue: u16, delay: Duration) -> Result<Delayer, String> {
-        let ns = std::fs::File::open(netns).map_err(|e| format!("{netns}: {e}"))?;
+    pub fn start(netns: &str, queue: u16, delay: Duration) -> anyhow::Result<Delayer> {
+        let ns = std::fs::File::open(netns).map_err(|e| anyhow::anyhow!("{netns}: {e}"))?;
         let stop = Arc::new(AtomicBool::new(false));
         let (tx, rx) = std::sync::mpsc::channel();
         let flag = stop.clone();
         let thread = std::thread::spawn(move || {
             let bound = nix::sched::setns(&ns, nix::sched::CloneFlags::CLONE_NEWNET)
-                .map_err(|e| format!("setns: {e}"))
+                .map_err(|e| anyhow::anyhow!("setns: {e}"))
                 .and_then(|()| bind(queue));
             match bound {
                 Ok(sock) => {
@@ -63,7 +63,7 @@ impl Delayer {
             }
         });
         rx.recv()
-            .map_err(|_| "the delayer thread died".to_string())??;
+            .map_err(|_| anyhow::anyhow!("the delayer thread died"))??;
         Ok(Delayer {
             stop,
             thread: Some(thread),
@@ -98,7 +98,7 @@ fn message(kind: u16, queue: u16, attrs: &[(u16, Vec<u8>)]) -> Vec<u8> {
     msg
 }
 
-fn send(sock: &OwnedFd, msg: &[u8]) -> Result<(), String> {
+fn send(sock: &OwnedFd, msg: &[u8]) -> anyhow::Result<()> {
     let mut addr: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
     addr.nl_family = libc::AF_NETLINK as u16;
     // SAFETY: a valid socket, a buffer of the length given and a sockaddr_nl.
@@ -113,13 +113,13 @@ fn send(sock: &OwnedFd, msg: &[u8]) -> Result<(), String> {
         )
     };
     if n < 0 {
-        return Err(format!("netlink send: {}", std::io::Error::last_os_error()));
+        anyhow::bail!("netlink send: {}", std::io::Error::last_os_error());
     }
     Ok(())
 }
 
 /// A netfilter netlink socket bound to queue `queue`, copying packet metadata only.
-fn bind(queue: u16) -> Result<OwnedFd, String> {
+fn bind(queue: u16) -> anyhow::Result<OwnedFd> {
     // SAFETY: plain socket creation; the descriptor is owned right away.
     let fd = unsafe {
         libc::socket(
@@ -129,10 +129,7 @@ fn bind(queue: u16) -> Result<OwnedFd, String> {
         )
     };
     if fd < 0 {
-        return Err(format!(
-            "netlink socket: {}",
-            std::io::Error::last_os_error()
-        ));
+        anyhow::bail!("netlink socket: {}", std::io::Error::last_os_error());
     }
     // SAFETY: fd is a fresh descriptor nobody else owns.
     let sock = unsafe { OwnedFd::from_raw_fd(fd) };
