@@ -2,9 +2,9 @@
 //! this machine, so the whole path (install into the cache, `rigor agent --stdio`, handshake,
 //! clock offset, common start, reports with histograms, merge) runs as it would over ssh.
 
+use crate::agent_support;
 use rigor_agent as agent;
 use rigor_agent::AgentError;
-use crate::agent_support;
 
 use agent::install::{Install, LocalBinary};
 use agent::transport::{sh_quote, HostSpec};

@@ -3,9 +3,9 @@
 //! line built there, its raw output, exit status and CPU sent back; a tool that is not installed
 //! there is an error naming the host and how to install it.
 
+use crate::agent_support;
 use rigor_agent as agent;
 use rigor_agent::AgentError;
-use crate::agent_support;
 
 use agent::install::LocalBinary;
 use agent::protocol::{SpecWire, ToolJobWire};

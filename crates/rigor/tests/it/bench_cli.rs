@@ -6,13 +6,12 @@ use crate::common;
 
 use common::*;
 use serde_json::Value;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::MutexGuard;
 
 /// Held by each test that measures: a server under load beside a busy loop would be the loop's
 /// noise, and the loop the server's.
 fn one_at_a_time() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+    crate::common::one_at_a_time()
 }
 
 /// The comparison of `candidate` against `baseline` on `id` in a result.

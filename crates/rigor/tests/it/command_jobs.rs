@@ -9,13 +9,12 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::{MutexGuard, OnceLock};
 
 /// Held by each test: the runs measure throughput, and two at once on a small machine would
 /// each be the other's noise.
 fn one_at_a_time() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+    crate::common::one_at_a_time()
 }
 
 /// The release pingpong testbed, built once per test binary.

@@ -14,13 +14,12 @@ use nix::sys::resource::{getrusage, UsageWho};
 use serde_json::Value;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::MutexGuard;
 use std::time::Instant;
 
 /// Held by each test: a test's hog would be the other test's foreign CPU.
 fn one_at_a_time() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+    crate::common::one_at_a_time()
 }
 
 /// A busy loop in its own process group, killed (by its PID) and reaped on drop.

@@ -1,18 +1,16 @@
 //! The integration tests of this crate, one binary: each module was a test file of its own;
 //! one binary links the crate once instead of once per file.
 
-mod agent_support;
-mod bisect_common;
-mod common;
-mod history_support;
-mod hosts_support;
 mod agent;
+mod agent_support;
 mod agent_tools;
 mod bench_cli;
 mod bisect;
+mod bisect_common;
 mod bisect_ref;
 mod command_jobs;
 mod command_lifecycle;
+mod common;
 mod compare_cli;
 mod detection_power_script;
 mod first_contact;
@@ -20,9 +18,11 @@ mod headline;
 mod history_postgres;
 mod history_show;
 mod history_store;
+mod history_support;
 mod hosts_app;
 mod hosts_lab;
 mod hosts_load;
+mod hosts_support;
 mod hosts_tools;
 mod html_report;
 mod interference;

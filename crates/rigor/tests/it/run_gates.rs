@@ -10,13 +10,12 @@ use nix::sys::resource::{getrusage, UsageWho};
 use serde_json::Value;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::MutexGuard;
 use std::time::Instant;
 
 /// Held by each test: the hogs of one would be the noise of another.
 fn one_at_a_time() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+    crate::common::one_at_a_time()
 }
 
 /// Busy loops, one per core, each bounded (`timeout`) so none outlives a crashed test, each in

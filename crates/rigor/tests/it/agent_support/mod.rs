@@ -2,8 +2,8 @@
 //! …` as the transport, each with its own cache folder), scratch folders and a testbed server.
 //! The agent is the rigor-agent crate.
 
-use rigor_agent::transport::{sh_quote, HostSpec};
 use hello_server::{Config, Server};
+use rigor_agent::transport::{sh_quote, HostSpec};
 use std::path::{Path, PathBuf};
 
 /// A fresh scratch folder named after the test file's `prefix` and `name`.

@@ -180,10 +180,3 @@ impl Drop for CpuHog {
         }
     }
 }
-
-/// Held by each test that measures: bisections running side by side on a small machine would
-/// measure each other, not their commits.
-pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}

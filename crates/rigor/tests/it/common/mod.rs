@@ -295,3 +295,11 @@ pub fn installed(program: &str) -> bool {
     std::env::var_os("PATH")
         .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(program).is_file()))
 }
+
+/// Held by each test that loads or measures the machine (CPU hogs, timed loads, bisections):
+/// the integration tests are one binary, and two such tests side by side would each be the
+/// other's noise. One lock for all of them, whichever module they are in.
+pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
