@@ -5,7 +5,7 @@ use super::model::{CommandWork, ExtractRule};
 use super::problems::Problems;
 use super::raw::{RawExtract, RawJob, RawScenario};
 use super::{Config, Vars};
-use crate::declarations::Better;
+use rigor_model::declarations::Better;
 use std::time::Duration;
 
 /// How long a command job may run when its `timeout` says nothing.

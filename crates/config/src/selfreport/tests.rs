@@ -3,7 +3,7 @@
 
 use super::text::{number, quote};
 use super::*;
-use crate::declarations::Better;
+use rigor_model::declarations::Better;
 
 fn rule(name: &str, regex: &str, row: Option<&str>) -> ExtractRule {
     ExtractRule {

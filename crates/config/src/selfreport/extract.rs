@@ -6,8 +6,8 @@
 use super::text::{number, quote};
 use super::{check_row, Reported};
 use crate::config::ExtractRule;
-use crate::declarations::Declaration;
 use indexmap::IndexMap;
+use rigor_model::declarations::Declaration;
 use std::collections::BTreeMap;
 
 /// What each rule has matched so far.

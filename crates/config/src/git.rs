@@ -14,6 +14,20 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 
+/// What the binary's signal handling lends git's process groups: registered, a second signal
+/// or an early exit kills them, so no git outlives a rigor that is killed.
+pub struct Hooks {
+    pub register_group: fn(i32),
+    pub unregister_group: fn(i32),
+}
+
+static HOOKS: std::sync::OnceLock<Hooks> = std::sync::OnceLock::new();
+
+/// Sets the [`Hooks`] once, as the binary starts.
+pub fn set_hooks(hooks: Hooks) {
+    let _ = HOOKS.set(hooks);
+}
+
 /// Why a git command rigor runs failed: git missing, a command that failed (with git's own
 /// words), or a worktree step, naming the commit and folder.
 #[derive(Debug, thiserror::Error)]
@@ -93,9 +107,14 @@ pub fn run(dir: &Path, args: &[impl AsRef<OsStr>]) -> Result<String, GitError> {
         .process_group(0);
     let child = cmd.spawn().map_err(GitError::Spawn)?;
     let pgid = child.id() as i32;
-    crate::interrupt::register_group(pgid);
+    let hooks = HOOKS.get();
+    if let Some(h) = hooks {
+        (h.register_group)(pgid);
+    }
     let out = child.wait_with_output();
-    crate::interrupt::unregister_group(pgid);
+    if let Some(h) = hooks {
+        (h.unregister_group)(pgid);
+    }
     let out = out.map_err(|source| GitError::Wait {
         command: command(args),
         source,

@@ -1,7 +1,7 @@
 //! `rigor.toml`: reading it, pointing errors at file, line and key, and resolving a scenario
 //! into rows of concrete jobs.
 
-pub(crate) mod checks;
+pub mod checks;
 mod cpus;
 mod declared;
 mod document;
@@ -100,7 +100,7 @@ impl Config {
     }
 
     /// Parses config text as if read from `path`; every problem of the file is returned.
-    #[cfg(test)]
+    #[cfg(any(test, feature = "fixtures"))]
     pub fn parse(path: &Path, text: String) -> Result<Config, Problems> {
         let (config, problems) = Self::parse_all(path, text)?;
         problems.or_ok(config)
@@ -257,8 +257,8 @@ impl Config {
 mod fuzz_tests;
 #[cfg(test)]
 mod hostile_tests;
-#[cfg(test)]
-pub(crate) mod keys;
+#[cfg(any(test, feature = "fixtures"))]
+pub mod keys;
 #[cfg(test)]
 mod tests;
 

@@ -12,8 +12,8 @@ use super::protocol::kind;
 use super::text::{number, quote};
 use super::{check_label, Reported};
 use crate::config::valid_figure_name;
-use crate::declarations::Declaration;
 use indexmap::IndexMap;
+use rigor_model::declarations::Declaration;
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap};
 

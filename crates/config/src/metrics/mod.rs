@@ -14,10 +14,10 @@ pub use scrape::Scraper;
 
 use crate::config::metrics_select::Selector;
 use crate::config::{AppJob, MetricsScrape};
-use crate::declarations::Declaration;
-use crate::result::{Iteration, Warning, WarningKind};
 use figures::{Figures, Scrape};
 use reading::Flavor;
+use rigor_model::declarations::Declaration;
+use rigor_model::result::{Iteration, Warning, WarningKind};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -90,7 +90,7 @@ fn record(log: scrape::Log, url: &str, select: &[Selector], it: &mut Iteration) 
     series.metrics_t_ms = log
         .scrapes
         .iter()
-        .map(|s| crate::series::tenth(s.t_ms))
+        .map(|s| rigor_model::series::tenth(s.t_ms))
         .collect();
     series.metrics = figures::series(&log.scrapes, &kept);
 }

@@ -3,8 +3,8 @@
 //! starts, each problem naming file, line and key.
 
 use super::{Config, Problems};
-use crate::analysis::limits::{self, Limit, Op};
-use crate::declarations::Declarations;
+use rigor_analysis::limits::{self, Limit, Op};
+use rigor_model::declarations::Declarations;
 
 impl Config {
     /// The `[[limits]]` of the file: a `max` is `<=`, a `min` is `>=` (a table with both is two

@@ -6,8 +6,8 @@ use super::model::{Ready, RowPlan, ScenarioPlan, Work};
 use super::problems::Problems;
 use super::raw::{RawJob, RawProfile, RawScenario, Scalar};
 use super::{Config, PlanRequest, Vars};
-use crate::duration::parse_duration;
 use indexmap::IndexMap;
+use rigor_model::duration::parse_duration;
 use std::collections::BTreeMap;
 use std::time::Duration;
 

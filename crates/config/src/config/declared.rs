@@ -2,7 +2,7 @@
 //! is better, label), checked when the file is read so a typo stops the run before anything starts.
 
 use super::{Config, Problems};
-use crate::declarations::{self, Better, Declaration, Declarations};
+use rigor_model::declarations::{self, Better, Declaration, Declarations};
 
 impl Config {
     /// The declared measurements, checked: `direction` must be `higher` or `lower`, and a catalogue

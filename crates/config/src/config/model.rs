@@ -91,7 +91,7 @@ pub struct ExtractRule {
     /// capture named by `row` (when set) the row it belongs to.
     pub regex: regex::Regex,
     pub unit: Option<String>,
-    pub direction: crate::declarations::Better,
+    pub direction: rigor_model::declarations::Better,
     pub label: Option<String>,
     /// `row = "clients"`: each matching line is the row `clients=<capture>`.
     pub row: Option<String>,

@@ -7,9 +7,9 @@ use super::problems::Problems;
 use super::raw::{RawJob, RawProfile, Scalar};
 use super::resolve::Origin;
 use super::{Config, PlanRequest, Vars};
-use crate::duration::parse_duration;
 use indexmap::IndexMap;
 use rigor_load::{LoadSpec, MAX_RATE, MAX_TIMEOUT, MIN_RATE};
+use rigor_model::duration::parse_duration;
 use std::time::Duration;
 
 /// Load-job keys a matrix, variant or `--var` variable of the same name overrides.

@@ -14,8 +14,8 @@ mod tests;
 mod text;
 
 use crate::config::ExtractRule;
-use crate::declarations::{Better, Declaration};
 use indexmap::IndexMap;
+use rigor_model::declarations::{Better, Declaration};
 use std::collections::BTreeMap;
 use std::fmt;
 

@@ -6,7 +6,7 @@
 use super::text::quote;
 use super::{check_label, check_row, Reported};
 use crate::config::valid_figure_name;
-use crate::declarations::{Better, Declaration};
+use rigor_model::declarations::{Better, Declaration};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
