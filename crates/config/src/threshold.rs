@@ -4,14 +4,15 @@
 
 /// Accepts `2`, `2%` or `2.5 %`: how people write a threshold (`--threshold` of `rigor run` and
 /// `rigor compare`).
-pub fn parse_threshold(s: &str) -> Result<f64, String> {
+pub fn parse_threshold(s: &str) -> Result<f64, ThresholdError> {
     let t = s.trim();
     let t = t.strip_suffix('%').unwrap_or(t).trim();
     match t.parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
         _ => Err(format!(
             "`{s}` is not a threshold: expected a non-negative percentage such as 2 or 2%"
-        )),
+        )
+        .into()),
     }
 }
 
@@ -23,12 +24,12 @@ pub enum ThresholdArg {
 }
 
 /// Reads `--threshold PCT` or `--threshold ID=PCT`.
-pub fn parse_threshold_arg(s: &str) -> Result<ThresholdArg, String> {
+pub fn parse_threshold_arg(s: &str) -> Result<ThresholdArg, ThresholdError> {
     match s.split_once('=') {
         Some((id, pct)) => {
             let id = id.trim();
             if id.is_empty() {
-                return Err(format!("`{s}`: the measurement id before `=` is empty"));
+                return Err(format!("`{s}`: the measurement id before `=` is empty").into());
             }
             Ok(ThresholdArg::For(id.to_string(), parse_threshold(pct)?))
         }
@@ -81,5 +82,29 @@ mod tests {
         ]);
         assert_eq!((global, per), (5.0, vec![("app.rss".to_string(), 3.0)]));
         assert_eq!(split_thresholds(&[]).0, DEFAULT_THRESHOLD);
+    }
+}
+
+/// Why a threshold as written was refused, in words that name the flag's or key's value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ThresholdError(pub String);
+
+impl From<String> for ThresholdError {
+    fn from(message: String) -> Self {
+        Self(message)
+    }
+}
+
+impl From<&str> for ThresholdError {
+    fn from(message: &str) -> Self {
+        Self(message.to_string())
+    }
+}
+
+/// The message alone, for the callers that still report errors as text.
+impl From<ThresholdError> for String {
+    fn from(e: ThresholdError) -> String {
+        e.0
     }
 }

@@ -55,7 +55,7 @@ impl Config {
                     .as_ref()
                     .map(|t| crate::threshold::parse_threshold(&t.as_text()))
                     .transpose()
-                    .map_err(|e| self.error_at(&table, Some("threshold"), &e)),
+                    .map_err(|e| self.error_at(&table, Some("threshold"), &e.0)),
             );
             if let (Some(direction), true, true, Some(threshold_pct)) =
                 (direction, direction_ok, unit_ok, threshold)

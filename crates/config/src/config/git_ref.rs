@@ -4,6 +4,8 @@
 //! folder at the same place inside it); [`ensure_worktrees`] makes them once the run is accepted,
 //! so a refused run leaves nothing behind.
 
+use crate::config::ValueError;
+
 use super::problems::Problems;
 use super::raw::RawVariant;
 use super::{AppJob, Config, Vars};
@@ -63,7 +65,7 @@ impl Config {
                 }),
             ),
             Err(e) => {
-                p.add(self.error_at(&table, Some("ref"), &e));
+                p.add(self.error_at(&table, Some("ref"), &e.0));
                 (dir, None)
             }
         }
@@ -71,7 +73,7 @@ impl Config {
 
     /// The commit `rev` names in the repository holding `dir`, and the folder `dir` becomes
     /// inside that commit's worktree.
-    fn locate_ref(&self, dir: &Path, rev: &str) -> Result<(GitRef, PathBuf), String> {
+    fn locate_ref(&self, dir: &Path, rev: &str) -> Result<(GitRef, PathBuf), ValueError> {
         let repo = crate::git::toplevel(dir).map_err(|e| {
             format!("`{rev}`: the job's folder {e}, so there is no commit to check out")
         })?;
@@ -124,7 +126,7 @@ impl Config {
 
 /// Makes the worktree of every job that runs from a commit (each commit once); the first
 /// failure is the error.
-pub fn ensure_worktrees<'a>(apps: impl IntoIterator<Item = &'a AppJob>) -> Result<(), String> {
+pub fn ensure_worktrees<'a>(apps: impl IntoIterator<Item = &'a AppJob>) -> Result<(), ValueError> {
     let mut done: Vec<&Path> = Vec::new();
     for app in apps {
         let Some(r) = &app.git_ref else { continue };

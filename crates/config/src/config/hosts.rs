@@ -2,6 +2,8 @@
 //! reaches each one (the user's OpenSSH client, or any command that gives a remote shell on
 //! stdio). `local` is this machine and needs no table.
 
+use crate::config::ValueError;
+
 use super::problems::Problems;
 use super::raw::{RawHost, RawProfile, RawRole};
 use super::{Config, PlanRequest};
@@ -28,7 +30,7 @@ impl Config {
                 continue;
             }
             if let Err(e) = check_name(name) {
-                p.add(at(None, &e));
+                p.add(at(None, &e.0));
             }
             match (&h.ssh, &h.transport) {
                 (None, None) => p.add(at(
@@ -40,12 +42,12 @@ impl Config {
                 }
                 (Some(target), None) => {
                     if let Err(e) = check_ssh_target(target) {
-                        p.add(at(Some("ssh"), &e));
+                        p.add(at(Some("ssh"), &e.0));
                     }
                 }
                 (None, Some(t)) => {
                     if let Err(e) = check_transport(t) {
-                        p.add(at(Some("transport"), &e));
+                        p.add(at(Some("transport"), &e.0));
                     }
                     for key in ssh_only_keys(h) {
                         p.add(at(
@@ -215,7 +217,7 @@ fn ssh_only_keys(h: &RawHost) -> Vec<&'static str> {
 }
 
 /// A host name becomes a measurement id (`load.hosts.NAME.rps`): letters, digits, `_`, `-`.
-fn check_name(name: &str) -> Result<(), String> {
+fn check_name(name: &str) -> Result<(), ValueError> {
     if name.is_empty()
         || !name
             .chars()
@@ -224,13 +226,14 @@ fn check_name(name: &str) -> Result<(), String> {
         return Err(format!(
             "`{name}` is not a host name rigor can use in measurement ids: \
              letters, digits, `_` and `-` only"
-        ));
+        )
+        .into());
     }
     Ok(())
 }
 
 /// `user@host`, `host` or a `Host` alias: one word that `ssh` cannot read as an option.
-fn check_ssh_target(target: &str) -> Result<(), String> {
+fn check_ssh_target(target: &str) -> Result<(), ValueError> {
     if target.is_empty() {
         return Err("empty: write `user@host`".into());
     }
@@ -238,17 +241,18 @@ fn check_ssh_target(target: &str) -> Result<(), String> {
         return Err(format!(
             "`{target}` starts with `-`, which ssh would read as an option; \
              options go in `options = [...]`"
-        ));
+        )
+        .into());
     }
     if target.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(format!(
-            "`{target}` holds a space or a control character: write `user@host`"
-        ));
+        return Err(
+            format!("`{target}` holds a space or a control character: write `user@host`").into(),
+        );
     }
     Ok(())
 }
 
-fn check_transport(t: &str) -> Result<(), String> {
+fn check_transport(t: &str) -> Result<(), ValueError> {
     if t.trim().is_empty() {
         return Err("empty: write the command that gives a shell on the host, \
                     such as `kubectl exec -i POD --`"
@@ -259,9 +263,7 @@ fn check_transport(t: &str) -> Result<(), String> {
     }
     // Split as the transport will be: words the way sh splits them.
     if shlex::split(t).is_none() {
-        return Err(format!(
-            "`{t}` has an unclosed quote or a trailing backslash"
-        ));
+        return Err(format!("`{t}` has an unclosed quote or a trailing backslash").into());
     }
     Ok(())
 }

@@ -1,6 +1,8 @@
 //! `metrics_select` entries: `name` or `name{label="value",…}`, checked when the config is
 //! read so a typo is an error before anything runs.
 
+use crate::config::ValueError;
+
 /// One `metrics_select` entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Selector {
@@ -13,7 +15,7 @@ pub struct Selector {
 
 impl Selector {
     /// Reads one entry; an error says what is wrong with it.
-    pub fn parse(text: &str) -> Result<Selector, String> {
+    pub fn parse(text: &str) -> Result<Selector, ValueError> {
         let bad =
             |why: &str| format!("`{text}` is not `name` or `name{{label=\"value\",…}}`: {why}");
         let text_t = text.trim();
@@ -22,15 +24,15 @@ impl Selector {
             None => (text_t, None),
         };
         if !is_name(name) {
-            return Err(bad("the metric name must match [a-zA-Z_:][a-zA-Z0-9_:]*"));
+            return Err(bad("the metric name must match [a-zA-Z_:][a-zA-Z0-9_:]*").into());
         }
         let mut labels = match rest {
             None => Vec::new(),
-            Some(set) => label_set(set).map_err(|e| bad(&e))?,
+            Some(set) => label_set(set).map_err(|e| bad(&e.0))?,
         };
         labels.sort();
         if labels.windows(2).any(|w| w[0].0 == w[1].0) {
-            return Err(bad("a label is named twice"));
+            return Err(bad("a label is named twice").into());
         }
         Ok(Selector {
             name: name.to_string(),
@@ -70,7 +72,7 @@ fn is_name(s: &str) -> bool {
 }
 
 /// `{a="1",b="2"}` (a trailing comma allowed), values unescaped.
-fn label_set(text: &str) -> Result<Vec<(String, String)>, String> {
+fn label_set(text: &str) -> Result<Vec<(String, String)>, ValueError> {
     let inner = text
         .strip_prefix('{')
         .and_then(|t| t.strip_suffix('}'))
@@ -81,7 +83,7 @@ fn label_set(text: &str) -> Result<Vec<(String, String)>, String> {
         let eq = rest.find('=').ok_or("a label without `=\"value\"`")?;
         let key = rest[..eq].trim();
         if !is_name(key) {
-            return Err(format!("`{key}` is not a label name"));
+            return Err(format!("`{key}` is not a label name").into());
         }
         let (value, after) = quoted(rest[eq + 1..].trim_start())?;
         out.push((key.to_string(), value));
@@ -89,7 +91,7 @@ fn label_set(text: &str) -> Result<Vec<(String, String)>, String> {
         match rest.strip_prefix(',') {
             Some(r) => rest = r.trim_start(),
             None if rest.is_empty() => {}
-            None => return Err(format!("expected `,` between labels, found `{rest}`")),
+            None => return Err(format!("expected `,` between labels, found `{rest}`").into()),
         }
     }
     Ok(out)
@@ -97,7 +99,7 @@ fn label_set(text: &str) -> Result<Vec<(String, String)>, String> {
 
 /// A quoted value with `\\`, `\"`, `\n` escapes; the value and what follows it. The one
 /// reader of label values, for pages and for `metrics_select` alike.
-pub(crate) fn quoted(text: &str) -> Result<(String, &str), String> {
+pub(crate) fn quoted(text: &str) -> Result<(String, &str), ValueError> {
     let body = text
         .strip_prefix('"')
         .ok_or("a label value must be in double quotes")?;
@@ -167,8 +169,8 @@ mod tests {
             ("x{a=\"1}", "closing quote"),
         ] {
             let e = Selector::parse(text).unwrap_err();
-            assert!(e.contains(why), "{text}: {e}");
-            assert!(e.contains(&format!("`{text}`")), "{e}");
+            assert!(e.0.contains(why), "{text}: {e}");
+            assert!(e.0.contains(&format!("`{text}`")), "{e}");
         }
     }
 }

@@ -5,6 +5,7 @@ pub mod checks;
 mod cpus;
 mod declared;
 mod document;
+mod error;
 mod git_ref;
 mod hosts;
 mod limits;
@@ -25,6 +26,7 @@ mod value_variants;
 mod vars;
 
 pub use cpus::parse_cpu_list;
+pub use error::ValueError;
 pub use git_ref::{ensure_worktrees, record_refs, GitRef};
 pub use hosts::{Host, LOCAL};
 pub use limits::Limits;

@@ -17,8 +17,8 @@ impl Problems {
     }
 
     /// The value of `result`, or `None` after recording its error.
-    pub fn take<T>(&mut self, result: Result<T, String>) -> Option<T> {
-        result.map_err(|e| self.add(e)).ok()
+    pub fn take<T, E: std::fmt::Display>(&mut self, result: Result<T, E>) -> Option<T> {
+        result.map_err(|e| self.add(e.to_string())).ok()
     }
 
     /// Adds every problem of `other`.

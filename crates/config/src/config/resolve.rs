@@ -2,6 +2,8 @@
 //! problem of every row is gathered (see `resolve_app`, `resolve_load` and `role` for the
 //! values), so one run lists them all.
 
+use crate::config::ValueError;
+
 use super::model::{Ready, RowPlan, ScenarioPlan, Work};
 use super::problems::Problems;
 use super::raw::{RawJob, RawProfile, RawScenario, Scalar};
@@ -388,13 +390,18 @@ impl Config {
         table: &str,
         key: &str,
         text: &str,
-    ) -> Result<String, String> {
+    ) -> Result<String, ValueError> {
         vars.expand(text)
-            .map_err(|e| self.error_at(table, Some(key), &e))
+            .map_err(|e| self.error_at(table, Some(key), &e.0).into())
     }
 
-    pub(super) fn duration(&self, table: &str, key: &str, text: &str) -> Result<Duration, String> {
-        parse_duration(text).map_err(|e| self.error_at(table, Some(key), &e.to_string()))
+    pub(super) fn duration(
+        &self,
+        table: &str,
+        key: &str,
+        text: &str,
+    ) -> Result<Duration, ValueError> {
+        parse_duration(text).map_err(|e| self.error_at(table, Some(key), &e.to_string()).into())
     }
 
     pub(super) fn positive_duration(
@@ -402,13 +409,15 @@ impl Config {
         table: &str,
         key: &str,
         text: &str,
-    ) -> Result<Duration, String> {
+    ) -> Result<Duration, ValueError> {
         match self.duration(table, key, text)? {
-            d if d.is_zero() => Err(self.error_at(
-                table,
-                Some(key),
-                &format!("`{text}` must be more than zero"),
-            )),
+            d if d.is_zero() => Err(self
+                .error_at(
+                    table,
+                    Some(key),
+                    &format!("`{text}` must be more than zero"),
+                )
+                .into()),
             d => Ok(d),
         }
     }

@@ -102,7 +102,7 @@ impl Config {
         let command = text("command", |j| &j.command, |v| &v.command, p).unwrap_or_default();
         for (key, text) in [("build", &build), ("command", &Some(command.clone()))] {
             if let Some(Err(e)) = text.as_deref().map(|t| checks::no_nul(key, t)) {
-                p.add(self.error_at(table, Some(key), &e));
+                p.add(self.error_at(table, Some(key), &e.0));
             }
         }
         let env = self.app_env(&src, vars, p);
@@ -170,7 +170,7 @@ impl Config {
             .collect();
         for entry in &select {
             if let Err(e) = super::metrics_select::Selector::parse(entry) {
-                p.add(self.error_at(table, Some("metrics_select"), &e));
+                p.add(self.error_at(table, Some("metrics_select"), &e.0));
             }
         }
         Some(MetricsScrape { url, select })
@@ -203,7 +203,7 @@ impl Config {
         for (k, v) in &src.job.env {
             if let Some(value) = p.take(self.expand(vars, &src.table, "env", &v.as_text())) {
                 if let Err(e) = checks::env_var(k, &value) {
-                    p.add(self.error_at(&src.table, Some("env"), &e));
+                    p.add(self.error_at(&src.table, Some("env"), &e.0));
                 }
                 env.push((k.clone(), value));
             }
@@ -216,7 +216,7 @@ impl Config {
                 continue;
             };
             if let Err(e) = checks::env_var(k, &value) {
-                p.add(self.error_at(vt, Some("env"), &e));
+                p.add(self.error_at(vt, Some("env"), &e.0));
             }
             match env.iter_mut().find(|(ek, _)| ek == k) {
                 Some(slot) => slot.1 = value,
@@ -280,7 +280,7 @@ impl Config {
             Ready::Http(text.unwrap_or_default())
         } else if r.tcp.is_some() {
             if let Some(Err(err)) = text.as_deref().map(checks::tcp_address) {
-                p.add(at(&err));
+                p.add(at(&err.0));
             }
             Ready::Tcp(text.unwrap_or_default())
         } else if r.stdout.is_some() {

@@ -1,6 +1,8 @@
 //! The command role of one row: a job that runs to completion, its time limit and the rules
 //! that read its figures from its output, each problem named by file, line and key.
 
+use crate::config::ValueError;
+
 use super::model::{CommandWork, ExtractRule};
 use super::problems::Problems;
 use super::raw::{RawExtract, RawJob, RawScenario};
@@ -13,20 +15,20 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
 /// Whether a self-reported figure's name can be a measurement id: `cmd.NAME` is written in
 /// tables, JSON keys and `--pivot`, so it holds no spaces or control characters.
-pub fn valid_figure_name(name: &str) -> Result<(), String> {
+pub fn valid_figure_name(name: &str) -> Result<(), ValueError> {
     if name.is_empty() {
         return Err("the name is empty".into());
     }
     if name.len() > 100 {
-        return Err(format!("`{name}` is longer than 100 characters"));
+        return Err(format!("`{name}` is longer than 100 characters").into());
     }
     match name
         .chars()
         .find(|c| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | ':')))
     {
-        Some(c) => Err(format!(
-            "`{name}` holds {c:?}: use letters, digits and _ - . / : only"
-        )),
+        Some(c) => {
+            Err(format!("`{name}` holds {c:?}: use letters, digits and _ - . / : only").into())
+        }
         None => Ok(()),
     }
 }

@@ -205,7 +205,7 @@ impl Config {
         let (method, headers, body) = self.request(job, table, vars, p);
         let validate = job.validate.as_ref().map(|v| {
             if let Some(Err(e)) = v.status.map(checks::status) {
-                p.add(self.error_at(table, Some("validate"), &e));
+                p.add(self.error_at(table, Some("validate"), &e.0));
             }
             Validate {
                 status: v.status,
@@ -311,7 +311,7 @@ impl Config {
                 continue;
             };
             if let Err(e) = checks::header(k, &value) {
-                p.add(self.error_at(table, Some("headers"), &e));
+                p.add(self.error_at(table, Some("headers"), &e.0));
             }
             headers.push((k.clone(), value));
         }
@@ -325,7 +325,7 @@ impl Config {
                     .take(self.expand(vars, table, "method", m))
                     .unwrap_or_else(|| "GET".to_string());
                 if let Err(e) = checks::method(&m) {
-                    p.add(self.error_at(table, Some("method"), &e));
+                    p.add(self.error_at(table, Some("method"), &e.0));
                 }
                 m
             }
@@ -365,7 +365,7 @@ impl<'a> LoadKeys<'a> {
                 return match self.vars.expand(v) {
                     Ok(t) => Some((t, src)),
                     Err(e) => {
-                        p.add(self.error(key, &src, &e));
+                        p.add(self.error(key, &src, &e.0));
                         None
                     }
                 };
@@ -518,7 +518,7 @@ impl<'a> LoadKeys<'a> {
         let tool = match crate::tools::Tool::from_name(name.trim()) {
             Ok(t) => t,
             Err(e) => {
-                p.add(at("tool", &e));
+                p.add(at("tool", &e.0));
                 return None;
             }
         };

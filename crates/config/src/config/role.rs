@@ -55,7 +55,7 @@ impl Config {
             (None, None) => true,
         };
         let cpus = r.cpus.as_ref().and_then(|c| {
-            let list = p.take(parse_cpu_list(&c.as_text()).map_err(|e| at("cpus", &e)))?;
+            let list = p.take(parse_cpu_list(&c.as_text()).map_err(|e| at("cpus", &e.0)))?;
             if let Some(online) = req.limits.online_cpus.as_ref().filter(|_| here) {
                 let missing = missing_cpus(&list, online);
                 if !missing.is_empty() {

@@ -1,4 +1,5 @@
 use super::*;
+use crate::config::ValueError;
 use std::path::Path;
 
 const GOOD: &str = r#"
@@ -34,8 +35,10 @@ application = { cpus = "0" }
 load = { cpus = "1" }
 "#;
 
-fn parse(text: &str) -> Result<Config, String> {
-    Config::parse(Path::new("/tmp/x/rigor.toml"), text.to_string()).map_err(|p| p.to_string())
+fn parse(text: &str) -> Result<Config, ValueError> {
+    Config::parse(Path::new("/tmp/x/rigor.toml"), text.to_string())
+        .map_err(|p| p.to_string())
+        .map_err(Into::into)
 }
 
 /// The error planning `text` gives (the config itself parses).
@@ -97,9 +100,9 @@ fn cli_vars_win_over_everything() {
 fn unknown_key_names_file_line_and_key() {
     let text = GOOD.replace("pipeline = 16", "pipelines = 16");
     let err = parse(&text).err().unwrap();
-    assert!(err.starts_with("/tmp/x/rigor.toml:15:"), "{err}");
+    assert!(err.0.starts_with("/tmp/x/rigor.toml:15:"), "{err}");
     assert!(
-        err.contains("jobs.plaintext.pipelines: unknown field"),
+        err.0.contains("jobs.plaintext.pipelines: unknown field"),
         "{err}"
     );
 }
@@ -109,10 +112,10 @@ fn missing_job_is_named() {
     let text = GOOD.replace("load = \"plaintext\"", "load = \"plain\"");
     let err = parse(&text).err().unwrap();
     assert!(
-        err.contains("scenarios.plaintext.load") && err.contains("`plain`"),
+        err.0.contains("scenarios.plaintext.load") && err.0.contains("`plain`"),
         "{err}"
     );
-    assert!(err.contains("rigor.toml:21:"), "{err}");
+    assert!(err.0.contains("rigor.toml:21:"), "{err}");
 }
 
 #[test]
@@ -231,7 +234,7 @@ fn insecure_with_an_http_url_names_the_key() {
     assert!(err.contains("https:// URLs only"), "{err}");
     let text = GOOD.replace("pipeline = 16", "pipeline = 16\ninsecure = \"yes\"");
     let err = parse(&text).err().unwrap();
-    assert!(err.contains("insecure"), "{err}");
+    assert!(err.0.contains("insecure"), "{err}");
 }
 
 #[test]

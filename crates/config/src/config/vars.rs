@@ -1,6 +1,8 @@
 //! `{{name}}` substitution with the documented precedence:
 //! config < profile < scenario < matrix row < variant < `--var`.
 
+use crate::config::ValueError;
+
 use indexmap::IndexMap;
 
 /// Variables in force for one row of one variant; later layers win.
@@ -23,7 +25,7 @@ impl Vars {
 
     /// Replaces every `{{name}}`, also inside variable values; an undefined name, a variable
     /// that refers to itself, or an expansion past [`MAX_EXPANSION`] bytes is an error naming it.
-    pub fn expand(&self, text: &str) -> Result<String, String> {
+    pub fn expand(&self, text: &str) -> Result<String, ValueError> {
         let mut out = String::with_capacity(text.len());
         self.expand_into(text, &mut Vec::new(), &mut out)?;
         Ok(out)
@@ -34,7 +36,7 @@ impl Vars {
         text: &str,
         stack: &mut Vec<&'a str>,
         out: &mut String,
-    ) -> Result<(), String> {
+    ) -> Result<(), ValueError> {
         let mut rest = text;
         while let Some(start) = rest.find("{{") {
             out.push_str(&rest[..start]);
@@ -52,7 +54,8 @@ impl Vars {
                     } else {
                         known.join(", ")
                     }
-                ));
+                )
+                .into());
             };
             if stack.contains(&name) {
                 stack.push(key);
@@ -60,16 +63,16 @@ impl Vars {
                     "variable `{name}` refers to itself ({}), so `{{{{{name}}}}}` would stay \
                      unresolved",
                     stack.join(" → ")
-                ));
+                )
+                .into());
             }
             stack.push(key);
             self.expand_into(value, stack, out)?;
             stack.pop();
             if out.len() > MAX_EXPANSION {
-                return Err(format!(
-                    "`{text}` expands to more than {} KiB",
-                    MAX_EXPANSION / 1024
-                ));
+                return Err(
+                    format!("`{text}` expands to more than {} KiB", MAX_EXPANSION / 1024).into(),
+                );
             }
             rest = &after[end + 2..];
         }
@@ -98,7 +101,7 @@ mod tests {
         );
         assert_eq!(v.expand("{{ port }}").unwrap(), "6000");
         let err = v.expand("{{nope}}").unwrap_err();
-        assert!(err.contains("`nope`") && err.contains("port"), "{err}");
+        assert!(err.0.contains("`nope`") && err.0.contains("port"), "{err}");
         assert!(v.expand("{{port").is_err());
     }
 
@@ -110,10 +113,10 @@ mod tests {
         assert_eq!(v.expand("{{url}}x").unwrap(), "http://127.0.0.1:5000/x");
         v.set("n", "{{n}}");
         let err = v.expand("--threads {{n}}").unwrap_err();
-        assert!(err.contains("`n` refers to itself (n → n)"), "{err}");
+        assert!(err.0.contains("`n` refers to itself (n → n)"), "{err}");
         v.set("a", "{{b}}");
         v.set("b", "x{{a}}");
-        assert!(v.expand("{{a}}").unwrap_err().contains("a → b → a"));
+        assert!(v.expand("{{a}}").unwrap_err().0.contains("a → b → a"));
     }
 
     #[test]
@@ -126,6 +129,6 @@ mod tests {
                 &format!("{{{{v{}}}}}{{{{v{}}}}}", i - 1, i - 1),
             );
         }
-        assert!(v.expand("{{v39}}").unwrap_err().contains("KiB"));
+        assert!(v.expand("{{v39}}").unwrap_err().0.contains("KiB"));
     }
 }

@@ -2,6 +2,8 @@
 //! between the scrapes at the window's edges over the time between them), a gauge's highest
 //! value in the window, and both scrape by scrape for the time series.
 
+use crate::metrics::MetricsError;
+
 use super::reading::{Flavor, NonFinite, Reading};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -70,7 +72,7 @@ pub fn window(scrapes: &[Scrape], start: usize, end: usize) -> Figures {
                 &inside,
                 secs,
             )
-            .map_err(|p| out.problems.push(p))
+            .map_err(|p| out.problems.push(p.to_string()))
             .ok()
             .flatten(),
         };
@@ -89,14 +91,15 @@ fn counter_rate(
     last: Option<&(Flavor, f64)>,
     inside: &[f64],
     secs: f64,
-) -> Result<Option<f64>, String> {
+) -> Result<Option<f64>, MetricsError> {
     if let Some(w) = inside.windows(2).find(|w| w[1] < w[0]) {
         return Err(format!(
             "the counter `{stem}` dropped from {} to {} during the window (reset): no `{}`",
             w[0],
             w[1],
             id(stem, Flavor::Counter)
-        ));
+        )
+        .into());
     }
     let (Some(a), Some(b)) = (first, last) else {
         return Ok(None);

@@ -211,3 +211,34 @@ fn all_stems(scrapes: &[Scrape]) -> BTreeMap<String, Flavor> {
 fn warning(message: String) -> Warning {
     Warning::of(WarningKind::Metrics, message)
 }
+
+/// Why a runtime-metrics page could not be scraped or read: the message names the line or the
+/// figure.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct MetricsError(pub String);
+
+impl From<String> for MetricsError {
+    fn from(message: String) -> Self {
+        Self(message)
+    }
+}
+
+impl From<&str> for MetricsError {
+    fn from(message: &str) -> Self {
+        Self(message.to_string())
+    }
+}
+
+impl From<crate::config::ValueError> for MetricsError {
+    fn from(e: crate::config::ValueError) -> Self {
+        Self(e.0)
+    }
+}
+
+/// The message alone, for the callers that still report errors as text.
+impl From<MetricsError> for String {
+    fn from(e: MetricsError) -> String {
+        e.0
+    }
+}

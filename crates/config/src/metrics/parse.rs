@@ -5,6 +5,8 @@
 //! As Prometheus's own parser, a second `# TYPE` for a family that already has samples is an
 //! error; label values may hold any character (escaped quotes, commas, braces, newlines).
 
+use crate::metrics::MetricsError;
+
 /// What a family's `# TYPE` line said; untyped when it had none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -59,7 +61,7 @@ pub struct Family {
 }
 
 /// Reads a whole exposition; an error names the 1-based line and what is wrong with it.
-pub fn parse(text: &str) -> Result<Vec<Family>, String> {
+pub fn parse(text: &str) -> Result<Vec<Family>, MetricsError> {
     let mut families: Vec<Family> = Vec::new();
     for (n, raw) in text.split('\n').enumerate() {
         let line = raw.strip_suffix('\r').unwrap_or(raw);
@@ -74,7 +76,9 @@ pub fn parse(text: &str) -> Result<Vec<Family>, String> {
             if let Some((name, kind)) = type_line(comment) {
                 match families.iter_mut().find(|f| f.name == name) {
                     Some(f) if f.samples.is_empty() => f.kind = kind,
-                    Some(_) => return Err(at("a second TYPE for a family with samples".into())),
+                    Some(_) => {
+                        return Err(at("a second TYPE for a family with samples".into()).into())
+                    }
                     None => families.push(Family {
                         name,
                         kind,
@@ -84,7 +88,7 @@ pub fn parse(text: &str) -> Result<Vec<Family>, String> {
             }
             continue;
         }
-        let sample = sample_line(line).map_err(at)?;
+        let sample = sample_line(line).map_err(|e| at(e.0))?;
         place(&mut families, sample);
     }
     Ok(families)
@@ -127,7 +131,7 @@ fn place(families: &mut Vec<Family>, sample: Sample) {
 }
 
 /// One sample line.
-fn sample_line(line: &str) -> Result<Sample, String> {
+fn sample_line(line: &str) -> Result<Sample, MetricsError> {
     let mut cur = Cursor { rest: line };
     let mut name = if cur.rest.starts_with('{') {
         None
@@ -226,7 +230,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// A double-quoted string with `\\`, `\"` and `\n` escapes, unescaped.
-    fn quoted(&mut self) -> Result<String, String> {
+    fn quoted(&mut self) -> Result<String, MetricsError> {
         if !self.rest.starts_with('"') {
             return Err("expected a quoted label value".into());
         }
@@ -241,7 +245,7 @@ impl<'a> Cursor<'a> {
         &mut self,
         name: &mut Option<String>,
         labels: &mut Vec<(String, String)>,
-    ) -> Result<(), String> {
+    ) -> Result<(), MetricsError> {
         loop {
             self.spaces();
             if self.eat('}') {
@@ -264,7 +268,7 @@ impl<'a> Cursor<'a> {
             };
             self.spaces();
             if !self.eat('=') {
-                return Err(format!("expected `=` after label `{key}`"));
+                return Err(format!("expected `=` after label `{key}`").into());
             }
             self.spaces();
             let value = self.quoted()?;
@@ -274,7 +278,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// After one label: a comma, or the closing brace (left for the loop to eat).
-    fn after_label(&mut self) -> Result<(), String> {
+    fn after_label(&mut self) -> Result<(), MetricsError> {
         self.spaces();
         if self.eat(',') || self.rest.starts_with('}') {
             Ok(())

@@ -178,7 +178,7 @@ fn what_is_not_the_format_names_the_line() {
     ] {
         let e = parse(text).unwrap_err();
         assert!(
-            e.starts_with(&format!("line {line}:")) && e.contains(why),
+            e.0.starts_with(&format!("line {line}:")) && e.0.contains(why),
             "{text:?}: {e}"
         );
     }

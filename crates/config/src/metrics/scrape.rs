@@ -2,6 +2,8 @@
 //! reads it at the window's edges (on the caller's thread, so the edges are where the load's
 //! are) and every sample interval in between (on a thread of its own, so the load never waits).
 
+use crate::metrics::MetricsError;
+
 use super::figures::Scrape;
 use super::parse;
 use super::reading;
@@ -24,10 +26,10 @@ pub const MAX_BODY: usize = 16 << 20;
 pub fn fetch(
     url: &str,
     select: &[Selector],
-) -> Result<(reading::Reading, reading::NonFinite), String> {
+) -> Result<(reading::Reading, reading::NonFinite), MetricsError> {
     let r = rigor_load::fetch_body(url, TIMEOUT, MAX_BODY).map_err(|e| e.to_string())?;
     if !(200..300).contains(&r.status) {
-        return Err(format!("{url} answered {}", r.status));
+        return Err(format!("{url} answered {}", r.status).into());
     }
     let text =
         std::str::from_utf8(&r.body).map_err(|_| "the body is not UTF-8 text".to_string())?;
@@ -61,7 +63,7 @@ pub struct Log {
 type Attempt = (
     f64,
     Option<Edge>,
-    Result<(reading::Reading, reading::NonFinite), String>,
+    Result<(reading::Reading, reading::NonFinite), MetricsError>,
 );
 
 /// State shared with the background thread.
@@ -186,7 +188,7 @@ impl Scraper {
                         Edge::Start => "at the window's start",
                         Edge::End => "at the window's end",
                     }),
-                    e,
+                    e.to_string(),
                 )),
             }
         }

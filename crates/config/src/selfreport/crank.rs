@@ -8,6 +8,8 @@
 //! several instances of a job; one run of a command is one instance, so it is checked but has
 //! nothing to combine.
 
+use crate::selfreport::SelfReportError;
+
 use super::protocol::kind;
 use super::text::{number, quote};
 use super::{check_label, Reported};
@@ -48,7 +50,7 @@ impl Blocks {
     }
 
     /// Takes line `n`: the parts between markers join the open block.
-    pub fn line(&mut self, n: usize, line: &str) -> Result<(), String> {
+    pub fn line(&mut self, n: usize, line: &str) -> Result<(), SelfReportError> {
         let mut rest = line;
         if let Some(b) = self.open.as_mut() {
             // A JSON string cannot hold a line break: a quote left open is the JSON's error,
@@ -76,7 +78,8 @@ impl Blocks {
                         "line {n} of the output starts a crank block ({START}) inside the one \
                          started at line {} that has not ended ({END})",
                         block.line
-                    ))
+                    )
+                    .into())
                 }
                 Some((at, true)) => {
                     block.text.push_str(&rest[..at]);
@@ -94,13 +97,14 @@ impl Blocks {
 
     /// The figures of every block, once the output has ended: a block still open is an error
     /// naming the line it started on.
-    pub fn finish(self) -> Result<Vec<(usize, Reported)>, String> {
+    pub fn finish(self) -> Result<Vec<(usize, Reported)>, SelfReportError> {
         if let Some(b) = self.open {
             return Err(format!(
                 "the crank block started ({START}) at line {} of the output never ends: \
                  no {END} follows",
                 b.line
-            ));
+            )
+            .into());
         }
         let mut run = Run::default();
         for b in &self.done {
@@ -148,7 +152,7 @@ const PERCENTILES: [u8; 5] = [50, 75, 90, 95, 99];
 impl Op {
     /// Reads an `Aggregate` or `Reduce`: a name (any case) or the enum's number; absent or
     /// null is crank's default, `first`.
-    fn parse(v: Option<&Value>) -> Result<Op, String> {
+    fn parse(v: Option<&Value>) -> Result<Op, SelfReportError> {
         let names = || {
             let mut all: Vec<String> = OPS.iter().map(|(n, _)| n.to_string()).collect();
             all.extend(PERCENTILES.iter().map(|p| format!("percentile{p}")));
@@ -172,18 +176,22 @@ impl Op {
                             quote(s),
                             names()
                         )
+                        .into()
                     })
             }
             Some(Value::Number(n)) => n
                 .as_u64()
                 .and_then(|i| OPS.get(i as usize))
                 .map(|(_, op)| *op)
-                .ok_or_else(|| format!("{n} is not an operation crank defines ({})", names())),
+                .ok_or_else(|| {
+                    format!("{n} is not an operation crank defines ({})", names()).into()
+                }),
             Some(other) => Err(format!(
                 "{} is not an operation crank defines ({})",
                 kind(other),
                 names()
-            )),
+            )
+            .into()),
         }
     }
 
@@ -218,18 +226,30 @@ struct Run {
 
 impl Run {
     /// Adds one block; an error names the line it started on.
-    fn add(&mut self, b: &Block) -> Result<(), String> {
+    fn add(&mut self, b: &Block) -> Result<(), SelfReportError> {
         let at = |why: String| format!("the crank block at line {} of the output {why}", b.line);
         let root = match serde_json::from_str::<Value>(&strip_comments(&b.text)) {
             Ok(Value::Object(m)) => m,
-            Ok(other) => return Err(at(format!("is not a JSON object but {}", kind(&other)))),
-            Err(e) => return Err(at(format!("is not valid JSON: {}", json_error(&e, b.line)))),
+            Ok(other) => {
+                return Err(at(format!("is not a JSON object but {}", kind(&other))).into())
+            }
+            Err(e) => {
+                return Err(at(format!("is not valid JSON: {}", json_error(&e, b.line))).into())
+            }
         };
-        for (i, m) in list(&root, "Metadata").map_err(&at)?.iter().enumerate() {
+        for (i, m) in list(&root, "Metadata")
+            .map_err(|e| at(e.0))?
+            .iter()
+            .enumerate()
+        {
             let (name, meta) = metadata(m).map_err(|e| at(format!("Metadata[{i}]: {e}")))?;
             self.meta.insert(name, meta);
         }
-        for (i, m) in list(&root, "Measurements").map_err(&at)?.iter().enumerate() {
+        for (i, m) in list(&root, "Measurements")
+            .map_err(|e| at(e.0))?
+            .iter()
+            .enumerate()
+        {
             let Some((name, val)) =
                 measurement(m).map_err(|e| at(format!("Measurements[{i}]: {e}")))?
             else {
@@ -246,7 +266,7 @@ impl Run {
 
     /// Each measured name's figure: its metadata's `Aggregate` over all its values, else its
     /// last number.
-    fn figures(self) -> Result<Vec<(usize, Reported)>, String> {
+    fn figures(self) -> Result<Vec<(usize, Reported)>, SelfReportError> {
         let mut out = Vec::new();
         for (name, (line, values)) in &self.values {
             let meta = self.meta.get(name);
@@ -254,7 +274,7 @@ impl Run {
             let at = |why: String| {
                 format!("the crank block at line {line} of the output: `{name}`: {why}")
             };
-            let Some(value) = aggregate(op, values).map_err(&at)? else {
+            let Some(value) = aggregate(op, values).map_err(|e| at(e.0))? else {
                 continue;
             };
             valid_figure_name(name).map_err(|e| at(format!("cannot be a measurement id: {e}")))?;
@@ -277,7 +297,7 @@ impl Run {
 
 /// `op` over `values`; `None` when it yields no number (`all`, or `first`/`last` of values
 /// none of which is a number).
-fn aggregate(op: Op, values: &[Val]) -> Result<Option<f64>, String> {
+fn aggregate(op: Op, values: &[Val]) -> Result<Option<f64>, SelfReportError> {
     let nums: Vec<f64> = values
         .iter()
         .filter_map(|v| match v {
@@ -290,7 +310,8 @@ fn aggregate(op: Op, values: &[Val]) -> Result<Option<f64>, String> {
             return Err(format!(
                 "its Aggregate `{}` needs numbers, but one value is {what}",
                 op_name(op)
-            ));
+            )
+            .into());
         }
     }
     let max = || nums.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -316,7 +337,8 @@ fn aggregate(op: Op, values: &[Val]) -> Result<Option<f64>, String> {
             "its Aggregate `{}` of {} values is not a finite number",
             op_name(op),
             nums.len()
-        ))
+        )
+        .into())
     }
 }
 
@@ -348,28 +370,28 @@ fn field<'a>(m: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
 }
 
 /// The array `name` of the block (absent or null: empty).
-fn list<'a>(root: &'a Map<String, Value>, name: &str) -> Result<&'a [Value], String> {
+fn list<'a>(root: &'a Map<String, Value>, name: &str) -> Result<&'a [Value], SelfReportError> {
     match field(root, name) {
         None | Some(Value::Null) => Ok(&[]),
         Some(Value::Array(a)) => Ok(a),
-        Some(other) => Err(format!("has `{name}` {}, not an array", kind(other))),
+        Some(other) => Err(format!("has `{name}` {}, not an array", kind(other)).into()),
     }
 }
 
 /// A `Name` field.
-fn name_of(m: &Map<String, Value>) -> Result<String, String> {
+fn name_of(m: &Map<String, Value>) -> Result<String, SelfReportError> {
     match field(m, "Name") {
         Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.trim().to_string()),
         Some(Value::String(_)) => Err("`Name` is empty".into()),
-        Some(other) => Err(format!("`Name` must be a string, not {}", kind(other))),
+        Some(other) => Err(format!("`Name` must be a string, not {}", kind(other)).into()),
         None => Err("no `Name`".into()),
     }
 }
 
 /// One metadata entry.
-fn metadata(v: &Value) -> Result<(String, Meta), String> {
+fn metadata(v: &Value) -> Result<(String, Meta), SelfReportError> {
     let Value::Object(m) = v else {
-        return Err(format!("expected an object, found {}", kind(v)));
+        return Err(format!("expected an object, found {}", kind(v)).into());
     };
     let name = name_of(m)?;
     let aggregate =
@@ -386,9 +408,9 @@ fn metadata(v: &Value) -> Result<(String, Meta), String> {
 }
 
 /// One measurement: its name and value, or `None` for crank's delimiter.
-fn measurement(v: &Value) -> Result<Option<(String, Val)>, String> {
+fn measurement(v: &Value) -> Result<Option<(String, Val)>, SelfReportError> {
     let Value::Object(m) = v else {
-        return Err(format!("expected an object, found {}", kind(v)));
+        return Err(format!("expected an object, found {}", kind(v)).into());
     };
     let name = name_of(m)?;
     if name.eq_ignore_ascii_case(DELIMITER) {

@@ -3,6 +3,8 @@
 //! of that capture (a table's lines), a rule without makes one figure. Several matches of one
 //! rule (and one row) keep the last: programs print progress before their final figure.
 
+use crate::selfreport::SelfReportError;
+
 use super::text::{number, quote};
 use super::{check_row, Reported};
 use crate::config::ExtractRule;
@@ -27,7 +29,7 @@ impl<'a> Matches<'a> {
 
     /// Matches line `n` against every rule; a match whose value is not a number is an error
     /// naming the rule and quoting the line.
-    pub fn line(&mut self, n: usize, line: &str) -> Result<(), String> {
+    pub fn line(&mut self, n: usize, line: &str) -> Result<(), SelfReportError> {
         for (rule, found) in self.rules.iter().zip(&mut self.found) {
             let Some(caps) = rule.regex.captures(line) else {
                 continue;
@@ -61,14 +63,15 @@ impl<'a> Matches<'a> {
     }
 
     /// The figures with the line each came from; a rule that matched no line is an error.
-    pub fn finish(self) -> Result<Vec<(String, usize, Reported)>, String> {
+    pub fn finish(self) -> Result<Vec<(String, usize, Reported)>, SelfReportError> {
         let mut out = Vec::new();
         for (rule, found) in self.rules.iter().zip(self.found) {
             if found.is_empty() {
                 return Err(format!(
                     "extract rule `{}` (cmd.{}) matched no line of the output",
                     rule.name, rule.name
-                ));
+                )
+                .into());
             }
             let declaration = Declaration {
                 unit: rule.unit.clone(),

@@ -44,7 +44,7 @@ const MAX_ROWS: usize = 1000;
 
 /// Reads every figure of `stdout`. A malformed protocol line or crank block, or a rule that
 /// never matched, is an error naming the line or the rule.
-pub fn read(stdout: &str, rules: &[ExtractRule]) -> Result<Vec<Reported>, String> {
+pub fn read(stdout: &str, rules: &[ExtractRule]) -> Result<Vec<Reported>, SelfReportError> {
     let mut found: Vec<(Origin, Reported)> = Vec::new();
     let mut blocks = crank::Blocks::default();
     let mut matches = extract::Matches::new(rules);
@@ -87,7 +87,7 @@ impl fmt::Display for Origin {
 }
 
 /// One figure per id and row, each carrying everything its sources declared about the id.
-fn merge(found: Vec<(Origin, Reported)>) -> Result<Vec<Reported>, String> {
+fn merge(found: Vec<(Origin, Reported)>) -> Result<Vec<Reported>, SelfReportError> {
     let mut declared: BTreeMap<String, Declared> = BTreeMap::new();
     let mut figures: IndexMap<(String, BTreeMap<String, String>), (Origin, Reported)> =
         IndexMap::new();
@@ -107,7 +107,8 @@ fn merge(found: Vec<(Origin, Reported)>) -> Result<Vec<Reported>, String> {
                     row_text(&r.row),
                     first.value,
                     r.value
-                ))
+                )
+                .into())
             }
             None => {
                 figures.insert(key, (origin, r));
@@ -127,7 +128,8 @@ fn merge(found: Vec<(Origin, Reported)>) -> Result<Vec<Reported>, String> {
             rows.len(),
             r.id,
             row_text(&r.row)
-        ));
+        )
+        .into());
     }
     Ok(figures
         .into_values()
@@ -150,7 +152,7 @@ struct Declared {
 
 impl Declared {
     /// Adds what `origin` declared; a field said two different ways is an error.
-    fn add(&mut self, id: &str, d: &Declaration, origin: &Origin) -> Result<(), String> {
+    fn add(&mut self, id: &str, d: &Declaration, origin: &Origin) -> Result<(), SelfReportError> {
         let mine = &mut self.declaration;
         let text = |s: &String| s.clone();
         settle(
@@ -193,14 +195,15 @@ fn settle<T: PartialEq + Clone>(
     at: &mut Option<Origin>,
     origin: &Origin,
     show: impl Fn(&T) -> String,
-) -> Result<(), String> {
+) -> Result<(), SelfReportError> {
     match (new, old.as_ref(), at.as_ref()) {
         (Some(new), Some(was), Some(first)) if was != new => Err(format!(
             "{id} is declared with {key} `{}` by {first} but `{}` by {origin}; \
              declare it one way",
             show(was),
             show(new)
-        )),
+        )
+        .into()),
         (Some(new), None, _) => {
             *old = Some(new.clone());
             *at = Some(origin.clone());
@@ -221,25 +224,20 @@ fn row_text(row: &BTreeMap<String, String>) -> String {
 
 /// A label, unit or direction a program reported: short enough for a table, no control
 /// characters.
-fn check_label(key: &str, text: &str) -> Result<(), String> {
+fn check_label(key: &str, text: &str) -> Result<(), SelfReportError> {
     let n = text.chars().count();
     if n > MAX_TEXT {
-        return Err(format!(
-            "`{key}` is {n} characters long; at most {MAX_TEXT}"
-        ));
+        return Err(format!("`{key}` is {n} characters long; at most {MAX_TEXT}").into());
     }
     if text.chars().any(char::is_control) {
-        return Err(format!(
-            "`{key}` {} holds a control character",
-            text::quote(text)
-        ));
+        return Err(format!("`{key}` {} holds a control character", text::quote(text)).into());
     }
     Ok(())
 }
 
 /// A row a figure belongs to: names like variables (letters, digits, `_`, `-`, `.`), values
 /// that can be shown in a table cell.
-fn check_row(row: &BTreeMap<String, String>) -> Result<(), String> {
+fn check_row(row: &BTreeMap<String, String>) -> Result<(), SelfReportError> {
     for (k, v) in row {
         if k.is_empty()
             || k.len() > 64
@@ -250,12 +248,38 @@ fn check_row(row: &BTreeMap<String, String>) -> Result<(), String> {
             return Err(format!(
                 "name {} is not a variable name (1 to 64 letters, digits, _ - .)",
                 text::quote(k)
-            ));
+            )
+            .into());
         }
         if v.trim().is_empty() {
-            return Err(format!("`{k}` is empty"));
+            return Err(format!("`{k}` is empty").into());
         }
         check_label(k, v)?;
     }
     Ok(())
+}
+
+/// Why a command's reported figures were refused: the message names the output line and the
+/// figure, as the run's failure shows it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SelfReportError(pub String);
+
+impl From<String> for SelfReportError {
+    fn from(message: String) -> Self {
+        Self(message)
+    }
+}
+
+impl From<&str> for SelfReportError {
+    fn from(message: &str) -> Self {
+        Self(message.to_string())
+    }
+}
+
+/// The message alone, for the callers that still report errors as text.
+impl From<SelfReportError> for String {
+    fn from(e: SelfReportError) -> String {
+        e.0
+    }
 }

@@ -3,6 +3,8 @@
 //! to (`"row":{"clients":"30"}`). Every field is checked, so a typo is an error, not a figure
 //! silently dropped or misread.
 
+use crate::selfreport::SelfReportError;
+
 use super::text::quote;
 use super::{check_label, check_row, Reported};
 use crate::config::valid_figure_name;
@@ -25,7 +27,7 @@ pub fn is_protocol(line: &str) -> bool {
 }
 
 /// The figure of protocol line `n`; an error names the line, says what is wrong and quotes it.
-pub fn parse(n: usize, line: &str) -> Result<Reported, String> {
+pub fn parse(n: usize, line: &str) -> Result<Reported, SelfReportError> {
     let json = line.trim_start()[PREFIX.len()..].trim();
     let fail = |why: String| {
         format!(
@@ -34,32 +36,29 @@ pub fn parse(n: usize, line: &str) -> Result<Reported, String> {
         )
     };
     if json.is_empty() {
-        return Err(fail(format!("no JSON object after {PREFIX}")));
+        return Err(fail(format!("no JSON object after {PREFIX}")).into());
     }
     let map = match serde_json::from_str::<Value>(json) {
         Ok(Value::Object(map)) => map,
         Ok(other) => {
-            return Err(fail(format!(
-                "expected one JSON object, found {}",
-                kind(&other)
-            )))
+            return Err(fail(format!("expected one JSON object, found {}", kind(&other))).into())
         }
-        Err(e) => return Err(fail(format!("not one JSON object ({e})"))),
+        Err(e) => return Err(fail(format!("not one JSON object ({e})")).into()),
     };
-    figure(&map).map_err(fail)
+    figure(&map).map_err(|e| fail(e.0).into())
 }
 
 /// The figure an object describes.
-fn figure(map: &Map<String, Value>) -> Result<Reported, String> {
+fn figure(map: &Map<String, Value>) -> Result<Reported, SelfReportError> {
     if let Some(k) = map
         .keys()
         .find(|k| !FIELDS.split(", ").any(|f| f == k.as_str()))
     {
-        return Err(format!("unknown field `{k}` (the fields are {FIELDS})"));
+        return Err(format!("unknown field `{k}` (the fields are {FIELDS})").into());
     }
     let name = match map.get("name") {
         Some(Value::String(s)) => s,
-        Some(other) => return Err(format!("`name` must be a string, not {}", kind(other))),
+        Some(other) => return Err(format!("`name` must be a string, not {}", kind(other)).into()),
         None => return Err("`name` is missing".into()),
     };
     valid_figure_name(name).map_err(|e| format!("`name`: {e}"))?;
@@ -69,18 +68,15 @@ fn figure(map: &Map<String, Value>) -> Result<Reported, String> {
             .filter(|v| v.is_finite())
             .ok_or_else(|| format!("`value` {v} is not a finite number"))?,
         Some(other) => {
-            return Err(format!(
-                "`value` must be a JSON number, not {}",
-                kind(other)
-            ))
+            return Err(format!("`value` must be a JSON number, not {}", kind(other)).into())
         }
         None => return Err("`value` is missing".into()),
     };
-    let text = |key: &str| -> Result<Option<String>, String> {
+    let text = |key: &str| -> Result<Option<String>, SelfReportError> {
         match map.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => check_label(key, s).map(|()| Some(s.clone())),
-            Some(other) => Err(format!("`{key}` must be a string, not {}", kind(other))),
+            Some(other) => Err(format!("`{key}` must be a string, not {}", kind(other)).into()),
         }
     };
     let direction = text("direction")?
@@ -116,7 +112,7 @@ fn number_text(n: &serde_json::Number) -> String {
 
 /// The `row` object: names to strings or numbers (a number by its value, so `30` and `30.0` are
 /// one row, `30`; `1.5` stays `1.5`).
-fn row(v: Option<&Value>) -> Result<BTreeMap<String, String>, String> {
+fn row(v: Option<&Value>) -> Result<BTreeMap<String, String>, SelfReportError> {
     let map = match v {
         None | Some(Value::Null) => return Ok(BTreeMap::new()),
         Some(Value::Object(m)) => m,
@@ -124,7 +120,8 @@ fn row(v: Option<&Value>) -> Result<BTreeMap<String, String>, String> {
             return Err(format!(
                 "`row` must be an object such as {{\"clients\":\"30\"}}, not {}",
                 kind(other)
-            ))
+            )
+            .into())
         }
     };
     let mut out = BTreeMap::new();
@@ -136,7 +133,8 @@ fn row(v: Option<&Value>) -> Result<BTreeMap<String, String>, String> {
                 return Err(format!(
                     "`row.{k}` must be a string or a number, not {}",
                     kind(other)
-                ))
+                )
+                .into())
             }
         };
         out.insert(k.clone(), text);

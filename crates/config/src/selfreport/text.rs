@@ -1,6 +1,8 @@
 //! Small text helpers shared by the readers: quoting a line of output in an error without
 //! flooding the terminal, and reading a number the way people print them.
 
+use crate::selfreport::SelfReportError;
+
 /// How much of an offending line an error quotes.
 const QUOTE_CHARS: usize = 160;
 
@@ -29,7 +31,7 @@ pub fn quote(line: &str) -> String {
 /// exponent, and digit groups of three separated by `,` or `_` in the whole part (`1,234,567`,
 /// `1_000`). Anything else is refused rather than guessed: `1,5` (a decimal comma or a typo),
 /// `NaN`, `inf`, hex, a unit suffix, and numbers too large to be finite.
-pub fn number(text: &str) -> Result<f64, String> {
+pub fn number(text: &str) -> Result<f64, SelfReportError> {
     let t = text.trim();
     if t.is_empty() {
         return Err("an empty text is not a number".into());
@@ -40,7 +42,7 @@ pub fn number(text: &str) -> Result<f64, String> {
             .chars()
             .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-' | ',' | '_'))
     {
-        return Err(format!("{} is not a number", quote(t)));
+        return Err(format!("{} is not a number", quote(t)).into());
     }
     let plain = ungroup(t).ok_or_else(|| {
         format!(
@@ -51,8 +53,8 @@ pub fn number(text: &str) -> Result<f64, String> {
     })?;
     match plain.parse::<f64>() {
         Ok(v) if v.is_finite() => Ok(v),
-        Ok(_) => Err(format!("{} is too large to be a finite number", quote(t))),
-        Err(_) => Err(format!("{} is not a number", quote(t))),
+        Ok(_) => Err(format!("{} is too large to be a finite number", quote(t)).into()),
+        Err(_) => Err(format!("{} is not a number", quote(t)).into()),
     }
 }
 

@@ -6,12 +6,14 @@
 //! under the kind its description names (timeout, connect, read, write) or, when it names none,
 //! only in `load.socket_errors`. With no response at all the latency figures are absent.
 
+use crate::tools::ToolError;
+
 use super::figures::{error_kind, ToolFigures};
 use super::units::mib;
 use serde_json::Value;
 
 /// Reads bombardier's JSON result (the first `{` to the last `}` of its output).
-pub fn parse(text: &str) -> Result<ToolFigures, String> {
+pub fn parse(text: &str) -> Result<ToolFigures, ToolError> {
     let json = match (text.find('{'), text.rfind('}')) {
         (Some(a), Some(b)) if a < b => &text[a..=b],
         _ => return Err("bombardier's output holds no JSON result (run it with -o json)".into()),
@@ -138,14 +140,19 @@ mod tests {
     fn output_that_is_not_a_result_is_an_error() {
         assert!(parse("Bombarding http://x for 10s")
             .unwrap_err()
+            .0
             .contains("no JSON result"));
-        assert!(parse("{\"spec\":{}}").unwrap_err().contains("no `result`"));
+        assert!(parse("{\"spec\":{}}")
+            .unwrap_err()
+            .0
+            .contains("no `result`"));
         let e = parse(&REFUSED.replace("\"count\":21540", "\"count\":\"21540\"")).unwrap_err();
-        assert!(e.contains("`errors` has an entry without a count"), "{e}");
+        assert!(e.0.contains("`errors` has an entry without a count"), "{e}");
         let e = parse(&LATENCY.replace("\"req2xx\":80750", "\"req2xx\":-80750")).unwrap_err();
-        assert!(e.contains("`req2xx` below zero"), "{e}");
+        assert!(e.0.contains("`req2xx` below zero"), "{e}");
         assert!(parse("{\"result\":{\"req2xx\":1}}")
             .unwrap_err()
+            .0
             .contains("`req1xx`"));
     }
 }

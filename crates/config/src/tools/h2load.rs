@@ -2,6 +2,8 @@
 //! `status codes:` counts, the exact byte count of `traffic:`, and the mean and max of `time for
 //! request`. h2load prints no percentiles, so `load.latency.p*` stay absent.
 
+use crate::tools::ToolError;
+
 use super::figures::ToolFigures;
 use super::units::{count, duration_ms, mib};
 use regex::Regex;
@@ -32,7 +34,7 @@ fn lines() -> &'static Lines {
 }
 
 /// Reads h2load's summary; the error names the line that is missing.
-pub fn parse(text: &str) -> Result<ToolFigures, String> {
+pub fn parse(text: &str) -> Result<ToolFigures, ToolError> {
     let l = lines();
     let mut f = ToolFigures::default();
     let (mut finished, mut requests, mut status) = (false, false, false);
@@ -71,7 +73,8 @@ pub fn parse(text: &str) -> Result<ToolFigures, String> {
         if !seen {
             return Err(format!(
                 "h2load's output has no {what} line: it is not a finished h2load summary"
-            ));
+            )
+            .into());
         }
     }
     // `finished in` counts the warm-up too, while the counts and `req/s` cover the main
@@ -151,6 +154,6 @@ mod tests {
     #[test]
     fn an_aborted_run_is_an_error_naming_the_missing_line() {
         let e = parse(CRASH).unwrap_err();
-        assert!(e.contains("`finished in T, R req/s`"), "{e}");
+        assert!(e.0.contains("`finished in T, R req/s`"), "{e}");
     }
 }

@@ -53,7 +53,7 @@ impl Tool {
     }
 
     /// The tool named `name`; the error lists the ones rigor knows.
-    pub fn from_name(name: &str) -> Result<Tool, String> {
+    pub fn from_name(name: &str) -> Result<Tool, ToolError> {
         Tool::ALL
             .into_iter()
             .find(|t| t.name() == name)
@@ -62,6 +62,7 @@ impl Tool {
                     "unknown load tool `{name}` (known: {})",
                     Tool::ALL.map(Tool::name).join(", ")
                 )
+                .into()
             })
     }
 
@@ -128,7 +129,7 @@ impl Tool {
     }
 
     /// Reads the tool's output (stdout) into figures; the error says what is missing.
-    pub fn parse(self, output: &str) -> Result<ToolFigures, String> {
+    pub fn parse(self, output: &str) -> Result<ToolFigures, ToolError> {
         match self {
             Tool::Wrk => wrk::parse(output, "wrk"),
             Tool::Wrk2 => wrk2::parse(output),
@@ -159,7 +160,7 @@ mod tests {
         let e = Tool::from_name("ab").unwrap_err();
         assert_eq!(
             e,
-            "unknown load tool `ab` (known: wrk, wrk2, bombardier, h2load, oha)"
+            ("unknown load tool `ab` (known: wrk, wrk2, bombardier, h2load, oha)").into()
         );
     }
 
@@ -175,5 +176,30 @@ mod tests {
         assert!(e.contains("package is a game"), "{e}");
         assert!(b.impostor(Some("\u{1b}[?1049h")).is_some());
         assert_eq!(Tool::Wrk.impostor(None), None);
+    }
+}
+
+/// Why a tool name or a tool's output was not understood: the message names the tool and what is
+/// missing, as the user sees it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ToolError(pub String);
+
+impl From<String> for ToolError {
+    fn from(message: String) -> Self {
+        Self(message)
+    }
+}
+
+impl From<&str> for ToolError {
+    fn from(message: &str) -> Self {
+        Self(message.to_string())
+    }
+}
+
+/// The message alone, for the callers that still report errors as text.
+impl From<ToolError> for String {
+    fn from(e: ToolError) -> String {
+        e.0
     }
 }

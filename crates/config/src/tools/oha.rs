@@ -4,6 +4,8 @@
 //! as `aborted due to deadline`: they are the window's cut edge, not errors, so they are left out
 //! of the error kinds (and kept, counted, in the tool's report as `aborted_at_deadline`).
 
+use crate::tools::ToolError;
+
 use super::figures::{error_kind, ToolFigures};
 use super::units::mib;
 use serde_json::Value;
@@ -12,7 +14,7 @@ use serde_json::Value;
 const DEADLINE: &str = "aborted due to deadline";
 
 /// Reads oha's JSON summary.
-pub fn parse(text: &str) -> Result<ToolFigures, String> {
+pub fn parse(text: &str) -> Result<ToolFigures, ToolError> {
     let doc = json(text)?;
     let summary = doc
         .get("summary")
@@ -101,7 +103,7 @@ pub fn aborted_at_deadline(text: &str) -> f64 {
 }
 
 /// The JSON document of oha's output (the first `{` to the last `}`).
-fn json(text: &str) -> Result<Value, String> {
+fn json(text: &str) -> Result<Value, ToolError> {
     let body = match (text.find('{'), text.rfind('}')) {
         (Some(a), Some(b)) if a < b => &text[a..=b],
         _ => {
@@ -110,7 +112,7 @@ fn json(text: &str) -> Result<Value, String> {
             )
         }
     };
-    serde_json::from_str(body).map_err(|e| format!("oha's JSON summary cannot be read: {e}"))
+    serde_json::from_str(body).map_err(|e| format!("oha's JSON summary cannot be read: {e}").into())
 }
 
 #[cfg(test)]
@@ -151,11 +153,11 @@ mod tests {
     #[test]
     fn a_count_that_is_not_a_number_is_an_error_not_zero() {
         let e = parse(&PLAIN.replace("\"200\": 37090", "\"200\": \"37090\"")).unwrap_err();
-        assert!(e.contains("`statusCodeDistribution` gives `200`"), "{e}");
+        assert!(e.0.contains("`statusCodeDistribution` gives `200`"), "{e}");
         let refused = REFUSED.replace(": 4984", ": -4984");
         assert_ne!(refused, REFUSED);
         let e = parse(&refused).unwrap_err();
-        assert!(e.contains("`errorDistribution` gives"), "{e}");
+        assert!(e.0.contains("`errorDistribution` gives"), "{e}");
     }
 
     #[test]
@@ -170,6 +172,7 @@ mod tests {
         assert_eq!(f.measurements()["load.socket_errors"], 4984.0);
         assert!(parse("Summary:\n  Success rate: 100.00%")
             .unwrap_err()
+            .0
             .contains("--output-format json"));
     }
 }

@@ -3,6 +3,8 @@
 //! `Transfer/sec`, and the two lines wrk prints only when they are not zero (`Non-2xx or 3xx
 //! responses`, `Socket errors`). wrk2 prints the same summary; its parser builds on this one.
 
+use crate::tools::ToolError;
+
 use super::figures::ToolFigures;
 use super::units::{bytes, count, duration_ms, mib};
 use regex::Regex;
@@ -39,7 +41,7 @@ fn lines() -> &'static Lines {
 
 /// Reads wrk's summary; `tool` names the tool in errors. The error says which line is missing
 /// when the text is not a wrk summary.
-pub fn parse(text: &str, tool: &str) -> Result<ToolFigures, String> {
+pub fn parse(text: &str, tool: &str) -> Result<ToolFigures, ToolError> {
     let l = lines();
     let mut f = ToolFigures {
         // wrk prints these two lines only when something went wrong: without them, zero.
@@ -107,10 +109,11 @@ pub fn parse(text: &str, tool: &str) -> Result<ToolFigures, String> {
         return Err(format!(
             "{tool}'s output has no `N requests in T, X read` line: it is not a finished {tool} \
              summary"
-        ));
+        )
+        .into());
     }
     if f.rps.is_none() {
-        return Err(format!("{tool}'s output has no `Requests/sec:` line"));
+        return Err(format!("{tool}'s output has no `Requests/sec:` line").into());
     }
     if empty_histogram || f.requests == Some(0.0) {
         f = f.without_latency();
@@ -176,7 +179,10 @@ mod tests {
     #[test]
     fn what_is_not_a_summary_is_an_error_naming_the_line() {
         let e = parse(REFUSED, "wrk").unwrap_err();
-        assert!(e.contains("`N requests in T, X read`"), "{e}");
-        assert!(parse("", "wrk2").unwrap_err().starts_with("wrk2's output"));
+        assert!(e.0.contains("`N requests in T, X read`"), "{e}");
+        assert!(parse("", "wrk2")
+            .unwrap_err()
+            .0
+            .starts_with("wrk2's output"));
     }
 }

@@ -3,12 +3,14 @@
 //! Percentile spectrum`, whose `#[Mean = …]` and `#[Max = …]` (milliseconds, three decimals)
 //! replace the rounded `Thread Stats` figures.
 
+use crate::tools::ToolError;
+
 use super::figures::ToolFigures;
 use regex::Regex;
 use std::sync::OnceLock;
 
 /// Reads wrk2's summary.
-pub fn parse(text: &str) -> Result<ToolFigures, String> {
+pub fn parse(text: &str) -> Result<ToolFigures, ToolError> {
     let mut f = super::wrk::parse(text, "wrk2")?;
     if f.latency_mean_ms.is_none() {
         return Ok(f);
