@@ -6,14 +6,14 @@
 
 use crate::config::{ScenarioPlan, Work};
 use crate::result::{RunResult, Verdict};
-use crate::tools::{check, Tool, ToolSpec};
+use crate::tools::{check, Tool, ToolError, ToolSpec};
 pub use rigor_model::result::{CrossCheck, Finding};
 
 /// The baseline variant's name: the built-in engine.
 pub const ENGINE: &str = "engine";
 
 /// `--cross-check "TOOL [ARGS…]"`: the tool, and options for it (`"h2load --h1"`).
-pub fn parse(text: &str) -> Result<ToolSpec, String> {
+pub fn parse(text: &str) -> Result<ToolSpec, ToolError> {
     let words =
         shlex::split(text).ok_or_else(|| format!("--cross-check `{text}`: an unclosed quote"))?;
     let (name, args) = words
@@ -277,9 +277,12 @@ mod tests {
     fn the_flag_names_a_tool_and_its_options() {
         let t = parse("h2load --h1").unwrap();
         assert_eq!((t.tool, t.args), (Tool::H2load, vec!["--h1".to_string()]));
-        assert!(parse("ab").unwrap_err().contains("unknown load tool `ab`"));
-        assert!(parse("").unwrap_err().contains("name a tool"));
-        assert!(parse("wrk '").unwrap_err().contains("unclosed quote"));
+        assert!(parse("ab")
+            .unwrap_err()
+            .0
+            .contains("unknown load tool `ab`"));
+        assert!(parse("").unwrap_err().0.contains("name a tool"));
+        assert!(parse("wrk '").unwrap_err().0.contains("unclosed quote"));
     }
 
     #[test]

@@ -9,7 +9,6 @@ mod bench;
 mod bisect;
 mod cli;
 mod clock;
-mod config;
 mod console;
 mod crosscheck;
 #[cfg(test)]
@@ -17,7 +16,6 @@ mod docs_tests;
 mod exec;
 mod exit;
 mod failure;
-mod git;
 mod guards;
 mod history;
 mod interrupt;
@@ -25,17 +23,15 @@ mod live_rate;
 mod load_output;
 mod load_run;
 mod load_tool;
-mod metrics;
 mod options;
 mod out_of_memory;
 mod plan;
-mod selfreport;
 mod step_summary;
-mod threshold;
-mod tools;
 
-// The model lives in its own crate; its modules keep their `crate::` paths here meanwhile.
+// The model and the config live in their own crates; their modules keep their `crate::` paths
+// here meanwhile.
 use rigor_analysis as analysis;
+use rigor_config::{config, git, metrics, selfreport, threshold, tools};
 use rigor_model::{declarations, duration, measurements, result, series};
 use rigor_report as report;
 
@@ -44,6 +40,10 @@ use cli::{Cli, Command};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    rigor_config::git::set_hooks(rigor_config::git::Hooks {
+        register_group: interrupt::register_group,
+        unregister_group: interrupt::unregister_group,
+    });
     let cli = Cli::parse();
     let outcome: Result<exit::Exit, failure::Failure> = match &cli.command {
         Command::Load(a) => cli::load::execute(a),

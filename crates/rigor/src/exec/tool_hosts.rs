@@ -437,8 +437,8 @@ mod tests {
 
     #[test]
     fn two_wrk_outputs_merge_their_counts_and_leave_percentiles_absent() {
-        let plain = include_str!("../tools/fixtures/wrk_plain.txt");
-        let latency = include_str!("../tools/fixtures/wrk_latency.txt");
+        let plain = include_str!("../../../config/src/tools/fixtures/wrk_plain.txt");
+        let latency = include_str!("../../../config/src/tools/fixtures/wrk_latency.txt");
         let parts = read(Tool::Wrk, &[plain, latency]);
         let m = merge::merge(&parts);
         assert_eq!(

@@ -642,7 +642,7 @@ fn rigor_load_kills_what_a_tool_left_running() {
     let dir = temp_dir("tool-daemon");
     let port = free_port();
     let marker = format!("rigor-test-tool-daemon-{port}");
-    let summary = workspace().join("crates/rigor/src/tools/fixtures/wrk_latency.txt");
+    let summary = workspace().join("crates/config/src/tools/fixtures/wrk_latency.txt");
     // A child in a session of its own: out of the tool's process group. The tool lives as long
     // as the 2.11 s its summary says, which is a whole run of the 1 s it is given.
     let path = fake_wrk(
@@ -682,7 +682,7 @@ fn rigor_load_kills_what_a_tool_left_running() {
 fn a_warmup_count_no_run_can_reach_is_left_out_not_added() {
     let dir = temp_dir("tool-huge-count");
     let port = free_port();
-    let summary = workspace().join("crates/rigor/src/tools/fixtures/wrk_latency.txt");
+    let summary = workspace().join("crates/config/src/tools/fixtures/wrk_latency.txt");
     // A summary whose count is past what a u64 holds (its rate agreeing with it), from the
     // warmup run and the measured one, each living as long as its summary says it ran.
     let path = fake_wrk(
@@ -744,7 +744,7 @@ fn a_cross_check_whose_tool_failed_every_iteration_claims_no_figure_it_lacks() {
 fn a_summary_of_a_run_longer_than_the_tool_ran_is_refused() {
     let dir = temp_dir("tool-replayed");
     let port = free_port();
-    let summary = workspace().join("crates/rigor/src/tools/fixtures/wrk_latency.txt");
+    let summary = workspace().join("crates/config/src/tools/fixtures/wrk_latency.txt");
     // A recorded summary of a 2.11 s run, printed at once.
     let path = fake_wrk(&dir, &format!("cat {}", summary.display()));
     let url = format!("http://127.0.0.1:{port}/");
