@@ -9,9 +9,7 @@ use rigor_model::result::{Comparison, RunResult};
 /// comparisons keyed as those rows are (`scenario` is the rows' own, not a variable). The rows
 /// carry their summaries: [`crate::saved::load`] completes those a file did not keep.
 pub fn merged(inputs: &[Saved], names: &[String], comparisons: &[Comparison]) -> RunResult {
-    let mut result = inputs[0].1.clone();
-    result.rows.clear();
-    result.comparisons.clear();
+    let mut result = header(&inputs[0].1);
     for ((_, input), name) in inputs.iter().zip(names) {
         for row in &input.rows {
             let mut row = row.clone();
@@ -29,7 +27,14 @@ pub fn merged(inputs: &[Saved], names: &[String], comparisons: &[Comparison]) ->
                 .or_insert_with(|| d.clone());
         }
     }
-    result.comparisons = comparisons
+    with_comparisons(&mut result, comparisons);
+    result
+}
+
+/// Puts `comparisons` into a merged result, keyed as its rows are: what `rigor compare` does
+/// once it has compared, instead of merging every row a second time.
+pub fn with_comparisons(merged: &mut RunResult, comparisons: &[Comparison]) {
+    merged.comparisons = comparisons
         .iter()
         .map(|c| {
             let mut c = c.clone();
@@ -37,5 +42,52 @@ pub fn merged(inputs: &[Saved], names: &[String], comparisons: &[Comparison]) ->
             c
         })
         .collect();
-    result
+}
+
+/// Everything of `first` but its rows and comparisons, without copying those first: with ten
+/// thousand rows a whole clone is as large as the merge itself. Every field is named, so a new
+/// one is a compile error here rather than silently left out.
+fn header(first: &RunResult) -> RunResult {
+    let RunResult {
+        schema,
+        rigor_version,
+        scenario,
+        profile,
+        description,
+        started_at,
+        finished_at,
+        status,
+        seed,
+        environment,
+        warnings,
+        builds,
+        rows: _,
+        comparisons: _,
+        measurements,
+        sequential,
+        noise_floor,
+        cross_check,
+        limits,
+    } = first;
+    RunResult {
+        schema: schema.clone(),
+        rigor_version: rigor_version.clone(),
+        scenario: scenario.clone(),
+        profile: profile.clone(),
+        description: description.clone(),
+        started_at: started_at.clone(),
+        finished_at: finished_at.clone(),
+        status: status.clone(),
+        seed: *seed,
+        environment: environment.clone(),
+        warnings: warnings.clone(),
+        builds: builds.clone(),
+        rows: Vec::new(),
+        comparisons: Vec::new(),
+        measurements: measurements.clone(),
+        sequential: sequential.clone(),
+        noise_floor: noise_floor.clone(),
+        cross_check: cross_check.clone(),
+        limits: limits.clone(),
+    }
 }

@@ -100,7 +100,7 @@ pub fn execute(args: &CompareArgs) -> Result<Exit, Failure> {
     let inputs = saved::load_all(&options.files)?;
     let names = saved::column_names(&inputs);
     // A pivot nobody could show is a usage error before anything is compared.
-    let rows = pivot_merge::merged(&inputs, &names, &[]);
+    let mut rows = pivot_merge::merged(&inputs, &names, &[]);
     if let Some(e) = pivot_blocks::problem(&rows, &options.view) {
         return Err(Failure::usage(e));
     }
@@ -133,8 +133,11 @@ pub fn execute(args: &CompareArgs) -> Result<Exit, Failure> {
         .map(|t| crate::analysis::limits::parse_flag(t, &report.measurements))
         .collect::<Result<Vec<_>, _>>()
         .map_err(Failure::usage)?;
-    let rows = pivot_merge::merged(&inputs, &names, &report.comparisons);
+    // The rows merged for the check above, now with the verdicts; dropped once the pivot
+    // tables hold what they show (with many rows they are the largest thing alive).
+    pivot_merge::with_comparisons(&mut rows, &report.comparisons);
     let pivot = pivot_blocks::blocks(&rows, &options.view);
+    drop(rows);
     super::compare_publish::publish(
         &report,
         &pivot,
