@@ -49,7 +49,7 @@ fn files_become_columns_and_verdicts_stay_with_their_rows() {
 }
 
 #[test]
-fn verdicts_put_in_after_the_merge_give_the_same_result_as_merging_with_them() {
+fn verdicts_put_in_after_the_merge_and_rows_moved_in_give_the_same_result() {
     let inputs = vec![saved("a", 1.0), saved("b", 0.5)];
     let names = vec!["a".to_string(), "b".to_string()];
     let scenario = inputs[0].1.scenario.clone();
@@ -64,7 +64,7 @@ fn verdicts_put_in_after_the_merge_give_the_same_result_as_merging_with_them() {
     let at_once = merged(&inputs, &names, std::slice::from_ref(&c));
     let mut after = merged(&inputs, &names, &[]);
     assert!(after.comparisons.is_empty());
-    rigor_analysis::pivot_merge::with_comparisons(&mut after, &[c]);
+    rigor_analysis::pivot_merge::with_comparisons(&mut after, std::slice::from_ref(&c));
     assert_eq!(
         serde_json::to_value(&after).unwrap(),
         serde_json::to_value(&at_once).unwrap()
@@ -74,4 +74,10 @@ fn verdicts_put_in_after_the_merge_give_the_same_result_as_merging_with_them() {
     assert_eq!(after.environment, inputs[0].1.environment);
     assert_eq!(after.started_at, inputs[0].1.started_at);
     assert_eq!(after.rows.len(), 4);
+    // Moving the files' rows into the merge gives what copying them does.
+    let owned = rigor_analysis::pivot_merge::merged_owned(inputs, &names, std::slice::from_ref(&c));
+    assert_eq!(
+        serde_json::to_value(&owned).unwrap(),
+        serde_json::to_value(&at_once).unwrap()
+    );
 }
