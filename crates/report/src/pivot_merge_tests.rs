@@ -47,3 +47,37 @@ fn files_become_columns_and_verdicts_stay_with_their_rows() {
     assert!((two.change_pct.unwrap() + 50.0).abs() < 1e-9);
     assert_eq!(crate::pivot_blocks::problem(&m, &View::default()), None);
 }
+
+#[test]
+fn verdicts_put_in_after_the_merge_and_rows_moved_in_give_the_same_result() {
+    let inputs = vec![saved("a", 1.0), saved("b", 0.5)];
+    let names = vec!["a".to_string(), "b".to_string()];
+    let scenario = inputs[0].1.scenario.clone();
+    let mut c = Comparison::verdict_only(
+        &[("clients", "1"), ("scenario", &scenario)],
+        "cmd.mps",
+        "a",
+        "b",
+        Verdict::Regression,
+    );
+    c.scenario = scenario;
+    let at_once = merged(&inputs, &names, std::slice::from_ref(&c));
+    let mut after = merged(&inputs, &names, &[]);
+    assert!(after.comparisons.is_empty());
+    rigor_analysis::pivot_merge::with_comparisons(&mut after, std::slice::from_ref(&c));
+    assert_eq!(
+        serde_json::to_value(&after).unwrap(),
+        serde_json::to_value(&at_once).unwrap()
+    );
+    assert!(!after.comparisons[0].row.contains_key("scenario"));
+    // The first file's run stays whole around the rows: only its rows and comparisons change.
+    assert_eq!(after.environment, inputs[0].1.environment);
+    assert_eq!(after.started_at, inputs[0].1.started_at);
+    assert_eq!(after.rows.len(), 4);
+    // Moving the files' rows into the merge gives what copying them does.
+    let owned = rigor_analysis::pivot_merge::merged_owned(inputs, &names, std::slice::from_ref(&c));
+    assert_eq!(
+        serde_json::to_value(&owned).unwrap(),
+        serde_json::to_value(&at_once).unwrap()
+    );
+}

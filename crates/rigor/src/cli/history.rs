@@ -97,7 +97,8 @@ fn in_store(name: &str, e: HistoryError) -> Failure {
 fn execute_import(args: &ImportArgs) -> Result<Exit, Failure> {
     let spec = args.store.spec();
     let name = spec.name();
-    let mut store = Store::open(&spec, true).map_err(|e| in_store(&name, e))?;
+    let mut store =
+        Store::open(&spec, true, crate::history::HOOKS).map_err(|e| in_store(&name, e))?;
     let mut bad = 0;
     for (path, outcome) in import::import(&mut store, &args.files) {
         let shown = path.display();
@@ -138,7 +139,8 @@ fn execute_show(args: &HistoryArgs) -> Result<Exit, Failure> {
             );
         }
     }
-    let mut store = Store::open(&spec, false).map_err(|e| in_store(&name, e))?;
+    let mut store =
+        Store::open(&spec, false, crate::history::HOOKS).map_err(|e| in_store(&name, e))?;
     let found = store
         .read(|tx| series::load(tx, &filter))
         .map_err(|e| in_store(&name, e))?;

@@ -206,7 +206,7 @@ fn store_history(result: &RunResult, options: &RunOptions) -> bool {
     let Some(spec) = &options.store else {
         return true;
     };
-    match crate::history::store_run(spec, result) {
+    match crate::history::store_run(spec, result, crate::history::HOOKS) {
         Ok(crate::history::record::Stored::Added(id)) => {
             console::err(&format!("history: run {id} stored in {}", spec.name()));
             true

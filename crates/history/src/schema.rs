@@ -92,7 +92,7 @@ pub fn migrate(tx: &mut dyn Sql, store: &str) -> Result<(), HistoryError> {
             "INSERT INTO schema_version (version, applied_at) VALUES (?, ?)",
             &[
                 Value::Int(Some(to)),
-                Value::text(crate::clock::now_rfc3339()),
+                Value::text(super::time::now_rfc3339()),
             ],
         )?;
     }

@@ -284,7 +284,7 @@ pub fn median(values: &[f64]) -> Option<f64> {
 /// default — `load.rps` where the row drove load; else a command's own figures (`cmd.*`);
 /// else `app.elapsed`; else every measurement it has.
 pub fn default_measurements(ids: &[String]) -> Vec<String> {
-    use crate::measurements::ids::{APP_ELAPSED, LOAD_RPS};
+    use rigor_model::measurements::ids::{APP_ELAPSED, LOAD_RPS};
     if ids.iter().any(|i| i == LOAD_RPS) {
         return vec![LOAD_RPS.to_string()];
     }
@@ -304,7 +304,7 @@ pub fn default_measurements(ids: &[String]) -> Vec<String> {
 
 /// The unit of a catalogued measurement; empty for one the catalogue does not know.
 fn unit(id: &str) -> String {
-    crate::measurements::info(id)
+    rigor_model::measurements::info(id)
         .map(|m| m.unit.to_string())
         .unwrap_or_default()
 }

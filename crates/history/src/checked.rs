@@ -3,7 +3,7 @@
 //! anywhere, and show as the latest run) or a status or exclusion no rigor writes.
 
 use super::error::HistoryError;
-use crate::result::{Exclusion, RunResult, RunStatus};
+use rigor_model::result::{Exclusion, RunResult, RunStatus};
 
 /// Why `result` cannot be stored, naming the field, or `Ok` when it reads as rigor writes it.
 pub fn check(result: &RunResult) -> Result<(), HistoryError> {

@@ -28,23 +28,24 @@ const STATEMENT_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// While a transaction runs, a signal that arrives meanwhile (Ctrl-C) cancels the statement
 /// the server is working on, so the user need not wait for a lock or a slow query. Signals
-/// before it began (an interrupted run being stored) do not count.
+/// before it began (an interrupted run being stored) do not count. The process counts its
+/// signals (`signals`); the store only watches the count.
 struct CancelOnSignal {
     done: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl CancelOnSignal {
-    fn start(token: postgres::CancelToken) -> CancelOnSignal {
+    fn start(token: postgres::CancelToken, signals: fn() -> usize) -> CancelOnSignal {
         use std::sync::atomic::Ordering;
         let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let seen = crate::interrupt::signals();
+        let seen = signals();
         let flag = done.clone();
         // Without the thread, the lock and statement timeouts still bound the wait.
         let _ = std::thread::Builder::new()
             .name("rigor-store-cancel".into())
             .spawn(move || {
                 while !flag.load(Ordering::SeqCst) {
-                    if crate::interrupt::signals() > seen {
+                    if signals() > seen {
                         let _ = token.cancel_query(NoTls);
                         return;
                     }
@@ -65,6 +66,8 @@ impl Drop for CancelOnSignal {
 pub struct PgStore {
     client: Client,
     name: String,
+    /// How many signals the process has had, for [`CancelOnSignal`].
+    signals: fn() -> usize,
 }
 
 /// The URL for people: every password replaced by `***`, so an error message or a log never
@@ -125,8 +128,8 @@ fn connect_within(config: postgres::Config) -> Result<Client, HistoryError> {
 
 impl PgStore {
     /// Connects to `url` (`postgres://user:pass@host:port/db`, no TLS) and brings the schema up
-    /// to date.
-    pub fn open(url: &str) -> Result<PgStore, HistoryError> {
+    /// to date. `signals` counts the process's interrupting signals (see [`crate::Hooks`]).
+    pub fn open(url: &str, signals: fn() -> usize) -> Result<PgStore, HistoryError> {
         let name = redact(url);
         let mut config: postgres::Config = url.parse().map_err(|e| {
             HistoryError::Unusable(format!("{name}: not a PostgreSQL URL: {}", with_causes(&e)))
@@ -145,7 +148,11 @@ impl PgStore {
                 STATEMENT_TIMEOUT.as_secs()
             ))
             .map_err(|e| described(e).in_store(&name))?;
-        let mut store = PgStore { client, name };
+        let mut store = PgStore {
+            client,
+            name,
+            signals,
+        };
         let name = store.name.clone();
         store
             .write(|tx| {
@@ -164,7 +171,7 @@ impl PgStore {
         &mut self,
         work: impl FnOnce(&mut dyn Sql) -> Result<T, HistoryError>,
     ) -> Result<T, HistoryError> {
-        let _watch = CancelOnSignal::start(self.client.cancel_token());
+        let _watch = CancelOnSignal::start(self.client.cancel_token(), self.signals);
         let tx = self.client.transaction().map_err(HistoryError::database)?;
         let mut pg = PgTx { tx };
         let out = work(&mut pg)?;
@@ -177,7 +184,7 @@ impl PgStore {
         &mut self,
         work: impl FnOnce(&mut dyn Sql) -> Result<T, HistoryError>,
     ) -> Result<T, HistoryError> {
-        let _watch = CancelOnSignal::start(self.client.cancel_token());
+        let _watch = CancelOnSignal::start(self.client.cancel_token(), self.signals);
         let tx = self
             .client
             .build_transaction()

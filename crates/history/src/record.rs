@@ -4,7 +4,7 @@
 
 use super::error::HistoryError;
 use super::sql::{first_int, Sql, Value};
-use crate::result::{Iteration, Row, RunResult};
+use rigor_model::result::{Iteration, Row, RunResult};
 use sha2::{Digest, Sha256};
 
 /// What storing a run did.
@@ -107,7 +107,7 @@ fn insert_run(
             Value::text(environment),
             Value::text(hash),
             Value::text(source.code()),
-            Value::text(crate::clock::now_rfc3339()),
+            Value::text(super::time::now_rfc3339()),
         ],
     )?;
     Ok(first_int(&rows))

@@ -7,6 +7,13 @@ use jiff::civil::Date;
 use jiff::tz::Offset;
 use jiff::Timestamp;
 
+/// Now, as the store dates a run it writes and a migration it applies: UTC, whole seconds
+/// (`2026-11-30T02:15:04Z`), the form results give their own times in.
+pub fn now_rfc3339() -> String {
+    let now = Timestamp::from_second(Timestamp::now().as_second()).unwrap_or(Timestamp::UNIX_EPOCH);
+    now.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
 /// Seconds since the epoch of `text`, or why it is not a date.
 pub fn parse(text: &str) -> Result<i64, HistoryError> {
     let t = text.trim();
@@ -35,7 +42,27 @@ fn has_seconds(instant: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::parse;
+    use super::{now_rfc3339, parse};
+
+    #[test]
+    fn now_is_whole_seconds_in_utc_and_reads_back_as_the_clock() {
+        let before = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs() as i64;
+        let now = now_rfc3339();
+        let after = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs() as i64;
+        assert_eq!(now.len(), "2026-11-30T02:15:04Z".len(), "{now}");
+        assert!(now.ends_with('Z'), "{now}");
+        let read = parse(&now).unwrap();
+        assert!(
+            before <= read && read <= after,
+            "{before} <= {read} <= {after}"
+        );
+    }
 
     #[test]
     fn dates_and_rfc3339_instants() {

@@ -21,8 +21,13 @@ pub struct SqliteStore {
 }
 
 impl SqliteStore {
-    /// Opens (creating when `create`) the store at `path` and brings its schema up to date.
-    pub fn open(path: &Path, create: bool) -> Result<SqliteStore, HistoryError> {
+    /// Opens (creating when `create`) the store at `path` and brings its schema up to date;
+    /// `create_dir` makes the folder of a new file (see [`crate::Hooks`]).
+    pub fn open(
+        path: &Path,
+        create: bool,
+        create_dir: fn(&Path) -> std::io::Result<()>,
+    ) -> Result<SqliteStore, HistoryError> {
         let name = path.display().to_string();
         if path.is_dir() {
             return Err(HistoryError::Unusable(format!(
@@ -39,7 +44,7 @@ impl SqliteStore {
         }
         if create {
             if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-                crate::git::create_own_dir(parent, parent).map_err(|e| {
+                create_dir(parent).map_err(|e| {
                     HistoryError::Unusable(format!("cannot create {}: {e}", parent.display()))
                 })?;
             }

@@ -2,6 +2,11 @@
 //! default, or a team's PostgreSQL), so `rigor history` can show how each figure moved over
 //! time and where it stepped. Both stores hold the same versioned schema ([`schema`]); a run is
 //! flattened into rows by [`record`] and read back into series by [`series`].
+//!
+//! A crate of its own because the store is a file format of its own, with the two database
+//! drivers behind it: the compiler keeps it to the saved results and their analysis (no
+//! configuration, no reports, no command line), and what it needs of the process (signals,
+//! how rigor makes its folders) is handed in as [`Hooks`].
 
 pub mod changes;
 mod checked;
@@ -89,6 +94,33 @@ impl StoreSpec {
     }
 }
 
+/// What the process around the store lends it: the store knows neither how the process
+/// handles signals nor how it makes its own folders, and the binary that opens it does.
+#[derive(Debug, Clone, Copy)]
+pub struct Hooks {
+    /// How many interrupting signals (Ctrl-C) the process has had so far: a statement a
+    /// PostgreSQL server is working on is cancelled when the count grows.
+    pub signals: fn() -> usize,
+    /// Makes the folder (and its parents) a new SQLite file goes into.
+    pub create_dir: fn(&Path) -> std::io::Result<()>,
+}
+
+impl Hooks {
+    /// A process that counts no signals and makes folders plainly (tests, other tools).
+    pub const PLAIN: Hooks = Hooks {
+        signals: no_signals,
+        create_dir: plain_dir,
+    };
+}
+
+fn no_signals() -> usize {
+    0
+}
+
+fn plain_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)
+}
+
 /// An open store of either kind.
 pub enum Store {
     Sqlite(sqlite::SqliteStore),
@@ -98,10 +130,14 @@ pub enum Store {
 impl Store {
     /// Opens the store, migrating its schema. `create`: a SQLite file that does not exist yet is
     /// made (a reader passes false and says the store is empty instead).
-    pub fn open(spec: &StoreSpec, create: bool) -> Result<Store, HistoryError> {
+    pub fn open(spec: &StoreSpec, create: bool, hooks: Hooks) -> Result<Store, HistoryError> {
         match spec {
-            StoreSpec::Sqlite(path) => sqlite::SqliteStore::open(path, create).map(Store::Sqlite),
-            StoreSpec::Postgres(url) => postgres::PgStore::open(url).map(Store::Postgres),
+            StoreSpec::Sqlite(path) => {
+                sqlite::SqliteStore::open(path, create, hooks.create_dir).map(Store::Sqlite)
+            }
+            StoreSpec::Postgres(url) => {
+                postgres::PgStore::open(url, hooks.signals).map(Store::Postgres)
+            }
         }
     }
 
@@ -130,7 +166,7 @@ impl Store {
     /// Writes one run in one transaction.
     pub fn add(
         &mut self,
-        result: &crate::result::RunResult,
+        result: &rigor_model::result::RunResult,
         source: Source,
     ) -> Result<Stored, HistoryError> {
         self.write(|tx| record::insert(tx, result, source))
@@ -140,10 +176,11 @@ impl Store {
 /// Stores a finished (or interrupted) run as `rigor run` ends; the error names the store.
 pub fn store_run(
     spec: &StoreSpec,
-    result: &crate::result::RunResult,
+    result: &rigor_model::result::RunResult,
+    hooks: Hooks,
 ) -> Result<Stored, HistoryError> {
     let name = spec.name();
-    let mut store = Store::open(spec, true).map_err(|e| e.in_store(&name))?;
+    let mut store = Store::open(spec, true, hooks).map_err(|e| e.in_store(&name))?;
     store
         .add(result, Source::Run)
         .map_err(|e| e.in_store(&name))
@@ -203,15 +240,15 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("rigor-history-unit-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let spec = StoreSpec::Sqlite(dir.join("h.db"));
-        let result = crate::report::sample::sample_result();
-        let first = store_run(&spec, &result).unwrap();
+        let result = rigor_analysis::matching::tests::result(None, &[100.0, 101.0, 99.0], "6.1");
+        let first = store_run(&spec, &result, Hooks::PLAIN).unwrap();
         assert!(matches!(first, Stored::Added(_)), "{first:?}");
-        let again = store_run(&spec, &result).unwrap();
+        let again = store_run(&spec, &result, Hooks::PLAIN).unwrap();
         let Stored::Added(id) = first else {
             unreachable!()
         };
         assert_eq!(again, Stored::AlreadyThere(id));
-        let mut store = Store::open(&spec, false).unwrap();
+        let mut store = Store::open(&spec, false, Hooks::PLAIN).unwrap();
         let iterations: usize = result.rows.iter().map(|r| r.iterations.len()).sum();
         let counted = store
             .read(|tx| tx.query("SELECT COUNT(*) FROM iterations", &[]))

@@ -23,7 +23,7 @@ pub fn import(store: &mut Store, paths: &[PathBuf]) -> Vec<(PathBuf, Imported)> 
 }
 
 fn import_one(store: &mut Store, path: &Path) -> Imported {
-    let result = match crate::analysis::saved::load(path) {
+    let result = match rigor_analysis::saved::load(path) {
         Ok(r) => r,
         Err(e) => return Imported::Failed(format!("{e:#}")),
     };
