@@ -36,8 +36,8 @@ pub use error::LoadError;
 pub use h2::H2Report;
 /// The histogram type reports carry, so callers name the same version the engine records with.
 pub use hdrhistogram;
-pub use io::{io_uring_support, kernel_release_supports, IoMode};
-pub use merge::{merge, ReportWire};
+pub use io::{io_uring_support, kernel_release_supports, IoMode, UringUnsupported};
+pub use merge::{merge, ReportWire, WireError};
 pub use probe::{
     fetch_body, probe_request, probe_request_as, probe_request_finding, probe_request_http2,
     ProbeFn, ProbeResponse, PROBE_BODY_KEPT,
