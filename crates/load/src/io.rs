@@ -39,17 +39,25 @@ impl fmt::Display for IoMode {
 }
 
 impl FromStr for IoMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownIoMode;
+    fn from_str(s: &str) -> Result<Self, UnknownIoMode> {
         match s {
             "auto" => Ok(IoMode::Auto),
             "epoll" => Ok(IoMode::Epoll),
             "io_uring" | "io-uring" | "uring" => Ok(IoMode::IoUring),
-            _ => Err(format!(
-                "unknown I/O path `{s}`: expected auto, epoll or io_uring"
-            )),
+            _ => Err(UnknownIoMode {
+                given: s.to_string(),
+            }),
         }
     }
+}
+
+/// An I/O path name that is none of the engine's: lists the ones it has.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown I/O path `{given}`: expected auto, epoll or io_uring")]
+pub struct UnknownIoMode {
+    /// The name as given.
+    pub given: String,
 }
 
 /// Whether this machine's kernel runs the engine's io_uring path: `Err` says what is missing.
@@ -152,7 +160,11 @@ mod tests {
         for m in [IoMode::Auto, IoMode::Epoll, IoMode::IoUring] {
             assert_eq!(m.as_str().parse::<IoMode>(), Ok(m));
         }
-        assert!("kqueue".parse::<IoMode>().unwrap_err().contains("io_uring"));
+        assert!("kqueue"
+            .parse::<IoMode>()
+            .unwrap_err()
+            .to_string()
+            .contains("io_uring"));
     }
 
     #[test]
