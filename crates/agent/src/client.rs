@@ -336,7 +336,7 @@ impl Agent {
                         .map_err(|error| AgentError::BadReport {
                             host: self.host.label(),
                             id: id.to_string(),
-                            error,
+                            error: error.to_string(),
                         })
                 }
                 FromAgent::Error {

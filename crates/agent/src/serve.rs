@@ -309,7 +309,7 @@ fn start_load(
             });
             match result
                 .map_err(|e| e.to_string())
-                .and_then(|r| ReportWire::encode(&r))
+                .and_then(|r| ReportWire::encode(&r).map_err(|e| e.to_string()))
             {
                 Ok(report) => out.send(&FromAgent::LoadDone {
                     id,

@@ -21,11 +21,22 @@ pub enum Strictness {
     Kinds(Vec<WarningKind>),
 }
 
+/// A `--strict` value naming a warning kind this version does not know.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StrictnessError {
+    /// The kind `name` does not exist; the message lists the known ones.
+    #[error(
+        "--strict={name}: no warning kind `{name}`; the kinds are all, {}",
+        WarningKind::ALL.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", ")
+    )]
+    UnknownKind { name: String },
+}
+
 impl Strictness {
     /// Reads `--strict`'s value: absent, given bare (`all`), or a list of warning kinds. A kind
     /// this version does not know is an error naming it and the known ones (a typo would
     /// otherwise gate on nothing).
-    pub fn parse(given: Option<&[String]>) -> Result<Strictness, String> {
+    pub fn parse(given: Option<&[String]>) -> Result<Strictness, StrictnessError> {
         let Some(list) = given else {
             return Ok(Strictness::Off);
         };
@@ -41,11 +52,9 @@ impl Strictness {
         for name in names {
             match WarningKind::from_code(name) {
                 WarningKind::Other(_) => {
-                    let known: Vec<&str> = WarningKind::ALL.iter().map(|k| k.as_str()).collect();
-                    return Err(format!(
-                        "--strict={name}: no warning kind `{name}`; the kinds are all, {}",
-                        known.join(", ")
-                    ));
+                    return Err(StrictnessError::UnknownKind {
+                        name: name.to_string(),
+                    });
                 }
                 k if !kinds.contains(&k) => kinds.push(k),
                 _ => {}
@@ -503,7 +512,9 @@ mod tests {
             proxy,
             Strictness::Kinds(vec![WarningKind::Proxy, WarningKind::DebugBuild])
         );
-        let e = Strictness::parse(Some(&list(&["proxy", "prox"]))).unwrap_err();
+        let e = Strictness::parse(Some(&list(&["proxy", "prox"])))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with(
                 "--strict=prox: no warning kind `prox`; the kinds are all, bad_responses"

@@ -64,10 +64,12 @@ pub fn unit_of(id: &str, decl: &Declarations) -> Option<String> {
 
 /// Reads `--limit ID<VALUE` (also `<=`, `>`, `>=`), the id checked against the catalogue (a
 /// command's `cmd.NAME` and `app.metric.NAME` are open) and the value against its unit.
-pub fn parse_flag(text: &str, decl: &Declarations) -> Result<Limit, String> {
-    let at = text.find(['<', '>']).ok_or_else(|| {
-        format!("--limit `{text}`: expected ID<VALUE or ID>VALUE, e.g. 'load.latency.p99<50ms'")
-    })?;
+pub fn parse_flag(text: &str, decl: &Declarations) -> Result<Limit, LimitError> {
+    let at = text
+        .find(['<', '>'])
+        .ok_or_else(|| LimitError::NoOperator {
+            text: text.to_string(),
+        })?;
     let (id, rest) = text.split_at(at);
     let (op, value) = if let Some(v) = rest.strip_prefix("<=") {
         (Op::AtMost, v)
@@ -78,23 +80,30 @@ pub fn parse_flag(text: &str, decl: &Declarations) -> Result<Limit, String> {
     } else {
         (Op::Greater, &rest[1..])
     };
-    limit(id.trim(), op, value.trim(), decl).map_err(|e| format!("--limit `{text}`: {e}"))
+    limit(id.trim(), op, value.trim(), decl).map_err(|e| LimitError::Flag {
+        text: text.to_string(),
+        source: Box::new(e),
+    })
 }
 
 /// A limit of `id` with `op` and the bound `value` as written (`50ms`, `"2 GiB"`, `10000`).
-pub fn limit(id: &str, op: Op, value: &str, decl: &Declarations) -> Result<Limit, String> {
+pub fn limit(id: &str, op: Op, value: &str, decl: &Declarations) -> Result<Limit, LimitError> {
     if id.is_empty() {
-        return Err("the measurement id is empty".into());
+        return Err(LimitError::EmptyId);
     }
     rigor_model::measurements::validate(id)?;
-    let bound = value_in(value, unit_of(id, decl).as_deref()).map_err(|e| format!("{id}: {e}"))?;
+    let bound = value_in(value, unit_of(id, decl).as_deref()).map_err(|e| LimitError::Value {
+        id: id.to_string(),
+        source: Box::new(e),
+    })?;
     // rigor's own figures (rates, times, sizes, counts, shares) are never negative: a `max`
     // below 0 would fail every run however good, after the whole run. A command's or a
     // runtime's own figure may be negative, so its bound is taken as written.
     if op == Op::AtMost && bound < 0.0 && rigor_model::measurements::info(id).is_some() {
-        return Err(format!(
-            "{id}: `{value}`: a bound below 0 can never be met ({id} is never negative)"
-        ));
+        return Err(LimitError::Negative {
+            id: id.to_string(),
+            value: value.to_string(),
+        });
     }
     Ok(Limit {
         measure: id.to_string(),
@@ -102,6 +111,45 @@ pub fn limit(id: &str, op: Op, value: &str, decl: &Declarations) -> Result<Limit
         bound,
         written: value.to_string(),
     })
+}
+
+/// Why a limit could not be read: names the flag, the id or the value that is wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum LimitError {
+    /// `--limit` text with neither `<` nor `>`.
+    #[error("--limit `{text}`: expected ID<VALUE or ID>VALUE, e.g. 'load.latency.p99<50ms'")]
+    NoOperator { text: String },
+    /// What was wrong in the `--limit` text.
+    #[error("--limit `{text}`: {source}")]
+    Flag {
+        text: String,
+        source: Box<LimitError>,
+    },
+    /// Nothing before the operator.
+    #[error("the measurement id is empty")]
+    EmptyId,
+    /// An id no run can record.
+    #[error(transparent)]
+    Unknown(#[from] rigor_model::measurements::UnknownMeasurement),
+    /// The bound of `id` could not be read.
+    #[error("{id}: {source}")]
+    Value { id: String, source: Box<LimitError> },
+    /// A `max` below 0 on a figure that is never negative.
+    #[error("{id}: `{value}`: a bound below 0 can never be met ({id} is never negative)")]
+    Negative { id: String, value: String },
+    /// The bound is not a number.
+    #[error("`{value}` is not a number with an optional unit, such as 50ms")]
+    NotANumber { value: String },
+    /// A unit given for a measurement that has none.
+    #[error("`{value}`: the measurement has no known unit, so give a plain number")]
+    NoUnit { value: String },
+    /// A unit of another kind than the measurement's.
+    #[error("`{value}`: the measurement is in {unit}, and `{suffix}` does not convert to it")]
+    OtherUnit {
+        value: String,
+        unit: String,
+        suffix: String,
+    },
 }
 
 /// Time units in milliseconds, size units in MiB: what a written bound converts through.
@@ -125,7 +173,7 @@ const SIZE_MIB: &[(&str, f64)] = &[
 
 /// `value` (a number, with an optional unit) in `unit`: `50ms` in ms is 50, `1s` 1000, `2GiB`
 /// in MiB 2048. A unit of another kind than the measurement's is an error naming both.
-pub fn value_in(value: &str, unit: Option<&str>) -> Result<f64, String> {
+pub fn value_in(value: &str, unit: Option<&str>) -> Result<f64, LimitError> {
     let v = value.trim();
     let split = v
         .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+' || c == 'e'))
@@ -137,7 +185,9 @@ pub fn value_in(value: &str, unit: Option<&str>) -> Result<f64, String> {
         .parse()
         .ok()
         .filter(|n: &f64| n.is_finite())
-        .ok_or_else(|| format!("`{value}` is not a number with an optional unit, such as 50ms"))?;
+        .ok_or_else(|| LimitError::NotANumber {
+            value: value.to_string(),
+        })?;
     let suffix = suffix.trim();
     if suffix.is_empty() {
         return Ok(number);
@@ -153,8 +203,14 @@ pub fn value_in(value: &str, unit: Option<&str>) -> Result<f64, String> {
         }
     }
     Err(match unit {
-        "" => format!("`{value}`: the measurement has no known unit, so give a plain number"),
-        u => format!("`{value}`: the measurement is in {u}, and `{suffix}` does not convert to it"),
+        "" => LimitError::NoUnit {
+            value: value.to_string(),
+        },
+        u => LimitError::OtherUnit {
+            value: value.to_string(),
+            unit: u.to_string(),
+            suffix: suffix.to_string(),
+        },
     })
 }
 
@@ -222,27 +278,33 @@ mod tests {
         assert_eq!((l.op, l.bound), (Op::Greater, 50.0));
         // A command's own figure without a declared unit takes plain numbers only.
         assert_eq!(parse_flag("cmd.x<3", &none()).unwrap().bound, 3.0);
-        let e = parse_flag("cmd.x<3ms", &none()).unwrap_err();
+        let e = parse_flag("cmd.x<3ms", &none()).unwrap_err().to_string();
         assert!(e.contains("no known unit"), "{e}");
     }
 
     #[test]
     fn bad_limits_name_what_is_wrong() {
-        let e = parse_flag("load.latency.p99", &none()).unwrap_err();
+        let e = parse_flag("load.latency.p99", &none())
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with("--limit `load.latency.p99`: expected ID<VALUE"),
             "{e}"
         );
-        let e = parse_flag("load.latency.p99<50MiB", &none()).unwrap_err();
+        let e = parse_flag("load.latency.p99<50MiB", &none())
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             e,
             "--limit `load.latency.p99<50MiB`: load.latency.p99: `50MiB`: the measurement is in ms, and `MiB` does not convert to it"
         );
-        let e = parse_flag("load.nope<5", &none()).unwrap_err();
+        let e = parse_flag("load.nope<5", &none()).unwrap_err().to_string();
         assert!(e.contains("unknown measurement `load.nope`"), "{e}");
-        let e = parse_flag("<5", &none()).unwrap_err();
+        let e = parse_flag("<5", &none()).unwrap_err().to_string();
         assert!(e.contains("id is empty"), "{e}");
-        let e = parse_flag("load.rps>fast", &none()).unwrap_err();
+        let e = parse_flag("load.rps>fast", &none())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("`fast` is not a number"), "{e}");
     }
 

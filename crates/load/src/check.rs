@@ -216,7 +216,7 @@ pub(crate) fn prepare(spec: &LoadSpec) -> Result<Prepared, LoadError> {
     }
     // The I/O path asked for must be one this machine (where the engine runs) can take.
     crate::io::resolve(spec.io, target.tls, spec.http2)?;
-    cpu::ensure_fd_limit(fds_needed(spec)).map_err(LoadError::Resources)?;
+    cpu::ensure_fd_limit(fds_needed(spec)).map_err(|e| LoadError::Resources(e.to_string()))?;
     Ok(Prepared {
         target,
         request,

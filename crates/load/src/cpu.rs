@@ -67,7 +67,7 @@ pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
 }
 
 /// Makes sure `needed` descriptors can be open, raising RLIMIT_NOFILE (soft, then hard) if it must.
-pub fn ensure_fd_limit(needed: u64) -> Result<(), String> {
+pub fn ensure_fd_limit(needed: u64) -> Result<(), FdLimitError> {
     let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) else {
         return Ok(());
     };
@@ -77,9 +77,21 @@ pub fn ensure_fd_limit(needed: u64) -> Result<(), String> {
     if setrlimit(Resource::RLIMIT_NOFILE, needed.max(soft), hard.max(needed)).is_ok() {
         return Ok(());
     }
-    Err(format!(
-        "{needed} file descriptors are needed but the limit is {soft} (hard {hard}); raise it with `ulimit -n {needed}`"
-    ))
+    Err(FdLimitError { needed, soft, hard })
+}
+
+/// RLIMIT_NOFILE is below what a run needs and could not be raised: says how to raise it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{needed} file descriptors are needed but the limit is {soft} (hard {hard}); raise it with `ulimit -n {needed}`"
+)]
+pub struct FdLimitError {
+    /// Descriptors the run would hold open.
+    pub needed: u64,
+    /// The soft limit in force.
+    pub soft: u64,
+    /// The hard limit in force.
+    pub hard: u64,
 }
 
 #[cfg(test)]

@@ -39,23 +39,31 @@ impl fmt::Display for IoMode {
 }
 
 impl FromStr for IoMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownIoMode;
+    fn from_str(s: &str) -> Result<Self, UnknownIoMode> {
         match s {
             "auto" => Ok(IoMode::Auto),
             "epoll" => Ok(IoMode::Epoll),
             "io_uring" | "io-uring" | "uring" => Ok(IoMode::IoUring),
-            _ => Err(format!(
-                "unknown I/O path `{s}`: expected auto, epoll or io_uring"
-            )),
+            _ => Err(UnknownIoMode {
+                given: s.to_string(),
+            }),
         }
     }
 }
 
+/// An I/O path name that is none of the engine's: lists the ones it has.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown I/O path `{given}`: expected auto, epoll or io_uring")]
+pub struct UnknownIoMode {
+    /// The name as given.
+    pub given: String,
+}
+
 /// Whether this machine's kernel runs the engine's io_uring path: `Err` says what is missing.
 /// Probed once per process (a ring is set up and a buffer ring registered, then dropped).
-pub fn io_uring_support() -> Result<(), String> {
-    static PROBED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+pub fn io_uring_support() -> Result<(), UringUnsupported> {
+    static PROBED: std::sync::OnceLock<Result<(), UringUnsupported>> = std::sync::OnceLock::new();
     PROBED
         .get_or_init(|| {
             kernel_release_supports(&kernel_release())?;
@@ -65,17 +73,42 @@ pub fn io_uring_support() -> Result<(), String> {
 }
 
 /// Multishot receive (the path's way to read) came with Linux 6.0.
-pub fn kernel_release_supports(release: &str) -> Result<(), String> {
+pub fn kernel_release_supports(release: &str) -> Result<(), UringUnsupported> {
     let mut parts = release.split(|c: char| !c.is_ascii_digit());
     let major: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
     let minor: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
     if (major, minor) >= (6, 0) {
         Ok(())
     } else {
-        Err(format!(
-            "io_uring's multishot receive needs Linux 6.0 or later, and this kernel is {release}"
-        ))
+        Err(UringUnsupported::OldKernel {
+            release: release.to_string(),
+        })
     }
+}
+
+/// What this machine lacks for the io_uring path; `Auto` falls back to epoll on any of these.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UringUnsupported {
+    /// A kernel older than 6.0 (no multishot receive).
+    #[error("io_uring's multishot receive needs Linux 6.0 or later, and this kernel is {release}")]
+    OldKernel { release: String },
+    /// No ring could be set up at all.
+    #[error(
+        "io_uring_setup failed ({reason}): disabled (kernel.io_uring_disabled) or not built in"
+    )]
+    Setup { reason: String },
+    /// The ring cannot wait with a timeout.
+    #[error("this kernel's io_uring cannot wait with a timeout (EXT_ARG, 5.11)")]
+    NoExtArg,
+    /// The ring would not say which operations it has.
+    #[error("io_uring cannot list its operations ({reason})")]
+    NoProbe { reason: String },
+    /// An operation the path uses is missing.
+    #[error("this kernel's io_uring has no {name} operation")]
+    NoOperation { name: &'static str },
+    /// No provided buffer ring could be registered.
+    #[error("io_uring cannot register a provided buffer ring ({reason}, 5.19)")]
+    NoBufRing { reason: String },
 }
 
 fn kernel_release() -> String {
@@ -127,14 +160,20 @@ mod tests {
         for m in [IoMode::Auto, IoMode::Epoll, IoMode::IoUring] {
             assert_eq!(m.as_str().parse::<IoMode>(), Ok(m));
         }
-        assert!("kqueue".parse::<IoMode>().unwrap_err().contains("io_uring"));
+        assert!("kqueue"
+            .parse::<IoMode>()
+            .unwrap_err()
+            .to_string()
+            .contains("io_uring"));
     }
 
     #[test]
     fn old_kernels_are_refused_with_the_version() {
         assert!(kernel_release_supports("6.18.44-fc").is_ok());
         assert!(kernel_release_supports("6.0.0").is_ok());
-        let e = kernel_release_supports("5.15.0-91-generic").unwrap_err();
+        let e = kernel_release_supports("5.15.0-91-generic")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("6.0") && e.contains("5.15.0-91-generic"), "{e}");
         assert!(kernel_release_supports("").is_err());
     }

@@ -36,8 +36,8 @@ pub use error::LoadError;
 pub use h2::H2Report;
 /// The histogram type reports carry, so callers name the same version the engine records with.
 pub use hdrhistogram;
-pub use io::{io_uring_support, kernel_release_supports, IoMode};
-pub use merge::{merge, ReportWire};
+pub use io::{io_uring_support, kernel_release_supports, IoMode, UnknownIoMode, UringUnsupported};
+pub use merge::{merge, ReportWire, WireError};
 pub use probe::{
     fetch_body, probe_request, probe_request_as, probe_request_finding, probe_request_http2,
     ProbeFn, ProbeResponse, PROBE_BODY_KEPT,
@@ -47,7 +47,7 @@ pub use report::{
     TimelineSecond,
 };
 pub use run::run;
-pub use source::{local_ports, parse_sources};
+pub use source::{local_ports, parse_sources, SourceError};
 
 /// `url`'s host and port, checked but not resolved: a URL only other machines can reach (a
 /// load host's network) is still a well-formed one.

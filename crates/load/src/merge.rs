@@ -250,11 +250,11 @@ pub struct ReportWire {
 
 impl ReportWire {
     /// The wire form of `report`; fails when it carries no latency histogram.
-    pub fn encode(report: &LoadReport) -> Result<ReportWire, String> {
+    pub fn encode(report: &LoadReport) -> Result<ReportWire, WireError> {
         let latency = report
             .latency_histogram
             .as_ref()
-            .ok_or("the load report carries no latency histogram")?;
+            .ok_or(WireError::NoHistogram)?;
         Ok(ReportWire {
             report: LoadReport {
                 latency_histogram: None,
@@ -278,14 +278,13 @@ impl ReportWire {
     }
 
     /// The report with its histograms, checked against the figures that came with them.
-    pub fn decode(self) -> Result<LoadReport, String> {
+    pub fn decode(self) -> Result<LoadReport, WireError> {
         let latency = decode_histogram(&self.latency_hdr)?;
         if latency.len() != self.report.latency.count {
-            return Err(format!(
-                "the latency histogram holds {} requests but the report says {}",
-                latency.len(),
-                self.report.latency.count
-            ));
+            return Err(WireError::LatencyCount {
+                holds: latency.len(),
+                says: self.report.latency.count,
+            });
         }
         let uncorrected = self
             .uncorrected_hdr
@@ -293,20 +292,19 @@ impl ReportWire {
             .map(decode_histogram)
             .transpose()?;
         if uncorrected.is_some() != self.report.latency_uncorrected.is_some() {
-            return Err("the uncorrected latency histogram does not match the report".into());
+            return Err(WireError::UncorrectedMismatch);
         }
         let tls = self.tls_hdr.as_deref().map(decode_histogram).transpose()?;
         match (&tls, &self.report.tls) {
             (None, None) => {}
             (Some(h), Some(t)) if h.len() == t.handshakes => {}
             (Some(h), Some(t)) => {
-                return Err(format!(
-                    "the TLS handshake histogram holds {} handshakes but the report says {}",
-                    h.len(),
-                    t.handshakes
-                ))
+                return Err(WireError::TlsCount {
+                    holds: h.len(),
+                    says: t.handshakes,
+                })
             }
-            _ => return Err("the TLS handshake histogram does not match the report".into()),
+            _ => return Err(WireError::TlsMismatch),
         }
         Ok(LoadReport {
             latency_histogram: Some(latency),
@@ -318,36 +316,73 @@ impl ReportWire {
     }
 }
 
-fn encode_histogram(h: &Histogram<u64>) -> Result<String, String> {
+fn encode_histogram(h: &Histogram<u64>) -> Result<String, WireError> {
     let mut bytes = Vec::new();
     V2DeflateSerializer::new()
         .serialize(h, &mut bytes)
-        .map_err(|e| format!("encoding a latency histogram: {e:?}"))?;
+        .map_err(|e| WireError::Encode(format!("{e:?}")))?;
     Ok(base64::engine::general_purpose::STANDARD.encode(bytes))
 }
 
 /// A histogram with the engine's bounds, so it merges with any other report's.
-fn decode_histogram(text: &str) -> Result<Histogram<u64>, String> {
+fn decode_histogram(text: &str) -> Result<Histogram<u64>, WireError> {
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(text)
-        .map_err(|e| format!("a latency histogram is not valid base64: {e}"))?;
+        .map_err(WireError::NotBase64)?;
     let h: Histogram<u64> = Deserializer::new()
         .deserialize(&mut bytes.as_slice())
-        .map_err(|e| format!("a latency histogram does not decode: {e:?}"))?;
+        .map_err(|e| WireError::Decode(format!("{e:?}")))?;
     let reference = new_histogram();
     if h.low() != reference.low()
         || h.high() != reference.high()
         || h.sigfig() != reference.sigfig()
     {
-        return Err(format!(
-            "a latency histogram has bounds {}..{} µs at {} digits, not 1..{MAX_US} at {}",
-            h.low(),
-            h.high(),
-            h.sigfig(),
-            reference.sigfig()
-        ));
+        return Err(WireError::Bounds {
+            low: h.low(),
+            high: h.high(),
+            sigfig: h.sigfig(),
+            want_sigfig: reference.sigfig(),
+        });
     }
     Ok(h)
+}
+
+/// Why a report could not cross the wire: its histograms are missing, unreadable, or disagree
+/// with the figures sent beside them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WireError {
+    /// The report to send has no latency histogram.
+    #[error("the load report carries no latency histogram")]
+    NoHistogram,
+    /// A histogram could not be serialized (the serializer's own words).
+    #[error("encoding a latency histogram: {0}")]
+    Encode(String),
+    /// A histogram's text is not base64.
+    #[error("a latency histogram is not valid base64: {0}")]
+    NotBase64(base64::DecodeError),
+    /// A histogram's bytes do not deserialize (the deserializer's own words).
+    #[error("a latency histogram does not decode: {0}")]
+    Decode(String),
+    /// A histogram made with other bounds than the engine's, which would not merge.
+    #[error("a latency histogram has bounds {low}..{high} µs at {sigfig} digits, not 1..{MAX_US} at {want_sigfig}")]
+    Bounds {
+        low: u64,
+        high: u64,
+        sigfig: u8,
+        want_sigfig: u8,
+    },
+    /// The latency histogram's count differs from the report's.
+    #[error("the latency histogram holds {holds} requests but the report says {says}")]
+    LatencyCount { holds: u64, says: u64 },
+    /// An uncorrected histogram without uncorrected figures, or the reverse.
+    #[error("the uncorrected latency histogram does not match the report")]
+    UncorrectedMismatch,
+    /// The TLS histogram's count differs from the report's handshakes.
+    #[error("the TLS handshake histogram holds {holds} handshakes but the report says {says}")]
+    TlsCount { holds: u64, says: u64 },
+    /// A TLS histogram without TLS figures, or the reverse.
+    #[error("the TLS handshake histogram does not match the report")]
+    TlsMismatch,
 }
 
 #[cfg(test)]

@@ -59,7 +59,7 @@ pub(crate) fn check_local(sources: &[IpAddr]) -> Result<(), crate::LoadError> {
 
 /// Parses `A`, `A-B` (a range of IPv4 addresses, or of IPv6 addresses differing in their last
 /// 16 bits) or a comma-separated list of those; at most `max` addresses.
-pub fn parse_sources(text: &str, max: usize) -> Result<Vec<IpAddr>, String> {
+pub fn parse_sources(text: &str, max: usize) -> Result<Vec<IpAddr>, SourceError> {
     let mut out = Vec::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (a, b) = match part.split_once('-') {
@@ -67,20 +67,31 @@ pub fn parse_sources(text: &str, max: usize) -> Result<Vec<IpAddr>, String> {
             None => (part, part),
         };
         let parse = |s: &str| {
-            s.parse::<IpAddr>()
-                .map_err(|_| format!("`{s}` is not an IP address (in source addresses `{text}`)"))
+            s.parse::<IpAddr>().map_err(|_| SourceError::NotAnAddress {
+                given: s.to_string(),
+                text: text.to_string(),
+            })
         };
         let (a, b) = (parse(a)?, parse(b)?);
         let (lo, hi, v4) = match (a, b) {
             (IpAddr::V4(a), IpAddr::V4(b)) => (u32::from(a) as u128, u32::from(b) as u128, true),
             (IpAddr::V6(a), IpAddr::V6(b)) => (u128::from(a), u128::from(b), false),
-            _ => return Err(format!("`{part}` mixes IPv4 and IPv6")),
+            _ => {
+                return Err(SourceError::Mixed {
+                    part: part.to_string(),
+                })
+            }
         };
         if hi < lo {
-            return Err(format!("`{part}`: the range ends before it starts"));
+            return Err(SourceError::Backwards {
+                part: part.to_string(),
+            });
         }
         if hi - lo >= max as u128 || out.len() + (hi - lo) as usize >= max {
-            return Err(format!("`{text}` names more than {max} source addresses"));
+            return Err(SourceError::TooMany {
+                text: text.to_string(),
+                max,
+            });
         }
         for n in lo..=hi {
             out.push(if v4 {
@@ -91,9 +102,29 @@ pub fn parse_sources(text: &str, max: usize) -> Result<Vec<IpAddr>, String> {
         }
     }
     if out.is_empty() {
-        return Err("no source address given".into());
+        return Err(SourceError::Empty);
     }
     Ok(out)
+}
+
+/// Source addresses that cannot be read: names the part that is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SourceError {
+    /// A part that is not an IP address.
+    #[error("`{given}` is not an IP address (in source addresses `{text}`)")]
+    NotAnAddress { given: String, text: String },
+    /// A range from an IPv4 to an IPv6 address, or the reverse.
+    #[error("`{part}` mixes IPv4 and IPv6")]
+    Mixed { part: String },
+    /// A range whose end is below its start.
+    #[error("`{part}`: the range ends before it starts")]
+    Backwards { part: String },
+    /// More addresses than the caller allows.
+    #[error("`{text}` names more than {max} source addresses")]
+    TooMany { text: String, max: usize },
+    /// Nothing but commas and spaces.
+    #[error("no source address given")]
+    Empty,
 }
 
 /// The kernel's ephemeral port range size: the local ports one source address has towards one
@@ -126,15 +157,24 @@ mod tests {
     fn bad_sources_say_what_is_wrong() {
         assert!(parse_sources("127.0.0.3-127.0.0.1", 10)
             .unwrap_err()
+            .to_string()
             .contains("ends before"));
         assert!(parse_sources("127.0.0.1-::1", 10)
             .unwrap_err()
+            .to_string()
             .contains("mixes"));
-        assert!(parse_sources("nope", 10).unwrap_err().contains("not an IP"));
+        assert!(parse_sources("nope", 10)
+            .unwrap_err()
+            .to_string()
+            .contains("not an IP"));
         assert!(parse_sources("10.0.0.0-10.255.255.255", 1024)
             .unwrap_err()
+            .to_string()
             .contains("more than 1024"));
-        assert!(parse_sources(" , ", 10).unwrap_err().contains("no source"));
+        assert!(parse_sources(" , ", 10)
+            .unwrap_err()
+            .to_string()
+            .contains("no source"));
     }
 
     #[test]

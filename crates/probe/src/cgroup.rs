@@ -53,6 +53,61 @@ impl CgroupJoiner {
     }
 }
 
+/// Why no cgroup could be made: the report shows it to explain the missing cgroup figures.
+#[derive(Debug, thiserror::Error)]
+pub enum CgroupError {
+    /// The name is empty, `.`, `..` or holds a `/`.
+    #[error("invalid cgroup name {name:?}")]
+    InvalidName { name: String },
+    /// Neither v2 nor v1 worked: why not, for each tried.
+    #[error("no cgroup could be made: {}", .reasons.join("; "))]
+    NoneMade { reasons: Vec<String> },
+    /// The v2 parent offers no memory controller.
+    #[error("cgroup v2 at {}: no memory controller available (it may be bound to a v1 hierarchy)", .parent.display())]
+    NoMemoryController { parent: PathBuf },
+    /// The v2 parent refused to enable memory for its children; `busy` when it holds processes.
+    #[error(
+        "cgroup v2: cannot enable memory for children of {}: {source}{}",
+        .parent.display(),
+        if *.busy {
+            " (our cgroup holds processes, so v2 forbids controllers for its children; \
+             start rigor in its own delegated cgroup, e.g. systemd-run --scope -p Delegate=yes)"
+        } else {
+            ""
+        }
+    )]
+    EnableMemory {
+        parent: PathBuf,
+        source: io::Error,
+        busy: bool,
+    },
+    /// The v2 directory was made but could not be used.
+    #[error("cgroup v2: {0}")]
+    V2(Box<CgroupError>),
+    /// The new v2 cgroup lacks memory.current.
+    #[error("cgroup v2: {} has no memory.current after creation", .dir.display())]
+    NoMemoryCurrent { dir: PathBuf },
+    /// No v1 hierarchy carries the controller.
+    #[error("no cgroup v1 {controller} hierarchy mounted")]
+    NoV1Mount { controller: String },
+    /// /proc/self/cgroup lists no cgroup of ours for the controller.
+    #[error("/proc/self/cgroup has no {controller} entry")]
+    NoV1Entry { controller: String },
+    /// Our cgroup of the controller is not reachable through its mount.
+    #[error("our {controller} cgroup {path} is outside the mount at {}", .mount.display())]
+    V1OutsideMount {
+        controller: String,
+        path: String,
+        mount: PathBuf,
+    },
+    /// A leftover directory of the same name could not be replaced.
+    #[error("{} exists and cannot be replaced: {source}", .dir.display())]
+    Replace { dir: PathBuf, source: io::Error },
+    /// mkdir failed.
+    #[error("cannot create {}: {source} (rigor needs write access to its own cgroup: run as root or in a delegated cgroup)", .dir.display())]
+    Create { dir: PathBuf, source: io::Error },
+}
+
 static COUNTER: AtomicU32 = AtomicU32::new(0);
 
 impl Cgroup {
@@ -66,16 +121,18 @@ impl Cgroup {
     }
 
     /// Creates a cgroup named [`Cgroup::unique_name`].
-    pub fn create_unique() -> Result<Cgroup, String> {
+    pub fn create_unique() -> Result<Cgroup, CgroupError> {
         Self::create(&Self::unique_name())
     }
 
     /// Creates `name` under the cgroup rigor itself runs in: cgroup v2 when it has the memory
     /// controller, else v1 memory (+cpuacct). The error says why none could be made, so the
     /// report can explain the missing cgroup figures.
-    pub fn create(name: &str) -> Result<Cgroup, String> {
+    pub fn create(name: &str) -> Result<Cgroup, CgroupError> {
         if name.is_empty() || name.contains('/') || name == "." || name == ".." {
-            return Err(format!("invalid cgroup name {name:?}"));
+            return Err(CgroupError::InvalidName {
+                name: name.to_string(),
+            });
         }
         let mounts = cgroup_mounts();
         let own = own_cgroups();
@@ -89,7 +146,7 @@ impl Cgroup {
                 Some(c) => match m.dir_for(&c.path) {
                     Some(parent) => match create_v2(&parent, name) {
                         Ok(cg) => return Ok(cg),
-                        Err(e) => why.push(e),
+                        Err(e) => why.push(e.to_string()),
                     },
                     None => why.push(format!(
                         "cgroup v2: our cgroup {} is outside the mount at {}",
@@ -101,22 +158,27 @@ impl Cgroup {
             }
         }
 
-        let v1 = |ctrl: &str| -> Result<PathBuf, String> {
+        let v1 = |ctrl: &str| -> Result<PathBuf, CgroupError> {
+            let controller = ctrl.to_string();
             let m = mounts
                 .iter()
                 .find(|m| m.fstype == "cgroup" && m.options.split(',').any(|o| o == ctrl))
-                .ok_or_else(|| format!("no cgroup v1 {ctrl} hierarchy mounted"))?;
+                .ok_or_else(|| CgroupError::NoV1Mount {
+                    controller: controller.clone(),
+                })?;
             let c = own
                 .iter()
                 .find(|c| c.hierarchy != 0 && c.controllers.iter().any(|x| x == ctrl))
-                .ok_or_else(|| format!("/proc/self/cgroup has no {ctrl} entry"))?;
-            let parent = m.dir_for(&c.path).ok_or_else(|| {
-                format!(
-                    "our {ctrl} cgroup {} is outside the mount at {}",
-                    c.path,
-                    m.point.display()
-                )
-            })?;
+                .ok_or_else(|| CgroupError::NoV1Entry {
+                    controller: controller.clone(),
+                })?;
+            let parent = m
+                .dir_for(&c.path)
+                .ok_or_else(|| CgroupError::V1OutsideMount {
+                    controller,
+                    path: c.path.clone(),
+                    mount: m.point.clone(),
+                })?;
             make_dir(&parent.join(name))
         };
         match v1("memory") {
@@ -128,7 +190,7 @@ impl Cgroup {
             }
             Err(e) => why.push(format!("cgroup v1: {e}")),
         }
-        Err(format!("no cgroup could be made: {}", why.join("; ")))
+        Err(CgroupError::NoneMade { reasons: why })
     }
 
     /// 2 or 1.
@@ -302,36 +364,27 @@ impl Cgroup {
     }
 }
 
-fn create_v2(parent: &Path, name: &str) -> Result<Cgroup, String> {
+fn create_v2(parent: &Path, name: &str) -> Result<Cgroup, CgroupError> {
     let controllers = read(parent.join("cgroup.controllers")).unwrap_or_default();
     if !controllers.split_whitespace().any(|c| c == "memory") {
-        return Err(format!(
-            "cgroup v2 at {}: no memory controller available (it may be bound to a v1 hierarchy)",
-            parent.display()
-        ));
+        return Err(CgroupError::NoMemoryController {
+            parent: parent.to_path_buf(),
+        });
     }
     let subtree = read(parent.join("cgroup.subtree_control")).unwrap_or_default();
     if !subtree.split_whitespace().any(|c| c == "memory") {
         if let Err(e) = fs::write(parent.join("cgroup.subtree_control"), "+memory") {
-            let hint = if e.raw_os_error() == Some(Errno::EBUSY as i32) {
-                " (our cgroup holds processes, so v2 forbids controllers for its children; \
-                 start rigor in its own delegated cgroup, e.g. systemd-run --scope -p Delegate=yes)"
-            } else {
-                ""
-            };
-            return Err(format!(
-                "cgroup v2: cannot enable memory for children of {}: {e}{hint}",
-                parent.display()
-            ));
+            return Err(CgroupError::EnableMemory {
+                parent: parent.to_path_buf(),
+                busy: e.raw_os_error() == Some(Errno::EBUSY as i32),
+                source: e,
+            });
         }
     }
-    let dir = make_dir(&parent.join(name)).map_err(|e| format!("cgroup v2: {e}"))?;
+    let dir = make_dir(&parent.join(name)).map_err(|e| CgroupError::V2(Box::new(e)))?;
     if !dir.join("memory.current").exists() {
         let _ = fs::remove_dir(&dir);
-        return Err(format!(
-            "cgroup v2: {} has no memory.current after creation",
-            dir.display()
-        ));
+        return Err(CgroupError::NoMemoryCurrent { dir });
     }
     Ok(Cgroup {
         kind: Kind::V2 { dir },
@@ -339,17 +392,20 @@ fn create_v2(parent: &Path, name: &str) -> Result<Cgroup, String> {
 }
 
 /// mkdir, replacing an empty leftover of an earlier run with the same name.
-fn make_dir(dir: &Path) -> Result<PathBuf, String> {
+fn make_dir(dir: &Path) -> Result<PathBuf, CgroupError> {
     match fs::create_dir(dir) {
         Ok(()) => Ok(dir.to_path_buf()),
         Err(e) if e.kind() == ErrorKind::AlreadyExists => fs::remove_dir(dir)
             .and_then(|_| fs::create_dir(dir))
             .map(|_| dir.to_path_buf())
-            .map_err(|e| format!("{} exists and cannot be replaced: {e}", dir.display())),
-        Err(e) => Err(format!(
-            "cannot create {}: {e} (rigor needs write access to its own cgroup: run as root or in a delegated cgroup)",
-            dir.display()
-        )),
+            .map_err(|source| CgroupError::Replace {
+                dir: dir.to_path_buf(),
+                source,
+            }),
+        Err(source) => Err(CgroupError::Create {
+            dir: dir.to_path_buf(),
+            source,
+        }),
     }
 }
 
@@ -481,7 +537,9 @@ mod tests {
         let unified = Path::new("/sys/fs/cgroup/unified");
         let controllers = read(unified.join("cgroup.controllers"));
         if controllers.is_some_and(|c| !c.contains("memory")) {
-            let why = create_v2(unified, "rigor-never-made").unwrap_err();
+            let why = create_v2(unified, "rigor-never-made")
+                .unwrap_err()
+                .to_string();
             assert!(why.contains("no memory controller"), "{why}");
             assert!(!unified.join("rigor-never-made").exists());
         }

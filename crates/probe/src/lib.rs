@@ -19,7 +19,7 @@ mod schedstat;
 mod sockets;
 mod tree;
 
-pub use cgroup::{cgroup_layout, Cgroup, CgroupJoiner};
+pub use cgroup::{cgroup_layout, Cgroup, CgroupError, CgroupJoiner};
 pub use cpu_counters::{cpu_counters, CpuCounters};
 pub use cpu_time::ProcCpu;
 pub use environment::{environment, Environment};
@@ -29,7 +29,7 @@ pub use interference::{
     interference, machine_reading, tree_cpu_ns, Interference, MachineReading, SpanSamples,
 };
 pub use net_path::{local_addresses, net_path, NetPath};
-pub use page_cache::drop_page_cache;
+pub use page_cache::{drop_page_cache, DropCacheError};
 pub use priority::{nice, set_priority_high, PriorityError, HIGH_PRIORITY_NICE};
 pub use procfs::{allowed_cpus, clock_ticks_per_second, online_cpus};
 pub use sample::{sample_tree, ProcSample};

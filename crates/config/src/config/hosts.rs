@@ -70,7 +70,7 @@ impl Config {
             }
             if let Some(text) = &h.source_addrs {
                 if let Err(e) = rigor_load::parse_sources(text, super::MAX_SOURCES) {
-                    p.add(at(Some("source_addrs"), &e));
+                    p.add(at(Some("source_addrs"), &e.to_string()));
                 }
             }
             if let Some(id) = &h.identity {

@@ -33,7 +33,7 @@ impl Config {
                 let Some(value) = value else { continue };
                 match limits::limit(id, op, &value.as_text(), decl) {
                     Ok(l) => bounds.push(l),
-                    Err(e) => problems.add(at(Some(key), &e)),
+                    Err(e) => problems.add(at(Some(key), &e.to_string())),
                 }
             }
             // Both bounds of one table must leave a value that meets them.

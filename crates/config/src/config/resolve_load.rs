@@ -156,7 +156,7 @@ impl Config {
             .and_then(|text| {
                 let parsed = text
                     .parse::<rigor_load::IoMode>()
-                    .map_err(|e| self.error_at(table, Some("io"), &e));
+                    .map_err(|e| self.error_at(table, Some("io"), &e.to_string()));
                 p.take(parsed)
             })
             .unwrap_or_default();
@@ -222,7 +222,7 @@ impl Config {
             .and_then(|text| {
                 let text = p.take(self.expand(vars, table, "source_addrs", text))?;
                 let parsed = rigor_load::parse_sources(&text, MAX_SOURCES)
-                    .map_err(|e| self.error_at(table, Some("source_addrs"), &e));
+                    .map_err(|e| self.error_at(table, Some("source_addrs"), &e.to_string()));
                 p.take(parsed)
             })
             .unwrap_or_default();

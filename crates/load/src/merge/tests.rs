@@ -180,15 +180,15 @@ fn a_damaged_wire_form_is_refused() {
     let r = report(&tallies(3, 100, false).0, false);
     let mut w = ReportWire::encode(&r).unwrap();
     w.latency_hdr = "not base64!".into();
-    assert!(w.decode().unwrap_err().contains("base64"));
+    assert!(w.decode().unwrap_err().to_string().contains("base64"));
     let mut w = ReportWire::encode(&r).unwrap();
     w.report.latency.count += 1;
-    assert!(w.decode().unwrap_err().contains("holds 100"));
+    assert!(w.decode().unwrap_err().to_string().contains("holds 100"));
     let mut other = Histogram::<u64>::new_with_bounds(1, 1000, 2).unwrap();
     other.record(5).unwrap();
     let mut w = ReportWire::encode(&r).unwrap();
     w.latency_hdr = encode_histogram(&other).unwrap();
-    assert!(w.decode().unwrap_err().contains("bounds"));
+    assert!(w.decode().unwrap_err().to_string().contains("bounds"));
     let mut bare = r.clone();
     bare.latency_histogram = None;
     assert!(ReportWire::encode(&bare).is_err());
@@ -243,7 +243,11 @@ fn tls_sections_travel_and_merge_exactly() {
     // A histogram that does not match its count is refused.
     let mut w = ReportWire::encode(&report(&sa, false)).unwrap();
     w.report.tls.as_mut().unwrap().handshakes += 1;
-    assert!(w.decode().unwrap_err().contains("holds 300 handshakes"));
+    assert!(w
+        .decode()
+        .unwrap_err()
+        .to_string()
+        .contains("holds 300 handshakes"));
     // http:// parts have no TLS section, and their merge has none either.
     let plain = report(&tallies(4, 100, false).0, false);
     let mp = merge(&[plain.clone(), plain]);

@@ -151,7 +151,7 @@ fn names_are_validated_and_unique() {
     assert!(Cgroup::create("").is_err());
     if !is_root() {
         // Not permitted: the error explains why, for the report.
-        let why = Cgroup::create_unique().unwrap_err();
+        let why = Cgroup::create_unique().unwrap_err().to_string();
         eprintln!("{why}");
         assert!(why.starts_with("no cgroup could be made: "), "{why}");
     }

@@ -282,7 +282,7 @@ impl Bisection {
             return Ok(Decision::Unknown);
         }
         if let Err(e) = built {
-            return Ok(self.skipped(&c, first_line(&e), None, 0));
+            return Ok(self.skipped(&c, first_line(&e.to_string()), None, 0));
         }
         let refs = [
             ("tested".to_string(), c.sha.clone()),

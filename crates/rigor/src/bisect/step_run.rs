@@ -12,6 +12,26 @@ use crate::result::{Comparison, RunResult};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// Why a commit did not build; kept per commit, so a later ask gets the same answer.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum BuildError {
+    /// The scenario could not be planned for the commit (the plan's problems, joined).
+    #[error("{0}")]
+    Plan(String),
+    /// The plan has no row, so nothing to build.
+    #[error("the scenario has no row to build")]
+    NoRow,
+    /// The builds' folder could not be made.
+    #[error("{}: {source}", .dir.display())]
+    Folder {
+        dir: PathBuf,
+        source: std::sync::Arc<std::io::Error>,
+    },
+    /// The verified build failed (its whole chain of causes).
+    #[error("{0}")]
+    Build(String),
+}
+
 /// What every step shares: the config, scenario and measurement, where files go, and what was
 /// built and spent so far.
 pub struct Bench {
@@ -25,7 +45,7 @@ pub struct Bench {
     /// The bisection's folder: a result file and a folder of logs per step.
     pub folder: PathBuf,
     /// Each commit's build outcome (the first line of its error when it failed).
-    built: BTreeMap<String, Result<(), String>>,
+    built: BTreeMap<String, Result<(), BuildError>>,
     /// Iterations run so far, over every step.
     pub spent: usize,
     runs: usize,
@@ -71,7 +91,7 @@ impl Bench {
 
     /// Builds `sha` once with rigor's verified build in its worktree; later calls say what the
     /// first one found.
-    pub fn build(&mut self, sha: &str) -> Result<(), String> {
+    pub fn build(&mut self, sha: &str) -> Result<(), BuildError> {
         if let Some(done) = self.built.get(sha) {
             return done.clone();
         }
@@ -80,11 +100,12 @@ impl Bench {
         outcome
     }
 
-    fn build_once(&mut self, sha: &str) -> Result<(), String> {
+    fn build_once(&mut self, sha: &str) -> Result<(), BuildError> {
         let selection = self.selection(&[("tested".into(), sha.into())]);
-        let plan = crate::plan::prepare(&selection).map_err(|p| p.messages().join("; "))?;
+        let plan = crate::plan::prepare(&selection)
+            .map_err(|p| BuildError::Plan(p.messages().join("; ")))?;
         let Some(row) = plan.rows.first() else {
-            return Err("the scenario has no row to build".into());
+            return Err(BuildError::NoRow);
         };
         if let Some(r) = &row.plan.app.git_ref {
             self.worktrees.push((r.repo.clone(), r.worktree.clone()));
@@ -94,13 +115,16 @@ impl Bench {
             None => crate::git::short(sha).to_string(),
         };
         let dir = self.folder.join("builds");
-        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        std::fs::create_dir_all(&dir).map_err(|e| BuildError::Folder {
+            dir: dir.clone(),
+            source: std::sync::Arc::new(e),
+        })?;
         exec::build_only(
             &row.plan.app,
             &dir.join(format!("{short}.log")),
             &dir.join(&short),
         )
-        .map_err(|e| format!("{e:#}"))
+        .map_err(|e| BuildError::Build(format!("{e:#}")))
     }
 
     /// The selection of a step: the scenario with `refs` as its variants, baseline first

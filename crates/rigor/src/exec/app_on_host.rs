@@ -66,7 +66,7 @@ impl AppHost {
         cache.join("rigor").join("work")
     }
 
-    fn dir(&self, key: &str) -> Result<PathBuf, String> {
+    fn dir(&self, key: &str) -> Result<PathBuf, HostError> {
         dir_of(&self.root, key)
     }
 
@@ -100,13 +100,40 @@ impl AppHost {
     }
 }
 
-fn dir_of(root: &Path, key: &str) -> Result<PathBuf, String> {
+fn dir_of(root: &Path, key: &str) -> Result<PathBuf, HostError> {
     if !rigor_agent::sources::valid_key(key) {
-        return Err(format!(
-            "{key:?} cannot name a folder (letters, digits and `-` only)"
-        ));
+        return Err(HostError::BadKey {
+            key: key.to_string(),
+        });
     }
     Ok(root.join(key))
+}
+
+/// Why the host refused a request about a folder or a build; the agent sends the message back.
+#[derive(Debug, thiserror::Error)]
+enum HostError {
+    /// A folder key with characters a file name must not have.
+    #[error("{key:?} cannot name a folder (letters, digits and `-` only)")]
+    BadKey { key: String },
+    /// The built artifact resolves outside the sources' folder.
+    #[error(
+        "the artifact of `{job}` ({artifact}) resolves to {}, outside the sources' folder {} on \
+         this host (a symbolic link in the sources?): set `artifact` to what the build produces",
+        .resolved.display(),
+        .folder.display()
+    )]
+    Outside {
+        job: String,
+        artifact: String,
+        resolved: PathBuf,
+        folder: PathBuf,
+    },
+    /// A file the host keeps could not be written.
+    #[error("writing {}: {source}", .path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 impl AppService for AppHost {
@@ -394,26 +421,25 @@ fn finish(r: Running, grace: Duration) -> (Iteration, String) {
 
 /// Refuses an artifact that resolves (through a symbolic link in the sources) outside the
 /// sources' folder: the agent would hash, copy and put back a file it does not own.
-fn inside(dir: &Path, artifact: &Path, job: &crate::config::AppJob) -> Result<(), String> {
+fn inside(dir: &Path, artifact: &Path, job: &crate::config::AppJob) -> Result<(), HostError> {
     let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     if artifact.starts_with(&real) {
         return Ok(());
     }
-    Err(format!(
-        "the artifact of `{}` ({}) resolves to {}, outside the sources' folder {} on this \
-         host (a symbolic link in the sources?): set `artifact` to what the build produces",
-        job.name,
-        job.artifact
+    Err(HostError::Outside {
+        job: job.name.clone(),
+        artifact: job
+            .artifact
             .as_deref()
             .map(|a| a.display().to_string())
             .unwrap_or_default(),
-        artifact.display(),
-        real.display()
-    ))
+        resolved: artifact.to_path_buf(),
+        folder: real,
+    })
 }
 
 /// Writes what a later agent needs to start build `built` (its artifact's copy and hash).
-fn keep(path: &Path, built: &Built) -> Result<(), String> {
+fn keep(path: &Path, built: &Built) -> Result<(), HostError> {
     let snapshot = built.snapshot.as_ref().map(|s| {
         serde_json::json!({
             "artifact": s.artifact,
@@ -422,7 +448,10 @@ fn keep(path: &Path, built: &Built) -> Result<(), String> {
         })
     });
     let text = serde_json::json!({ "snapshot": snapshot }).to_string();
-    std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))
+    std::fs::write(path, text).map_err(|source| HostError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// A build an earlier agent made, as [`keep`] wrote it; `None` when there is none (or its

@@ -253,6 +253,7 @@ fn check(args: &RunArgs, selection: &Selection) -> Result<RunOptions, Problems> 
         // A catalogue id is checked now; a command's own figure once the plan says its unit.
         let none = crate::declarations::Declarations::new();
         if let Err(e) = crate::analysis::limits::parse_flag(text, &none) {
+            let e = e.to_string();
             let open = text
                 .split(['<', '>'])
                 .next()

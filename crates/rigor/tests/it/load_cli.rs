@@ -261,7 +261,7 @@ fn io_path_is_chosen_by_flag_and_recorded_in_the_json() {
             assert_eq!(io_of(&auto).as_deref(), Some("epoll"));
             let stderr = String::from_utf8_lossy(&uring.stderr);
             assert_eq!(uring.status.code(), Some(2), "{stderr}");
-            assert!(stderr.contains(&why), "{stderr}");
+            assert!(stderr.contains(&why.to_string()), "{stderr}");
         }
     }
     // https:// stays on epoll: asking for io_uring is a usage error before anything runs.

@@ -2,31 +2,35 @@
 //! (`EXT_ARG`), receive, send and poll operations, and a provided buffer ring.
 
 use super::bufring::BufRing;
+use crate::io::UringUnsupported;
 use io_uring::{opcode, register::Probe};
 
 /// `Ok` when a worker's ring would set up; `Err` names what is missing.
-pub(crate) fn probe_io_uring() -> Result<(), String> {
-    let ring = super::build_ring(8).map_err(|e| {
-        format!("io_uring_setup failed ({e}): disabled (kernel.io_uring_disabled) or not built in")
+pub(crate) fn probe_io_uring() -> Result<(), UringUnsupported> {
+    let ring = super::build_ring(8).map_err(|e| UringUnsupported::Setup {
+        reason: e.to_string(),
     })?;
     if !ring.params().is_feature_ext_arg() {
-        return Err("this kernel's io_uring cannot wait with a timeout (EXT_ARG, 5.11)".into());
+        return Err(UringUnsupported::NoExtArg);
     }
     let mut probe = Probe::new();
     ring.submitter()
         .register_probe(&mut probe)
-        .map_err(|e| format!("io_uring cannot list its operations ({e})"))?;
+        .map_err(|e| UringUnsupported::NoProbe {
+            reason: e.to_string(),
+        })?;
     for (code, name) in [
         (opcode::RecvMulti::CODE, "recv"),
         (opcode::Send::CODE, "send"),
         (opcode::PollAdd::CODE, "poll"),
     ] {
         if !probe.is_supported(code) {
-            return Err(format!("this kernel's io_uring has no {name} operation"));
+            return Err(UringUnsupported::NoOperation { name });
         }
     }
-    let bufs = BufRing::register(&ring, 8, 64)
-        .map_err(|e| format!("io_uring cannot register a provided buffer ring ({e}, 5.19)"))?;
+    let bufs = BufRing::register(&ring, 8, 64).map_err(|e| UringUnsupported::NoBufRing {
+        reason: e.to_string(),
+    })?;
     let _ = ring.submitter().unregister_buf_ring(super::bufring::GROUP);
     drop(bufs);
     Ok(())
