@@ -507,6 +507,7 @@ fn good_and_bad_that_do_not_differ_stop_with_exit_5() {
 
 #[test]
 fn bad_revisions_folders_outside_git_and_missing_flags_fail_clearly() {
+    let _one = crate::common::one_at_a_time();
     if !have_git() {
         return;
     }
@@ -597,6 +598,7 @@ fn bad_revisions_folders_outside_git_and_missing_flags_fail_clearly() {
 
 #[test]
 fn a_command_scenario_needs_a_measurement() {
+    let _one = crate::common::one_at_a_time();
     if !have_git() {
         return;
     }

@@ -139,6 +139,7 @@ fn excluded(it: &Value) -> &Value {
 
 #[test]
 fn an_iteration_a_neighbour_hogged_is_excluded_and_re_run_in_its_slot() {
+    let _one = crate::common::one_at_a_time();
     let dir = temp_dir("noisy-rerun");
     let port = free_port();
     std::fs::write(dir.join("rigor.toml"), config(port, "", "/json", "")).unwrap();

@@ -14,6 +14,7 @@ fn with_refs(port: u16, old: &str, new: &str) -> String {
 
 #[test]
 fn head_against_its_parent_is_one_interleaved_run_of_two_commits() {
+    let _one = crate::common::one_at_a_time();
     if !have_git() {
         return;
     }
@@ -75,6 +76,7 @@ fn head_against_its_parent_is_one_interleaved_run_of_two_commits() {
 
 #[test]
 fn an_unknown_ref_is_a_config_error_naming_the_key() {
+    let _one = crate::common::one_at_a_time();
     if !have_git() {
         return;
     }

@@ -32,6 +32,7 @@ fn all_warnings(json: &Value) -> Vec<String> {
 
 #[test]
 fn a_clean_run_of_the_testbed_raises_no_false_alarm() {
+    let _one = crate::common::one_at_a_time();
     let dir = temp_dir("clean");
     let port = free_port();
     let toml = config(
@@ -72,6 +73,7 @@ fn a_clean_run_of_the_testbed_raises_no_false_alarm() {
 
 #[test]
 fn validation_checks_the_rows_own_url() {
+    let _one = crate::common::one_at_a_time();
     let dir = temp_dir("validate");
     let port = free_port();
     let toml = config(
@@ -90,6 +92,7 @@ fn validation_checks_the_rows_own_url() {
 #[test]
 #[ignore = "needs root"]
 fn page_cache_in_the_cgroup_is_not_called_app_memory() {
+    let _one = crate::common::one_at_a_time();
     // Cgroups need root.
     require_root();
     let dir = temp_dir("pagecache");
@@ -155,6 +158,7 @@ fn pipe(from: &mut TcpStream, to: &mut TcpStream) {
 
 #[test]
 fn load_through_a_proxy_is_named() {
+    let _one = crate::common::one_at_a_time();
     let dir = temp_dir("proxy");
     let app_port = free_port();
     let proxy_port = start_proxy(app_port);
@@ -179,6 +183,7 @@ fn load_through_a_proxy_is_named() {
 
 #[test]
 fn a_proxy_in_front_of_an_app_ready_on_stdout_is_named_not_refused() {
+    let _one = crate::common::one_at_a_time();
     let dir = temp_dir("proxy-stdout");
     let app_port = free_port();
     let proxy_port = start_proxy(app_port);
@@ -205,6 +210,7 @@ fn a_proxy_in_front_of_an_app_ready_on_stdout_is_named_not_refused() {
 
 #[test]
 fn a_debug_build_is_flagged() {
+    let _one = crate::common::one_at_a_time();
     let dir = temp_dir("debugbuild");
     // The app is a real debug build that execs the testbed.
     shim_crate(&dir, "");
@@ -237,6 +243,7 @@ fn a_debug_build_is_flagged() {
 
 #[test]
 fn an_unmet_rate_and_a_saturated_client_are_said() {
+    let _one = crate::common::one_at_a_time();
     let dir = temp_dir("rate");
     let port = free_port();
     let toml = config(port, "--delay-us 2000", "/plaintext", "rate = 50000")
@@ -257,6 +264,7 @@ fn an_unmet_rate_and_a_saturated_client_are_said() {
 
 #[test]
 fn a_busy_machine_is_said_before_the_run() {
+    let _one = crate::common::one_at_a_time();
     // Busy threads in this very process: real runnable load, and they cannot outlive the test.
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let hogs: Vec<_> = (0..6)
@@ -297,6 +305,7 @@ fn a_busy_machine_is_said_before_the_run() {
 
 #[test]
 fn bad_responses_are_counted_and_said() {
+    let _one = crate::common::one_at_a_time();
     let dir = temp_dir("bad-responses");
     let port = free_port();
     let (_, json) = run_exit(
