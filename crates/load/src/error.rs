@@ -35,6 +35,10 @@ pub enum LoadError {
     Timeout { url: String, timeout_ms: u64 },
     #[error("`{url}` sent an invalid HTTP response: {reason}")]
     Protocol { url: String, reason: String },
+    /// The connection was closed before a single byte of an answer: a front (a forwarder, a
+    /// proxy) that accepts but cannot reach its server, or a server that drops the request.
+    #[error("`{url}` closed the connection before answering")]
+    Closed { url: String },
     #[error("{0}")]
     Resources(String),
     /// The run was cancelled before it could start measuring (e.g. Ctrl-C while connecting).

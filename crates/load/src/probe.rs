@@ -138,6 +138,11 @@ pub fn probe_request_http2(
             .set_read_timeout(Some(probe.left()?))
             .map_err(|e| probe.io_err(e))?;
         let n = match stream.read(&mut buf) {
+            Ok(0) if bytes_read == 0 => {
+                return Err(LoadError::Closed {
+                    url: url.to_string(),
+                })
+            }
             Ok(0) => {
                 return Err(protocol(
                     "connection closed before the HTTP/2 response was complete".into(),
@@ -359,6 +364,9 @@ impl<'a> Probe<'a> {
             if n == 0 {
                 return match parser.eof() {
                     Some(r) => Ok((r.status, bytes_read)),
+                    None if bytes_read == 0 => Err(LoadError::Closed {
+                        url: self.url.to_string(),
+                    }),
                     None => Err(protocol(
                         "connection closed before the response was complete".into(),
                     )),

@@ -5,6 +5,7 @@
 //! `config` → `plan` → `exec` (behind the `Executor` trait) → `analysis` → `report`, with
 //! `result` the record every stage fills and `failure`/`exit` how a command ends.
 
+mod address_space;
 mod bench;
 mod bisect;
 mod cli;
@@ -45,6 +46,16 @@ fn main() -> ExitCode {
         unregister_group: interrupt::unregister_group,
     });
     let cli = Cli::parse();
+    let works = matches!(
+        cli.command,
+        Command::Load(_) | Command::Run(_) | Command::Bench(_) | Command::Bisect(_)
+    );
+    if works {
+        if let Err(e) = address_space::check() {
+            console::err(&format!("error: {e}"));
+            return exit::Exit::Failed.into();
+        }
+    }
     let outcome: Result<exit::Exit, failure::Failure> = match &cli.command {
         Command::Load(a) => cli::load::execute(a),
         Command::Run(a) => options::run::RunOptions::from_args(a).and_then(|o| exec::execute(&o)),

@@ -64,6 +64,9 @@ pub struct Args {
     /// Path whose first request triggers the --hold-mib allocation.
     #[arg(long, env = "HELLO_HOLD_AFTER")]
     pub hold_after: Option<String>,
+    /// Wait this many ms before listening (after the --hold-mib taken at start).
+    #[arg(long, env = "HELLO_LISTEN_DELAY_MS", default_value_t = 0)]
+    pub listen_delay_ms: u64,
     /// Before listening, create this file if needed, evict it from the page cache and read it.
     #[arg(long, env = "HELLO_READ_FILE", requires = "read_file_mib")]
     pub read_file: Option<PathBuf>,
@@ -116,6 +119,7 @@ impl Args {
             never_ready: self.never_ready,
             hold_mib: self.hold_mib,
             hold_after: self.hold_after.clone(),
+            listen_delay: Duration::from_millis(self.listen_delay_ms),
             exit_after_requests: self.exit_after_requests,
         }
     }

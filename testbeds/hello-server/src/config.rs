@@ -39,6 +39,9 @@ pub struct Config {
     pub hold_mib: u64,
     /// Allocate `hold_mib` after the first request to this path; `None` allocates at start.
     pub hold_after: Option<String>,
+    /// Wait this long before listening (after what is held at start), as a server that loads
+    /// its data before it opens its port.
+    pub listen_delay: Duration,
     /// Exit the whole process with code 3 after answering this many requests (a crash mid-load).
     /// Counted like [`crate::StatsSnapshot::requests`]. Only sensible in the binary.
     pub exit_after_requests: Option<u64>,
@@ -61,6 +64,7 @@ impl Default for Config {
             never_ready: false,
             hold_mib: 0,
             hold_after: None,
+            listen_delay: Duration::ZERO,
             exit_after_requests: None,
         }
     }

@@ -42,12 +42,7 @@ pub struct Server {
 /// returns (use port 0 and [`Server::addr`] in tests to avoid port clashes).
 pub fn start(config: Config) -> io::Result<Server> {
     config.validate()?;
-    let listener = std::net::TcpListener::bind((config.host, config.port))?;
-    // SAFETY: listen on our own bound socket only raises its backlog.
-    unsafe { libc::listen(listener.as_raw_fd(), BACKLOG) };
-    listener.set_nonblocking(true)?;
-    let addr = listener.local_addr()?;
-
+    let (host, port) = (config.host, config.port);
     let threads = config.threads;
     let mut polls = Vec::with_capacity(threads);
     let mut wakers = Vec::with_capacity(threads);
@@ -62,7 +57,15 @@ pub fn start(config: Config) -> io::Result<Server> {
         inboxes.push(rx);
     }
     let shared = Arc::new(Shared::new(config, wakers, Instant::now()));
+    // What the server holds at start is taken before it listens: no connection is accepted,
+    // even into the backlog, while it grows.
     shared.hold.at_start();
+    std::thread::sleep(shared.config.listen_delay);
+    let listener = std::net::TcpListener::bind((host, port))?;
+    // SAFETY: listen on our own bound socket only raises its backlog.
+    unsafe { libc::listen(listener.as_raw_fd(), BACKLOG) };
+    listener.set_nonblocking(true)?;
+    let addr = listener.local_addr()?;
 
     let mut listener = Some(mio::net::TcpListener::from_std(listener));
     let mut server = Server {

@@ -416,7 +416,10 @@ impl HttpReadiness {
 /// a refused connect, an unresolved name or silence.
 fn may_speak_http2_only(e: &rigor_load::LoadError) -> bool {
     use rigor_load::LoadError as E;
-    matches!(e, E::Protocol { .. } | E::Tls { .. } | E::Io { .. })
+    matches!(
+        e,
+        E::Protocol { .. } | E::Closed { .. } | E::Tls { .. } | E::Io { .. }
+    )
 }
 
 fn describe(ready: &Ready) -> String {

@@ -8,6 +8,7 @@ use crate::config::Ready;
 use crate::guards;
 use crate::result::{Iteration, MachineDuring, Warning, WarningKind};
 use rigor_probe::{Cgroup, MachineReading, SchedWatch, SpanSamples};
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 /// Waits until the app is ready. An HTTP probe on another URL than the load's is watched: the
@@ -15,7 +16,8 @@ use std::time::{Duration, Instant};
 /// HTTP, or holds the request past the poll's timeout), and again once
 /// the probe passed; material growth in between is a warning naming the probe. A front that
 /// accepts connections before the real server has started (a forwarder in the app's command)
-/// does not make the real server's start-up the probe's growth.
+/// does not make the real server's start-up the probe's growth: the tree still growing on its
+/// own just before the first answer puts nothing on the probe.
 pub fn ready_watching_memory(
     ctx: &IterationContext,
     load_url: &str,
@@ -28,11 +30,28 @@ pub fn ready_watching_memory(
         _ => return app.wait_ready(ready, timeout, &mut it.outside_window),
     };
     let pid = app.pid;
-    let mut before = None;
+    // The readings of the last second before each poll, oldest first.
+    let mut recent: VecDeque<(Instant, f64)> = VecDeque::new();
     let took = app.wait_ready_watching(ready, timeout, &mut it.outside_window, &mut || {
-        before = tree_rss_mib(pid)
+        if let Some(mib) = tree_rss_mib(pid) {
+            let now = Instant::now();
+            recent.push_back((now, mib));
+            while recent
+                .front()
+                .is_some_and(|(t, _)| now - *t > Duration::from_secs(1))
+            {
+                recent.pop_front();
+            }
+        }
     })?;
-    if let (Some(before), Some(after)) = (before, tree_rss_mib(pid)) {
+    let Some(&(last_at, before)) = recent.back() else {
+        return Ok(took);
+    };
+    let ages: Vec<(Duration, f64)> = recent.iter().map(|&(t, m)| (last_at - t, m)).collect();
+    if guards::still_starting(&ages) {
+        return Ok(took);
+    }
+    if let Some(after) = tree_rss_mib(pid) {
         guards::readiness_memory_guard(url, load_url, before, after, &mut it.warnings);
     }
     Ok(took)

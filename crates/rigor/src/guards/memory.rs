@@ -72,6 +72,29 @@ pub fn readiness_memory_guard(
     ));
 }
 
+/// How far back, before the reading that preceded the first answer, the tree's own growth is
+/// looked at.
+pub const STARTING_LOOKBACK: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Whether the tree was still growing on its own when the probe was first answered: over the
+/// readings of the last [`STARTING_LOOKBACK`] before the answer (`readings` oldest first, each
+/// `(age at the last reading, MiB)`), it grew as much as the probe's warning would call
+/// material. A server that is still taking its start-up memory as it begins to answer (behind a
+/// front that held the probe's connection until it listened) cannot have its growth put on the
+/// probe.
+pub fn still_starting(readings: &[(std::time::Duration, f64)]) -> bool {
+    let Some(&(_, last)) = readings.last() else {
+        return false;
+    };
+    readings
+        .iter()
+        .filter(|(age, _)| *age <= STARTING_LOOKBACK)
+        .any(|&(_, mib)| {
+            let growth = last - mib;
+            growth >= MATERIAL_GROWTH_MIB && growth >= 0.25 * mib
+        })
+}
+
 /// Warns when the cgroup's page cache differs materially between iterations of a row
 /// (`caches[i]` = app.cgroup.cache of iteration i, MiB): files an earlier iteration brought
 /// into the cache stay there and are charged to nobody in the next, so app.cgroup.memory
@@ -103,6 +126,32 @@ pub fn carried_page_cache_guard(caches: &[(usize, f64)], warnings: &mut Vec<Warn
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tree_growing_just_before_the_answer_is_still_starting() {
+        use std::time::Duration as D;
+        let ms = D::from_millis;
+        // 10 → 64 MiB in the last 100 ms: a start-up, not yet done.
+        assert!(still_starting(&[
+            (ms(400), 10.0),
+            (ms(100), 10.0),
+            (ms(0), 64.0)
+        ]));
+        // A few MiB as the server starts: the tree was settled.
+        assert!(!still_starting(&[
+            (ms(200), 10.0),
+            (ms(100), 13.0),
+            (ms(0), 14.0)
+        ]));
+        // Growth older than the look-back does not count.
+        assert!(!still_starting(&[
+            (ms(900), 10.0),
+            (ms(200), 64.0),
+            (ms(0), 65.0)
+        ]));
+        assert!(!still_starting(&[]));
+        assert!(!still_starting(&[(ms(0), 64.0)]));
+    }
 
     #[test]
     fn the_page_cache_warning_says_mostly_only_for_more_than_half() {

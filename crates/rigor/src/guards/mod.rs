@@ -12,7 +12,9 @@ pub use debug_build::debug_build_warnings;
 pub use machine::{
     busy_now_pct, client_starved_guard, machine_guards, noisy_machine_before_run, noisy_row,
 };
-pub use memory::{carried_page_cache_guard, probes_another_url, readiness_memory_guard};
+pub use memory::{
+    carried_page_cache_guard, probes_another_url, readiness_memory_guard, still_starting,
+};
 pub use proxy::proxy_guard;
 pub use unoptimised::{build_env, cargo_opt_levels, unoptimised_warnings};
 

@@ -103,7 +103,9 @@ fn ctrl_c_stops_the_command_and_keeps_the_finished_iterations() {
     marks::wait_for(
         "the second iteration's sleep",
         Duration::from_secs(20),
-        || marks::marked(&token).iter().any(|(_, c)| c == "sleep") && dir.join("first").exists(),
+        // `first` before the sleep: a sleep seen after it is the second iteration's (the first
+        // one's sleep, seen just before it ended, would send the signal between iterations).
+        || dir.join("first").exists() && marks::marked(&token).iter().any(|(_, c)| c == "sleep"),
     );
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(child.id() as i32),

@@ -333,22 +333,27 @@ fn a_memory_limit_is_an_error_never_a_crash() {
         return;
     };
     eprintln!("rigor starts under ulimit -v {floor}");
-    // From there up, each limit fails somewhere else: the runtime's first allocations, the
-    // load's threads, the engine's buffers.
-    let mut refused = 0;
+    // From there up to the floor rigor states, the working commands are refused before any
+    // thread starts (a thread the runtime cannot give a signal stack aborts the process); at
+    // and above it, each limit fails somewhere else or not at all: the runtime's first
+    // allocations, the load's threads, the engine's buffers.
     let load = format!("load {} -d 200ms -c 4", server.url());
     for kib in (floor..floor + 12_000).step_by(250) {
-        refused += assert_clean(kib, "rigor load", &under_ulimit_v(&dir, kib, &load)) as u32;
+        let out = under_ulimit_v(&dir, kib, &load);
+        assert!(assert_clean(kib, "rigor load", &out), "{}", text(&out));
+        assert!(text(&out).contains("ulimit -v"), "{}", text(&out));
     }
-    assert!(
-        refused > 0,
-        "no limit from {floor} KiB up stopped rigor load"
-    );
+    for kib in (256 * 1024..300 * 1024).step_by(4_096) {
+        assert_clean(kib, "rigor load", &under_ulimit_v(&dir, kib, &load));
+    }
     let toml = config(server.port, "", "/plaintext", "")
         .replace("duration = \"1s\"", "duration = \"300ms\"")
         .replace("warmup = \"300ms\"", "warmup = \"100ms\"");
     std::fs::write(dir.join("rigor.toml"), toml).unwrap();
-    for kib in (floor..floor + 12_000).step_by(1_000) {
+    for kib in (floor..floor + 12_000)
+        .step_by(1_000)
+        .chain((256 * 1024..300 * 1024).step_by(8_192))
+    {
         let out = under_ulimit_v(&dir, kib, "run -i 1 --no-store");
         assert_clean(kib, "rigor run", &out);
     }

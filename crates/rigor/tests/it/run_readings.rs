@@ -104,8 +104,10 @@ while True:
 
 #[test]
 fn a_front_that_accepts_before_the_server_starts_is_not_the_probes_growth() {
-    // The app's command starts the real server late (it takes 150 MiB before it listens) behind
-    // a forwarder that accepts at once: the start-up is not the readiness probe's doing.
+    // The app's command starts the real server late (it takes 150 MiB, then waits 300 ms
+    // before it listens) behind a forwarder that accepts at once: the start-up is not the
+    // readiness probe's doing. (The memory is read before each poll until the server itself
+    // first answers, not once before the first poll the front accepted.)
     let dir = temp_dir("ready-front");
     let script = dir.join("forward.py");
     std::fs::write(&script, FORWARDER).unwrap();
@@ -127,7 +129,7 @@ fn a_front_that_accepts_before_the_server_starts_is_not_the_probes_growth() {
         assert!(m(&it, "app.rss").unwrap() >= 150.0, "the server's 150 MiB");
         it
     };
-    let it = run("--hold-mib 150");
+    let it = run("--hold-mib 150 --listen-delay-ms 300");
     assert!(
         !kinds(&it["warnings"]).contains(&"readiness_memory".to_string()),
         "{}",

@@ -219,8 +219,11 @@ fn an_iteration_a_neighbour_hogged_is_excluded_and_re_run_in_its_slot() {
         "foreign {foreign}% but the test's threads took {:.1}%",
         hogged.share_pct
     );
+    // On a machine already busy the interference figure is near its cap, and the hog is told
+    // by the run-queue delay it caused instead; otherwise by the other processes' share.
     assert!(
-        message.contains(&format!("other processes {foreign:.1}%")),
+        message.contains(&format!("other processes {foreign:.1}%"))
+            || message.contains("run-queue delay"),
         "{message}"
     );
     // Every slot ends with a kept iteration (the last try is kept once the budget, 3, is spent).
