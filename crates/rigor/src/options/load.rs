@@ -72,6 +72,7 @@ fn tool(args: &LoadArgs, spec: &LoadSpec) -> anyhow::Result<Option<crate::tools:
         .map(|(key, why)| match key {
             "tool" => format!("--tool {name}: {why}"),
             "source_addrs" => format!("--source-addr: {why}"),
+            "stages" => format!("--stage: {why}"),
             key => format!("--{key}: {why}"),
         })
         .collect();
