@@ -112,7 +112,8 @@ pub(crate) fn segments(stages: &[Stage], warmup: Duration) -> Vec<Segment> {
 /// The measured window, ns since t0: every stage after the warmup, or stage `measure` alone.
 pub(crate) fn window(stages: &[Stage], measure: Option<usize>, warmup: Duration) -> (u64, u64) {
     let start = |n: usize| -> Duration { stages[..n].iter().map(|s| s.duration).sum() };
-    let (from, to) = match measure {
+    // A stage that does not exist is refused by `validate`; until then, all of them.
+    let (from, to) = match measure.filter(|&n| n < stages.len()) {
         Some(n) => (start(n), start(n + 1)),
         None => (Duration::ZERO, start(stages.len())),
     };

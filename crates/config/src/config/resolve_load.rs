@@ -258,7 +258,7 @@ impl Config {
             stages: Vec::new(),
             measure_stage: None,
         };
-        let spec = self.mix_and_stages(job, table, spec, p);
+        let spec = self.mix_and_stages(job, table, vars, spec, p);
         let tool = keys.tool(job, &spec, p);
         LoadJob {
             spec,
@@ -276,12 +276,37 @@ impl Config {
         &self,
         job: &RawJob,
         table: &str,
+        vars: &Vars,
         mut spec: LoadSpec,
         p: &mut Problems,
     ) -> LoadSpec {
         if !job.requests.is_empty() {
             let at = format!("{table}.requests");
-            match crate::requests::resolve(&job.requests, &spec.url, &self.dir, &at) {
+            // `{{var}}` in every text of the entries, as in the job's own keys.
+            let mut expand = |t: &String| {
+                p.take(self.expand(vars, table, "requests", t))
+                    .unwrap_or_default()
+            };
+            let raw: Vec<crate::requests::RawRequest> = job
+                .requests
+                .iter()
+                .map(|r| crate::requests::RawRequest {
+                    name: r.name.as_ref().map(&mut expand),
+                    path: r.path.as_ref().map(&mut expand),
+                    url: r.url.as_ref().map(&mut expand),
+                    method: r.method.as_ref().map(&mut expand),
+                    headers: r
+                        .headers
+                        .iter()
+                        .map(|(k, v)| (k.clone(), expand(v)))
+                        .collect(),
+                    body: r.body.as_ref().map(&mut expand),
+                    body_file: r.body_file.as_ref().map(&mut expand),
+                    body_lines: r.body_lines.as_ref().map(&mut expand),
+                    weight: r.weight,
+                })
+                .collect();
+            match crate::requests::resolve(&raw, &spec.url, &self.dir, &at) {
                 Ok(mut mix) => {
                     mix.seed = job.seed.unwrap_or(0);
                     spec.mix = Some(mix);
