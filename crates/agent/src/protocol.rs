@@ -299,6 +299,15 @@ pub struct SpecWire {
     /// HTTP/2's concurrent streams per connection. Absent from older rigors' specs: 1.
     #[serde(default = "one")]
     pub streams: usize,
+    /// A request mix instead of the one request. Absent from older rigors' specs: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<rigor_load::RequestMix>,
+    /// Stages of the open model. Absent from older rigors' specs: none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<rigor_load::Stage>,
+    /// The stage measured alone. Absent from older rigors' specs: all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measure_stage: Option<usize>,
 }
 
 fn one() -> usize {
@@ -332,6 +341,9 @@ impl From<&LoadSpec> for SpecWire {
             io: s.io,
             http2: s.http2,
             streams: s.streams,
+            mix: s.mix.clone(),
+            stages: s.stages.clone(),
+            measure_stage: s.measure_stage,
         }
     }
 }
@@ -361,6 +373,9 @@ impl SpecWire {
             io: self.io,
             http2: self.http2,
             streams: self.streams,
+            mix: self.mix.clone(),
+            stages: self.stages.clone(),
+            measure_stage: self.measure_stage,
         })
     }
 }

@@ -106,6 +106,7 @@ fn validate(spec: &LoadSpec) -> Result<(), LoadError> {
             )));
         }
     }
+    crate::stages::validate(&spec.stages, spec.measure_stage, spec.rate)?;
     if let Some(r) = spec.rate {
         if !(r.is_finite() && (MIN_RATE..=MAX_RATE).contains(&r)) {
             return bad(format!(
@@ -179,6 +180,8 @@ pub(crate) struct Prepared {
     pub request: Vec<u8>,
     /// HTTP/2 runs: the request as frames.
     pub h2: Option<H2Request>,
+    /// A request mix, serialised (replaces `request` and `h2` on the wire).
+    pub mix: Option<crate::mix::PreparedMix>,
 }
 
 /// [`check`], returning the target and the serialised request.
@@ -196,13 +199,28 @@ pub(crate) fn prepare(spec: &LoadSpec) -> Result<Prepared, LoadError> {
         spec.body.as_deref(),
         false,
     )?;
-    if request.len().saturating_mul(spec.pipeline) > MAX_BATCH_BYTES {
+    let mix = spec
+        .mix
+        .as_ref()
+        .map(|m| crate::mix::PreparedMix::new(m, &target, spec.http2))
+        .transpose()?;
+    let longest = mix
+        .as_ref()
+        .map_or(request.len(), |m| m.max_len(spec.http2).max(request.len()));
+    if longest.saturating_mul(spec.pipeline) > MAX_BATCH_BYTES {
         return Err(LoadError::InvalidSpec(format!(
             "a pipeline of {} requests of {} bytes is more than {} MiB in one write",
             spec.pipeline,
-            request.len(),
+            longest,
             MAX_BATCH_BYTES >> 20
         )));
+    }
+    if mix.is_some() && spec.io == crate::IoMode::IoUring {
+        return Err(LoadError::InvalidSpec(
+            "a request mix runs on the epoll path (io_uring sends one request's bytes): \
+             use io auto or epoll"
+                .into(),
+        ));
     }
     check_sources(spec, &target.addrs)?;
     if target.tls {
@@ -216,11 +234,13 @@ pub(crate) fn prepare(spec: &LoadSpec) -> Result<Prepared, LoadError> {
     }
     // The I/O path asked for must be one this machine (where the engine runs) can take.
     crate::io::resolve(spec.io, target.tls, spec.http2)?;
+
     cpu::ensure_fd_limit(fds_needed(spec)).map_err(|e| LoadError::Resources(e.to_string()))?;
     Ok(Prepared {
         target,
         request,
         h2,
+        mix,
     })
 }
 

@@ -25,6 +25,8 @@ pub struct Pending {
     pub sent: u64,
     /// HTTP/2: the request's stream (0 for HTTP/1.1).
     pub stream: u32,
+    /// Which request variant was sent (0 without a mix).
+    pub variant: u32,
 }
 
 pub struct Conn {
@@ -45,6 +47,11 @@ pub struct Conn {
     pub handshake_from: Option<Instant>,
     /// HTTP/2: the connection's session, once it is open.
     pub h2: Option<Box<Session>>,
+    /// A mix: the bytes of the requests queued, of which the last `unsent` are not yet written
+    /// (emptied whenever all are); without a mix the bytes come from the plan's batch.
+    pub out: Vec<u8>,
+    /// The state of the connection's seeded sequence of choices (kept across reconnects).
+    pub rng: u64,
 }
 
 pub enum WriteOutcome {
@@ -66,7 +73,15 @@ impl Conn {
             retry_at: 0,
             handshake_from: None,
             h2: None,
+            out: Vec::new(),
+            rng: 0,
         }
+    }
+
+    /// This connection with its own sequence of choices.
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.rng = seed;
+        self
     }
 
     /// Writes queued bytes, then the TLS records they became. All queued requests are identical,
@@ -88,8 +103,13 @@ impl Conn {
                 }
             }
         }
+        let bytes: &[u8] = if self.out.is_empty() {
+            batch
+        } else {
+            &self.out
+        };
         while self.unsent > 0 {
-            match stream.write(&batch[batch.len() - self.unsent..]) {
+            match stream.write(&bytes[bytes.len() - self.unsent..]) {
                 Ok(0) => return WriteOutcome::Failed,
                 Ok(n) => self.unsent -= n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return WriteOutcome::Blocked,
@@ -97,6 +117,7 @@ impl Conn {
                 Err(_) => return WriteOutcome::Failed,
             }
         }
+        self.out.clear();
         match stream.flush() {
             Ok(()) => WriteOutcome::Done,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => WriteOutcome::Blocked,
@@ -117,10 +138,18 @@ impl Conn {
     }
 
     /// Requests whose bytes have all been handed to the socket (over HTTP/2, counting every
-    /// request whose frames could still be among the unwritten bytes as not sent).
-    pub fn fully_sent(&self, request_len: usize) -> usize {
-        let unsent = self.unsent + self.h2.as_ref().map_or(0, |h| h.pending().len());
-        let partial = unsent.div_ceil(request_len.max(1));
+    /// request whose frames could still be among the unwritten bytes as not sent); `len_of`
+    /// gives a request's bytes.
+    pub fn fully_sent(&self, len_of: impl Fn(&Pending) -> usize) -> usize {
+        let mut unsent = self.unsent + self.h2.as_ref().map_or(0, |h| h.pending().len());
+        let mut partial = 0;
+        for p in self.inflight.iter().rev() {
+            if unsent == 0 {
+                break;
+            }
+            unsent = unsent.saturating_sub(len_of(p).max(1));
+            partial += 1;
+        }
         self.inflight.len().saturating_sub(partial)
     }
 
@@ -132,6 +161,7 @@ impl Conn {
         self.parser.reset();
         self.inflight.clear();
         self.unsent = 0;
+        self.out.clear();
         self.handshake_from = None;
         self.h2 = None;
     }

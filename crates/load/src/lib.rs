@@ -12,6 +12,8 @@ mod error;
 mod h2;
 mod io;
 mod merge;
+mod mix;
+mod mix_report;
 pub mod parser;
 mod preflight;
 mod probe;
@@ -21,6 +23,7 @@ mod run;
 mod schedule;
 mod second;
 mod source;
+mod stages;
 mod stats;
 mod tls;
 mod transport;
@@ -38,6 +41,8 @@ pub use h2::H2Report;
 pub use hdrhistogram;
 pub use io::{io_uring_support, kernel_release_supports, IoMode, UnknownIoMode, UringUnsupported};
 pub use merge::{merge, ReportWire, WireError};
+pub use mix::{valid_request_name, MixRequest, RequestMix, MAX_MIX_BODIES, MAX_MIX_REQUESTS};
+pub use mix_report::{RequestReport, REQUEST_ID_PREFIX};
 pub use probe::{
     fetch_body, probe_request, probe_request_as, probe_request_finding, probe_request_http2,
     ProbeFn, ProbeResponse, PROBE_BODY_KEPT,
@@ -48,6 +53,13 @@ pub use report::{
 };
 pub use run::run;
 pub use source::{local_ports, parse_sources, SourceError};
+pub use stages::{Stage, MAX_STAGES};
+
+/// The stages of `spec` and the stage it measures, checked alone (rates, durations, the
+/// measured stage one of them, at least one request due), for callers that check keys apart.
+pub fn check_stages(spec: &LoadSpec) -> Result<(), LoadError> {
+    stages::validate(&spec.stages, spec.measure_stage, spec.rate)
+}
 
 /// `url`'s host and port, checked but not resolved: a URL only other machines can reach (a
 /// load host's network) is still a well-formed one.
@@ -107,6 +119,40 @@ pub struct LoadSpec {
     /// HTTP/2: concurrent streams per connection (each one request in flight), within what the
     /// server allows; 1 without `http2`.
     pub streams: usize,
+    /// Several requests on the URL's origin, chosen by weight, instead of the one request
+    /// `method`, `headers` and `body` describe.
+    pub mix: Option<RequestMix>,
+    /// Open model with a rate that changes: the stages after the warmup (which runs at the
+    /// first stage's rate) replace `rate` and `duration`.
+    pub stages: Vec<Stage>,
+    /// With stages: measure this one (0-based) alone instead of all of them.
+    pub measure_stage: Option<usize>,
+}
+
+impl LoadSpec {
+    /// Whether the run is an open model (a rate, or stages).
+    pub fn open_model(&self) -> bool {
+        self.rate.is_some() || !self.stages.is_empty()
+    }
+
+    /// The measured window's length: `duration`, or the stages measured.
+    pub fn window(&self) -> Duration {
+        if self.stages.is_empty() {
+            return self.duration;
+        }
+        let (lo, hi) = stages::window(&self.stages, self.measure_stage, Duration::ZERO);
+        Duration::from_nanos(hi - lo)
+    }
+
+    /// How long the run lasts before its drain: warmup and window, with the stages before a
+    /// measured one.
+    pub fn span(&self) -> Duration {
+        if self.stages.is_empty() {
+            return self.warmup + self.duration;
+        }
+        let (_, hi) = stages::window(&self.stages, self.measure_stage, self.warmup);
+        Duration::from_nanos(hi)
+    }
 }
 
 impl Default for LoadSpec {
@@ -129,6 +175,9 @@ impl Default for LoadSpec {
             io: IoMode::Auto,
             http2: false,
             streams: 1,
+            mix: None,
+            stages: Vec::new(),
+            measure_stage: None,
         }
     }
 }

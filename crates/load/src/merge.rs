@@ -108,6 +108,7 @@ pub fn merge(parts: &[LoadReport]) -> LoadReport {
         tls,
         io: merge_io(parts),
         http2: crate::h2::merge_reports(parts),
+        mix: crate::mix_report::merge(&parts.iter().map(|p| p.mix.as_slice()).collect::<Vec<_>>()),
         client_cpu_pct,
         client_cpu_secs,
         client_cores,
@@ -246,6 +247,9 @@ pub struct ReportWire {
     /// The TLS handshake times (µs), https:// only.
     #[serde(default)]
     pub tls_hdr: Option<String>,
+    /// A request mix: each request's latency histogram (µs), in the mix's order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mix_hdr: Vec<String>,
 }
 
 impl ReportWire {
@@ -261,6 +265,14 @@ impl ReportWire {
                 uncorrected_histogram: None,
                 window_opened_at: None,
                 tls_histogram: None,
+                mix: report
+                    .mix
+                    .iter()
+                    .map(|r| crate::RequestReport {
+                        latency_histogram: None,
+                        ..r.clone()
+                    })
+                    .collect(),
                 ..report.clone()
             },
             latency_hdr: encode_histogram(latency)?,
@@ -274,6 +286,12 @@ impl ReportWire {
                 .as_ref()
                 .map(encode_histogram)
                 .transpose()?,
+            mix_hdr: report
+                .mix
+                .iter()
+                .filter_map(|r| r.latency_histogram.as_ref())
+                .map(encode_histogram)
+                .collect::<Result<_, _>>()?,
         })
     }
 
@@ -306,12 +324,25 @@ impl ReportWire {
             }
             _ => return Err(WireError::TlsMismatch),
         }
+        let mut report = self.report;
+        if report.mix.len() == self.mix_hdr.len() {
+            for (r, text) in report.mix.iter_mut().zip(&self.mix_hdr) {
+                let h = decode_histogram(text)?;
+                if h.len() != r.latency.count {
+                    return Err(WireError::LatencyCount {
+                        holds: h.len(),
+                        says: r.latency.count,
+                    });
+                }
+                r.latency_histogram = Some(h);
+            }
+        }
         Ok(LoadReport {
             latency_histogram: Some(latency),
             uncorrected_histogram: uncorrected,
             tls_histogram: tls,
             window_opened_at: None,
-            ..self.report
+            ..report
         })
     }
 }

@@ -271,6 +271,9 @@ pub struct LoadReport {
     /// HTTP/2 runs only (`None` for HTTP/1.1): limits, goodbyes and resets.
     #[serde(default)]
     pub http2: Option<crate::h2::H2Report>,
+    /// A request mix: each request's own figures, in the mix's order (empty without a mix).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mix: Vec<crate::RequestReport>,
     pub client_cpu_pct: f64,
     pub client_cpu_secs: f64,
     pub client_cores: usize,
@@ -290,7 +293,9 @@ pub struct LoadReport {
 /// Status counts read back from JSON, whose keys are strings: parsed here rather than by the
 /// format, so the report also reads back from inside a tagged message (where serde buffers it
 /// and would not turn `"200"` into a number).
-fn status_keys<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BTreeMap<u16, u64>, D::Error> {
+pub(crate) fn status_keys<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<BTreeMap<u16, u64>, D::Error> {
     let raw = BTreeMap::<String, u64>::deserialize(d)?;
     raw.into_iter()
         .map(|(k, n)| {
@@ -339,6 +344,8 @@ pub(crate) struct ReportInput<'a> {
     pub tls: bool,
     /// HTTP/2: the concurrent streams asked for per connection.
     pub streams: Option<usize>,
+    /// A request mix: its requests' names, in its order.
+    pub request_names: Option<&'a [String]>,
     pub cores: usize,
     pub window_opened_at: Option<Instant>,
 }
@@ -421,6 +428,13 @@ impl LoadReport {
                 .h2
                 .as_ref()
                 .map(|t| crate::h2::H2Report::new(t, inp.tls, inp.streams.unwrap_or(1))),
+            mix: inp
+                .request_names
+                .unwrap_or_default()
+                .iter()
+                .zip(&s.requests_of)
+                .map(|(name, r)| crate::RequestReport::build(name, r, measured_secs))
+                .collect(),
             client_cpu_pct,
             client_cpu_secs: s.cpu_secs,
             client_cores: inp.cores,
@@ -577,6 +591,11 @@ impl LoadReport {
             ));
         }
         msg
+    }
+
+    /// A mix's per-request ids (`load.req.NAME.*`), none without a mix.
+    pub fn request_measurements(&self) -> Vec<(String, f64)> {
+        self.mix.iter().flat_map(|r| r.measurements()).collect()
     }
 
     /// The `load.*` measurement ids; latency ids are absent when no request was recorded.

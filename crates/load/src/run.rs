@@ -19,8 +19,15 @@ pub fn run(spec: &LoadSpec, live: &Live, cancel: &AtomicBool) -> Result<LoadRepo
         target,
         request,
         h2,
+        mix,
     } = prepare(spec)?;
-    let io = crate::io::resolve(spec.io, target.tls, spec.http2)?;
+    // A mix's requests differ in length: they go out from each connection's own buffer, which
+    // the io_uring path does not keep (`auto` takes epoll).
+    let io_asked = match (&mix, spec.io) {
+        (Some(_), crate::IoMode::Auto) => crate::IoMode::Epoll,
+        (_, io) => io,
+    };
+    let io = crate::io::resolve(io_asked, target.tls, spec.http2)?;
     let threads = spec.threads.min(spec.connections);
     crate::source::check_local(&spec.source_addrs)?;
     let source = spec.source_addrs.first().copied();
@@ -49,7 +56,19 @@ pub fn run(spec: &LoadSpec, live: &Live, cancel: &AtomicBool) -> Result<LoadRepo
         spec.pipeline
     };
     let batch = request.repeat(spec.pipeline);
-    let warm_end = spec.warmup.as_nanos() as u64;
+    let (warm_end, end) = match spec.stages.is_empty() {
+        true => {
+            let w = spec.warmup.as_nanos() as u64;
+            (w, w + spec.duration.as_nanos() as u64)
+        }
+        false => crate::stages::window(&spec.stages, spec.measure_stage, spec.warmup),
+    };
+    let segments = crate::stages::segments(&spec.stages, spec.warmup);
+    let h2_reqs: Vec<crate::h2::H2Request> = match (&mix, &h2) {
+        (Some(m), _) => m.h2.clone(),
+        (None, Some(r)) => vec![r.clone()],
+        (None, None) => Vec::new(),
+    };
     let plan = Plan {
         addr,
         sources: &spec.source_addrs,
@@ -57,16 +76,19 @@ pub fn run(spec: &LoadSpec, live: &Live, cancel: &AtomicBool) -> Result<LoadRepo
         batch: &batch,
         pipeline: depth,
         // Methods are case-sensitive: only `HEAD` has HEAD's bodiless answers.
-        head_request: spec.method == "HEAD",
+        head_request: spec.method == "HEAD" && mix.is_none(),
         warm_end,
-        end: warm_end + spec.duration.as_nanos() as u64,
+        end,
         timeout_ns: spec.timeout.as_nanos() as u64,
-        seconds: spec.duration.as_secs_f64().ceil() as usize,
+        seconds: ((end - warm_end) as f64 / 1e9).ceil() as usize,
         tls: tls.as_ref(),
         tls_fresh: fresh.as_ref(),
         io_uring: io == crate::IoMode::IoUring,
         io_fallback: spec.io == crate::IoMode::Auto,
-        h2: h2.as_ref(),
+        h2: (!h2_reqs.is_empty()).then_some(h2_reqs.as_slice()),
+        mix: mix.as_ref(),
+        seed: spec.mix.as_ref().map_or(0, |m| m.seed),
+        segments: &segments,
     };
     let shares = shares(spec, threads);
     live.set_phase(Phase::Starting);
@@ -74,9 +96,10 @@ pub fn run(spec: &LoadSpec, live: &Live, cancel: &AtomicBool) -> Result<LoadRepo
     live.set_phase(Phase::Done);
     let (results, t0) = workers?;
 
-    let mut merged = ThreadStats::new(spec.rate.is_some(), plan.seconds)
+    let mut merged = ThreadStats::new(spec.open_model(), plan.seconds)
         .with_tls(tls.is_some())
-        .with_h2(spec.http2);
+        .with_h2(spec.http2)
+        .with_requests(mix.as_ref().map_or(0, |m| m.names.len()));
     let mut paths = std::collections::BTreeSet::new();
     for r in results {
         let (s, on_uring) = r.map_err(|source| LoadError::Io {
@@ -108,14 +131,22 @@ pub fn run(spec: &LoadSpec, live: &Live, cancel: &AtomicBool) -> Result<LoadRepo
             threads,
             pipeline: spec.pipeline,
             warmup_secs: spec.warmup.as_secs_f64(),
-            rate: spec.rate,
+            rate: match spec.stages.is_empty() {
+                true => spec.rate,
+                // The stages' mean over the window: what was offered in it, per second.
+                false => Some(
+                    crate::stages::due_between(&segments, warm_end, end)
+                        / ((end - warm_end) as f64 / 1e9),
+                ),
+            },
+            request_names: mix.as_ref().map(|m| m.names.as_slice()),
             cancelled,
             insecure: spec.insecure,
             io: &io,
             tls: tls.is_some(),
             streams: spec.http2.then_some(spec.streams),
             cores: threads.min(allowed).max(1),
-            window_opened_at: t0.map(|t0| t0 + spec.warmup),
+            window_opened_at: t0.map(|t0| t0 + std::time::Duration::from_nanos(warm_end)),
         },
         &merged,
     ))
@@ -136,6 +167,12 @@ fn shares(spec: &LoadSpec, threads: usize) -> Vec<Share> {
                 rate: spec.rate.map(|r| {
                     let phase = (i as f64 * 1e9 / r) as u64;
                     (r * conns as f64 / spec.connections as f64, phase)
+                }),
+                ramps: (!spec.stages.is_empty()).then(|| {
+                    (
+                        conns as f64 / spec.connections as f64,
+                        i as f64 / threads as f64,
+                    )
                 }),
                 cpu: spec
                     .cpus

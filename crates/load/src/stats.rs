@@ -17,6 +17,55 @@ pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, MAX_US, 3).expect("valid histogram bounds")
 }
 
+/// What one request of a mix measured in the window.
+#[derive(Clone)]
+pub struct RequestStats {
+    /// Answered requests (any status).
+    pub requests: u64,
+    /// Answers by status, in the order first seen (a request sees few).
+    pub status: Vec<(u16, u64)>,
+    /// Latency of its answers and of its requests given up (µs), as the run's own histogram.
+    pub latency: Histogram<u64>,
+    /// Its requests that got no answer: timed out, lost with their connection, reset or
+    /// refused, or whose exchange failed.
+    pub errors: u64,
+}
+
+impl RequestStats {
+    fn new() -> Self {
+        RequestStats {
+            requests: 0,
+            status: Vec::new(),
+            latency: new_histogram(),
+            errors: 0,
+        }
+    }
+
+    /// One answer with `status` after `latency_us`.
+    #[inline]
+    pub fn record(&mut self, status: u16, latency_us: u64) {
+        self.requests += 1;
+        self.latency.saturating_record(latency_us);
+        match self.status.iter_mut().find(|(c, _)| *c == status) {
+            Some((_, n)) => *n += 1,
+            None => self.status.push((status, 1)),
+        }
+    }
+
+    /// Adds another worker's figures.
+    pub fn merge(&mut self, o: &RequestStats) {
+        self.requests += o.requests;
+        self.errors += o.errors;
+        self.latency.add(&o.latency).expect("same histogram bounds");
+        for &(code, n) in &o.status {
+            match self.status.iter_mut().find(|(c, _)| *c == code) {
+                Some((_, m)) => *m += n,
+                None => self.status.push((code, n)),
+            }
+        }
+    }
+}
+
 /// Everything one worker measured.
 pub struct ThreadStats {
     pub latency: Histogram<u64>,
@@ -50,6 +99,8 @@ pub struct ThreadStats {
     pub tls: Option<TlsTally>,
     /// HTTP/2 only: limits, goodbyes and resets.
     pub h2: Option<H2Tally>,
+    /// A request mix: each request's own figures, in the mix's order.
+    pub requests_of: Vec<RequestStats>,
 }
 
 impl ThreadStats {
@@ -78,7 +129,14 @@ impl ThreadStats {
             drain_cut: false,
             tls: None,
             h2: None,
+            requests_of: Vec::new(),
         }
+    }
+
+    /// These tallies with a section for each of a mix's `n` requests.
+    pub fn with_requests(mut self, n: usize) -> Self {
+        self.requests_of = (0..n).map(|_| RequestStats::new()).collect();
+        self
     }
 
     /// These tallies with an HTTP/2 section (HTTP/2 runs).
@@ -181,6 +239,9 @@ impl ThreadStats {
         self.cpu_secs += o.cpu_secs;
         self.measured_ns = self.measured_ns.max(o.measured_ns);
         self.drain_cut |= o.drain_cut;
+        for (a, b) in self.requests_of.iter_mut().zip(&o.requests_of) {
+            a.merge(b);
+        }
     }
 }
 

@@ -26,9 +26,18 @@ pub fn banner(spec: &LoadSpec) -> String {
         },
         match spec.rate {
             Some(r) => format!(", open model at {r} req/s"),
+            None if !spec.stages.is_empty() => format!(
+                ", open model in {} stages{}",
+                spec.stages.len(),
+                spec.measure_stage
+                    .map_or(String::new(), |n| format!(" (stage {} measured)", n + 1))
+            ),
             None => String::new(),
         }
-    )
+    ) + &match &spec.mix {
+        Some(m) => format!("  a mix of {} requests\n", m.requests.len()),
+        None => String::new(),
+    }
 }
 
 /// A duration in seconds as wrk writes it: `10s`, `1.50s`, `250ms`.
@@ -86,9 +95,44 @@ fn latency_block(out: &mut String, title: &str, l: &LatencyStats) {
 pub fn summary(r: &LoadReport) -> String {
     let mut o = String::new();
     latency(&mut o, r);
+    mix(&mut o, r);
     counts(&mut o, r);
     rates(&mut o, r);
     o
+}
+
+/// A mix: one line per request with its rate, latency percentiles, errors and statuses.
+fn mix(o: &mut String, r: &LoadReport) {
+    if r.mix.is_empty() {
+        return;
+    }
+    let width = r.mix.iter().map(|q| q.name.len()).max().unwrap_or(0).max(7);
+    let _ = writeln!(
+        o,
+        "  {:<width$} {:>10} {:>9} {:>9} {:>9} {:>9} {:>7}  statuses",
+        "Request", "Req/Sec", "p50", "p90", "p99", "max", "errors"
+    );
+    for q in &r.mix {
+        let l = &q.latency;
+        let lat = |v: f64| if l.count > 0 { ms(v) } else { "-".into() };
+        let codes: Vec<String> = q
+            .status_counts
+            .iter()
+            .map(|(c, n)| format!("{c}:{n}"))
+            .collect();
+        let _ = writeln!(
+            o,
+            "  {:<width$} {:>10.2} {:>9} {:>9} {:>9} {:>9} {:>7}  {}",
+            q.name,
+            q.rps,
+            lat(l.p50_ms),
+            lat(l.p90_ms),
+            lat(l.p99_ms),
+            lat(l.max_ms),
+            q.errors,
+            codes.join(" ")
+        );
+    }
 }
 
 /// The latency table(s): corrected and uncorrected under an open model, and what timeouts mean.

@@ -57,9 +57,15 @@ fn drive(spec: &LoadSpec) -> Result<Option<LoadReport>, Failure> {
 
 /// `--json`: the measurements (the ids `rigor run` records) and the engine's full report.
 fn write_json(report: &LoadReport, out: &JsonOut) -> anyhow::Result<()> {
+    let mut measurements: std::collections::BTreeMap<String, f64> = report
+        .measurements()
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    measurements.extend(report.request_measurements());
     let doc = serde_json::json!({
         "schema": LOAD_SCHEMA,
-        "measurements": report.measurements(),
+        "measurements": measurements,
         "report": report,
     });
     write_doc(&doc, out)
@@ -96,7 +102,7 @@ fn show_progress(live: &Live, spec: &LoadSpec, finished: impl Fn() -> bool) {
         return;
     }
     let bar = indicatif::ProgressBar::new_spinner();
-    let window = (spec.warmup + spec.duration).as_secs_f64();
+    let window = spec.span().as_secs_f64();
     crate::live_rate::watch(live, Duration::from_millis(100), finished, |r| {
         bar.set_message(format!(
             "{} {:.0}s/{window:.0}s · {} rps · {} errors",

@@ -252,6 +252,24 @@ pub struct RawJob {
     pub http2: Option<bool>,
     /// HTTP/2: concurrent streams per connection.
     pub streams: Option<Scalar>,
+    /// `[[jobs.NAME.requests]]`: a request mix on the URL's origin instead of one request.
+    #[serde(default)]
+    pub requests: Vec<crate::requests::RawRequest>,
+    /// The seed of the mix's choices (default 0): another seed, another repeatable sequence.
+    pub seed: Option<u64>,
+    /// Open model stages: `[{ rate = 100, for = "10s" }, …]`, linear ramps between them.
+    pub stages: Option<Vec<RawStage>>,
+    /// `"stage N"`: the measured window is stage N (from 1) alone.
+    pub measure: Option<String>,
+}
+
+/// One stage of the open model: the rate reached at its end and how long it takes.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawStage {
+    pub rate: f64,
+    #[serde(rename = "for")]
+    pub duration: String,
 }
 
 /// A rule that reads one figure from the lines of a command job's output.

@@ -254,7 +254,11 @@ impl Config {
             io,
             http2,
             streams,
+            mix: None,
+            stages: Vec::new(),
+            measure_stage: None,
         };
+        let spec = self.mix_and_stages(job, table, vars, spec, p);
         let tool = keys.tool(job, &spec, p);
         LoadJob {
             spec,
@@ -264,6 +268,121 @@ impl Config {
             hosts,
             tool,
         }
+    }
+
+    /// `requests`, `seed`, `stages` and `measure` onto `spec`, each problem pointed at its key;
+    /// the engine's own checks of the result pointed at the key they concern.
+    fn mix_and_stages(
+        &self,
+        job: &RawJob,
+        table: &str,
+        vars: &Vars,
+        mut spec: LoadSpec,
+        p: &mut Problems,
+    ) -> LoadSpec {
+        if !job.requests.is_empty() {
+            let at = format!("{table}.requests");
+            // `{{var}}` in every text of the entries, as in the job's own keys.
+            let mut expand = |t: &String| {
+                p.take(self.expand(vars, table, "requests", t))
+                    .unwrap_or_default()
+            };
+            let raw: Vec<crate::requests::RawRequest> = job
+                .requests
+                .iter()
+                .map(|r| crate::requests::RawRequest {
+                    name: r.name.as_ref().map(&mut expand),
+                    path: r.path.as_ref().map(&mut expand),
+                    url: r.url.as_ref().map(&mut expand),
+                    method: r.method.as_ref().map(&mut expand),
+                    headers: r
+                        .headers
+                        .iter()
+                        .map(|(k, v)| (k.clone(), expand(v)))
+                        .collect(),
+                    body: r.body.as_ref().map(&mut expand),
+                    body_file: r.body_file.as_ref().map(&mut expand),
+                    body_lines: r.body_lines.as_ref().map(&mut expand),
+                    weight: r.weight,
+                })
+                .collect();
+            match crate::requests::resolve(&raw, &spec.url, &self.dir, &at) {
+                Ok(mut mix) => {
+                    mix.seed = job.seed.unwrap_or(0);
+                    spec.mix = Some(mix);
+                }
+                Err(e) => p.add(self.error_at(table, Some("requests"), &e.0)),
+            }
+            if job.body.is_some() || job.method.is_some() {
+                p.add(self.error_at(
+                    table,
+                    Some("requests"),
+                    "`method` and `body` describe the one request a job sends without                      `requests`: put them on each request instead",
+                ));
+            }
+        } else if job.seed.is_some() {
+            p.add(self.error_at(
+                table,
+                Some("seed"),
+                "`seed` picks a mix's requests: add `[[jobs.NAME.requests]]`",
+            ));
+        }
+        if let Some(stages) = &job.stages {
+            for (i, s) in stages.iter().enumerate() {
+                match parse_duration(&s.duration) {
+                    Ok(d) => spec.stages.push(rigor_load::Stage {
+                        rate: s.rate,
+                        duration: d,
+                    }),
+                    Err(e) => p.add(self.error_at(
+                        table,
+                        Some("stages"),
+                        &format!("stage {}: `for = \"{}\"`: {e}", i + 1, s.duration),
+                    )),
+                }
+            }
+            if stages.is_empty() {
+                p.add(self.error_at(table, Some("stages"), "`stages` needs at least one stage"));
+            }
+        }
+        if let Some(m) = &job.measure {
+            let n = m
+                .trim()
+                .strip_prefix("stage")
+                .and_then(|n| n.trim().parse::<usize>().ok())
+                .filter(|&n| n >= 1);
+            match n {
+                Some(n) => spec.measure_stage = Some(n - 1),
+                None => p.add(self.error_at(
+                    table,
+                    Some("measure"),
+                    &format!("`{m}` is not `stage N` (N from 1)"),
+                )),
+            }
+        }
+        if !spec.stages.is_empty() {
+            if job.duration.is_some() {
+                p.add(self.error_at(
+                    table,
+                    Some("duration"),
+                    "the stages set the measured window: drop `duration`",
+                ));
+            }
+            spec.duration = spec.window();
+        }
+        if !spec.stages.is_empty() || spec.measure_stage.is_some() {
+            if let Err(e) = rigor_load::check_stages(&spec) {
+                let key = if spec.rate.is_some() {
+                    "rate"
+                } else if job.measure.is_some() && e.to_string().contains("measured") {
+                    "measure"
+                } else {
+                    "stages"
+                };
+                p.add(self.error_at(table, Some(key), &e.to_string()));
+            }
+        }
+        spec
     }
 
     /// The URL and the address it resolves to (a placeholder when it cannot be resolved; the

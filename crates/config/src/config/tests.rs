@@ -251,3 +251,41 @@ fn the_io_key_reaches_the_load_spec_and_a_bad_value_names_the_key() {
     assert!(err.contains("jobs.plaintext.io"), "{err}");
     assert!(err.contains("io_uring"), "{err}");
 }
+
+#[test]
+fn requests_and_stages_reach_the_load_spec_and_mistakes_name_their_key() {
+    let text = GOOD.replace(
+        "duration = \"2s\"",
+        "stages = [{ rate = 100, for = \"1s\" }, { rate = 300, for = \"2s\" }]\n\
+         measure = \"stage 2\"\nseed = 4\n\n\
+         [[jobs.plaintext.requests]]\nname = \"plain\"\npath = \"/plaintext\"\nweight = 3\n\n\
+         [[jobs.plaintext.requests]]\nurl = \"http://127.0.0.1:{{port}}/json\"\nmethod = \"POST\"\nbody = \"{}\"\n",
+    );
+    let plan = parse(&text).unwrap().plan("plaintext", &req()).unwrap();
+    let spec = &plan.rows[0].work.load().unwrap().spec;
+    let mix = spec.mix.as_ref().expect("a mix");
+    assert_eq!(mix.seed, 4);
+    assert_eq!(mix.requests[0].weight, 3);
+    assert_eq!(mix.requests[1].name, "post_json");
+    assert_eq!(mix.requests[1].path, "/json");
+    assert_eq!(spec.stages.len(), 2);
+    assert_eq!(spec.stages[1].duration, std::time::Duration::from_secs(2));
+    assert_eq!(spec.measure_stage, Some(1));
+    assert_eq!(
+        spec.duration,
+        std::time::Duration::from_secs(2),
+        "the measured stage"
+    );
+
+    let other = text.replace("http://127.0.0.1:{{port}}/json", "http://127.0.0.1:9/json");
+    let err = plan_err(&other);
+    assert!(err.contains("jobs.plaintext.requests"), "{err}");
+    assert!(err.contains("not on the job's origin"), "{err}");
+    let err = plan_err(&text.replace("stage 2", "stage 3"));
+    assert!(err.contains("jobs.plaintext.measure"), "{err}");
+    assert!(err.contains("only 2 stages"), "{err}");
+    let err = plan_err(&text.replace("measure = \"stage 2\"", "rate = 50"));
+    assert!(err.contains("give one"), "{err}");
+    let err = plan_err(&GOOD.replace("pipeline = 16", "pipeline = 16\nseed = 1"));
+    assert!(err.contains("jobs.plaintext.seed"), "{err}");
+}

@@ -201,6 +201,18 @@ fn lua_string(bytes: &[u8]) -> String {
 pub fn check(tool: Tool, spec: &LoadSpec) -> Vec<(&'static str, String)> {
     let mut p = Vec::new();
     let name = tool.name();
+    if spec.mix.is_some() {
+        p.push((
+            "requests",
+            format!("a request mix is the built-in engine's: {name} sends one request"),
+        ));
+    }
+    if !spec.stages.is_empty() {
+        p.push((
+            "stages",
+            format!("stages are the built-in engine's: {name} offers one rate"),
+        ));
+    }
     let whole = |d: Duration| d.subsec_nanos() == 0 && !d.is_zero();
     if matches!(tool, Tool::Wrk | Tool::Wrk2) {
         for (key, d, zero_ok) in [

@@ -43,6 +43,8 @@ pub enum Event {
 #[derive(Debug)]
 struct Stream {
     id: u32,
+    /// Which of the requests it was opened for (its index in the mix).
+    req: usize,
     /// Final status, once its HEADERS arrived (0 before).
     status: u16,
     bytes: u64,
@@ -150,6 +152,13 @@ impl Session {
 
     /// Opens a stream for `req`, queueing its frames; returns its id.
     pub fn open_stream(&mut self, req: &H2Request) -> u32 {
+        self.open_stream_of(std::slice::from_ref(req), 0)
+    }
+
+    /// Opens a stream for request `i` of `reqs` (a request mix), queueing its frames; returns
+    /// its id. Later reads must be given the same `reqs`.
+    pub fn open_stream_of(&mut self, reqs: &[H2Request], i: usize) -> u32 {
+        let req = &reqs[i];
         let id = self.next_stream;
         self.next_stream = self.next_stream.saturating_add(2);
         let at = self.out.len();
@@ -157,6 +166,7 @@ impl Session {
         self.out[at + 5..at + 9].copy_from_slice(&id.to_be_bytes());
         self.streams.push(Stream {
             id,
+            req: i,
             status: 0,
             bytes: 0,
             window: self.peer_initial_window,
@@ -166,7 +176,7 @@ impl Session {
         });
         if req.body.is_some() {
             self.blocked.push_back(id);
-            self.send_bodies(req);
+            self.send_bodies(reqs);
         }
         id
     }
@@ -193,13 +203,24 @@ impl Session {
         req: &H2Request,
         events: &mut Vec<Event>,
     ) -> Result<(), Failure> {
+        self.feed_mix(data, std::slice::from_ref(req), events)
+    }
+
+    /// [`Session::feed`] for streams opened from a request mix (`reqs` as given to
+    /// [`Session::open_stream_of`]).
+    pub fn feed_mix(
+        &mut self,
+        data: &[u8],
+        reqs: &[H2Request],
+        events: &mut Vec<Event>,
+    ) -> Result<(), Failure> {
         if self.inbuf.is_empty() {
-            let used = self.frames(data, req, events)?;
+            let used = self.frames(data, reqs, events)?;
             self.inbuf.extend_from_slice(&data[used..]);
         } else {
             let mut buf = std::mem::take(&mut self.inbuf);
             buf.extend_from_slice(data);
-            let used = self.frames(&buf, req, events)?;
+            let used = self.frames(&buf, reqs, events)?;
             buf.drain(..used);
             self.inbuf = buf;
         }
@@ -210,7 +231,7 @@ impl Session {
     fn frames(
         &mut self,
         b: &[u8],
-        req: &H2Request,
+        reqs: &[H2Request],
         events: &mut Vec<Event>,
     ) -> Result<usize, Failure> {
         let mut off = 0;
@@ -234,7 +255,7 @@ impl Session {
             if end > b.len() {
                 break;
             }
-            self.frame(h, &b[off + HEADER_LEN..end], req, events)?;
+            self.frame(h, &b[off + HEADER_LEN..end], reqs, events)?;
             off = end;
         }
         Ok(off)
@@ -244,7 +265,7 @@ impl Session {
         &mut self,
         h: FrameHeader,
         p: &[u8],
-        req: &H2Request,
+        reqs: &[H2Request],
         events: &mut Vec<Event>,
     ) -> Result<(), Failure> {
         if !self.settled && h.kind != frame::SETTINGS {
@@ -258,8 +279,8 @@ impl Session {
             }
         }
         match h.kind {
-            frame::DATA => self.data(h, p, req, events),
-            frame::HEADERS => self.headers(h, p, req, events),
+            frame::DATA => self.data(h, p, reqs, events),
+            frame::HEADERS => self.headers(h, p, reqs, events),
             frame::CONTINUATION => {
                 let Some((stream, end_stream)) = self.continuing else {
                     return Err("CONTINUATION without a header block to continue".into());
@@ -275,7 +296,7 @@ impl Session {
                 if h.flags & frame::END_HEADERS != 0 {
                     self.continuing = None;
                     let block = std::mem::take(&mut self.block);
-                    let r = self.header_block(stream, &block, end_stream, h.len, req, events);
+                    let r = self.header_block(stream, &block, end_stream, h.len, reqs, events);
                     self.block = block;
                     self.block.clear();
                     r?;
@@ -297,7 +318,7 @@ impl Session {
                 }
                 Ok(())
             }
-            frame::SETTINGS => self.settings(h, p, req),
+            frame::SETTINGS => self.settings(h, p, reqs),
             frame::PING => {
                 if h.stream != 0 || p.len() != 8 {
                     return Err("a malformed PING frame".into());
@@ -335,7 +356,7 @@ impl Session {
                 if self.send_window > MAX_WINDOW {
                     return Err("the server overflowed the connection's flow-control window".into());
                 }
-                self.send_bodies(req);
+                self.send_bodies(reqs);
                 Ok(())
             }
             frame::PUSH_PROMISE => {
@@ -350,7 +371,7 @@ impl Session {
         &mut self,
         h: FrameHeader,
         p: &[u8],
-        req: &H2Request,
+        reqs: &[H2Request],
         events: &mut Vec<Event>,
     ) -> Result<(), Failure> {
         if h.stream == 0 {
@@ -372,7 +393,7 @@ impl Session {
         self.streams[i].bytes += (HEADER_LEN + h.len) as u64;
         self.streams[i].received += content.len() as u64;
         if h.flags & frame::END_STREAM != 0 {
-            self.complete(i, req, events)?;
+            self.complete(i, reqs, events)?;
         }
         Ok(())
     }
@@ -381,7 +402,7 @@ impl Session {
         &mut self,
         h: FrameHeader,
         p: &[u8],
-        req: &H2Request,
+        reqs: &[H2Request],
         events: &mut Vec<Event>,
     ) -> Result<(), Failure> {
         if h.stream == 0 {
@@ -405,7 +426,7 @@ impl Session {
             }
             return Ok(());
         }
-        self.header_block(h.stream, &p[start..end], end_stream, h.len, req, events)
+        self.header_block(h.stream, &p[start..end], end_stream, h.len, reqs, events)
     }
 
     /// A whole header block: decoded (always: the table it updates serves later blocks), its
@@ -416,7 +437,7 @@ impl Session {
         block: &[u8],
         end_stream: bool,
         frame_len: usize,
-        req: &H2Request,
+        reqs: &[H2Request],
         events: &mut Vec<Event>,
     ) -> Result<(), Failure> {
         let status = self
@@ -440,7 +461,7 @@ impl Session {
             }
         }
         if end_stream {
-            self.complete(i, req, events)?;
+            self.complete(i, reqs, events)?;
         }
         Ok(())
     }
@@ -448,7 +469,7 @@ impl Session {
     fn complete(
         &mut self,
         i: usize,
-        req: &H2Request,
+        reqs: &[H2Request],
         events: &mut Vec<Event>,
     ) -> Result<(), Failure> {
         let s = self.streams.swap_remove(i);
@@ -457,7 +478,8 @@ impl Session {
         }
         // A body that is not the length its head announced makes the response malformed
         // (RFC 9113 §8.1.1), except where the head describes a body that is not sent.
-        let bodiless = req.head || matches!(s.status, 100..=199 | 204 | 304);
+        let bodiless =
+            reqs.get(s.req).is_some_and(|r| r.head) || matches!(s.status, 100..=199 | 204 | 304);
         if let Some(expect) = s.expect.filter(|&n| n != s.received && !bodiless) {
             return Err(match expect {
                 u64::MAX => format!(
@@ -479,7 +501,7 @@ impl Session {
         Ok(())
     }
 
-    fn settings(&mut self, h: FrameHeader, p: &[u8], req: &H2Request) -> Result<(), Failure> {
+    fn settings(&mut self, h: FrameHeader, p: &[u8], reqs: &[H2Request]) -> Result<(), Failure> {
         if h.stream != 0 {
             return Err("a SETTINGS frame on a stream".into());
         }
@@ -522,17 +544,21 @@ impl Session {
         }
         self.ack_queued()?;
         frame::put_header(&mut self.out, 0, frame::SETTINGS, frame::ACK, 0);
-        self.send_bodies(req);
+        self.send_bodies(reqs);
         Ok(())
     }
 
     /// Sends as much of the waiting bodies as the windows allow, oldest stream first.
-    fn send_bodies(&mut self, req: &H2Request) {
-        let Some(body) = req.body.as_deref() else {
-            return;
-        };
+    fn send_bodies(&mut self, reqs: &[H2Request]) {
         while let Some(&id) = self.blocked.front() {
             let Some(i) = self.streams.iter().position(|s| s.id == id) else {
+                self.blocked.pop_front();
+                continue;
+            };
+            let Some(body) = reqs
+                .get(self.streams[i].req)
+                .and_then(|r| r.body.as_deref())
+            else {
                 self.blocked.pop_front();
                 continue;
             };

@@ -61,6 +61,7 @@ fn report(s: &ThreadStats, open_model: bool) -> LoadReport {
             io: "epoll",
             tls: false,
             streams: None,
+            request_names: None,
             cores: 2,
             window_opened_at: None,
         },

@@ -195,6 +195,12 @@ impl ResponseParser {
         }
     }
 
+    /// Whether the response being read answers a HEAD (a connection carrying a request mix
+    /// may send HEAD among others); set before feeding its bytes.
+    pub fn set_head_request(&mut self, head: bool) {
+        self.head_request = head;
+    }
+
     /// Forgets any partial response (after a reconnect).
     pub fn reset(&mut self) {
         *self = ResponseParser::new(self.head_request);

@@ -127,7 +127,15 @@ impl Worker<'_> {
         if let Some(k) = kind {
             self.count_error(k, now);
             if !matches!(k, Kind::Connect) {
-                self.conns[idx].inflight.pop_front();
+                if let Some(p) = self.conns[idx].inflight.pop_front() {
+                    self.request_failed(&p, None);
+                }
+            }
+        }
+        if self.plan.mix.is_some() {
+            let lost: Vec<_> = self.conns[idx].inflight.iter().copied().collect();
+            for p in &lost {
+                self.request_failed(p, None);
             }
         }
         let plan = self.plan;

@@ -6,15 +6,20 @@ use crate::connection::{Pending, WriteOutcome};
 use std::io;
 
 impl Worker<'_> {
-    /// Queues one request on `idx`; the caller flushes.
+    /// Queues one request on `idx` (with a mix, the next the connection's sequence picks);
+    /// the caller flushes.
     #[inline]
     pub(super) fn enqueue(&mut self, idx: usize, intended: u64, now: u64) {
-        let len = self.plan.request_len();
+        let variant = self.choose(idx);
+        let len = self.plan.request_len(variant);
         let c = &mut self.conns[idx];
         let stream = match (c.h2.as_mut(), self.plan.h2) {
-            (Some(session), Some(req)) => session.open_stream(req),
+            (Some(session), Some(reqs)) => session.open_stream_of(reqs, variant as usize),
             _ => {
                 c.unsent += len;
+                if let Some(m) = self.plan.mix {
+                    c.out.extend_from_slice(&m.h1[variant as usize]);
+                }
                 0
             }
         };
@@ -22,7 +27,27 @@ impl Worker<'_> {
             intended,
             sent: now,
             stream,
+            variant,
         });
+    }
+
+    /// The variant connection `idx` sends next: its sequence picks the request by weight, and
+    /// the request's next body is taken in turn (0 without a mix).
+    #[inline]
+    fn choose(&mut self, idx: usize) -> u32 {
+        let Some(m) = self.plan.mix else {
+            return 0;
+        };
+        let draw = crate::mix::splitmix(&mut self.conns[idx].rng);
+        let entry = m.pick(draw);
+        let (first, count) = m.variants[entry];
+        if count == 1 {
+            return first as u32;
+        }
+        let next = &mut self.next_body[entry];
+        let v = first + (*next % count as u64) as usize;
+        *next = next.wrapping_add(1);
+        v as u32
     }
 
     pub(super) fn flush(&mut self, idx: usize, now: u64) {
@@ -97,6 +122,11 @@ impl Worker<'_> {
         }
         let mut off = 0;
         while off < n {
+            if let (Some(m), Some(p)) = (self.plan.mix, self.conns[idx].inflight.front()) {
+                // The answer being read is the oldest request's: a HEAD's has no body.
+                let head = m.head[m.entry_of[p.variant as usize] as usize];
+                self.conns[idx].parser.set_head_request(head);
+            }
             let res = self.conns[idx]
                 .parser
                 .feed(&self.buf[off..n], &mut |_: &[u8]| {});
@@ -169,10 +199,13 @@ impl Worker<'_> {
             // A warmup request reached the application only if it was answered: one the
             // server refused (a connection closed under a pipeline, an HTTP/2 GOAWAY) did not.
             self.s.warmup_answered += 1;
-            self.s.warmup_bytes += self.plan.request_len() as u64;
+            self.s.warmup_bytes += self.plan.request_len(p.variant) as u64;
         }
         if !self.plan.in_window(p.intended) {
             return;
+        }
+        if let Some(e) = self.plan.entry_of(p.variant) {
+            self.s.requests_of[e].record(status, now.saturating_sub(p.intended) / 1000);
         }
         let sec = self.second_of(now);
         let latency_us = now.saturating_sub(p.intended) / 1000;

@@ -35,7 +35,7 @@ impl Worker<'_> {
 
     /// Handles `n` bytes read on an HTTP/2 connection; false if the connection was dropped.
     pub(super) fn on_h2_data(&mut self, idx: usize, n: usize, now: u64) -> bool {
-        let Some(req) = self.plan.h2 else {
+        let Some(reqs) = self.plan.h2 else {
             return false;
         };
         let mut events = std::mem::take(&mut self.h2_events);
@@ -44,7 +44,7 @@ impl Worker<'_> {
         let (fed, was_settled) = match self.conns[idx].h2.as_mut() {
             Some(session) => {
                 let was = session.settled();
-                (session.feed(&self.buf[..n], req, &mut events), was)
+                (session.feed_mix(&self.buf[..n], reqs, &mut events), was)
             }
             None => return false,
         };
@@ -152,6 +152,7 @@ impl Worker<'_> {
         if self.plan.in_window(p.intended) {
             self.count_error(kind, now.max(self.plan.warm_end));
         }
+        self.request_failed(&p, None);
     }
 
     /// Keeps the reason of the worker's first HTTP/2 failure.

@@ -66,8 +66,15 @@ pub struct Plan<'a> {
     pub io_uring: bool,
     /// A worker whose ring cannot be set up runs on epoll instead of failing (`io = auto`).
     pub io_fallback: bool,
-    /// HTTP/2: the request every stream sends (`pipeline` is then the streams per connection).
-    pub h2: Option<&'a crate::h2::H2Request>,
+    /// HTTP/2: the request every stream sends, or with a mix each variant's (`pipeline` is
+    /// then the streams per connection).
+    pub h2: Option<&'a [crate::h2::H2Request]>,
+    /// A request mix: what each request sends, chosen per connection by weight.
+    pub mix: Option<&'a crate::mix::PreparedMix>,
+    /// The seed of the mix's choices.
+    pub seed: u64,
+    /// Stages: the offered rate over time (empty without stages).
+    pub segments: &'a [crate::schedule::Segment],
 }
 
 impl Plan<'_> {
@@ -77,9 +84,21 @@ impl Plan<'_> {
         intended >= self.warm_end && intended < self.end
     }
 
-    /// Bytes one request takes on the wire.
-    pub fn request_len(&self) -> usize {
-        self.h2.map_or(self.request.len(), |r| r.wire_len())
+    /// Bytes request variant `v` takes on the wire (the one request's without a mix).
+    #[inline]
+    pub fn request_len(&self, v: u32) -> usize {
+        let v = v as usize;
+        match (self.h2, self.mix) {
+            (Some(r), _) => r[v].wire_len(),
+            (None, Some(m)) => m.h1[v].len(),
+            (None, None) => self.request.len(),
+        }
+    }
+
+    /// The mix's request variant `v` belongs to.
+    #[inline]
+    pub fn entry_of(&self, v: u32) -> Option<usize> {
+        self.mix.map(|m| m.entry_of[v as usize] as usize)
     }
 }
 
@@ -89,6 +108,8 @@ pub struct Share {
     pub connections: usize,
     /// Open model: this worker's requests per second and the phase of its schedule.
     pub rate: Option<(f64, u64)>,
+    /// Stages: this worker's share of their requests and its phase (0 to 1 of a request).
+    pub ramps: Option<(f64, f64)>,
     pub cpu: Option<usize>,
 }
 
@@ -128,6 +149,8 @@ struct Worker<'a> {
     deferred: Option<uring::Deferred>,
     /// HTTP/2: what the last read produced (kept to reuse its allocation).
     h2_events: Vec<crate::h2::Event>,
+    /// A mix: for each request, the next of its bodies to send.
+    next_body: Vec<u64>,
 }
 
 /// Runs one worker until the window closes or `cancel` is set; says whether it ran on io_uring.
@@ -169,19 +192,26 @@ fn setup<'a>(plan: &'a Plan<'a>, share: &Share) -> io::Result<Worker<'a>> {
     if let Some(cpu) = share.cpu {
         cpu::pin_current_thread(cpu)?;
     }
-    let open = share.rate.is_some();
+    let open = share.rate.is_some() || share.ramps.is_some();
+    let schedule = match (share.rate, share.ramps) {
+        (Some((r, phase)), _) => Some(Schedule::new(r, phase)),
+        (None, Some((part, offset))) => Some(Schedule::ramps(plan.segments, part, offset)),
+        (None, None) => None,
+    };
+    let seed = |i: usize| crate::mix::connection_seed(plan.seed, share.index, i);
     let mut w = Worker {
         plan,
         t0: Instant::now(),
         poll: Poll::new()?,
         conns: (0..share.connections)
-            .map(|_| Conn::new(plan.head_request, plan.pipeline))
+            .map(|i| Conn::new(plan.head_request, plan.pipeline).with_seed(seed(i)))
             .collect(),
         buf: vec![0; READ_BUF],
         s: ThreadStats::new(open, plan.seconds)
             .with_tls(plan.tls.is_some())
-            .with_h2(plan.h2.is_some()),
-        schedule: share.rate.map(|(r, phase)| Schedule::new(r, phase)),
+            .with_h2(plan.h2.is_some())
+            .with_requests(plan.mix.map_or(0, |m| m.names.len())),
+        schedule,
         free: VecDeque::with_capacity((2 * share.connections * plan.pipeline).min(1 << 16)),
         reconnect: (0..share.connections).collect(),
         timer: None,
@@ -192,6 +222,13 @@ fn setup<'a>(plan: &'a Plan<'a>, share: &Share) -> io::Result<Worker<'a>> {
         preconnecting: false,
         deferred: None,
         h2_events: Vec::new(),
+        // Each worker starts its bodies at its own place, so workers send different lines.
+        next_body: plan.mix.map_or(Vec::new(), |m| {
+            m.variants
+                .iter()
+                .map(|&(_, n)| (share.index as u64 * 7919) % n.max(1) as u64)
+                .collect()
+        }),
     };
     if open {
         w.timer = Some(Timer::new(&w.poll)?);
@@ -231,6 +268,21 @@ impl Worker<'_> {
             Kind::GoAway => e.goaway += 1,
         }
         self.tick_error(now, 1);
+    }
+
+    /// A mix's request of the window got no answer: an error of that request, and (when it was
+    /// given up after `waited_us`) a latency too.
+    fn request_failed(&mut self, p: &crate::connection::Pending, waited_us: Option<u64>) {
+        if !self.plan.in_window(p.intended) {
+            return;
+        }
+        if let Some(e) = self.plan.entry_of(p.variant) {
+            let r = &mut self.s.requests_of[e];
+            r.errors += 1;
+            if let Some(us) = waited_us {
+                r.latency.saturating_record(us);
+            }
+        }
     }
 
     fn tick_error(&mut self, now: u64, n: u64) {

@@ -33,6 +33,7 @@ impl Worker<'_> {
             }
             n += 1;
             let waited_us = now.saturating_sub(p.intended) / 1000;
+            self.request_failed(&p, Some(waited_us));
             self.s.latency.saturating_record(waited_us);
             self.s.second(sec).latency.record_n(waited_us, 1);
             if let Some(u) = self.s.uncorrected.as_mut() {
@@ -54,13 +55,13 @@ impl Worker<'_> {
         let now = self.now();
         if cancelled {
             // Asked to stop: what is still out is reported as such, not waited for.
-            let len = self.plan.request_len();
+            let plan = self.plan;
             for c in &self.conns {
-                let sent = c.fully_sent(len);
+                let sent = c.fully_sent(|p| plan.request_len(p.variant));
                 for p in c.inflight.iter().take(sent) {
-                    if self.plan.in_window(p.intended) {
+                    if plan.in_window(p.intended) {
                         self.s.in_flight_at_end += 1;
-                        self.s.in_flight_bytes += len as u64;
+                        self.s.in_flight_bytes += plan.request_len(p.variant) as u64;
                     }
                 }
             }

@@ -289,3 +289,55 @@ fn streams_and_pipelines_do_not_mix() {
     });
     assert!(e.contains("connection-specific"), "{e}");
 }
+
+#[test]
+fn a_mix_over_h2c_reaches_each_location_as_weighted() {
+    // Two locations; nginx's access log counts each path, the reference for each request's
+    // figures and for the 3:1 weights.
+    if !nginx::available() {
+        testkit::skip("needs nginx");
+        return;
+    }
+    let srv = Nginx::start(
+        "h2mix",
+        "keepalive_requests 1000000;",
+        "listen 127.0.0.1:{port} http2;\n\
+         location /a { default_type text/plain; return 200 \"a\"; }\n\
+         location /b { default_type text/plain; return 200 \"bb\"; }\n",
+        &[],
+    );
+    let get = |name: &str, weight| rigor_load::MixRequest {
+        name: name.into(),
+        path: format!("/{name}"),
+        method: "GET".into(),
+        headers: Vec::new(),
+        bodies: Vec::new(),
+        weight,
+    };
+    let r = go(&LoadSpec {
+        url: format!("http://{}/", srv.addr),
+        mix: Some(rigor_load::RequestMix {
+            requests: vec![get("a", 3), get("b", 1)],
+            seed: 3,
+        }),
+        ..spec(&srv, false)
+    })
+    .expect("run");
+    assert_counts_match(&srv, &r);
+    let log = std::fs::read_to_string(srv.dir().join("access.log")).unwrap_or_default();
+    let on = |p: &str| {
+        log.lines()
+            .filter(|l| l.contains(&format!("GET {p} HTTP/2.0")))
+            .count() as u64
+    };
+    let (a, b) = (on("/a"), on("/b"));
+    let figures = |n: &str| r.mix.iter().find(|m| m.name == n).unwrap().requests;
+    assert_eq!(
+        (figures("a"), figures("b")),
+        (a, b),
+        "engine vs nginx per path"
+    );
+    assert!(a + b > 2000, "only {} requests", a + b);
+    let share = a as f64 / (a + b) as f64;
+    assert!((share - 0.75).abs() < 0.02, "share of /a {share:.4}");
+}

@@ -7,6 +7,7 @@ mod h2_servers;
 mod http2;
 mod io_paths;
 mod limits;
+mod mixes;
 mod protocol;
 mod sources;
 mod timing;

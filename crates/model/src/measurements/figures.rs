@@ -40,6 +40,10 @@ pub fn record_load(report: &rigor_load::LoadReport, m: &mut BTreeMap<String, f64
     for (id, v) in report.measurements() {
         m.insert(id.to_string(), v);
     }
+    // A mix's requests, each under its own name (`load.req.NAME.*`).
+    for (id, v) in report.request_measurements() {
+        m.insert(id, v);
+    }
 }
 
 #[cfg(test)]

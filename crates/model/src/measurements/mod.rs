@@ -209,7 +209,38 @@ pub fn info(id: &str) -> Option<&'static MeasurementInfo> {
     if let Some((_, base)) = host_share(id) {
         return host_share_infos().iter().find(|m| m.id == base);
     }
+    if let Some((_, base)) = request_figure(id) {
+        return CATALOGUE.iter().find(|m| m.id == base);
+    }
     CATALOGUE.iter().find(|m| m.id == id)
+}
+
+/// The figures each request of a mix has of its own (`load.req.NAME.` followed by one).
+pub const REQUEST_FIGURES: [&str; 8] = [
+    "rps",
+    "requests",
+    "errors",
+    "bad_responses",
+    "latency.p50",
+    "latency.p90",
+    "latency.p99",
+    "latency.max",
+];
+
+/// One request of a mix's id as the request's name and the mix-wide id it is the request's
+/// share of: `load.req.search.latency.p99` is (`search`, `load.latency.p99`); its `errors`
+/// are the socket-level errors of its requests (`load.socket_errors`).
+pub fn request_figure(id: &str) -> Option<(&str, String)> {
+    let rest = id.strip_prefix("load.req.")?;
+    let (name, figure) = rest.split_once('.')?;
+    if name.is_empty() || !REQUEST_FIGURES.contains(&figure) {
+        return None;
+    }
+    let base = match figure {
+        "errors" => "load.socket_errors".to_string(),
+        f => format!("load.{f}"),
+    };
+    Some((name, base))
 }
 
 /// The prefix of one load host's own figures: `load.hosts.NAME.rps` is host NAME's share of
@@ -252,6 +283,7 @@ fn host_share_infos() -> &'static [MeasurementInfo] {
 pub fn label(id: &str) -> String {
     let on = host_share(id)
         .map(|(host, _)| format!(" on {host}"))
+        .or_else(|| request_figure(id).map(|(name, _)| format!(" of {name}")))
         .unwrap_or_default();
     match info(id) {
         Some(m) if m.unit == "count" => format!("{}{on}", m.name),

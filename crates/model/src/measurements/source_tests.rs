@@ -14,6 +14,8 @@ const NOT_IDS: &[&str] = &[
     // knows, and the flag fuzzer feeds `app.nope` to every flag.
     "load.rpz",
     "app.nope",
+    // The prefix of a request mix's per-request ids, which the mix's names complete.
+    "load.req.",
     // The prefix of runtime-metric ids, which programs name.
     "app.metric.",
     // The prefix of one load host's figures, which the config names.

@@ -50,6 +50,21 @@ pub struct LoadArgs {
     /// Request body
     #[arg(long)]
     pub body: Option<String>,
+    /// A request mix on the URL's origin: a TOML file of `[[requests]]` (name, path or url,
+    /// method, headers, body, body_file or body_lines, weight) or a vegeta targets file;
+    /// replaces --method, --header and --body
+    #[arg(long, value_name = "FILE")]
+    pub requests: Option<std::path::PathBuf>,
+    /// The seed of --requests' choices (each connection draws a fixed sequence from it)
+    #[arg(long, default_value_t = 0, requires = "requests")]
+    pub seed: u64,
+    /// An open-model stage RATE:FOR, e.g. '200:10s' (repeatable; the first holds its rate, each
+    /// later one ramps linearly to its own); replaces --rate and --duration
+    #[arg(long = "stage", value_name = "RATE:FOR")]
+    pub stages: Vec<String>,
+    /// With --stage: measure stage N (from 1) alone
+    #[arg(long, value_name = "N", requires = "stages")]
+    pub measure_stage: Option<usize>,
     /// Write the measurements and the full report as JSON to FILE ('-' for stdout, which then
     /// carries the JSON alone: the summary goes to stderr)
     #[arg(long, value_name = "FILE")]

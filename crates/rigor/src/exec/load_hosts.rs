@@ -373,8 +373,8 @@ pub(super) fn next_id() -> String {
 }
 
 /// `spec` cut into `n` shares: the connections split as evenly as they go (the first hosts
-/// take one more), the rate in proportion to the connections, threads no more than a share's
-/// connections. Needs at least one connection per host (the config checks it).
+/// take one more), the rate (or the stages' rates) in proportion to the connections, threads
+/// no more than a share's connections. Needs at least one connection per host (the config checks it).
 pub fn shares(spec: &LoadSpec, n: usize) -> Vec<LoadSpec> {
     let n = n.max(1);
     let (each, extra) = (spec.connections / n, spec.connections % n);
@@ -387,6 +387,19 @@ pub fn shares(spec: &LoadSpec, n: usize) -> Vec<LoadSpec> {
                 rate: spec
                     .rate
                     .map(|r| r * connections as f64 / spec.connections as f64),
+                // Stages in the same proportion; each host's mix draws its own sequence.
+                stages: spec
+                    .stages
+                    .iter()
+                    .map(|s| rigor_load::Stage {
+                        rate: s.rate * connections as f64 / spec.connections as f64,
+                        ..*s
+                    })
+                    .collect(),
+                mix: spec.mix.clone().map(|m| rigor_load::RequestMix {
+                    seed: m.seed.wrapping_add(i as u64),
+                    ..m
+                }),
                 ..spec.clone()
             }
         })

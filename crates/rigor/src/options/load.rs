@@ -72,6 +72,7 @@ fn tool(args: &LoadArgs, spec: &LoadSpec) -> anyhow::Result<Option<crate::tools:
         .map(|(key, why)| match key {
             "tool" => format!("--tool {name}: {why}"),
             "source_addrs" => format!("--source-addr: {why}"),
+            "stages" => format!("--stage: {why}"),
             key => format!("--{key}: {why}"),
         })
         .collect();
@@ -122,9 +123,51 @@ fn build_spec(args: &LoadArgs) -> anyhow::Result<LoadSpec> {
         io: args.io,
         http2: args.http2,
         streams: args.streams,
+        mix: None,
+        stages: parse_stages(&args.stages)?,
+        measure_stage: match args.measure_stage {
+            Some(0) => anyhow::bail!("--measure-stage: stages count from 1"),
+            n => n.map(|n| n - 1),
+        },
     };
+    let mut spec = spec;
+    if !spec.stages.is_empty() {
+        if args.rate.is_some() {
+            anyhow::bail!("--stage and --rate both set the offered rate: give one");
+        }
+        spec.duration = spec.window();
+    }
+    if let Some(file) = &args.requests {
+        if args.body.is_some() || !args.headers.is_empty() || args.method != "GET" {
+            anyhow::bail!(
+                "--requests replaces --method, --header and --body: put them on each request"
+            );
+        }
+        let mut mix = rigor_config::requests::read_file(file, &spec.url)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        mix.seed = args.seed;
+        spec.mix = Some(mix);
+    }
     rigor_load::check(&spec).map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(spec)
+}
+
+/// `--stage RATE:FOR` values, in order; the error names the one at fault.
+fn parse_stages(raw: &[String]) -> anyhow::Result<Vec<rigor_load::Stage>> {
+    raw.iter()
+        .map(|s| {
+            let (rate, dur) = s
+                .split_once(':')
+                .ok_or_else(|| anyhow::anyhow!("--stage `{s}`: expected RATE:FOR, e.g. 200:10s"))?;
+            let rate = rate
+                .trim()
+                .parse::<f64>()
+                .map_err(|_| anyhow::anyhow!("--stage `{s}`: `{rate}` is not a rate"))?;
+            let duration = crate::duration::parse_duration(dur.trim())
+                .map_err(|e| anyhow::anyhow!("--stage `{s}`: {e}"))?;
+            Ok(rigor_load::Stage { rate, duration })
+        })
+        .collect()
 }
 
 /// Parses `Name: value`; the error names the offending header.

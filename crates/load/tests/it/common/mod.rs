@@ -1,6 +1,8 @@
 //! Helpers shared by the engine tests: an in-process testbed and run/count assertions.
 #![allow(dead_code)]
 
+pub mod paths;
+
 use hello_server::{Config, Server};
 use rigor_load::{run, Live, LoadError, LoadReport, LoadSpec};
 use std::sync::atomic::{AtomicBool, Ordering};
