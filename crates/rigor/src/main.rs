@@ -7,6 +7,7 @@
 
 mod bench;
 mod bisect;
+mod capacity_run;
 mod cli;
 mod clock;
 mod console;

@@ -24,6 +24,8 @@ pub struct LoadOptions {
     pub json: Option<JsonOut>,
     /// `--tool NAME` (and the options after `--`): an external tool drives the load.
     pub tool: Option<crate::tools::ToolSpec>,
+    /// `--find-rate` and its settings: search for the rate the service holds.
+    pub find: Option<rigor_load::capacity::FindRate>,
 }
 
 impl LoadOptions {
@@ -41,6 +43,12 @@ impl TryFrom<&LoadArgs> for LoadOptions {
     fn try_from(args: &LoadArgs) -> Result<Self, Failure> {
         let spec = build_spec(args).map_err(Failure::usage)?;
         let tool = tool(args, &spec).map_err(Failure::usage)?;
+        let find = find_rate(args).map_err(Failure::usage)?;
+        if find.is_some() && tool.is_some() {
+            return Err(Failure::usage(
+                "--find-rate drives the engine's open model itself; it cannot run with --tool",
+            ));
+        }
         let json = args.json.as_deref().map(|j| match j {
             "-" => JsonOut::Stdout,
             path => JsonOut::File(PathBuf::from(path)),
@@ -50,8 +58,44 @@ impl TryFrom<&LoadArgs> for LoadOptions {
             crate::exec::output::probe(path)
                 .map_err(|e| Failure::usage(format!("--json {}: {e}", path.display())))?;
         }
-        Ok(LoadOptions { spec, json, tool })
+        Ok(LoadOptions {
+            spec,
+            json,
+            tool,
+            find,
+        })
     }
+}
+
+/// `--find-rate` with `--rate` as its start, `--find-max`, `--find-precision`, `--probe`;
+/// the error names the flag and what is wrong with it.
+fn find_rate(args: &LoadArgs) -> anyhow::Result<Option<rigor_load::capacity::FindRate>> {
+    use rigor_load::capacity::{parse_precision, FindRate, FindRateError};
+    let Some(text) = &args.find_rate else {
+        return Ok(None);
+    };
+    let objective = text
+        .parse()
+        .map_err(|e| anyhow::anyhow!("--find-rate '{text}': {e}"))?;
+    let mut find = FindRate::new(objective);
+    find.start = args.rate.unwrap_or(find.start);
+    find.max = args.find_max.unwrap_or(find.max);
+    find.probe = args.probe;
+    if let Some(p) = &args.find_precision {
+        find.precision =
+            parse_precision(p).map_err(|e| anyhow::anyhow!("--find-precision {p}: {e}"))?;
+    }
+    find.check().map_err(|e| {
+        let flag = match &e {
+            FindRateError::MaxBelowStart { .. } => "--find-max (with --rate as the start)",
+            FindRateError::RateOutOfRange { what: "start", .. } => "--rate",
+            FindRateError::RateOutOfRange { .. } => "--find-max",
+            FindRateError::Precision(_) | FindRateError::PrecisionText(_) => "--find-precision",
+            FindRateError::ProbeTooShort(_) => "--probe",
+        };
+        anyhow::anyhow!("{flag}: {e}")
+    })?;
+    Ok(Some(find))
 }
 
 /// `--tool` and its options after `--`, checked against the flags: a flag the tool cannot
