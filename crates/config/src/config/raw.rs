@@ -252,6 +252,25 @@ pub struct RawJob {
     pub http2: Option<bool>,
     /// HTTP/2: concurrent streams per connection.
     pub streams: Option<Scalar>,
+    /// `find_rate = { slo = "p99 < 50ms", max = 100000 }`: search for the rate the service
+    /// holds instead of loading it at one rate.
+    pub find_rate: Option<RawFindRate>,
+}
+
+/// The search for the highest rate meeting an objective.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFindRate {
+    /// The objective: `p99 < 50ms`, `p99<50ms, errors<1%`.
+    pub slo: String,
+    /// The first rate probed (default: the job's `rate`, else 100).
+    pub start: Option<f64>,
+    /// The highest rate probed (default 100000).
+    pub max: Option<f64>,
+    /// `5%` or `0.05`.
+    pub precision: Option<Scalar>,
+    /// Each probe's measured window, e.g. `"5s"`.
+    pub probe: Option<String>,
 }
 
 /// A rule that reads one figure from the lines of a command job's output.

@@ -256,6 +256,7 @@ impl Config {
             streams,
         };
         let tool = keys.tool(job, &spec, p);
+        let find_rate = self.resolve_find_rate(job, table, &spec, tool.is_some(), &hosts, p);
         LoadJob {
             spec,
             addr,
@@ -263,6 +264,7 @@ impl Config {
             validate,
             hosts,
             tool,
+            find_rate,
         }
     }
 

@@ -264,6 +264,42 @@ mod tests {
     }
 
     #[test]
+    fn find_rate_takes_its_start_from_rate_and_its_settings_from_its_flags() {
+        let url = "http://127.0.0.1:8080/";
+        let o = options(&[url, "--find-rate", "p99 < 50ms, errors<1%", "--rate", "250"]).unwrap();
+        let find = o.find.unwrap();
+        assert_eq!(find.objective.to_string(), "p99<50ms, errors<1%");
+        assert_eq!((find.start, find.max, find.precision), (250.0, 100_000.0, 0.05));
+        let o = options(&[url, "--find-rate", "p99<1s", "--find-precision", "10%", "--probe", "2s"])
+            .unwrap();
+        let find = o.find.unwrap();
+        assert_eq!(find.precision, 0.1);
+        assert_eq!(find.probe_duration(), std::time::Duration::from_secs(2));
+        assert!(options(&[url]).unwrap().find.is_none());
+    }
+
+    #[test]
+    fn a_bad_find_rate_is_a_usage_failure_naming_the_flag_and_the_fault() {
+        let url = "http://127.0.0.1:8080/";
+        for (flags, needle) in [
+            (&[url, "--find-rate", "p99<"][..], "--find-rate 'p99<': `p99<` has no limit after its operator"),
+            (&[url, "--find-rate", "p95<10ms"][..], "unknown figure `p95`"),
+            (&[url, "--find-rate", "p99<10"][..], "`10` is not a latency"),
+            (
+                &[url, "--find-rate", "p99<10ms", "--rate", "1000", "--find-max", "500"][..],
+                "--find-max (with --rate as the start): max 500 rps is below the start rate 1000 rps",
+            ),
+            (&[url, "--find-rate", "p99<10ms", "--find-precision", "fine"][..], "--find-precision fine"),
+            (&[url, "--find-rate", "p99<10ms", "--find-precision", "80%"][..], "--find-precision: precision 0.8"),
+            (&[url, "--find-rate", "p99<10ms", "--tool", "wrk"][..], "cannot run with --tool"),
+        ] {
+            let failure = options(flags).unwrap_err();
+            assert_eq!(failure.exit(), crate::exit::Exit::Usage, "{flags:?}");
+            assert!(failure.text().contains(needle), "{flags:?}: {}", failure.text());
+        }
+    }
+
+    #[test]
     fn an_unwritable_json_path_is_refused_before_the_load() {
         let Err(Failure::Usage(text)) =
             options(&["--json", "/proc/no-such-dir/r.json", "http://127.0.0.1:9/"])
