@@ -152,7 +152,11 @@ mod tests {
             precision: 0.05,
             probe_secs: 3.0,
             warmup_secs: 1.0,
-            probes: vec![row(800.0, 10.0, true), row(1600.0, 900.0, false), row(825.0, 70.0, false)],
+            probes: vec![
+                row(800.0, 10.0, true),
+                row(1600.0, 900.0, false),
+                row(825.0, 70.0, false),
+            ],
         };
         let text = summary(&c);
         assert!(

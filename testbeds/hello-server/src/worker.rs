@@ -448,6 +448,9 @@ fn process(
         conn.parsed += 1;
         if head.route.counts_as_request() {
             spin(shared.config.work);
+            if !shared.config.block.is_zero() {
+                std::thread::sleep(shared.config.block);
+            }
         }
         let close = head.close
             || matches!(head.route, Route::BadRequest | Route::TooLarge)

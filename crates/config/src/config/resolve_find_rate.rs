@@ -47,7 +47,9 @@ impl Config {
                 Scalar::Int(i) => Ok(*i as f64),
                 Scalar::Float(f) => Ok(*f),
                 Scalar::Text(t) => parse_precision(t).map_err(|e| e.to_string()),
-                Scalar::Bool(b) => Err(format!("precision `{b}` is not a number: write e.g. 5% or 0.05")),
+                Scalar::Bool(b) => Err(format!(
+                    "precision `{b}` is not a number: write e.g. 5% or 0.05"
+                )),
             };
             find.precision = p.take(parsed.map_err(|e| error(&e)))?;
         }

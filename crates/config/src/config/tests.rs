@@ -264,13 +264,25 @@ fn find_rate_reaches_the_load_job_and_its_faults_name_the_key() {
     assert_eq!((find.start, find.max, find.precision), (300.0, 5000.0, 0.1));
     assert_eq!(find.probe_duration(), std::time::Duration::from_secs(2));
     for (find_rate, needle) in [
-        ("{ slo = \"p99<\" }", "slo `p99<`: `p99<` has no limit after its operator"),
+        (
+            "{ slo = \"p99<\" }",
+            "slo `p99<`: `p99<` has no limit after its operator",
+        ),
         ("{ slo = \"p95<1ms\" }", "unknown figure `p95`"),
-        ("{ slo = \"p99<1ms\", start = 1000, max = 10 }", "max 10 rps is below the start rate 1000 rps"),
-        ("{ slo = \"p99<1ms\", precision = true }", "precision `true` is not a number"),
+        (
+            "{ slo = \"p99<1ms\", start = 1000, max = 10 }",
+            "max 10 rps is below the start rate 1000 rps",
+        ),
+        (
+            "{ slo = \"p99<1ms\", precision = true }",
+            "precision `true` is not a number",
+        ),
         ("{ slo = \"p99<1ms\", probe = \"soon\" }", "probe `soon`"),
     ] {
-        let text = GOOD.replace("pipeline = 16", &format!("pipeline = 16\nfind_rate = {find_rate}"));
+        let text = GOOD.replace(
+            "pipeline = 16",
+            &format!("pipeline = 16\nfind_rate = {find_rate}"),
+        );
         let err = plan_err(&text);
         assert!(err.contains("jobs.plaintext.find_rate"), "{err}");
         assert!(err.contains(needle), "{find_rate}: {err}");

@@ -56,7 +56,9 @@ pub enum FindRateError {
         min: f64,
         max: f64,
     },
-    #[error("precision {0} is outside (0, 0.5]: write e.g. 0.05 (or \"5%\") for an answer within 5%")]
+    #[error(
+        "precision {0} is outside (0, 0.5]: write e.g. 0.05 (or \"5%\") for an answer within 5%"
+    )]
     Precision(f64),
     #[error("precision `{0}` is not a number: write e.g. 5% or 0.05")]
     PrecisionText(String),

@@ -82,7 +82,9 @@ pub enum ObjectiveError {
     UnknownFigure { term: String, figure: String },
     #[error("`{0}` has no limit after its operator: write e.g. 'p99<50ms'")]
     NoLimit(String),
-    #[error("`{term}`: `{limit}` is not a latency: write a number and a unit, e.g. 50ms, 1.5s, 800us")]
+    #[error(
+        "`{term}`: `{limit}` is not a latency: write a number and a unit, e.g. 50ms, 1.5s, 800us"
+    )]
     BadLatency { term: String, limit: String },
     #[error("`{term}`: `{limit}` is not an error rate: write a percentage from 0% to 100%, e.g. 1% or 0.1%")]
     BadRate { term: String, limit: String },
@@ -297,8 +299,13 @@ mod tests {
 
     #[test]
     fn bounds_parse_in_every_spelling() {
-        let o: Objective = " P99 < 50ms , errors<=1% ,p99.9<1.5s, max<800us".parse().unwrap();
-        assert_eq!(o.to_string(), "p99<50ms, errors<=1%, p999<1500ms, max<0.8ms");
+        let o: Objective = " P99 < 50ms , errors<=1% ,p99.9<1.5s, max<800us"
+            .parse()
+            .unwrap();
+        assert_eq!(
+            o.to_string(),
+            "p99<50ms, errors<=1%, p999<1500ms, max<0.8ms"
+        );
         assert_eq!(o.latency_limit_ms(), Some(1500.0));
         let o: Objective = "errors<0.5%".parse().unwrap();
         assert_eq!(o.bounds[0].limit, 0.005);
@@ -313,7 +320,10 @@ mod tests {
         assert!(!o.met(&window(10.0, 10)), "1% is not below 1%");
         let inclusive: Objective = "p99<=50ms".parse().unwrap();
         assert!(inclusive.met(&window(50.0, 0)));
-        assert!(!o.met(&Window::default()), "an empty window is not a fast one");
+        assert!(
+            !o.met(&Window::default()),
+            "an empty window is not a fast one"
+        );
     }
 
     #[test]

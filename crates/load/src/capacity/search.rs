@@ -273,7 +273,11 @@ fn next_step(t: &[Tally], s: &SearchSettings) -> Step {
 
 /// Done once each of `ends` has `confirm` probes; else the next probe at the end short of them.
 fn confirm(t: &[Tally], ends: &[f64], need: usize, outcome: Outcome) -> Step {
-    match ends.iter().map(|&r| tally_at(t, r)).find(|x| x.probes() < need) {
+    match ends
+        .iter()
+        .map(|&r| tally_at(t, r))
+        .find(|x| x.probes() < need)
+    {
         Some(short) => Step::Probe(short.rate),
         None => Step::Done(outcome),
     }

@@ -94,7 +94,10 @@ fn a_noisy_service_is_settled_by_repeating_the_boundary() {
             close += 1;
         }
     }
-    assert!(close >= 170, "only {close} of 200 noisy searches within -10%..+5%");
+    assert!(
+        close >= 170,
+        "only {close} of 200 noisy searches within -10%..+5%"
+    );
 }
 
 #[test]
@@ -180,19 +183,30 @@ fn a_failed_probe_returns_the_probes_so_far() {
 #[test]
 fn settings_are_checked_and_the_probe_rule_holds() {
     let mut f = FindRate::new("p99<50ms".parse().unwrap());
-    assert_eq!(f.probe_duration(), MIN_PROBE, "2·50ms/5% = 2s, raised to 3s");
+    assert_eq!(
+        f.probe_duration(),
+        MIN_PROBE,
+        "2·50ms/5% = 2s, raised to 3s"
+    );
     f.objective = "p99<500ms".parse().unwrap();
     assert_eq!(f.probe_duration(), Duration::from_secs(20));
     f.start = 1000.0;
     f.max = 500.0;
     let e = f.check().unwrap_err().to_string();
-    assert!(e.contains("max 500 rps is below the start rate 1000 rps"), "{e}");
+    assert!(
+        e.contains("max 500 rps is below the start rate 1000 rps"),
+        "{e}"
+    );
     f.max = 5000.0;
     f.precision = 0.0;
     assert!(f.check().unwrap_err().to_string().contains("precision 0"));
     f.precision = 0.05;
     f.probe = Some(Duration::from_millis(10));
-    assert!(f.check().unwrap_err().to_string().contains("at least 100ms"));
+    assert!(f
+        .check()
+        .unwrap_err()
+        .to_string()
+        .contains("at least 100ms"));
     f.probe = None;
     assert!(f.check().is_ok());
 }

@@ -57,16 +57,19 @@ pub fn chart(title: &str, c: &Capacity, colour: &'static str) -> Option<String> 
         y: (y_lo, y_hi),
         y_ticks: labels(&y_ticks),
         y_label: "p99 latency (ms)",
-        legend: vec![
-            ("objective met".into(), colour),
-            ("missed".into(), missed),
-        ],
+        legend: vec![("objective met".into(), colour), ("missed".into(), missed)],
     });
     if let Some(low) = c.low {
         let high = c.high.unwrap_or(low);
-        f.shade_x(low, high.max(low + (x_hi - x_lo) / 200.0), palette::WINDOW, 0.25);
+        f.shade_x(
+            low,
+            high.max(low + (x_hi - x_lo) / 200.0),
+            palette::WINDOW,
+            0.25,
+        );
         let x = f.x.at(low);
-        f.svg.polyline(&[(x, f.y.px0), (x, f.y.px1)], colour, 0.8, true);
+        f.svg
+            .polyline(&[(x, f.y.px0), (x, f.y.px1)], colour, 0.8, true);
         f.svg.text(
             (x + 4.0, f.y.px1 + 12.0),
             "legend",
@@ -76,7 +79,8 @@ pub fn chart(title: &str, c: &Capacity, colour: &'static str) -> Option<String> 
     }
     if let Some(l) = limit {
         let y = f.y.at(l);
-        f.svg.polyline(&[(f.x.px0, y), (f.x.px1, y)], missed, 0.6, true);
+        f.svg
+            .polyline(&[(f.x.px0, y), (f.x.px1, y)], missed, 0.6, true);
     }
     let mut probes = c.probes.clone();
     probes.sort_by(|a, b| a.rate.total_cmp(&b.rate));
@@ -94,7 +98,8 @@ pub fn chart(title: &str, c: &Capacity, colour: &'static str) -> Option<String> 
             if p.met { "met" } else { "missed" }
         );
         let at = (f.x.at(p.rate), f.y.at(p.window.p99_ms.min(y_hi)));
-        f.svg.dot(at, 3.0, if p.met { colour } else { missed }, Some(&tip));
+        f.svg
+            .dot(at, 3.0, if p.met { colour } else { missed }, Some(&tip));
     }
     Some(f.finish())
 }
@@ -129,14 +134,30 @@ mod tests {
             precision: 0.05,
             probe_secs: 3.0,
             warmup_secs: 1.0,
-            probes: vec![probe(100.0, 5.0), probe(400.0, 20.0), probe(800.0, 2000.0), probe(420.0, 90.0)],
+            probes: vec![
+                probe(100.0, 5.0),
+                probe(400.0, 20.0),
+                probe(800.0, 2000.0),
+                probe(420.0, 90.0),
+            ],
         };
         let svg = chart("Capacity · s", &c, "#0072b2").unwrap();
         assert!(svg.contains("chart-capacity"));
         assert_eq!(svg.matches("<circle").count(), 4, "{svg}");
         assert!(svg.contains("capacity 400 req/s"));
-        assert!(svg.contains("800 req/s: p99 2"), "the slow probe's own figure in its tip");
+        assert!(
+            svg.contains("800 req/s: p99 2"),
+            "the slow probe's own figure in its tip"
+        );
         assert!(svg.contains(">offered rate (requests/s)</text>"));
-        assert!(chart("t", &Capacity { probes: vec![], ..c }, "#000").is_none());
+        assert!(chart(
+            "t",
+            &Capacity {
+                probes: vec![],
+                ..c
+            },
+            "#000"
+        )
+        .is_none());
     }
 }

@@ -286,11 +286,13 @@ fn capacities(result: &RunResult, page: &Variants) -> String {
     block(
         "Capacity",
         &charts,
-        &["Each dot is one probe of the row's median search by load.capacity, at the rate \
+        &[
+            "Each dot is one probe of the row's median search by load.capacity, at the rate \
            it offered; the dashed line is the objective's p99 limit (slower probes sit on the \
            top edge, their figure in the hover text), the shaded span the interval between \
            the highest rate met and the lowest missed."
-            .to_string()],
+                .to_string(),
+        ],
     )
 }
 

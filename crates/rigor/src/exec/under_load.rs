@@ -170,7 +170,8 @@ fn engine(
 ) -> anyhow::Result<Measured> {
     if let Some(find) = &job.find_rate {
         live.set_phase(Phase::Measuring);
-        let found = rigor_load::capacity::find_rate(&job.spec, find, &Live::default(), stop, |_| {});
+        let found =
+            rigor_load::capacity::find_rate(&job.spec, find, &Live::default(), stop, |_| {});
         live.set_phase(Phase::Done);
         return match found {
             Ok(found) => Ok((None, Vec::new(), Some(found.capacity))),
@@ -335,7 +336,10 @@ fn record_capacity(
         return Err(anyhow::anyhow!(why));
     }
     if answer.is_none() {
-        anyhow::bail!("find_rate: {}", none.trim_end().trim_start_matches("Capacity: "));
+        anyhow::bail!(
+            "find_rate: {}",
+            none.trim_end().trim_start_matches("Capacity: ")
+        );
     }
     Ok(())
 }

@@ -269,9 +269,20 @@ mod tests {
         let o = options(&[url, "--find-rate", "p99 < 50ms, errors<1%", "--rate", "250"]).unwrap();
         let find = o.find.unwrap();
         assert_eq!(find.objective.to_string(), "p99<50ms, errors<1%");
-        assert_eq!((find.start, find.max, find.precision), (250.0, 100_000.0, 0.05));
-        let o = options(&[url, "--find-rate", "p99<1s", "--find-precision", "10%", "--probe", "2s"])
-            .unwrap();
+        assert_eq!(
+            (find.start, find.max, find.precision),
+            (250.0, 100_000.0, 0.05)
+        );
+        let o = options(&[
+            url,
+            "--find-rate",
+            "p99<1s",
+            "--find-precision",
+            "10%",
+            "--probe",
+            "2s",
+        ])
+        .unwrap();
         let find = o.find.unwrap();
         assert_eq!(find.precision, 0.1);
         assert_eq!(find.probe_duration(), std::time::Duration::from_secs(2));
