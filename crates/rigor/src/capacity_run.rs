@@ -29,7 +29,7 @@ pub fn run(options: &LoadOptions, find: &FindRate) -> Result<Exit, Failure> {
             cause: LoadError::Interrupted,
         }) => (
             Found {
-                capacity: so_far,
+                capacity: *so_far,
                 at_capacity: None,
             },
             true,

@@ -78,7 +78,8 @@ pub struct Capacity {
 /// The search stopped because a probe failed (an engine error, Ctrl-C): what it had so far.
 #[derive(Debug)]
 pub struct Stopped<E> {
-    pub so_far: Capacity,
+    /// Boxed: the answer so far is large beside the cause.
+    pub so_far: Box<Capacity>,
     pub cause: E,
 }
 
@@ -139,7 +140,14 @@ pub fn search<E>(
                 rows.push(row);
             }
             Err(cause) => {
-                let so_far = answer(objective, settings, probe_secs, warmup_secs, rows, None);
+                let so_far = Box::new(answer(
+                    objective,
+                    settings,
+                    probe_secs,
+                    warmup_secs,
+                    rows,
+                    None,
+                ));
                 return Err(Stopped { so_far, cause });
             }
         }
