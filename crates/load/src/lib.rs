@@ -5,6 +5,7 @@
 //! connections as explicit state machines. Closed model by default; with a rate, an open model
 //! whose latency counts from each request's intended send time. It knows nothing of apps or CLIs.
 
+pub mod capacity;
 mod check;
 mod connection;
 mod cpu;

@@ -327,6 +327,10 @@ pub struct Iteration {
         serialize_with = "crate::tool::sorted"
     )]
     pub tool: Option<crate::tool::ToolRecord>,
+    /// With `find_rate` on the load job: the search for the rate the service holds (the
+    /// objective, the answer and its interval, every probe); `load` is then null.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<rigor_load::capacity::Capacity>,
     /// Figures a command reported for rows of their own; the runner moves each into its row.
     #[serde(skip)]
     pub row_figures: Vec<RowFigure>,
@@ -408,6 +412,7 @@ impl Iteration {
             series: None,
             metrics_scrapes: None,
             tool: None,
+            capacity: None,
             row_figures: Vec::new(),
             declared: Default::default(),
         }

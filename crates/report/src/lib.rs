@@ -8,6 +8,7 @@
 //! no statistic (summaries are the analysis's, completed when a result is loaded), so the
 //! compiler keeps rendering apart from measuring.
 
+pub mod capacity_text;
 mod cells;
 pub mod chart;
 pub mod compare;

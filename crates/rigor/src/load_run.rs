@@ -17,6 +17,9 @@ pub fn run(options: &LoadOptions) -> Result<Exit, Failure> {
     if let Some(tool) = &options.tool {
         return crate::load_tool::run(options, tool);
     }
+    if let Some(find) = &options.find {
+        return crate::capacity_run::run(options, find);
+    }
     let human = |text: &str| human(options, text);
     human(&load_text::banner(&options.spec));
     let Some(report) = drive(&options.spec)? else {

@@ -8,6 +8,7 @@
 mod address_space;
 mod bench;
 mod bisect;
+mod capacity_run;
 mod cli;
 mod clock;
 mod console;

@@ -31,6 +31,14 @@ pub struct Args {
     /// Fixed delay added to every response, in microseconds (timers; connections stay independent).
     #[arg(long, env = "HELLO_DELAY_US", default_value_t = 0)]
     pub delay_us: u64,
+    /// Busy work per request, in microseconds of wall time spent spinning on the worker thread
+    /// (with --threads 1: a server that holds at most 1e6/N requests per second).
+    #[arg(long, env = "HELLO_WORK_US", default_value_t = 0)]
+    pub work_us: u64,
+    /// Blocking time per request, in microseconds the worker thread sleeps (with --threads 1:
+    /// requests served one at a time, about 1e6/N per second, even on a busy machine).
+    #[arg(long, env = "HELLO_BLOCK_US", default_value_t = 0)]
+    pub block_us: u64,
     /// Freeze the whole server this many ms at the end of every --stall-every-ms period.
     #[arg(long, env = "HELLO_STALL_MS", requires = "stall_every_ms")]
     pub stall_ms: Option<u64>,
@@ -106,6 +114,8 @@ impl Args {
             port: self.port,
             threads: self.threads.map_or_else(default_threads, |n| n as usize),
             delay: Duration::from_micros(self.delay_us),
+            work: Duration::from_micros(self.work_us),
+            block: Duration::from_micros(self.block_us),
             stall: self
                 .stall_ms
                 .zip(self.stall_every_ms)

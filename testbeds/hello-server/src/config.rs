@@ -17,6 +17,14 @@ pub struct Config {
     /// Fixed latency added to every response, implemented with timers so connections stay
     /// independent (C connections at delay D give about C/D requests per second).
     pub delay: Duration,
+    /// Wall-clock time each counted request keeps its worker thread busy (a spin, not a
+    /// timer): a server of one thread then holds at most 1/work requests per second, a fixed
+    /// capacity to find, whatever else the machine runs.
+    pub work: Duration,
+    /// Time each counted request blocks its worker thread (a sleep, not a timer): requests on
+    /// one thread are served one after another, about 1/block per second per thread, without
+    /// needing the CPU, so that capacity holds on a machine busy with other work.
+    pub block: Duration,
     /// `(stall, every)`: the whole server freezes for `stall` at the end of each `every` period,
     /// counted from start, so tests can see how a client reports a stop-the-world pause.
     pub stall: Option<(Duration, Duration)>,
@@ -54,6 +62,8 @@ impl Default for Config {
             port: 5000,
             threads: default_threads(),
             delay: Duration::ZERO,
+            work: Duration::ZERO,
+            block: Duration::ZERO,
             stall: None,
             body_size: None,
             error_rate: 0.0,

@@ -7,7 +7,7 @@ use std::net::Shutdown;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
@@ -446,6 +446,12 @@ fn process(
             conn.wbuf.extend_from_slice(CONTINUE);
         }
         conn.parsed += 1;
+        if head.route.counts_as_request() {
+            spin(shared.config.work);
+            if !shared.config.block.is_zero() {
+                std::thread::sleep(shared.config.block);
+            }
+        }
         let close = head.close
             || matches!(head.route, Route::BadRequest | Route::TooLarge)
             || shared.config.close_after.is_some_and(|n| conn.parsed >= n);
@@ -515,5 +521,17 @@ impl Conn {
                 Err(_) => return false,
             }
         }
+    }
+}
+
+/// Keeps this thread busy for `work` of wall time (`--work-us`): the request's cost is held
+/// even when the thread is preempted, so the server's capacity stays 1/work per thread.
+fn spin(work: Duration) {
+    if work.is_zero() {
+        return;
+    }
+    let until = Instant::now() + work;
+    while Instant::now() < until {
+        std::hint::spin_loop();
     }
 }

@@ -19,6 +19,7 @@ mod report;
 mod resolve;
 mod resolve_app;
 mod resolve_command;
+mod resolve_find_rate;
 mod resolve_load;
 mod role;
 mod syntax;

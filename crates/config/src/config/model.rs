@@ -113,6 +113,9 @@ pub struct LoadJob {
     /// `tool = "wrk"` (and its `args`): an external load tool drives the load instead of the
     /// engine, with `spec` mapped onto its flags.
     pub tool: Option<crate::tools::ToolSpec>,
+    /// `find_rate`: the row's load searches for the highest rate meeting an objective; `spec`
+    /// is the job each probe runs at its own rate.
+    pub find_rate: Option<rigor_load::capacity::FindRate>,
 }
 
 /// Checks the row's own URL once after readiness.

@@ -261,6 +261,9 @@ pub struct RawJob {
     pub stages: Option<Vec<RawStage>>,
     /// `"stage N"`: the measured window is stage N (from 1) alone.
     pub measure: Option<String>,
+    /// `find_rate = { slo = "p99 < 50ms", max = 100000 }`: search for the rate the service
+    /// holds instead of loading it at one rate.
+    pub find_rate: Option<RawFindRate>,
 }
 
 /// One stage of the open model: the rate reached at its end and how long it takes.
@@ -270,6 +273,22 @@ pub struct RawStage {
     pub rate: f64,
     #[serde(rename = "for")]
     pub duration: String,
+}
+
+/// The search for the highest rate meeting an objective.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFindRate {
+    /// The objective: `p99 < 50ms`, `p99<50ms, errors<1%`.
+    pub slo: String,
+    /// The first rate probed (default: the job's `rate`, else 100).
+    pub start: Option<f64>,
+    /// The highest rate probed (default 100000).
+    pub max: Option<f64>,
+    /// `5%` or `0.05`.
+    pub precision: Option<Scalar>,
+    /// Each probe's measured window, e.g. `"5s"`.
+    pub probe: Option<String>,
 }
 
 /// A rule that reads one figure from the lines of a command job's output.

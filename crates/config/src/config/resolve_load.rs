@@ -260,6 +260,7 @@ impl Config {
         };
         let spec = self.mix_and_stages(job, table, vars, spec, p);
         let tool = keys.tool(job, &spec, p);
+        let find_rate = self.resolve_find_rate(job, table, &spec, tool.is_some(), &hosts, p);
         LoadJob {
             spec,
             addr,
@@ -267,6 +268,7 @@ impl Config {
             validate,
             hosts,
             tool,
+            find_rate,
         }
     }
 

@@ -289,3 +289,42 @@ fn requests_and_stages_reach_the_load_spec_and_mistakes_name_their_key() {
     let err = plan_err(&GOOD.replace("pipeline = 16", "pipeline = 16\nseed = 1"));
     assert!(err.contains("jobs.plaintext.seed"), "{err}");
 }
+
+#[test]
+fn find_rate_reaches_the_load_job_and_its_faults_name_the_key() {
+    let text = GOOD.replace(
+        "pipeline = 16",
+        "pipeline = 16\nrate = 300\nfind_rate = { slo = \"p99 < 50ms\", max = 5000, precision = \"10%\", probe = \"2s\" }",
+    );
+    let plan = parse(&text).unwrap().plan("plaintext", &req()).unwrap();
+    let find = plan.rows[0].work.load().unwrap().find_rate.clone().unwrap();
+    assert_eq!(find.objective.to_string(), "p99<50ms");
+    assert_eq!((find.start, find.max, find.precision), (300.0, 5000.0, 0.1));
+    assert_eq!(find.probe_duration(), std::time::Duration::from_secs(2));
+    for (find_rate, needle) in [
+        (
+            "{ slo = \"p99<\" }",
+            "slo `p99<`: `p99<` has no limit after its operator",
+        ),
+        ("{ slo = \"p95<1ms\" }", "unknown figure `p95`"),
+        (
+            "{ slo = \"p99<1ms\", start = 1000, max = 10 }",
+            "max 10 rps is below the start rate 1000 rps",
+        ),
+        (
+            "{ slo = \"p99<1ms\", precision = true }",
+            "precision `true` is not a number",
+        ),
+        ("{ slo = \"p99<1ms\", probe = \"soon\" }", "probe `soon`"),
+    ] {
+        let text = GOOD.replace(
+            "pipeline = 16",
+            &format!("pipeline = 16\nfind_rate = {find_rate}"),
+        );
+        let err = plan_err(&text);
+        assert!(err.contains("jobs.plaintext.find_rate"), "{err}");
+        assert!(err.contains(needle), "{find_rate}: {err}");
+    }
+    let text = GOOD.replace("pipeline = 16", "pipeline = 16\nfind_rate = { max = 10 }");
+    assert!(parse(&text).err().unwrap().0.contains("slo"));
+}

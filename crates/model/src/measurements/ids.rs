@@ -47,6 +47,8 @@ pub const APP_SIZE: &str = "app.size";
 /// CPU the load engine used over the window; 100 = as many cores as it has threads (at most the
 /// CPUs it may use).
 pub const LOAD_CPU: &str = "load.cpu";
+/// The highest open-model rate whose measured window met the job's `find_rate` objective.
+pub const LOAD_CAPACITY: &str = "load.capacity";
 /// Requests of the window per measured second.
 pub const LOAD_RPS: &str = "load.rps";
 /// Responses completed in the window, any status.

@@ -128,6 +128,7 @@ pub const CATALOGUE: &[MeasurementInfo] = &[
     m(ids::APP_CPU_TIME, "CPU Time", "ms", Down, App),
     bk(ids::APP_SIZE, "Published Size", "KiB", Down, App),
     bk(ids::LOAD_CPU, "Load Client CPU", "%", Down, Load),
+    m(ids::LOAD_CAPACITY, "Capacity", "1/s", Up, Load),
     m(ids::LOAD_RPS, "Requests/sec", "1/s", Up, Load),
     bk(ids::LOAD_REQUESTS, "Requests", "count", Up, Load),
     m(ids::LOAD_LATENCY_MEAN, "Mean latency", "ms", Down, Load),

@@ -6,6 +6,7 @@
 
 mod axis;
 mod bars;
+mod capacity;
 mod frame;
 mod palette;
 mod spectrum;
@@ -77,6 +78,7 @@ pub fn run_charts(result: &RunResult, key: &[String]) -> RunCharts {
             "Comparisons",
         ));
     }
+    more.push_str(&capacities(result, &page));
     more.push_str(&spectra(result, &page));
     more.push_str(&timelines(result, &page));
     RunCharts { answer, more }
@@ -264,6 +266,34 @@ fn sweeps(result: &RunResult, page: &Variants) -> String {
         ));
     }
     block("Sweeps", &charts, &notes)
+}
+
+/// A capacity chart per row that searched for the rate it holds (`find_rate`).
+fn capacities(result: &RunResult, page: &Variants) -> String {
+    let charts: Vec<String> = result
+        .rows
+        .iter()
+        .filter_map(|row| {
+            let search = capacity::median_search(row)?;
+            let title = format!(
+                "Latency against offered rate · {}",
+                row.key_in(&result.scenario).label()
+            );
+            capacity::chart(&title, search, page.colour(&row.variant))
+        })
+        .take(MAX_SPECTRA)
+        .collect();
+    block(
+        "Capacity",
+        &charts,
+        &[
+            "Each dot is one probe of the row's median search by load.capacity, at the rate \
+           it offered; the dashed line is the objective's p99 limit (slower probes sit on the \
+           top edge, their figure in the hover text), the shaded span the interval between \
+           the highest rate met and the lowest missed."
+                .to_string(),
+        ],
+    )
 }
 
 fn spectra(result: &RunResult, page: &Variants) -> String {

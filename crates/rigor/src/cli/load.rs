@@ -87,6 +87,22 @@ pub struct LoadArgs {
     /// says so in an `insecure_tls` warning
     #[arg(short = 'k', long)]
     pub insecure: bool,
+    /// Find the highest rate whose measured window meets this objective, e.g. 'p99<50ms' or
+    /// 'p99<50ms,errors<1%' (p50, p90, p99, p999, max, errors): open-model probes from --rate
+    /// (default 100) doubling, then bisected; prints load.capacity and every probe
+    #[arg(long, value_name = "OBJECTIVE")]
+    pub find_rate: Option<String>,
+    /// With --find-rate: the highest rate probed [default: 100000]
+    #[arg(long, value_name = "RPS", requires = "find_rate")]
+    pub find_max: Option<f64>,
+    /// With --find-rate: settle when the lowest rate missed is within this of the highest met
+    /// (e.g. 5% or 0.05) [default: 5%]
+    #[arg(long, value_name = "P", requires = "find_rate")]
+    pub find_precision: Option<String>,
+    /// With --find-rate: each probe's measured window (after --warmup, at least 1s) [default:
+    /// 2 × the objective's latency / precision, from 3s to 60s]
+    #[arg(long, value_name = "DURATION", requires = "find_rate", value_parser = crate::duration::parse_duration)]
+    pub probe: Option<Duration>,
     /// The engine's I/O path: auto (io_uring for http:// where the kernel has it, else
     /// epoll), epoll, or io_uring (an error where it is not available); the report says which ran
     #[arg(long, value_name = "PATH", default_value = "auto")]

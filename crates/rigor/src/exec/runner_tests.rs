@@ -61,6 +61,7 @@ fn load() -> LoadJob {
         validate: None,
         hosts: Vec::new(),
         tool: None,
+        find_rate: None,
     }
 }
 

@@ -152,8 +152,38 @@ fn first_request(
     Ok(())
 }
 
-/// The engine in rigor itself, or shared by the load role's hosts (with what each measured).
+/// What the load measured: the engine's report (none from a capacity search, whose probes
+/// are in the search), each load host's, and the search with `find_rate`.
+type Measured = (
+    Option<rigor_load::LoadReport>,
+    Vec<super::load_hosts::HostLoad>,
+    Option<rigor_load::capacity::Capacity>,
+);
+
+/// The engine in rigor itself, shared by the load role's hosts, or probing rates for
+/// `find_rate`: the window of a search spans all its probes.
 fn engine(
+    job: &LoadJob,
+    app_host: Option<&str>,
+    live: &Live,
+    stop: &AtomicBool,
+) -> anyhow::Result<Measured> {
+    if let Some(find) = &job.find_rate {
+        live.set_phase(Phase::Measuring);
+        let found =
+            rigor_load::capacity::find_rate(&job.spec, find, &Live::default(), stop, |_| {});
+        live.set_phase(Phase::Done);
+        return match found {
+            Ok(found) => Ok((None, Vec::new(), Some(found.capacity))),
+            Err(stopped) => Err(anyhow::Error::from(stopped.cause)),
+        };
+    }
+    let (report, hosts) = engine_run(job, app_host, live, stop)?;
+    Ok((Some(report), hosts, None))
+}
+
+/// The engine in rigor itself, or shared by the load role's hosts (with what each measured).
+fn engine_run(
     job: &LoadJob,
     app_host: Option<&str>,
     live: &Live,
@@ -262,7 +292,7 @@ fn load(
         None if crate::interrupt::interrupted() => Some("interrupted during the load".into()),
         None => None,
     };
-    let (report, hosts) = match report {
+    let (report, hosts, capacity) = match report {
         Ok(Ok(r)) => r,
         Ok(Err(e)) => {
             return Err(anyhow::anyhow!(
@@ -271,15 +301,45 @@ fn load(
         }
         Err(_) => anyhow::bail!("the load engine panicked"),
     };
-    it.outside_window.requests += report.outside_window.requests;
-    it.outside_window.bytes += report.outside_window.bytes;
-    crate::measurements::record_load(&report, &mut it.measurements);
-    crate::series::record_load(it, &report, app.spawned_at());
-    guards::load_guards(&report, &mut it.warnings);
-    it.load = serde_json::to_value(&report).ok();
+    if let Some(report) = &report {
+        it.outside_window.requests += report.outside_window.requests;
+        it.outside_window.bytes += report.outside_window.bytes;
+        crate::measurements::record_load(report, &mut it.measurements);
+        crate::series::record_load(it, report, app.spawned_at());
+        guards::load_guards(report, &mut it.warnings);
+        it.load = serde_json::to_value(report).ok();
+    }
     super::load_hosts::record(&hosts, it);
+    if let Some(capacity) = capacity {
+        return record_capacity(capacity, it, cause());
+    }
     match cause() {
         Some(why) => Err(anyhow::anyhow!(why)),
         None => Ok(()),
     }
+}
+
+/// A search's answer as `load.capacity`, the search itself beside it. No rate meeting the
+/// objective fails the iteration: there is no capacity to compare, and the reason is the finding.
+fn record_capacity(
+    capacity: rigor_load::capacity::Capacity,
+    it: &mut Iteration,
+    cause: Option<String>,
+) -> anyhow::Result<()> {
+    let answer = capacity.capacity_rps;
+    let none = crate::report::capacity_text::answer(&capacity);
+    if let Some(rate) = answer {
+        it.measurements.insert(ids::LOAD_CAPACITY.into(), rate);
+    }
+    it.capacity = Some(capacity);
+    if let Some(why) = cause {
+        return Err(anyhow::anyhow!(why));
+    }
+    if answer.is_none() {
+        anyhow::bail!(
+            "find_rate: {}",
+            none.trim_end().trim_start_matches("Capacity: ")
+        );
+    }
+    Ok(())
 }

@@ -24,6 +24,8 @@ pub struct LoadOptions {
     pub json: Option<JsonOut>,
     /// `--tool NAME` (and the options after `--`): an external tool drives the load.
     pub tool: Option<crate::tools::ToolSpec>,
+    /// `--find-rate` and its settings: search for the rate the service holds.
+    pub find: Option<rigor_load::capacity::FindRate>,
 }
 
 impl LoadOptions {
@@ -41,6 +43,12 @@ impl TryFrom<&LoadArgs> for LoadOptions {
     fn try_from(args: &LoadArgs) -> Result<Self, Failure> {
         let spec = build_spec(args).map_err(Failure::usage)?;
         let tool = tool(args, &spec).map_err(Failure::usage)?;
+        let find = find_rate(args).map_err(Failure::usage)?;
+        if find.is_some() && tool.is_some() {
+            return Err(Failure::usage(
+                "--find-rate drives the engine's open model itself; it cannot run with --tool",
+            ));
+        }
         let json = args.json.as_deref().map(|j| match j {
             "-" => JsonOut::Stdout,
             path => JsonOut::File(PathBuf::from(path)),
@@ -50,8 +58,44 @@ impl TryFrom<&LoadArgs> for LoadOptions {
             crate::exec::output::probe(path)
                 .map_err(|e| Failure::usage(format!("--json {}: {e}", path.display())))?;
         }
-        Ok(LoadOptions { spec, json, tool })
+        Ok(LoadOptions {
+            spec,
+            json,
+            tool,
+            find,
+        })
     }
+}
+
+/// `--find-rate` with `--rate` as its start, `--find-max`, `--find-precision`, `--probe`;
+/// the error names the flag and what is wrong with it.
+fn find_rate(args: &LoadArgs) -> anyhow::Result<Option<rigor_load::capacity::FindRate>> {
+    use rigor_load::capacity::{parse_precision, FindRate, FindRateError};
+    let Some(text) = &args.find_rate else {
+        return Ok(None);
+    };
+    let objective = text
+        .parse()
+        .map_err(|e| anyhow::anyhow!("--find-rate '{text}': {e}"))?;
+    let mut find = FindRate::new(objective);
+    find.start = args.rate.unwrap_or(find.start);
+    find.max = args.find_max.unwrap_or(find.max);
+    find.probe = args.probe;
+    if let Some(p) = &args.find_precision {
+        find.precision =
+            parse_precision(p).map_err(|e| anyhow::anyhow!("--find-precision {p}: {e}"))?;
+    }
+    find.check().map_err(|e| {
+        let flag = match &e {
+            FindRateError::MaxBelowStart { .. } => "--find-max (with --rate as the start)",
+            FindRateError::RateOutOfRange { what: "start", .. } => "--rate",
+            FindRateError::RateOutOfRange { .. } => "--find-max",
+            FindRateError::Precision(_) | FindRateError::PrecisionText(_) => "--find-precision",
+            FindRateError::ProbeTooShort(_) => "--probe",
+        };
+        anyhow::anyhow!("{flag}: {e}")
+    })?;
+    Ok(Some(find))
 }
 
 /// `--tool` and its options after `--`, checked against the flags: a flag the tool cannot
@@ -259,6 +303,53 @@ mod tests {
                 "{flags:?}: {}",
                 failure.text()
             );
+        }
+    }
+
+    #[test]
+    fn find_rate_takes_its_start_from_rate_and_its_settings_from_its_flags() {
+        let url = "http://127.0.0.1:8080/";
+        let o = options(&[url, "--find-rate", "p99 < 50ms, errors<1%", "--rate", "250"]).unwrap();
+        let find = o.find.unwrap();
+        assert_eq!(find.objective.to_string(), "p99<50ms, errors<1%");
+        assert_eq!(
+            (find.start, find.max, find.precision),
+            (250.0, 100_000.0, 0.05)
+        );
+        let o = options(&[
+            url,
+            "--find-rate",
+            "p99<1s",
+            "--find-precision",
+            "10%",
+            "--probe",
+            "2s",
+        ])
+        .unwrap();
+        let find = o.find.unwrap();
+        assert_eq!(find.precision, 0.1);
+        assert_eq!(find.probe_duration(), std::time::Duration::from_secs(2));
+        assert!(options(&[url]).unwrap().find.is_none());
+    }
+
+    #[test]
+    fn a_bad_find_rate_is_a_usage_failure_naming_the_flag_and_the_fault() {
+        let url = "http://127.0.0.1:8080/";
+        for (flags, needle) in [
+            (&[url, "--find-rate", "p99<"][..], "--find-rate 'p99<': `p99<` has no limit after its operator"),
+            (&[url, "--find-rate", "p95<10ms"][..], "unknown figure `p95`"),
+            (&[url, "--find-rate", "p99<10"][..], "`10` is not a latency"),
+            (
+                &[url, "--find-rate", "p99<10ms", "--rate", "1000", "--find-max", "500"][..],
+                "--find-max (with --rate as the start): max 500 rps is below the start rate 1000 rps",
+            ),
+            (&[url, "--find-rate", "p99<10ms", "--find-precision", "fine"][..], "--find-precision fine"),
+            (&[url, "--find-rate", "p99<10ms", "--find-precision", "80%"][..], "--find-precision: precision 0.8"),
+            (&[url, "--find-rate", "p99<10ms", "--tool", "wrk"][..], "cannot run with --tool"),
+        ] {
+            let failure = options(flags).unwrap_err();
+            assert_eq!(failure.exit(), crate::exit::Exit::Usage, "{flags:?}");
+            assert!(failure.text().contains(needle), "{flags:?}: {}", failure.text());
         }
     }
 

@@ -10,6 +10,7 @@ mod common;
 
 mod bisect;
 mod bisect_ref;
+mod capacity;
 mod interference;
 mod noisy_rerun;
 mod run_gates;
