@@ -13,7 +13,15 @@ use std::process::{Command, Stdio};
 pub fn fold_perf_data(perf: &str, data: &Path) -> Result<Folded, ProfileError> {
     // Inline frames resolved through addr2line make perf script minutes slower; the symbol of
     // each frame is what the profile names.
-    let args = ["script", "--no-inline", "-i"];
+    // No `period` field: each sample counts once, whatever its period (cpu-clock's is the
+    // nanoseconds between samples).
+    let args = [
+        "script",
+        "--no-inline",
+        "-F",
+        "comm,pid,tid,time,event,ip,sym,dso",
+        "-i",
+    ];
     let command = format!("{perf} {} {}", args.join(" "), data.display());
     let mut child = Command::new(perf)
         .args(args)

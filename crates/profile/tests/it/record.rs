@@ -68,7 +68,8 @@ fn settings() -> Settings {
 
 /// Records `target` for a second and stops it, and kills `child`; returns the folded text.
 fn record(target: Target, data: &Path, mut child: Child) -> String {
-    let rec = Recorder::start(&settings(), &target, data).unwrap();
+    let mut rec = Recorder::start(&settings(), &target, data, false).unwrap();
+    rec.enable().unwrap();
     std::thread::sleep(Duration::from_millis(1200));
     let file = rec.stop();
     let _ = child.kill();
@@ -127,14 +128,14 @@ fn a_failing_perf_is_an_error_with_what_it_said() {
     }
     let d = dir("fails");
     std::fs::create_dir_all(&d).unwrap();
-    let rec = Recorder::start(
+    let e = Recorder::start(
         &settings(),
         &Target::Pids(vec![999_999_999]),
         &d.join("p.data"),
+        true,
     )
-    .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
-    let e = rec.stop().unwrap_err().to_string();
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("perf record"), "{e}");
     let _ = std::fs::remove_dir_all(&d);
 }
