@@ -140,6 +140,11 @@ impl Recorder {
         Ok(recorder)
     }
 
+    /// perf's process id (for a caller that sweeps up its own children, to leave it alone).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// Switches sampling on (the window opens).
     pub fn enable(&mut self) -> Result<(), ProfileError> {
         self.send("enable")

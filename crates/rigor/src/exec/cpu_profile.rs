@@ -53,7 +53,7 @@ impl Profiling {
         let target = Target::Cgroup(cg.perf_name().to_string());
         match Recorder::start(&self.settings, &target, &self.data, true) {
             Ok(r) => {
-                self.recorder = Some(r);
+                self.recorder = Some(spared(r));
                 self.cgroup = Some(cg);
             }
             Err(e) => {
@@ -79,7 +79,9 @@ impl Profiling {
             }
             // Moving the application out of its own cgroup v2 would lose its figures: perf is
             // started again on that cgroup instead.
-            self.recorder = None;
+            if let Some(pid) = self.recorder.take().and_then(|r| r.pid()) {
+                super::reaper::unspare(pid);
+            }
             if let Some(cg) = self.cgroup.take() {
                 let _ = cg.remove();
             }
@@ -89,7 +91,7 @@ impl Profiling {
             None => Target::Pids(rigor_probe::descendants(pid)),
         };
         match Recorder::start(&self.settings, &target, &self.data, enabled) {
-            Ok(r) => self.recorder = Some(r),
+            Ok(r) => self.recorder = Some(spared(r)),
             Err(e) => self.problem = Some(e.to_string()),
         }
     }
@@ -135,7 +137,12 @@ impl Profiling {
     /// Ends the recording (perf writes its file).
     fn stop(&mut self) {
         if let Some(r) = self.recorder.take() {
-            match r.stop() {
+            let pid = r.pid();
+            let stopped = r.stop();
+            if let Some(pid) = pid {
+                super::reaper::unspare(pid);
+            }
+            match stopped {
                 Ok(data) => self.recorded = Some(data),
                 Err(e) => self.problem = Some(e.to_string()),
             }
@@ -174,7 +181,9 @@ impl Drop for Profiling {
     /// An iteration that ended early (its application failed to start) leaves no perf
     /// running and no cgroup behind.
     fn drop(&mut self) {
-        self.recorder = None;
+        if let Some(pid) = self.recorder.take().and_then(|r| r.pid()) {
+            super::reaper::unspare(pid);
+        }
         if let Some(cg) = self.cgroup.take() {
             let _ = cg.remove();
         }
@@ -194,4 +203,13 @@ fn move_tree(cg: &PerfCgroup, pid: i32) {
     for p in rigor_probe::descendants(pid).into_iter().rev() {
         let _ = cg.add(p);
     }
+}
+
+/// `r`, kept out of the sweeps that kill what an application left behind: rigor stops perf
+/// itself, after the application.
+fn spared(r: Recorder) -> Recorder {
+    if let Some(pid) = r.pid() {
+        super::reaper::spare(pid);
+    }
+    r
 }
