@@ -285,6 +285,7 @@ pub mod tests {
             noise_floor: Vec::new(),
             cross_check: None,
             limits: Vec::new(),
+            profiles: Vec::new(),
         }
     }
 

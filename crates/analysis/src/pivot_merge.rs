@@ -92,6 +92,7 @@ fn header(first: &RunResult) -> RunResult {
         noise_floor,
         cross_check,
         limits,
+        profiles,
     } = first;
     RunResult {
         schema: schema.clone(),
@@ -113,5 +114,6 @@ fn header(first: &RunResult) -> RunResult {
         noise_floor: noise_floor.clone(),
         cross_check: cross_check.clone(),
         limits: limits.clone(),
+        profiles: profiles.clone(),
     }
 }

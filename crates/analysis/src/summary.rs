@@ -147,6 +147,7 @@ pub mod tests {
             summary: BTreeMap::new(),
             warnings: vec![],
             build_error: None,
+            profile: None,
         }
     }
 

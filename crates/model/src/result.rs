@@ -5,6 +5,7 @@ mod coded;
 mod cross_check;
 mod exclusion;
 mod limit;
+mod profile;
 mod series;
 mod status;
 mod warning;
@@ -14,6 +15,7 @@ mod warning_docs;
 pub use cross_check::{CrossCheck, Finding};
 pub use exclusion::Exclusion;
 pub use limit::Outcome as LimitOutcome;
+pub use profile::{FunctionShare, ProfileComparison, RowProfile};
 pub use series::{LoadSeries, RowFigure, Series};
 pub use status::{RunStatus, UnknownVerdict, Verdict};
 pub use warning::{Warning, WarningKind};
@@ -70,6 +72,9 @@ pub struct RunResult {
     /// Each limit (`[[limits]]`, `--limit`) checked against each row that measured it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub limits: Vec<LimitOutcome>,
+    /// With CPU profiles: each candidate's profile against its baseline's, per compared row.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profiles: Vec<ProfileComparison>,
 }
 
 /// The looks of a `--until-conclusive` run: each look tests at a nominal confidence above the
@@ -221,6 +226,9 @@ pub struct Row {
     /// Why the row's build failed; such a row ran no iteration.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build_error: Option<String>,
+    /// Its CPU profile, when profiles were taken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<RowProfile>,
 }
 
 impl Row {

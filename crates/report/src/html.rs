@@ -14,6 +14,16 @@ pub fn render(result: &RunResult) -> String {
 /// The run report as one self-contained HTML file with the pivot `view` asks for, and its
 /// charts; sparklines are left to the terminal and Markdown (the page draws charts).
 pub fn render_with(result: &RunResult, view: &super::View) -> String {
+    render_with_flame_graphs(result, view, &[])
+}
+
+/// [`render_with`], with the run's flame graphs (read from the run folder by the caller, as
+/// this crate reads no file) drawn in a section of their own, each a still picture.
+pub fn render_with_flame_graphs(
+    result: &RunResult,
+    view: &super::View,
+    graphs: &[super::profiles::FlameGraph],
+) -> String {
     let key = super::headline::chosen_key(&result.comparisons, &view.key, view.primary.as_deref());
     let charts = super::chart::run_charts(result, &key);
     let answer = if charts.answer.is_empty() {
@@ -24,7 +34,8 @@ pub fn render_with(result: &RunResult, view: &super::View) -> String {
             charts.answer
         )
     };
-    let more = if charts.more.is_empty() {
+    let mut more = flame_graphs(graphs);
+    more.push_str(&if charts.more.is_empty() {
         String::new()
     } else {
         format!(
@@ -32,13 +43,35 @@ pub fn render_with(result: &RunResult, view: &super::View) -> String {
              comparison, latency spectra, timelines</summary>\n{}</details>\n",
             charts.more
         )
-    };
+    });
     page(
         &super::run_document_with(result, &view.without_charts()),
         &format!("rigor · {}", result.scenario),
         &answer,
         &more,
     )
+}
+
+/// The flame graphs' section: each SVG as a data: URI in an `<img>`, so its script and styles
+/// stay inside it (a still picture; the file in the run folder is the interactive one).
+fn flame_graphs(graphs: &[super::profiles::FlameGraph]) -> String {
+    use base64::Engine;
+    if graphs.is_empty() {
+        return String::new();
+    }
+    let mut out =
+        String::from("<section class=\"flame-graphs\">\n<h2>CPU profile: flame graphs</h2>\n");
+    for g in graphs {
+        out.push_str(&format!(
+            "<figure><figcaption>{}</figcaption><img class=\"flame-graph\" alt=\"{}\" \
+             src=\"data:image/svg+xml;base64,{}\"></figure>\n",
+            escape(&g.title),
+            escape(&g.title),
+            base64::engine::general_purpose::STANDARD.encode(&g.svg)
+        ));
+    }
+    out.push_str("</section>\n");
+    out
 }
 
 /// Renders any report document as a complete HTML page titled `title`, without charts.
@@ -136,6 +169,7 @@ fn page(doc: &Document, title: &str, answer: &str, more: &str) -> String {
 const STYLE: &str = "<style>
 body{font-family:system-ui,sans-serif;margin:2em;color:#222;overflow-wrap:anywhere}
 div.table{max-width:100%;overflow-x:auto}
+img.flame-graph{max-width:100%;height:auto;border:1px solid #ddd}
 table{border-collapse:collapse;margin:1em 0}
 details.secondary,details.charts-section{margin:1em 0}
 summary{cursor:pointer;font-weight:bold;font-size:1.2em}

@@ -31,6 +31,7 @@ pub mod pivot;
 pub mod pivot_blocks;
 #[cfg(test)]
 mod pivot_merge_tests;
+pub mod profiles;
 mod replaced;
 mod run;
 #[cfg(any(test, feature = "fixtures"))]

@@ -56,6 +56,7 @@ pub fn run_document_with(result: &RunResult, view: &View) -> Document {
         blocks.push(Block::Heading(2, "comparison".into()));
         blocks.extend(shown.comparison_blocks(&result.comparisons, &result.measurements));
     }
+    blocks.extend(super::profiles::blocks(result));
     let mut floors = comparisons::noise_floor_blocks(&result.noise_floor);
     if view.terminal && !view.all_measurements {
         // Each line says `noise floor` itself: the short report needs no heading for them.

@@ -67,6 +67,7 @@ pub fn sample_result() -> RunResult {
         noise_floor: Vec::new(),
         cross_check: None,
         limits: Vec::new(),
+        profiles: Vec::new(),
         comparisons: vec![Comparison {
             scenario: "plaintext".into(),
             shift_pct: Some(-10.8),

@@ -89,6 +89,7 @@ pub fn split(
     }
     Ok(ScenarioPlan {
         iterations: plan.iterations,
+        cpu_profile: plan.cpu_profile,
         variants: vec![Some(ENGINE.into()), Some(name.into())],
         rows,
     })

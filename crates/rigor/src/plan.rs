@@ -20,6 +20,9 @@ pub struct PlannedRow {
     /// Rows with the same key share one build.
     pub build_key: String,
     pub iterations: usize,
+    /// How its iterations' CPU profiles walk stacks, when its scenario or profile asks for them
+    /// (`--cpu-profile` asks for every row's).
+    pub cpu_profile: Option<crate::config::StackWalk>,
 }
 
 /// Rows compared with each other: the variants of one matrix row of one scenario.
@@ -127,7 +130,11 @@ pub fn plan(config: &Config, selection: &Selection, limits: Limits) -> Result<Ru
         }
         let n = selection.iterations.or(plan.iterations).unwrap_or(3);
         total += plan.rows.len() as u128 * n as u128;
-        rows.extend(plan.rows.into_iter().map(|row| PlannedRow::new(s, row, n)));
+        let walk = plan.cpu_profile;
+        rows.extend(plan.rows.into_iter().map(|row| PlannedRow {
+            cpu_profile: walk,
+            ..PlannedRow::new(s, row, n)
+        }));
     }
     if rows.len() as u128 > MAX_ROWS {
         problems.add(format!(
@@ -179,6 +186,7 @@ impl PlannedRow {
             plan,
             build_key,
             iterations,
+            cpu_profile: None,
         }
     }
 }

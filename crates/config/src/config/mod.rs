@@ -32,7 +32,8 @@ pub use git_ref::{ensure_worktrees, record_refs, GitRef};
 pub use hosts::{Host, LOCAL};
 pub use limits::Limits;
 pub use model::{
-    AppJob, CommandWork, ExtractRule, LoadJob, MetricsScrape, Ready, RowPlan, ScenarioPlan, Work,
+    AppJob, CommandWork, ExtractRule, LoadJob, MetricsScrape, Ready, RowPlan, ScenarioPlan,
+    StackWalk, Work,
 };
 pub use problems::Problems;
 pub use resolve::MAX_ROWS;

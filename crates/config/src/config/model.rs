@@ -139,6 +139,18 @@ pub struct RowPlan {
 #[derive(Debug, Clone)]
 pub struct ScenarioPlan {
     pub iterations: Option<usize>,
+    /// `cpu_profile` of the scenario, else of the profile: how stacks are walked when every
+    /// iteration is profiled; `None` when it is not asked for.
+    pub cpu_profile: Option<StackWalk>,
     pub variants: Vec<Option<String>>,
     pub rows: Vec<RowPlan>,
+}
+
+/// How a CPU profile walks call stacks (`cpu_profile = true` or `"dwarf"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StackWalk {
+    /// By frame pointer: cheap, needs code built with frame pointers.
+    FramePointer,
+    /// By DWARF unwinding information: no frame pointers needed, costs more per sample.
+    Dwarf,
 }

@@ -340,6 +340,9 @@ pub struct RawScenario {
     pub matrix: IndexMap<String, Vec<Scalar>>,
     #[serde(default)]
     pub variants: IndexMap<String, RawVariant>,
+    /// `true`, `false` or `"dwarf"`: CPU profiles of the application during each measured
+    /// window (over the profile's own `cpu_profile`).
+    pub cpu_profile: Option<Scalar>,
 }
 
 /// Named overrides compared against each other in one interleaved run.
@@ -367,6 +370,8 @@ pub struct RawProfile {
     pub variables: IndexMap<String, Scalar>,
     pub application: Option<RawRole>,
     pub load: Option<RawRole>,
+    /// `true`, `false` or `"dwarf"`: CPU profiles for every scenario run with this profile.
+    pub cpu_profile: Option<Scalar>,
 }
 
 /// CPU set and priority of one role.

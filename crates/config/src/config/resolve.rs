@@ -4,7 +4,7 @@
 
 use crate::config::ValueError;
 
-use super::model::{Ready, RowPlan, ScenarioPlan, Work};
+use super::model::{Ready, RowPlan, ScenarioPlan, StackWalk, Work};
 use super::problems::Problems;
 use super::raw::{RawJob, RawProfile, RawScenario, Scalar};
 use super::{Config, PlanRequest, Vars};
@@ -88,6 +88,7 @@ impl Config {
         let variants = self.select_variants(scenario, s, req, &mut p);
         let too_many = !self.row_count_fits(scenario, s, variants.len(), &mut p);
         let iterations = self.scenario_iterations(scenario, s, &mut p);
+        let cpu_profile = self.cpu_profile(scenario, s, req, &profile, &mut p);
         let mut rows = Vec::new();
         // Too many rows, or a variable with no values (both reported): check the jobs with the
         // first combination only, to list their problems.
@@ -123,6 +124,7 @@ impl Config {
         }
         p.or_ok(ScenarioPlan {
             iterations,
+            cpu_profile,
             variants,
             rows,
         })
@@ -148,6 +150,37 @@ impl Config {
             })
             .map(|(name, job)| (name.as_str(), job))
             .collect()
+    }
+
+    /// `cpu_profile` of the scenario, else of the profile: `true` (frame pointers), `"dwarf"`,
+    /// or `false`/absent; anything else is reported where it was written.
+    fn cpu_profile(
+        &self,
+        scenario: &str,
+        s: &RawScenario,
+        req: &PlanRequest,
+        profile: &RawProfile,
+        p: &mut Problems,
+    ) -> Option<StackWalk> {
+        let (table, value) = match (&s.cpu_profile, &profile.cpu_profile) {
+            (Some(v), _) => (format!("scenarios.{scenario}"), v),
+            (None, Some(v)) => (format!("profiles.{}", req.profile), v),
+            (None, None) => return None,
+        };
+        match value {
+            Scalar::Bool(false) => None,
+            Scalar::Bool(true) => Some(StackWalk::FramePointer),
+            Scalar::Text(t) if t == "dwarf" => Some(StackWalk::Dwarf),
+            Scalar::Text(t) if t == "fp" || t == "frame-pointer" => Some(StackWalk::FramePointer),
+            other => {
+                p.add(self.error_at(
+                    &table,
+                    Some("cpu_profile"),
+                    &format!("`{}` is not true, false or \"dwarf\"", other.as_text()),
+                ));
+                None
+            }
+        }
     }
 
     /// The requested profile; `local` needs no table.

@@ -44,6 +44,7 @@ coded_enum! {
         ConflictingDeclarations = "conflicting_declarations",
         Contaminated = "contaminated",
         CpuPressure = "cpu_pressure",
+        CpuProfile = "cpu_profile",
         DebugBuild = "debug_build",
         DropCaches = "drop_caches",
         ExclusionsSkipped = "exclusions_skipped",
@@ -97,6 +98,11 @@ impl WarningKind {
                 "The machine was busy before the first iteration (load average or runnable \
                  threads above half a thread per core while the CPUs were busy): other work \
                  competes with the application."
+            }
+            CpuProfile => {
+                "A CPU profile asked for (`--cpu-profile`, `cpu_profile`) could not be taken: \
+                 perf is missing or not allowed, or a recording failed. The run's figures are \
+                 unaffected; the rows or iterations named have no profile."
             }
             Cancelled => {
                 "The load was cancelled (Ctrl-C or a signal) before its measured window was \
@@ -288,6 +294,10 @@ impl WarningKind {
         match self {
             BadResponses => "check the URL, method and body of the load job (and the application's log)",
             BusyMachine => "stop other work on the machine (or wait for it to settle) and run again",
+            CpuProfile => {
+                "install perf (Debian: apt-get install linux-perf) and allow it: `sysctl \
+                 kernel.perf_event_paranoid=1`, or run rigor as root"
+            }
             Cancelled => "run again and let the window finish: a cut window is not comparable with a full one",
             ClientSaturated => {
                 "give the load more threads/cores (profile `load = { cpus = … }`, `threads`), \

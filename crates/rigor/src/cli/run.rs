@@ -91,6 +91,15 @@ pub struct RunArgs {
     /// reads its files cold and is charged for them (needs root; recorded per iteration).
     #[arg(long = "drop-caches")]
     pub drop_caches: bool,
+    /// Take a CPU profile of the application (perf record, cpu-clock) during every measured
+    /// window: a flame graph per row, a differential one and `profile_diff` per comparison.
+    /// Stacks are walked by frame pointer, or with --cpu-profile=dwarf by DWARF unwinding.
+    #[arg(long = "cpu-profile", value_name = "WALK", num_args = 0..=1, require_equals = true,
+          default_missing_value = "fp", value_parser = ["fp", "dwarf"])]
+    pub cpu_profile: Option<String>,
+    /// Samples per second of the CPU profile (per CPU).
+    #[arg(long = "cpu-profile-hz", value_name = "HZ", default_value_t = 99)]
+    pub cpu_profile_hz: u32,
     /// Turn warnings into a failure (exit 4): every kind, or with --strict=KIND,… only those
     /// (e.g. --strict=proxy,debug_build, so a busy machine's noise warnings do not fail).
     #[arg(long = "strict", value_name = "KIND", num_args = 0..=1, require_equals = true,

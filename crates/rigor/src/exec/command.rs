@@ -34,8 +34,16 @@ pub fn run(ctx: &IterationContext, it: &mut Iteration, work: &CommandWork) -> an
     status("running");
     let stdout = stdout_path(&ctx.log);
     let children_before = children_cpu_ns();
+    // The command's whole life is its window: its profile is running before it starts.
+    let mut profiling = super::cpu_profile::Profiling::of(ctx);
+    if let Some(p) = profiling.as_mut() {
+        p.before_launch();
+    }
     let (app, cgroup, norm) = launch(ctx, it, Some(&stdout), "the command")?;
     let (mut app, sampler) = sampled(ctx, app, cgroup.as_ref(), norm)?;
+    if let Some(p) = profiling.as_mut() {
+        p.attach(app.pid, cgroup.as_ref(), true);
+    }
     // An exited command's tree is gone: without its cgroup, its CPU is what rigor reaped.
     let app_cpu = match AppCpu::of(app.pid, cgroup.as_ref()) {
         AppCpu::Tree(_) => AppCpu::ReapedChildren,
@@ -48,6 +56,9 @@ pub fn run(ctx: &IterationContext, it: &mut Iteration, work: &CommandWork) -> an
     let waited = wait(&mut app, work.timeout, &mut machine, &status);
     let elapsed = app.spawned_at.elapsed();
     sampler.mark(Mark::WindowEnd);
+    if let Some(p) = profiling.as_mut() {
+        p.disable();
+    }
     it.machine = Some(machine.finish(app_cpu, &mut it.warnings));
     let spawned_at = app.spawned_at;
     let lingering = match waited {
@@ -67,6 +78,9 @@ pub fn run(ctx: &IterationContext, it: &mut Iteration, work: &CommandWork) -> an
     let cpu_ns = cpu_used_ns(cgroup.as_ref(), children_before);
     if let Some(c) = cgroup {
         let _ = c.remove();
+    }
+    if let Some(p) = profiling {
+        p.finish(it);
     }
     if let Some(ns) = cpu_ns {
         record_cpu(it, ns, elapsed, norm);

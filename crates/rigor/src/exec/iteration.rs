@@ -3,6 +3,7 @@
 
 use super::app::AppProcess;
 use super::app_steps::{launch, port_is_free, sampled, stopped};
+use super::cpu_profile::Profiling;
 use super::iteration_context::{IterationContext, Watched};
 use super::under_load::under_load;
 use crate::config::{LoadJob, Work};
@@ -35,6 +36,16 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> anyhow::Result<()> {
     };
     let app_job = &ctx.row.app;
     if let Some(host) = &app_job.host {
+        if ctx.cpu_profile.is_some() {
+            it.warnings.push(crate::result::Warning::of(
+                crate::result::WarningKind::CpuProfile,
+                format!(
+                    "no CPU profile: the application runs on host `{}`, and profiles are taken \
+                     of applications on this machine",
+                    host.name
+                ),
+            ));
+        }
         return super::app_remote::run(ctx, it, load_job, host);
     }
     port_is_free(&app_job.ready)?;
@@ -47,18 +58,22 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> anyhow::Result<()> {
     status("starting");
     let (app, cgroup, norm) = launch(ctx, it, None, "the application")?;
     let (mut app, sampler) = sampled(ctx, app, cgroup.as_ref(), norm)?;
+    let mut profiling = Profiling::of(ctx);
     let result = drive(
         ctx,
         load_job,
         it,
         &mut app,
-        &sampler,
+        (&sampler, profiling.as_mut()),
         cgroup.as_ref(),
         &status,
     );
     // The window's last reading is taken before the app is told to stop (a no-op when the
     // load already ended it), so nothing the app does on shutdown is in the window.
     sampler.mark(Mark::WindowEnd);
+    if let Some(p) = profiling.as_mut() {
+        p.disable();
+    }
     status("stopping");
     let spawned_at = app.spawned_at;
     let stop = app.stop(app_job.stop_timeout, cgroup.as_ref());
@@ -67,6 +82,9 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> anyhow::Result<()> {
     crate::series::record_app(it, &samples, spawned_at);
     if let Some(c) = cgroup {
         let _ = c.remove();
+    }
+    if let Some(p) = profiling {
+        p.finish(it);
     }
     let result = stopped(it, &stop, app_job.stop_timeout, &ctx.log, result);
     if result.is_ok() {
@@ -79,6 +97,8 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> anyhow::Result<()> {
 struct Here<'a> {
     app: &'a mut AppProcess,
     sampler: &'a Sampler,
+    /// The CPU profile that starts and stops with the window, when one is taken.
+    profiling: Option<&'a mut Profiling>,
 }
 
 impl Watched for Here<'_> {
@@ -87,6 +107,12 @@ impl Watched for Here<'_> {
     }
     fn mark(&mut self, mark: Mark) {
         self.sampler.mark(mark);
+        if let Some(p) = self.profiling.as_mut() {
+            match mark {
+                Mark::WindowStart => p.enable(),
+                Mark::WindowEnd => p.disable(),
+            }
+        }
     }
     fn log_tail(&self) -> String {
         self.app.log_tail()
@@ -102,7 +128,7 @@ fn drive(
     load_job: &LoadJob,
     it: &mut Iteration,
     app: &mut AppProcess,
-    sampler: &Sampler,
+    (sampler, mut profiling): (&Sampler, Option<&mut Profiling>),
     cgroup: Option<&Cgroup>,
     status: &dyn Fn(&str),
 ) -> anyhow::Result<()> {
@@ -116,6 +142,15 @@ fn drive(
         &mut it.warnings,
     ));
     let app_cpu = super::readings::AppCpu::of(app.pid, cgroup);
-    let mut here = Here { app, sampler };
+    // perf starts now, sampling nothing until the window opens: starting takes it a while.
+    if let Some(p) = profiling.as_deref_mut() {
+        status("starting the CPU profile");
+        p.attach(app.pid, cgroup, false);
+    }
+    let mut here = Here {
+        app,
+        sampler,
+        profiling,
+    };
     under_load(ctx, load_job, it, &mut here, app_cpu, status)
 }

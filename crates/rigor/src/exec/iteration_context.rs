@@ -22,6 +22,8 @@ pub struct IterationContext<'a> {
     pub sample_interval: Duration,
     /// Drop the page cache before the app starts (`--drop-caches`).
     pub drop_caches: bool,
+    /// How to take this iteration's CPU profile, when the run takes them.
+    pub cpu_profile: Option<rigor_profile::Settings>,
     pub progress: &'a Progress,
     pub label: String,
 }

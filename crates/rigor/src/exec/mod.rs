@@ -16,6 +16,8 @@ pub use builds::keep_builds;
 mod app_steps;
 mod command;
 mod contamination;
+mod cpu_profile;
+mod cpu_profile_rows;
 mod environment;
 mod executor;
 mod finish;
@@ -166,6 +168,7 @@ pub fn measure(options: &RunOptions) -> Result<Measured, Failure> {
     app_remote::record_hosts(&mut result.environment);
     app_remote::disconnect_all();
     finish::conclude(&mut result, options, &plan, failed);
+    cpu_profile_rows::conclude(&mut result, &run_dir);
     result.limits = crate::analysis::limits::check(&plan.limits, &result);
     if let Some(tool) = &options.selection.cross_check {
         let pipelined = plan

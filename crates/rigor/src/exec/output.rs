@@ -53,9 +53,37 @@ impl Format {
 
             Format::Markdown => crate::report::markdown::render_with(result, view),
             Format::Csv => crate::report::csv::render(result),
-            Format::Html => crate::report::html::render_with(result, view),
+            Format::Html => {
+                crate::report::html::render_with_flame_graphs(result, view, &flame_graphs(result))
+            }
         })
     }
+}
+
+/// The run's flame graphs as the HTML page shows them: each compared pair's differential one,
+/// then each row's; a file that cannot be read is left out (the JSON still names it).
+fn flame_graphs(result: &RunResult) -> Vec<crate::report::profiles::FlameGraph> {
+    let diffs = result.profiles.iter().filter_map(|p| {
+        Some((
+            format!("{} vs {} (differential)", p.candidate, p.baseline),
+            p.diff_flame_graph.as_deref()?,
+        ))
+    });
+    let rows = result.rows.iter().filter_map(|r| {
+        Some((
+            r.key_in(&result.scenario).label(),
+            r.profile.as_ref()?.flame_graph.as_deref()?,
+        ))
+    });
+    diffs
+        .chain(rows)
+        .filter_map(|(title, path)| {
+            Some(crate::report::profiles::FlameGraph {
+                title,
+                svg: std::fs::read_to_string(path).ok()?,
+            })
+        })
+        .collect()
 }
 
 /// The last result written and where, for the second-signal path; `done` once final.

@@ -256,6 +256,7 @@ pub fn skeleton(
                 summary: BTreeMap::new(),
                 warnings: Vec::new(),
                 build_error: None,
+                profile: None,
             })
             .collect(),
         comparisons: Vec::new(),
@@ -264,6 +265,7 @@ pub fn skeleton(
         noise_floor: Vec::new(),
         cross_check: None,
         limits: Vec::new(),
+        profiles: Vec::new(),
     }
 }
 

@@ -51,6 +51,7 @@ pub fn distribute(result: &mut RunResult, row: usize, it: &mut Iteration) {
                     summary: BTreeMap::new(),
                     warnings: Vec::new(),
                     build_error: None,
+                    profile: None,
                 });
                 result.rows.len() - 1
             }
@@ -181,6 +182,7 @@ mod tests {
             summary: BTreeMap::new(),
             warnings: Vec::new(),
             build_error: None,
+            profile: None,
         };
         let mut result = crate::report::sample::sample_result();
         result.scenario = "pp".into();

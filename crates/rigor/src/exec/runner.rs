@@ -43,6 +43,8 @@ pub struct Runner<'a> {
     /// The machine's interference just before the run: the baseline's first figure, so a
     /// machine that was already that busy does not count its first iteration as contaminated.
     before: Option<f64>,
+    /// How perf records when some row is profiled and perf works here.
+    profiler: Option<rigor_profile::Settings>,
 }
 
 impl<'a> Runner<'a> {
@@ -67,6 +69,7 @@ impl<'a> Runner<'a> {
             scheduled: 0,
             reruns: 0,
             before: None,
+            profiler: None,
         }
     }
 
@@ -87,6 +90,7 @@ impl<'a> Runner<'a> {
         save: &mut dyn FnMut(&RunResult),
     ) -> bool {
         self.record_build_errors(result);
+        self.check_profiler(result);
         let mut rng = schedule::rng(seed);
         let rounds = self
             .plan
@@ -124,6 +128,40 @@ impl<'a> Runner<'a> {
         }
         self.progress.finish();
         self.failed
+    }
+
+    /// When some row is to be profiled: whether perf works here, or a warning with the fix
+    /// (the run goes on without profiles).
+    fn check_profiler(&mut self, result: &mut RunResult) {
+        let every = self.options.cpu_profile.every_row;
+        if !self
+            .plan
+            .rows
+            .iter()
+            .any(|r| every.or(r.cpu_profile).is_some())
+        {
+            return;
+        }
+        let perf = "perf".to_string();
+        match rigor_profile::check(&perf) {
+            Ok(()) => {
+                self.profiler = Some(rigor_profile::Settings {
+                    perf,
+                    hz: self.options.cpu_profile.hz,
+                    call_graph: rigor_profile::CallGraph::FramePointer,
+                })
+            }
+            Err(u) => {
+                let w = Warning::new(
+                    WarningKind::CpuProfile,
+                    format!("no CPU profiles in this run: {}", u.reason),
+                    u.fix,
+                );
+                self.progress
+                    .note(&format!("warning: {}", report::warning_text(&w)));
+                result.warnings.push(w);
+            }
+        }
     }
 
     /// A row whose build failed runs nothing: its build error is recorded on the row.
@@ -193,6 +231,18 @@ impl<'a> Runner<'a> {
             )),
             sample_interval: self.options.sample_interval,
             drop_caches: self.options.drop_caches,
+            cpu_profile: self.profiler.as_ref().and_then(|s| {
+                let walk = self.options.cpu_profile.every_row.or(p.cpu_profile)?;
+                Some(rigor_profile::Settings {
+                    call_graph: match walk {
+                        crate::config::StackWalk::Dwarf => rigor_profile::CallGraph::Dwarf,
+                        crate::config::StackWalk::FramePointer => {
+                            rigor_profile::CallGraph::FramePointer
+                        }
+                    },
+                    ..s.clone()
+                })
+            }),
             progress: self.progress,
             label: self.plan.row_label(slot.row),
         };

@@ -82,6 +82,9 @@ pub struct RunOptions {
     pub outputs: OutputPaths,
     pub description: Option<String>,
     pub drop_caches: bool,
+    /// `--cpu-profile`, `--cpu-profile-hz`: CPU profiles of every row, or of the rows whose
+    /// scenario or profile says `cpu_profile`, at this rate.
+    pub cpu_profile: CpuProfileOptions,
     /// Which warnings fail the run (exit 4).
     pub strict: crate::analysis::gate::Strictness,
     /// Run every iteration of a row even after its application failed to start.
@@ -92,6 +95,29 @@ pub struct RunOptions {
     pub view: crate::report::View,
     /// The history store the finished run is appended to; `None` with `--no-store`.
     pub store: Option<crate::history::StoreSpec>,
+}
+
+/// What the command line says of CPU profiles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CpuProfileOptions {
+    /// Every row profiled with this stack walk (`--cpu-profile[=dwarf]`); `None` leaves it to
+    /// the config's `cpu_profile`.
+    pub every_row: Option<crate::config::StackWalk>,
+    /// Samples per second (`--cpu-profile-hz`).
+    pub hz: u32,
+}
+
+/// perf's usual modest rate: 99 rather than 100, so sampling does not beat in step with a
+/// timer of the application.
+pub const DEFAULT_CPU_PROFILE_HZ: u32 = 99;
+
+impl Default for CpuProfileOptions {
+    fn default() -> Self {
+        CpuProfileOptions {
+            every_row: None,
+            hz: DEFAULT_CPU_PROFILE_HZ,
+        }
+    }
 }
 
 /// Measurement flags the user gave, as opposed to their defaults.
@@ -155,6 +181,7 @@ impl RunOptions {
             outputs,
             description: None,
             drop_caches: false,
+            cpu_profile: CpuProfileOptions::default(),
             strict: crate::analysis::gate::Strictness::Off,
             keep_going: false,
             keep_noisy: false,
@@ -213,6 +240,7 @@ pub const DEFAULT_SAMPLE_INTERVAL: Duration = Duration::from_millis(250);
 fn check(args: &RunArgs, selection: &Selection) -> Result<RunOptions, Problems> {
     let mut p = Problems::default();
     let sample_interval = sample_interval(&args.sample_interval, &mut p);
+    let cpu_profile = cpu_profile(args, &mut p);
     for id in args
         .primary
         .iter()
@@ -325,6 +353,7 @@ fn check(args: &RunArgs, selection: &Selection) -> Result<RunOptions, Problems> 
         },
         description: args.description.clone(),
         drop_caches: args.drop_caches,
+        cpu_profile,
         strict,
         keep_going: args.keep_going,
         keep_noisy: args.keep_noisy,
@@ -334,6 +363,23 @@ fn check(args: &RunArgs, selection: &Selection) -> Result<RunOptions, Problems> 
         },
         store,
     })
+}
+
+/// `--cpu-profile[=WALK]` and `--cpu-profile-hz`: a rate from 1 to 10000 per second.
+fn cpu_profile(args: &RunArgs, p: &mut Problems) -> CpuProfileOptions {
+    if !(1..=10_000).contains(&args.cpu_profile_hz) {
+        p.add(format!(
+            "--cpu-profile-hz {}: must be from 1 to 10000 samples per second",
+            args.cpu_profile_hz
+        ));
+    }
+    CpuProfileOptions {
+        every_row: args.cpu_profile.as_deref().map(|w| match w {
+            "dwarf" => crate::config::StackWalk::Dwarf,
+            _ => crate::config::StackWalk::FramePointer,
+        }),
+        hz: args.cpu_profile_hz.clamp(1, 10_000),
+    }
 }
 
 /// `--sample-interval`: a duration above zero.

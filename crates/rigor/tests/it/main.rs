@@ -9,6 +9,7 @@ mod command_jobs;
 mod command_lifecycle;
 mod common;
 mod compare_cli;
+mod cpu_profiles;
 mod detection_power_script;
 mod first_contact;
 mod headline;

@@ -1,0 +1,3 @@
+//! The integration tests of this crate, one binary.
+
+mod record;
