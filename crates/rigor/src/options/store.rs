@@ -13,11 +13,21 @@ pub fn cannot_write(spec: &StoreSpec) -> Option<String> {
     let StoreSpec::Sqlite(path) = spec else {
         return None;
     };
-    let tried = if path.exists() {
-        std::fs::OpenOptions::new().write(true).open(path).map(drop)
-    } else {
-        probe(path)
-    };
+    // A folder another run's probe made and removed under this one is looked for again.
+    let mut tried = Ok(());
+    for _ in 0..5 {
+        tried = if path.exists() {
+            std::fs::OpenOptions::new().write(true).open(path).map(drop)
+        } else {
+            probe(path)
+        };
+        if !tried
+            .as_ref()
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+        {
+            break;
+        }
+    }
     tried.err().map(|e| {
         // Said as the store itself says it when it is opened to store.
         let why = match e.raw_os_error() {
@@ -45,21 +55,56 @@ fn probe(path: &Path) -> std::io::Result<()> {
         }
         missing = parent;
     }
+    // Another run starting in the same folder may make the same file or folder meanwhile:
+    // then it exists, and the store is opened for writing as an existing one is.
+    let exists = |e: &std::io::Error| e.kind() == std::io::ErrorKind::AlreadyExists;
     if missing == path {
-        std::fs::OpenOptions::new()
+        match std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
-            .open(path)?;
-        std::fs::remove_file(path)
+            .open(path)
+        {
+            Ok(_) => std::fs::remove_file(path).or_else(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => Ok(()),
+                _ => Err(e),
+            }),
+            Err(e) if exists(&e) => std::fs::OpenOptions::new().write(true).open(path).map(drop),
+            Err(e) => Err(e),
+        }
     } else {
-        std::fs::create_dir(missing)?;
-        std::fs::remove_dir(missing)
+        match std::fs::create_dir(missing) {
+            // Left for whoever made it; another run's probe may remove it first.
+            Ok(()) => std::fs::remove_dir(missing).or(Ok(())),
+            Err(e) if exists(&e) => Ok(()),
+            Err(e) => Err(e),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn runs_probing_the_same_new_store_at_once_all_find_it_writable() {
+        let dir = std::env::temp_dir().join(format!("rigor-store-race-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let spec = StoreSpec::Sqlite(dir.join(".rigor/history.db"));
+        let refused: Vec<String> = std::thread::scope(|s| {
+            let probes: Vec<_> = (0..8)
+                .map(|_| {
+                    s.spawn(|| {
+                        (0..200)
+                            .filter_map(|_| cannot_write(&spec))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            probes.into_iter().flat_map(|p| p.join().unwrap()).collect()
+        });
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(refused.is_empty(), "{:?}", refused.first());
+    }
 
     #[test]
     fn a_writable_place_passes_and_leaves_nothing() {
