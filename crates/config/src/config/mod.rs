@@ -19,6 +19,7 @@ mod report;
 mod resolve;
 mod resolve_app;
 mod resolve_command;
+mod resolve_container;
 mod resolve_load;
 mod role;
 mod syntax;
@@ -31,7 +32,8 @@ pub use git_ref::{ensure_worktrees, record_refs, GitRef};
 pub use hosts::{Host, LOCAL};
 pub use limits::Limits;
 pub use model::{
-    AppJob, CommandWork, ExtractRule, LoadJob, MetricsScrape, Ready, RowPlan, ScenarioPlan, Work,
+    AppJob, CommandWork, ContainerJob, EngineKind, ExtractRule, ImageSource, LoadJob,
+    MetricsScrape, Ready, RowPlan, ScenarioPlan, Work,
 };
 pub use problems::Problems;
 pub use resolve::MAX_ROWS;
@@ -224,7 +226,12 @@ impl Config {
                         }
                         Some(job) => {
                             let has = match needs {
-                                "command" => job.command.is_some(),
+                                // A container application runs its image's own command.
+                                "command" => {
+                                    job.command.is_some()
+                                        || job.image.is_some()
+                                        || job.dockerfile.is_some()
+                                }
                                 _ => job.url.is_some(),
                             };
                             if !has {
@@ -232,7 +239,13 @@ impl Config {
                                 p.add(self.error_at(
                                     &format!("jobs.{j}"),
                                     None,
-                                    &format!("{article} {role} job needs `{needs}`"),
+                                    &match needs {
+                                        "command" => format!(
+                                            "{article} {role} job needs `command` (or \
+                                             `image`, or `dockerfile`)"
+                                        ),
+                                        _ => format!("{article} {role} job needs `{needs}`"),
+                                    },
                                 ));
                             }
                         }

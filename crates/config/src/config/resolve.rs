@@ -309,6 +309,16 @@ impl Config {
                         load.addr.to_string()
                     });
                 }
+                if load.in_container && app.container.is_none() {
+                    p.add(self.error_at(
+                        &format!("jobs.{}", src.load.map(|l| l.0).unwrap_or_default()),
+                        Some("network"),
+                        &format!(
+                            "`container` runs the load inside the application's container, \
+                             and `{app_name}` is no container: give it `image` or `dockerfile`"
+                        ),
+                    ));
+                }
                 Work::Load(Box::new(load))
             }
             None if !src.command => return None,

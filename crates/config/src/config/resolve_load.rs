@@ -256,6 +256,7 @@ impl Config {
             streams,
         };
         let tool = keys.tool(job, &spec, p);
+        let in_container = self.load_network(job, table, vars, p);
         LoadJob {
             spec,
             addr,
@@ -263,6 +264,7 @@ impl Config {
             validate,
             hosts,
             tool,
+            in_container,
         }
     }
 

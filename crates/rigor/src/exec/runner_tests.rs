@@ -47,6 +47,7 @@ fn app(build: Option<&str>) -> AppJob {
         metrics: None,
         git_ref: None,
         host: None,
+        container: None,
     }
 }
 
@@ -61,6 +62,7 @@ fn load() -> LoadJob {
         validate: None,
         hosts: Vec::new(),
         tool: None,
+        in_container: false,
     }
 }
 
