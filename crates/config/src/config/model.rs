@@ -66,11 +66,14 @@ pub enum ImageSource {
     /// An image the engine already has (or pulls), by name or id.
     Named(String),
     /// A Dockerfile the engine builds, with its build context.
-    Built { dockerfile: PathBuf, context: PathBuf },
+    Built {
+        dockerfile: PathBuf,
+        context: PathBuf,
+    },
 }
 
 /// The container engines rigor speaks to, each through its own command-line client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EngineKind {
     Podman,
     Docker,

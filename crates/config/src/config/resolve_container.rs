@@ -22,7 +22,8 @@ impl Config {
         p: &mut Problems,
     ) -> Option<ContainerJob> {
         let text = |key: &'static str, v: &Option<String>, p: &mut Problems| {
-            v.as_ref().and_then(|t| p.take(self.expand(vars, table, key, t)))
+            v.as_ref()
+                .and_then(|t| p.take(self.expand(vars, table, key, t)))
         };
         let list = |key: &'static str, v: &Option<Vec<String>>, p: &mut Problems| -> Vec<String> {
             v.iter()
@@ -61,7 +62,10 @@ impl Config {
                 }
                 let context = match text("context", &job.context, p) {
                     Some(c) => under(dir, &c),
-                    None => dockerfile.parent().map(Path::to_path_buf).unwrap_or_default(),
+                    None => dockerfile
+                        .parent()
+                        .map(Path::to_path_buf)
+                        .unwrap_or_default(),
                 };
                 if !context.is_dir() {
                     p.add(self.error_at(
@@ -97,7 +101,11 @@ impl Config {
         if job.build.is_some() || job.artifact.is_some() {
             p.add(self.error_at(
                 table,
-                Some(if job.build.is_some() { "build" } else { "artifact" }),
+                Some(if job.build.is_some() {
+                    "build"
+                } else {
+                    "artifact"
+                }),
                 "a container application is built by its engine from `dockerfile`: \
                  `build` and `artifact` belong to an application started from a command",
             ));

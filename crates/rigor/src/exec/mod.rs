@@ -15,6 +15,7 @@ mod capped_log;
 pub use builds::keep_builds;
 mod app_steps;
 mod command;
+mod container;
 mod contamination;
 mod environment;
 mod executor;
