@@ -12,20 +12,20 @@ use std::sync::OnceLock;
 /// `/hello-server`, and what the server links.
 pub const IMAGE: &str = "localhost/rigor-test-testbed:1";
 
-/// Whether podman answers; prints `test-skip: needs podman` for `test` when it does not.
-pub fn podman_or_skip(test: &str) -> bool {
+/// Whether podman answers; prints `test-skip: needs podman` when it does not.
+pub fn podman_or_skip() -> bool {
     let ok = Command::new("podman")
         .args(["version", "--format", "{{.Client.Version}}"])
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
-        skip("needs podman", test);
+        skip("needs podman");
     }
     ok
 }
 
-/// Builds and imports [`IMAGE`] once per test binary; also tags it `…:2` for tests of
-/// variants by tag.
+/// Builds and imports [`IMAGE`] once per test binary, and `…:2`, the same serving another
+/// `/index.html`, for tests of variants by tag.
 pub fn image() -> &'static str {
     static DONE: OnceLock<()> = OnceLock::new();
     DONE.get_or_init(|| {
@@ -61,7 +61,18 @@ pub fn image() -> &'static str {
             .unwrap();
         assert!(ok.success());
         podman(&["import", tar.to_str().unwrap(), IMAGE]);
-        podman(&["tag", IMAGE, &tagged("2")]);
+        // Tag 2: the same, serving another page (another image id).
+        std::fs::write(root.join("www/index.html"), "second image\n").unwrap();
+        let ok = Command::new("tar")
+            .arg("-C")
+            .arg(&root)
+            .arg("-cf")
+            .arg(&tar)
+            .arg(".")
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        podman(&["import", tar.to_str().unwrap(), &tagged("2")]);
         let _ = std::fs::remove_dir_all(&root);
         let _ = std::fs::remove_file(&tar);
     });
@@ -101,19 +112,4 @@ pub fn containers_of(rigor: u32) -> Vec<String> {
         .filter(|n| n.starts_with(&format!("rigor-{rigor}-")))
         .map(str::to_string)
         .collect()
-}
-
-/// Every container carrying rigor's label: `NAME OWNER` lines.
-pub fn labelled() -> Vec<String> {
-    podman(&[
-        "ps",
-        "--all",
-        "--filter",
-        "label=io.rigor.owner",
-        "--format",
-        "{{.Names}}",
-    ])
-    .lines()
-    .map(str::to_string)
-    .collect()
 }
