@@ -99,6 +99,7 @@ fn the_load_inside_the_containers_network_reaches_the_server_and_each_iteration_
     let pid = child.id();
     let status = wait_exit(&mut child, Duration::from_secs(240));
     let json = try_result(&dir).unwrap_or_else(|| panic!("no result ({status})"));
+    assert_schema(&json);
     let its = iterations(&json);
     assert_eq!(its.len(), 3);
     for it in its {

@@ -46,7 +46,7 @@ pub fn proxy_guard(init_pid: i32, addr: SocketAddr, warnings: &mut Vec<Warning>)
         rigor_probe::NetPath::OtherHost => "other host",
     };
     NetworkPath {
-        path: format!("{path} (published port)"),
+        path: path.into(),
         target: addr.to_string(),
         owners: owners
             .iter()
