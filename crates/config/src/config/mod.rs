@@ -226,12 +226,7 @@ impl Config {
                         }
                         Some(job) => {
                             let has = match needs {
-                                // A container application runs its image's own command.
-                                "command" => {
-                                    job.command.is_some()
-                                        || job.image.is_some()
-                                        || job.dockerfile.is_some()
-                                }
+                                "command" => job.starts_an_application(),
                                 _ => job.url.is_some(),
                             };
                             if !has {
@@ -268,6 +263,8 @@ impl Config {
     }
 }
 
+#[cfg(test)]
+mod container_tests;
 #[cfg(test)]
 mod fuzz_tests;
 #[cfg(test)]

@@ -270,6 +270,14 @@ pub struct RawJob {
     pub streams: Option<Scalar>,
 }
 
+impl RawJob {
+    /// Whether the job starts an application: a `command`, or a container image (which runs
+    /// its own command when none is given).
+    pub fn starts_an_application(&self) -> bool {
+        self.command.is_some() || self.image.is_some() || self.dockerfile.is_some()
+    }
+}
+
 /// A rule that reads one figure from the lines of a command job's output.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]

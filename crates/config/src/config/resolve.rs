@@ -76,7 +76,7 @@ impl Config {
                 .as_deref()
                 .and_then(|j| Some((j, self.raw.jobs.get(j)?))),
         };
-        let complete = app.is_some_and(|(_, job)| job.command.is_some())
+        let complete = app.is_some_and(|(_, job)| job.starts_an_application())
             && (command.is_some() || load.is_some_and(|(_, job)| job.url.is_some()));
         let stand_ins = if complete {
             Vec::new()
@@ -143,7 +143,7 @@ impl Config {
             .iter()
             .filter(|(name, _)| !named(name))
             .filter(|(_, job)| {
-                (app && job.command.is_some() && job.url.is_none())
+                (app && job.starts_an_application() && job.url.is_none())
                     || (load && job.url.is_some() && job.command.is_none())
             })
             .map(|(name, job)| (name.as_str(), job))

@@ -319,3 +319,55 @@ image = "{}"
         assert!(row["iterations"][0]["error"].is_null(), "{row}");
     }
 }
+
+#[test]
+fn a_docker_client_without_a_daemon_is_passed_over_for_the_engine_that_answers() {
+    if !podman_or_skip() {
+        return;
+    }
+    let _one = one_at_a_time();
+    let dir = temp_dir("ctr-detect");
+    // A `docker` whose daemon is not there, first on PATH.
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let docker = bin.join("docker");
+    std::fs::write(
+        &docker,
+        "#!/bin/sh\necho 'Cannot connect to the Docker daemon at unix:///var/run/docker.sock. \
+         Is the docker daemon running?' >&2\nexit 1\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&docker, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let toml = config(image(), SERVER, "/plaintext", "300ms").replace("engine = \"podman\"\n", "");
+    std::fs::write(dir.join("rigor.toml"), &toml).unwrap();
+    let out = rigor_command(&dir, &[RUN, &["-i", "1", "--no-store"]].concat())
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    let json = try_result(&dir).unwrap_or_else(|| panic!("{}", text(&out)));
+    assert_eq!(
+        json["environment"]["jobs"]["app"]["container"]["engine"],
+        "podman",
+        "{}",
+        text(&out)
+    );
+    assert!(iterations(&json)[0]["error"].is_null());
+
+    // With no engine answering, the error gives each one's reason.
+    let podman = bin.join("podman");
+    std::fs::write(&podman, "#!/bin/sh\necho 'podman: broken' >&2\nexit 125\n").unwrap();
+    std::fs::set_permissions(&podman, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = rigor_command(&dir, &[RUN, &["-i", "1", "--no-store"]].concat())
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    let t = text(&out);
+    assert!(
+        t.contains("no container engine answers")
+            && t.contains("Cannot connect to the Docker daemon")
+            && t.contains("podman: broken"),
+        "{t}"
+    );
+}

@@ -85,7 +85,12 @@ pub fn build(job: &AppJob, c: &ContainerJob, log: &Path) -> anyhow::Result<Built
         )
     })?;
     let (id, size) = answer.split_once(' ').unwrap_or((&answer, ""));
-    built.hash = Some(id.to_string());
+    // Docker writes the digest's algorithm, podman does not: the record always does.
+    built.hash = Some(if id.starts_with("sha256:") {
+        id.to_string()
+    } else {
+        format!("sha256:{id}")
+    });
     built.size_kib = size.trim().parse::<f64>().ok().map(|b| b / 1024.0);
     built.rewritten = true;
     built.image = Some(BuiltImage {
