@@ -309,6 +309,15 @@ impl Config {
                         load.addr.to_string()
                     });
                 }
+                if load.in_container && load.hosts.iter().any(|h| h.name != super::LOCAL) {
+                    p.add(self.error_at(
+                        &format!("profiles.{}", req.profile),
+                        Some("load"),
+                        "the load job runs inside the application's container \
+                         (`network = \"container\"`), on this machine: other load hosts \
+                         cannot enter it",
+                    ));
+                }
                 if load.in_container && app.container.is_none() {
                     p.add(self.error_at(
                         &format!("jobs.{}", src.load.map(|l| l.0).unwrap_or_default()),

@@ -371,3 +371,74 @@ fn a_docker_client_without_a_daemon_is_passed_over_for_the_engine_that_answers()
         "{t}"
     );
 }
+
+#[test]
+fn a_dockerfile_is_built_once_and_its_published_port_is_no_proxy_when_the_kernel_forwards() {
+    if !podman_or_skip() {
+        return;
+    }
+    let _one = one_at_a_time();
+    let dir = temp_dir("ctr-build");
+    std::fs::write(
+        dir.join("Dockerfile"),
+        format!(
+            "FROM {}\nCOPY page.txt /www/page.txt\nCMD [\"/hello-server\", \"--host\", \"0.0.0.0\", \"--port\", \"80\", \
+             \"--threads\", \"1\"]\n",
+            image()
+        ),
+    )
+    .unwrap();
+    std::fs::write(dir.join("page.txt"), "built\n").unwrap();
+    let port = free_port();
+    let toml = format!(
+        r#"
+[jobs.app]
+dockerfile = "Dockerfile"
+context = "."
+engine = "podman"
+publish = ["127.0.0.1:{port}:80"]
+ready = {{ http = "http://127.0.0.1:{port}/health", timeout = "20s" }}
+stop_timeout = "3s"
+
+[jobs.load]
+url = "http://127.0.0.1:{port}/plaintext"
+connections = 4
+warmup = "200ms"
+duration = "500ms"
+
+[scenarios.s]
+application = "app"
+load = "load"
+"#
+    );
+    let (out, json) = run(&dir, &toml, &["-i", "2", "--no-store"]);
+    let json = json.unwrap_or_else(|| panic!("{}", text(&out)));
+    let builds = json["builds"].as_array().unwrap();
+    assert_eq!(builds.len(), 1, "built once: {builds:?}");
+    assert!(builds[0]["build_time_ms"].as_f64().unwrap() > 0.0);
+    let id = builds[0]["artifact_hash"].as_str().unwrap().to_string();
+    let images = podman(&["images", "--no-trunc", "--format", "{{.ID}}"]);
+    assert!(
+        images.contains(id.trim_start_matches("sha256:")),
+        "{id} in {images}"
+    );
+    for it in iterations(&json) {
+        assert!(it["error"].is_null(), "{}", it["error"]);
+        // The kernel forwards the published port; podman's conmon only reserves it.
+        assert_eq!(it["network"]["path"], "loopback");
+        assert!(!kinds(&it["warnings"]).contains(&"proxy".to_string()));
+        let stats = server_stats(it);
+        let served = stats["by_path"]["/plaintext"].as_f64().unwrap();
+        let in_window = m(it, "load.requests").unwrap();
+        let outside = it["load"]["outside_window"]["requests"].as_f64().unwrap();
+        let in_flight = it["load"]["in_flight_at_end"].as_f64().unwrap();
+        let sent = in_window + outside + 1.0;
+        assert!(
+            served <= sent && served >= sent - in_flight,
+            "{served} vs {sent}"
+        );
+    }
+    let _ = std::process::Command::new("podman")
+        .args(["rmi", "-f", &id])
+        .output();
+}

@@ -123,6 +123,14 @@ fn wait(
     }
 }
 
+/// A number naming where a Dockerfile and its context are.
+fn place(dockerfile: &Path, context: &Path) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (dockerfile, context).hash(&mut h);
+    h.finish()
+}
+
 /// A job's name as a tag may hold it.
 fn slug(name: &str) -> String {
     name.chars()

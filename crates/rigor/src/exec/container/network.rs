@@ -24,11 +24,8 @@ pub fn own_network(addr: SocketAddr) -> NetworkPath {
 pub fn proxy_guard(init_pid: i32, addr: SocketAddr, warnings: &mut Vec<Warning>) -> NetworkPath {
     let tree = rigor_probe::descendants(init_pid);
     let owners = rigor_probe::listener_owners(addr);
-    let proxies: Vec<String> = owners
-        .iter()
-        .filter(|o| !tree.contains(&o.pid) && !RESERVES_PORTS.contains(&o.comm.as_str()))
-        .map(|o| format!("PID {} ({})", o.pid, o.comm))
-        .collect();
+    let held: Vec<(i32, &str)> = owners.iter().map(|o| (o.pid, o.comm.as_str())).collect();
+    let proxies = proxies(&held, &tree);
     if !proxies.is_empty() {
         warnings.push(Warning::of(
             WarningKind::Proxy,
@@ -53,5 +50,35 @@ pub fn proxy_guard(init_pid: i32, addr: SocketAddr, warnings: &mut Vec<Warning>)
             .map(|o| format!("{} ({})", o.pid, o.comm))
             .collect(),
         owned_by_app: !owners.is_empty() && proxies.is_empty(),
+    }
+}
+
+/// The holders of the port (`PID`, command name) that proxy it: outside the container's
+/// processes `tree` and not the engine's port reservation.
+fn proxies(held: &[(i32, &str)], tree: &[i32]) -> Vec<String> {
+    held.iter()
+        .filter(|(pid, comm)| !tree.contains(pid) && !RESERVES_PORTS.contains(comm))
+        .map(|(pid, comm)| format!("PID {pid} ({comm})"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::proxies;
+
+    #[test]
+    fn a_userspace_proxy_is_named_and_the_engines_port_reservation_is_not() {
+        let tree = [100, 101];
+        assert!(proxies(&[(50, "conmon")], &tree).is_empty());
+        assert!(proxies(&[(101, "nginx")], &tree).is_empty());
+        assert_eq!(
+            proxies(&[(50, "conmon"), (60, "docker-proxy")], &tree),
+            ["PID 60 (docker-proxy)"]
+        );
+        assert_eq!(
+            proxies(&[(70, "rootlessport")], &tree),
+            ["PID 70 (rootlessport)"]
+        );
+        assert_eq!(proxies(&[(80, "pasta")], &[]), ["PID 80 (pasta)"]);
     }
 }
