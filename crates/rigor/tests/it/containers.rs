@@ -442,3 +442,40 @@ load = "load"
         .args(["rmi", "-f", &id])
         .output();
 }
+
+#[test]
+fn a_command_job_from_an_image_reports_its_figures_from_the_containers_output() {
+    if !podman_or_skip() {
+        return;
+    }
+    let _one = one_at_a_time();
+    let dir = temp_dir("ctr-cmd");
+    let toml = format!(
+        r#"
+[jobs.prog]
+role = "command"
+image = "{}"
+engine = "podman"
+command = "sh -c 'dd if=/dev/zero of=/tmp/f bs=1M count=8 2>/dev/null; sleep 1; echo value: 42'"
+[jobs.prog.extract.v]
+regex = 'value: (?P<value>\d+)'
+direction = "higher"
+
+[scenarios.c]
+command = "prog"
+"#,
+        image()
+    );
+    let (out, json) = run(&dir, &toml, &["-i", "1", "--no-store"]);
+    let json = json.unwrap_or_else(|| panic!("{}", text(&out)));
+    let it = &iterations(&json)[0];
+    assert!(it["error"].is_null(), "{}", it["error"]);
+    assert_eq!(m(it, "cmd.v"), Some(42.0));
+    // Sampled from the container's own cgroup while it ran: the file it wrote is there.
+    assert!(
+        m(it, "app.cgroup.memory").unwrap() >= 8.0,
+        "{}",
+        it["measurements"]
+    );
+    assert!(m(it, "app.elapsed").unwrap() >= 1000.0);
+}

@@ -41,10 +41,11 @@ pub fn build(job: &AppJob, c: &ContainerJob, log: &Path) -> anyhow::Result<Built
             dockerfile,
             context,
         } => {
+            // One tag per job and Dockerfile: a rebuild moves it (what runs is the id).
             let tag = format!(
-                "localhost/rigor-build-{}:{}",
+                "localhost/rigor-build-{}:{:016x}",
                 slug(&job.name),
-                std::process::id()
+                place(dockerfile, context)
             );
             let args = engine.build(
                 &dockerfile.display().to_string(),
