@@ -15,7 +15,7 @@ mod capped_log;
 pub use builds::keep_builds;
 mod app_steps;
 mod command;
-mod container;
+pub(crate) mod container;
 mod contamination;
 mod environment;
 mod executor;

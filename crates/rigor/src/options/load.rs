@@ -24,6 +24,9 @@ pub struct LoadOptions {
     pub json: Option<JsonOut>,
     /// `--tool NAME` (and the options after `--`): an external tool drives the load.
     pub tool: Option<crate::tools::ToolSpec>,
+    /// `--network container:NAME`: the running container whose network namespace the load
+    /// runs in.
+    pub container: Option<String>,
 }
 
 impl LoadOptions {
@@ -50,7 +53,32 @@ impl TryFrom<&LoadArgs> for LoadOptions {
             crate::exec::output::probe(path)
                 .map_err(|e| Failure::usage(format!("--json {}: {e}", path.display())))?;
         }
-        Ok(LoadOptions { spec, json, tool })
+        let container = args.network.as_deref().map(container).transpose()?;
+        if container.is_some() && tool.is_some() {
+            return Err(Failure::usage(
+                "--network container:NAME runs the built-in engine inside the container: \
+                 not with --tool",
+            ));
+        }
+        Ok(LoadOptions {
+            spec,
+            json,
+            tool,
+            container,
+        })
+    }
+}
+
+/// The container named by `--network container:NAME`.
+fn container(network: &str) -> Result<String, Failure> {
+    match network.strip_prefix("container:") {
+        Some(name) if !name.is_empty() && !name.contains(char::is_whitespace) => {
+            Ok(name.to_string())
+        }
+        _ => Err(Failure::usage(format!(
+            "--network {network:?}: give `container:NAME`, a running container whose network \
+             namespace the load runs in"
+        ))),
     }
 }
 

@@ -479,3 +479,86 @@ command = "prog"
     );
     assert!(m(it, "app.elapsed").unwrap() >= 1000.0);
 }
+
+#[test]
+fn rigor_load_runs_inside_a_running_containers_network() {
+    if !podman_or_skip() {
+        return;
+    }
+    let _one = one_at_a_time();
+    let dir = temp_dir("ctr-load");
+    let name = format!("rigor-test-load-{}", std::process::id());
+    // Not published: only a client in its network namespace reaches it.
+    podman(&[
+        "run",
+        "-d",
+        "--name",
+        &name,
+        image(),
+        "/hello-server",
+        "--port",
+        "80",
+        "--threads",
+        "1",
+    ]);
+    let out = rigor_command(
+        &dir,
+        &[
+            "load",
+            "--network",
+            &format!("container:{name}"),
+            "-c",
+            "4",
+            "-d",
+            "1s",
+            "--json",
+            "load.json",
+            "http://127.0.0.1:80/plaintext",
+        ],
+    )
+    .output()
+    .unwrap();
+    podman(&["stop", "-t", "5", &name]);
+    let logs = podman(&["logs", &name]);
+    podman(&["rm", "-f", &name]);
+    assert!(out.status.success(), "{}", text(&out));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("load.json")).unwrap()).unwrap();
+    let line = logs
+        .lines()
+        .find_map(|l| l.strip_prefix("hello-server stats: "))
+        .unwrap_or_else(|| panic!("{logs}"));
+    let stats: serde_json::Value = serde_json::from_str(line).unwrap();
+    let served = stats["by_path"]["/plaintext"].as_f64().unwrap();
+    let report = &json["report"];
+    let measured = json["measurements"]["load.requests"].as_f64().unwrap();
+    let outside = report["outside_window"]["requests"].as_f64().unwrap_or(0.0);
+    let in_flight = report["in_flight_at_end"].as_f64().unwrap_or(0.0);
+    let sent = measured + outside;
+    assert!(
+        measured > 0.0 && served <= sent && served >= sent - in_flight,
+        "server answered {served}; engine: {measured} measured + {outside} outside, {in_flight} \
+         in flight"
+    );
+
+    // Not `container:NAME`, or a container that is not there: said, not a panic.
+    let bad = rigor(
+        &dir,
+        &["load", "--network", "bridge", "http://127.0.0.1:80/"],
+    );
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    assert!(text(&bad).contains("container:NAME"), "{}", text(&bad));
+    let gone = rigor(
+        &dir,
+        &[
+            "load",
+            "--network",
+            "container:rigor-test-none",
+            "-d",
+            "1s",
+            "http://127.0.0.1:80/",
+        ],
+    );
+    assert!(!gone.status.success());
+    assert!(text(&gone).contains("rigor-test-none"), "{}", text(&gone));
+}

@@ -12,7 +12,7 @@ mod start;
 mod sweep;
 
 pub use image::BuiltImage;
-pub use netns::inside;
+pub use netns::{enter, inside};
 pub use network::{own_network, proxy_guard};
 pub use start::launch;
 
@@ -30,5 +30,24 @@ pub fn environment(c: &crate::config::ContainerJob) -> serde_json::Value {
             "image": image,
         }),
         Err(e) => serde_json::json!({ "engine_error": format!("{e:#}"), "image": image }),
+    }
+}
+
+/// The network namespace of the running container `name`, through the first engine that
+/// answers: where `rigor load --network container:NAME` runs its engine.
+pub fn netns_of(name: &str) -> anyhow::Result<std::fs::File> {
+    let (engine, _) = detect::engine(None)?;
+    let pid = client::call(
+        &engine,
+        &engine.init_pid(name),
+        std::time::Duration::from_secs(30),
+    )
+    .map_err(|e| anyhow::anyhow!("container {name}: {e}"))?;
+    match pid.parse::<i32>() {
+        Ok(p) if p > 0 => netns::of_process(p),
+        _ => Err(anyhow::anyhow!(
+            "container {name} is not running ({} says its first process is {pid:?})",
+            engine.program()
+        )),
     }
 }

@@ -4,19 +4,27 @@
 
 use nix::sched::{setns, CloneFlags};
 
+/// The network namespace of process `pid`, to enter.
+pub fn of_process(pid: i32) -> anyhow::Result<std::fs::File> {
+    let path = format!("/proc/{pid}/ns/net");
+    std::fs::File::open(&path)
+        .map_err(|e| anyhow::anyhow!("cannot open {path} (the container's network namespace): {e}"))
+}
+
+/// Moves the calling thread into the network namespace `ns`.
+pub fn enter(ns: &std::fs::File) -> anyhow::Result<()> {
+    setns(ns, CloneFlags::CLONE_NEWNET)
+        .map_err(|e| anyhow::anyhow!("cannot enter the container's network namespace: {e}"))
+}
+
 /// Runs `work` in a thread inside the network namespace of process `pid`.
 pub fn inside<T: Send>(pid: i32, work: impl FnOnce() -> T + Send) -> anyhow::Result<T> {
-    let path = format!("/proc/{pid}/ns/net");
-    let ns = std::fs::File::open(&path).map_err(|e| {
-        anyhow::anyhow!("cannot open {path} (the container's network namespace): {e}")
-    })?;
+    let ns = of_process(pid)?;
     std::thread::scope(|s| {
         let thread = std::thread::Builder::new()
             .name("in-container".into())
             .spawn_scoped(s, move || {
-                setns(&ns, CloneFlags::CLONE_NEWNET).map_err(|e| {
-                    anyhow::anyhow!("cannot enter the container's network namespace: {e}")
-                })?;
+                enter(&ns)?;
                 Ok(work())
             })
             .map_err(|e| {
