@@ -148,9 +148,9 @@ mod tests {
         });
         assert_eq!(
             shlex::try_join(run.iter().map(String::as_str)).unwrap(),
-            "run --name rigor-1-2 --label io.rigor.owner=41-99 --env 'MODE=fast x' \
-             --cpuset-cpus 0,2 --network bench --publish 127.0.0.1:8080:80 --memory 512m \
-             sha256:abc ./srv --port=80"
+            "run --name rigor-1-2 --label 'io.rigor.owner=41-99' --env 'MODE=fast x' \
+             --cpuset-cpus '0,2' --network bench --publish 127.0.0.1:8080:80 --memory 512m \
+             sha256:abc ./srv '--port=80'"
         );
         assert_eq!(d.program(), "docker");
         assert_eq!(d.stop("c", 5).join(" "), "stop -t 5 c");
