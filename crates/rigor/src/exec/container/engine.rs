@@ -78,7 +78,11 @@ impl Engine {
 
     /// Every container carrying rigor's label, running or not: `ID OWNER` per line.
     pub fn owned(&self) -> Vec<String> {
-        let format = format!("{{{{.ID}}}} {{{{index .Labels \"{OWNER_LABEL}\"}}}}");
+        // Docker's `ps` has the labels as one string and a `Label` function; podman's a map.
+        let format = match self.kind {
+            EngineKind::Docker => format!("{{{{.ID}}}} {{{{.Label \"{OWNER_LABEL}\"}}}}"),
+            EngineKind::Podman => format!("{{{{.ID}}}} {{{{index .Labels \"{OWNER_LABEL}\"}}}}"),
+        };
         words(&[
             "ps",
             "--all",
@@ -162,7 +166,7 @@ mod tests {
         assert_eq!(
             d.owned().join(" "),
             "ps --all --no-trunc --filter label=io.rigor.owner --format \
-             {{.ID}} {{index .Labels \"io.rigor.owner\"}}"
+             {{.ID}} {{.Label \"io.rigor.owner\"}}"
         );
         // Docker's client answers without its daemon; the server's version needs the daemon.
         assert_eq!(
