@@ -193,6 +193,43 @@ impl Cgroup {
         Err(CgroupError::NoneMade { reasons: why })
     }
 
+    /// The cgroup another process already runs in (a container's, made by its engine), read
+    /// the way [`Cgroup::create`] chooses: v2 when it carries memory, else v1 memory
+    /// (+cpuacct). Figures come from it as from a cgroup rigor made; `None` when the process
+    /// is gone or its cgroup has no memory accounting rigor can read.
+    pub fn of_process(pid: i32) -> Option<Cgroup> {
+        let mounts = cgroup_mounts();
+        let theirs = cgroups_of(&format!("/proc/{pid}/cgroup"));
+        if let Some(m) = mounts.iter().find(|m| m.fstype == "cgroup2") {
+            let v2 = theirs
+                .iter()
+                .find(|c| c.hierarchy == 0 && c.controllers.is_empty())
+                .and_then(|c| m.dir_for(&c.path))
+                .filter(|d| d.join("memory.current").exists());
+            if let Some(dir) = v2 {
+                return Some(Cgroup {
+                    kind: Kind::V2 { dir },
+                });
+            }
+        }
+        let v1 = |ctrl: &str| -> Option<PathBuf> {
+            let m = mounts
+                .iter()
+                .find(|m| m.fstype == "cgroup" && m.options.split(',').any(|o| o == ctrl))?;
+            let c = theirs
+                .iter()
+                .find(|c| c.hierarchy != 0 && c.controllers.iter().any(|x| x == ctrl))?;
+            m.dir_for(&c.path).filter(|d| d.is_dir())
+        };
+        let memory = v1("memory").filter(|d| d.join("memory.usage_in_bytes").exists())?;
+        Some(Cgroup {
+            kind: Kind::V1 {
+                memory,
+                cpuacct: v1("cpuacct"),
+            },
+        })
+    }
+
     /// 2 or 1.
     pub fn version(&self) -> u8 {
         match self.kind {
@@ -506,7 +543,12 @@ struct OwnCgroup {
 
 /// The lines of /proc/self/cgroup: `hierarchy-id:controllers:path`.
 fn own_cgroups() -> Vec<OwnCgroup> {
-    let Some(text) = read("/proc/self/cgroup") else {
+    cgroups_of("/proc/self/cgroup")
+}
+
+/// The lines of a /proc/PID/cgroup file.
+fn cgroups_of(file: &str) -> Vec<OwnCgroup> {
+    let Some(text) = read(file) else {
         return Vec::new();
     };
     text.lines()

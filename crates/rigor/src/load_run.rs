@@ -22,7 +22,12 @@ pub fn run(options: &LoadOptions) -> Result<Exit, Failure> {
     }
     let human = |text: &str| human(options, text);
     human(&load_text::banner(&options.spec));
-    let Some(report) = drive(&options.spec)? else {
+    // Entered by the engine's thread, whose workers are then born in it.
+    let netns = match &options.container {
+        Some(name) => Some(crate::exec::container::netns_of(name)?),
+        None => None,
+    };
+    let Some(report) = drive(&options.spec, netns.as_ref())? else {
         console::err("rigor: interrupted before the load started; nothing was measured");
         return Ok(Exit::Interrupted);
     };
@@ -35,20 +40,23 @@ pub fn run(options: &LoadOptions) -> Result<Exit, Failure> {
 
 /// Runs the engine with Ctrl-C wired to stop it and the live line on a terminal. None when it
 /// was interrupted before the load started.
-fn drive(spec: &LoadSpec) -> Result<Option<LoadReport>, Failure> {
+fn drive(spec: &LoadSpec, netns: Option<&std::fs::File>) -> Result<Option<LoadReport>, Failure> {
     crate::interrupt::install();
     let live = Live::default();
     let outcome = std::thread::scope(|scope| {
         let engine = std::thread::Builder::new()
             .name("rigor-engine".into())
             .spawn_scoped(scope, || {
-                rigor_load::run(spec, &live, crate::interrupt::flag())
+                if let Some(ns) = netns {
+                    crate::exec::container::enter(ns)?;
+                }
+                anyhow::Ok(rigor_load::run(spec, &live, crate::interrupt::flag()))
             })
             .map_err(|e| anyhow::anyhow!("cannot start the load's thread: {e}"))?;
         show_progress(&live, spec, || engine.is_finished());
         engine
             .join()
-            .map_err(|_| anyhow::anyhow!("the load engine panicked"))
+            .map_err(|_| anyhow::anyhow!("the load engine panicked"))?
     })?;
     match outcome {
         Ok(report) => Ok(Some(report)),

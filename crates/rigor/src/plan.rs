@@ -165,11 +165,13 @@ pub fn plan(config: &Config, selection: &Selection, limits: Limits) -> Result<Ru
 /// environment. Rows (and a bisection's steps) with one key share one build.
 pub fn build_key(app: &crate::config::AppJob) -> String {
     format!(
-        "{}\u{0}{:?}\u{0}{:?}\u{0}{:?}",
+        "{}\u{0}{:?}\u{0}{:?}\u{0}{:?}\u{0}{:?}",
         app.dir.display(),
         app.build,
         app.artifact,
-        app.env
+        app.env,
+        // A container's image and engine make a build of their own.
+        app.container.as_ref().map(|c| (&c.image, c.engine))
     )
 }
 

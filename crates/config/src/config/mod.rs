@@ -19,6 +19,7 @@ mod report;
 mod resolve;
 mod resolve_app;
 mod resolve_command;
+mod resolve_container;
 mod resolve_find_rate;
 mod resolve_load;
 mod role;
@@ -32,8 +33,8 @@ pub use git_ref::{ensure_worktrees, record_refs, GitRef};
 pub use hosts::{Host, LOCAL};
 pub use limits::Limits;
 pub use model::{
-    AppJob, CommandWork, ExtractRule, LoadJob, MetricsScrape, Ready, RowPlan, ScenarioPlan,
-    StackWalk, Work,
+    AppJob, CommandWork, ContainerJob, EngineKind, ExtractRule, ImageSource, LoadJob,
+    MetricsScrape, Ready, RowPlan, ScenarioPlan, StackWalk, Work,
 };
 pub use problems::Problems;
 pub use resolve::MAX_ROWS;
@@ -226,7 +227,7 @@ impl Config {
                         }
                         Some(job) => {
                             let has = match needs {
-                                "command" => job.command.is_some(),
+                                "command" => job.starts_an_application(),
                                 _ => job.url.is_some(),
                             };
                             if !has {
@@ -234,7 +235,13 @@ impl Config {
                                 p.add(self.error_at(
                                     &format!("jobs.{j}"),
                                     None,
-                                    &format!("{article} {role} job needs `{needs}`"),
+                                    &match needs {
+                                        "command" => format!(
+                                            "{article} {role} job needs `command` (or \
+                                             `image`, or `dockerfile`)"
+                                        ),
+                                        _ => format!("{article} {role} job needs `{needs}`"),
+                                    },
                                 ));
                             }
                         }
@@ -257,6 +264,8 @@ impl Config {
     }
 }
 
+#[cfg(test)]
+mod container_tests;
 #[cfg(test)]
 mod fuzz_tests;
 #[cfg(test)]

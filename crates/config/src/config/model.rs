@@ -42,6 +42,51 @@ pub struct AppJob {
     pub git_ref: Option<super::GitRef>,
     /// The host it builds and runs on (its sources travel there); `None` is this machine.
     pub host: Option<super::Host>,
+    /// `image` or `dockerfile`: the application is a fresh container each iteration.
+    pub container: Option<ContainerJob>,
+}
+
+/// An application shipped as a container image: which image and how the engine runs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContainerJob {
+    pub image: ImageSource,
+    /// `engine`; `None` picks the first engine that answers, docker first.
+    pub engine: Option<EngineKind>,
+    /// `publish`: each one `--publish` of the engine's `run`.
+    pub publish: Vec<String>,
+    /// `network`: `host` or a network name; `None` is the engine's default.
+    pub network: Option<String>,
+    /// `container_args`: more arguments of `run`, before the image.
+    pub args: Vec<String>,
+}
+
+/// Where a container's image comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ImageSource {
+    /// An image the engine already has (or pulls), by name or id.
+    Named(String),
+    /// A Dockerfile the engine builds, with its build context.
+    Built {
+        dockerfile: PathBuf,
+        context: PathBuf,
+    },
+}
+
+/// The container engines rigor speaks to, each through its own command-line client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EngineKind {
+    Podman,
+    Docker,
+}
+
+impl EngineKind {
+    /// The engine's client program (`podman`, `docker`).
+    pub fn program(self) -> &'static str {
+        match self {
+            EngineKind::Podman => "podman",
+            EngineKind::Docker => "docker",
+        }
+    }
 }
 
 /// Where an application's runtime metrics are read and which series count.
@@ -116,6 +161,9 @@ pub struct LoadJob {
     /// `find_rate`: the row's load searches for the highest rate meeting an objective; `spec`
     /// is the job each probe runs at its own rate.
     pub find_rate: Option<rigor_load::capacity::FindRate>,
+    /// `network = "container"`: the load runs inside the application container's network
+    /// namespace (readiness and the first request too), with no published port in between.
+    pub in_container: bool,
 }
 
 /// Checks the row's own URL once after readiness.

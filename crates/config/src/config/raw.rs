@@ -217,6 +217,22 @@ pub struct RawJob {
     /// Series of `metrics` to keep, as `NAME{label="value"}`; other families are summed.
     #[serde(default)]
     pub metrics_select: Vec<String>,
+    // application from a container image
+    /// `image = "name:tag"`: the application runs as a fresh container of this image.
+    pub image: Option<String>,
+    /// A Dockerfile the engine builds once per distinct build (relative to the job's `dir`).
+    pub dockerfile: Option<String>,
+    /// The build context of `dockerfile` (relative to the job's `dir`; default its folder).
+    pub context: Option<String>,
+    /// `podman` or `docker`; default: the first that answers, docker first.
+    pub engine: Option<String>,
+    /// Ports published as the engine's `--publish`, such as `127.0.0.1:{{port}}:80`.
+    pub publish: Option<Vec<String>>,
+    /// An application's container network (`host` or a network name); on a load job,
+    /// `container` runs the load inside the application container's network namespace.
+    pub network: Option<String>,
+    /// More arguments for the engine's `run`, placed before the image.
+    pub container_args: Option<Vec<String>>,
     // command
     /// `"command"` marks a job that runs to completion and reports its own figures.
     pub role: Option<String>,
@@ -291,6 +307,14 @@ pub struct RawFindRate {
     pub probe: Option<String>,
 }
 
+impl RawJob {
+    /// Whether the job starts an application: a `command`, or a container image (which runs
+    /// its own command when none is given).
+    pub fn starts_an_application(&self) -> bool {
+        self.command.is_some() || self.image.is_some() || self.dockerfile.is_some()
+    }
+}
+
 /// A rule that reads one figure from the lines of a command job's output.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -357,6 +381,8 @@ pub struct RawVariant {
     pub build: Option<String>,
     pub dir: Option<String>,
     pub artifact: Option<String>,
+    /// `image = "name:tag"`: this variant's container image in place of the job's.
+    pub image: Option<String>,
     /// `ref = "REV"`: the application runs from a git worktree of this commit.
     #[serde(rename = "ref")]
     pub git_ref: Option<String>,

@@ -76,7 +76,7 @@ impl Config {
                 .as_deref()
                 .and_then(|j| Some((j, self.raw.jobs.get(j)?))),
         };
-        let complete = app.is_some_and(|(_, job)| job.command.is_some())
+        let complete = app.is_some_and(|(_, job)| job.starts_an_application())
             && (command.is_some() || load.is_some_and(|(_, job)| job.url.is_some()));
         let stand_ins = if complete {
             Vec::new()
@@ -145,7 +145,7 @@ impl Config {
             .iter()
             .filter(|(name, _)| !named(name))
             .filter(|(_, job)| {
-                (app && job.command.is_some() && job.url.is_none())
+                (app && job.starts_an_application() && job.url.is_none())
                     || (load && job.url.is_some() && job.command.is_none())
             })
             .map(|(name, job)| (name.as_str(), job))
@@ -341,6 +341,25 @@ impl Config {
                     } else {
                         load.addr.to_string()
                     });
+                }
+                if load.in_container && load.hosts.iter().any(|h| h.name != super::LOCAL) {
+                    p.add(self.error_at(
+                        &format!("profiles.{}", req.profile),
+                        Some("load"),
+                        "the load job runs inside the application's container \
+                         (`network = \"container\"`), on this machine: other load hosts \
+                         cannot enter it",
+                    ));
+                }
+                if load.in_container && app.container.is_none() {
+                    p.add(self.error_at(
+                        &format!("jobs.{}", src.load.map(|l| l.0).unwrap_or_default()),
+                        Some("network"),
+                        &format!(
+                            "`container` runs the load inside the application's container, \
+                             and `{app_name}` is no container: give it `image` or `dockerfile`"
+                        ),
+                    ));
                 }
                 Work::Load(Box::new(load))
             }

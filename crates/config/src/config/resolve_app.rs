@@ -124,6 +124,19 @@ impl Config {
             .into_iter()
             .next();
         let metrics = self.metrics(job, table, vars, p);
+        let image = self.expand_picked(vars, src.pick("image", |j| &j.image, |v| &v.image), p);
+        let container = self.container(job, table, image.map(|i| i.text), &dir, vars, p);
+        if let (Some(_), Some(h)) = (&container, &host) {
+            p.add(self.error_at(
+                table,
+                Some("image"),
+                &format!(
+                    "a container application runs on this machine only: host `{}` serves \
+                     applications started from a command",
+                    h.name
+                ),
+            ));
+        }
         AppJob {
             name: name.to_string(),
             dir,
@@ -145,6 +158,7 @@ impl Config {
             metrics,
             git_ref,
             host,
+            container,
         }
     }
 

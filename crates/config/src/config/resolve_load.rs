@@ -261,6 +261,7 @@ impl Config {
         let spec = self.mix_and_stages(job, table, vars, spec, p);
         let tool = keys.tool(job, &spec, p);
         let find_rate = self.resolve_find_rate(job, table, &spec, tool.is_some(), &hosts, p);
+        let in_container = self.load_network(job, table, vars, p);
         LoadJob {
             spec,
             addr,
@@ -269,6 +270,7 @@ impl Config {
             hosts,
             tool,
             find_rate,
+            in_container,
         }
     }
 

@@ -378,7 +378,7 @@ impl WarningKind {
             Priority => "run as root (or with CAP_SYS_NICE), or drop `priority = \"high\"`",
             Proxy => {
                 "point the load at the application's own port (or run the load next to it, on the \
-                 same network)"
+                 same network; for a container, `network = \"container\"` on the load job)"
             }
             RateNotMet => {
                 "add connections, or lower `rate`: latency at an unmet rate is not the latency at \

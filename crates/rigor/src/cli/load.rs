@@ -107,6 +107,10 @@ pub struct LoadArgs {
     /// epoll), epoll, or io_uring (an error where it is not available); the report says which ran
     #[arg(long, value_name = "PATH", default_value = "auto")]
     pub io: rigor_load::IoMode,
+    /// 'container:NAME': run the load inside that running container's network namespace
+    /// (found through docker or podman, whichever answers), with no published port between
+    #[arg(long, value_name = "container:NAME")]
+    pub network: Option<String>,
 }
 
 /// Runs `rigor load`: bad flags are usage failures (exit 2) before anything is printed or

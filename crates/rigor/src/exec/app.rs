@@ -19,10 +19,18 @@ use std::time::{Duration, Instant};
 /// How long an application may take to stop on SIGTERM once the user interrupted the run.
 const INTERRUPTED_GRACE: Duration = Duration::from_secs(2);
 
+/// Stops a container within the grace it is given; says whether it had to be killed.
+pub(super) type ContainerStop = Box<dyn FnOnce(Duration) -> bool + Send>;
+
 /// A running application and what is needed to stop it.
 pub struct AppProcess {
     child: Child,
+    /// The measured process: the child, or a container's first process.
     pub pid: i32,
+    /// The child's process group, which is signalled and swept.
+    pgid: i32,
+    /// What stops a container before its client's group is signalled, given the grace.
+    on_stop: Option<ContainerStop>,
     pub spawned_at: Instant,
     pub log: PathBuf,
     exit: Option<ExitStatus>,
@@ -125,8 +133,19 @@ impl AppProcess {
         stdout: Option<&Path>,
         cgroup: Option<&Cgroup>,
     ) -> anyhow::Result<AppProcess> {
+        Self::spawn_line(job, &shell_line(&job.command), log, stdout, cgroup)
+    }
+
+    /// [`AppProcess::spawn`] of a prepared shell line (a container engine's `run`).
+    pub(super) fn spawn_line(
+        job: &AppJob,
+        line: &str,
+        log: &Path,
+        stdout: Option<&Path>,
+        cgroup: Option<&Cgroup>,
+    ) -> anyhow::Result<AppProcess> {
         let what = format!("`{}`", job.name);
-        let line = shell_line(&job.command);
+        let line = line.to_string();
         // A command's output goes through rigor, which caps its logs; an application's goes
         // straight to its log.
         let (mut cmd, files) = match stdout {
@@ -204,6 +223,8 @@ impl AppProcess {
         Ok(AppProcess {
             child,
             pid,
+            pgid: pid,
+            on_stop: None,
             spawned_at,
             log: log.to_path_buf(),
             exit: None,
@@ -294,12 +315,35 @@ impl AppProcess {
         }
     }
 
+    /// Measures `pid` in place of the child from now on, and calls `on_stop` (with the grace
+    /// the stop gives) before the child's group is signalled: a container's first process,
+    /// and its engine's stop.
+    pub(super) fn measure_instead(&mut self, pid: i32, on_stop: ContainerStop) {
+        self.pid = pid;
+        self.on_stop = Some(on_stop);
+    }
+
     /// SIGTERM to the group, a grace period, then SIGKILL; then checks nothing remains.
     pub fn stop(mut self, grace: Duration, cgroup: Option<&Cgroup>) -> StopOutcome {
         let mut outcome = StopOutcome::default();
-        let pgid = self.pid;
+        let pgid = self.pgid;
         if let Some(status) = self.exited() {
             outcome.exited_early = Some(status.to_string());
+        }
+        if let Some(stop) = self.on_stop.take() {
+            let grace = if crate::interrupt::hurry() {
+                Duration::ZERO
+            } else if crate::interrupt::interrupted() {
+                grace.min(INTERRUPTED_GRACE)
+            } else {
+                grace
+            };
+            let asked = Instant::now();
+            if stop(grace) && outcome.exited_early.is_none() {
+                outcome.forced = true;
+                outcome.grace_given = asked.elapsed().min(grace);
+                outcome.grace_cut_short = crate::interrupt::interrupted();
+            }
         }
         let _ = killpg(Pid::from_raw(pgid), Signal::SIGTERM);
         let termed_at = Instant::now();

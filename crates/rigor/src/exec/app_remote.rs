@@ -200,6 +200,7 @@ fn build_with(
         rewritten: built.rewritten,
         snapshot: None,
         remote_build: Some(name.to_string()),
+        image: None,
     })
 }
 

@@ -85,6 +85,9 @@ pub(super) fn launch(
     who: &str,
 ) -> anyhow::Result<(AppProcess, Option<Cgroup>, usize)> {
     let job = &ctx.row.app;
+    if job.container.is_some() {
+        return super::container::launch(ctx, it, stdout, who);
+    }
     let cgroup = make_cgroup(ctx.sequence, it);
     let mut app = match AppProcess::spawn(job, &ctx.log, stdout, cgroup.as_ref()) {
         Ok(app) => app,

@@ -91,6 +91,7 @@ impl WireJob for AppWire {
             metrics: None,
             git_ref: None,
             host: None,
+            container: None,
         })
     }
 }

@@ -30,12 +30,17 @@ pub struct Built {
     /// The build's name on the application's host, when it was made there (the host keeps
     /// its artifact copy).
     pub remote_build: Option<String>,
+    /// A container application's image: every start runs exactly this id.
+    pub image: Option<super::container::BuiltImage>,
 }
 
 impl Built {
     /// Before a start: makes the artifact path hold this build's bytes (put back from the
     /// snapshot if another build or anything else changed it) and verifies the hash.
     pub fn ensure_artifact(&self) -> anyhow::Result<()> {
+        if let Some(image) = &self.image {
+            image.ensure()?;
+        }
         match &self.snapshot {
             Some(s) => s.ensure_in_place().map(|_| ()),
             None => Ok(()),
@@ -46,6 +51,9 @@ impl Built {
 /// Runs the job's build (if any) with its output in `log`, checks the artifact and keeps a
 /// snapshot of it in `snapshots`.
 pub fn build(job: &AppJob, log: &Path, snapshots: &Path) -> anyhow::Result<Built> {
+    if let Some(c) = &job.container {
+        return super::container::image::build(job, c, log);
+    }
     let mut built = Built::default();
     let before = job.artifact.as_deref().and_then(artifact::state);
     if let Some(cmd) = &job.build {

@@ -75,7 +75,12 @@ pub fn run(ctx: &IterationContext, it: &mut Iteration, work: &CommandWork) -> an
     crate::series::record_command_window(it, elapsed);
     it.measurements
         .insert(ids::APP_ELAPSED.into(), elapsed.as_secs_f64() * 1e3);
-    let cpu_ns = cpu_used_ns(cgroup.as_ref(), children_before);
+    let cpu_ns = if job.container.is_some() {
+        // What rigor reaped is the engine's client, not the container: its cgroup or nothing.
+        cgroup.as_ref().and_then(Cgroup::cpu_usage_ns)
+    } else {
+        cpu_used_ns(cgroup.as_ref(), children_before)
+    };
     if let Some(c) = cgroup {
         let _ = c.remove();
     }

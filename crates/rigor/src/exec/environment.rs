@@ -35,6 +35,9 @@ pub fn collect(env: &rigor_probe::Environment, apps: &[&AppJob], cgroup_note: &s
             j.insert("env".into(), Value::Object(envs));
         }
         j.insert("dir".into(), Value::String(job.dir.display().to_string()));
+        if let Some(c) = &job.container {
+            j.insert("container".into(), super::container::environment(c));
+        }
         if job.build.is_some() {
             let build_env: Map<String, Value> = crate::guards::build_env()
                 .into_iter()

@@ -48,7 +48,10 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> anyhow::Result<()> {
         }
         return super::app_remote::run(ctx, it, load_job, host);
     }
-    port_is_free(&app_job.ready)?;
+    if !load_job.in_container {
+        // In the container's own network the port is the container's, not this machine's.
+        port_is_free(&app_job.ready)?;
+    }
     // Verified (hashed, so read) before the caches are dropped: the start stays cold.
     ctx.built.ensure_artifact()?;
     if ctx.drop_caches {
@@ -59,15 +62,35 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> anyhow::Result<()> {
     let (app, cgroup, norm) = launch(ctx, it, None, "the application")?;
     let (mut app, sampler) = sampled(ctx, app, cgroup.as_ref(), norm)?;
     let mut profiling = Profiling::of(ctx);
-    let result = drive(
-        ctx,
-        load_job,
-        it,
-        &mut app,
-        (&sampler, profiling.as_mut()),
-        cgroup.as_ref(),
-        &status,
-    );
+    let result = if load_job.in_container {
+        // Readiness, the first request and the load, all from inside the container's network.
+        let pid = app.pid;
+        let (app, sampler, cgroup, it) = (&mut app, &sampler, cgroup.as_ref(), &mut *it);
+        let profiling = profiling.as_mut();
+        super::container::inside(pid, move || {
+            let status = |phase: &str| ctx.status(phase);
+            drive(
+                ctx,
+                load_job,
+                it,
+                app,
+                (sampler, profiling),
+                cgroup,
+                &status,
+            )
+        })
+        .and_then(|r| r)
+    } else {
+        drive(
+            ctx,
+            load_job,
+            it,
+            &mut app,
+            (&sampler, profiling.as_mut()),
+            cgroup.as_ref(),
+            &status,
+        )
+    };
     // The window's last reading is taken before the app is told to stop (a no-op when the
     // load already ended it), so nothing the app does on shutdown is in the window.
     sampler.mark(Mark::WindowEnd);
@@ -136,11 +159,13 @@ fn drive(
     let ready = super::readings::ready_watching_memory(ctx, &load_job.spec.url, it, app)?;
     it.measurements
         .insert(ids::APP_START_TIME.into(), ready.as_secs_f64() * 1e3);
-    it.network = Some(guards::proxy_guard(
-        app.pid,
-        load_job.addr,
-        &mut it.warnings,
-    ));
+    it.network = Some(if load_job.in_container {
+        super::container::own_network(load_job.addr)
+    } else if ctx.row.app.container.is_some() {
+        super::container::proxy_guard(app.pid, load_job.addr, &mut it.warnings)
+    } else {
+        guards::proxy_guard(app.pid, load_job.addr, &mut it.warnings)
+    });
     let app_cpu = super::readings::AppCpu::of(app.pid, cgroup);
     // perf starts now, sampling nothing until the window opens: starting takes it a while.
     if let Some(p) = profiling.as_deref_mut() {

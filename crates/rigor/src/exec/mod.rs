@@ -15,6 +15,7 @@ mod capped_log;
 pub use builds::keep_builds;
 mod app_steps;
 mod command;
+pub(crate) mod container;
 mod contamination;
 mod cpu_profile;
 mod cpu_profile_rows;

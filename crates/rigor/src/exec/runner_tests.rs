@@ -47,6 +47,7 @@ fn app(build: Option<&str>) -> AppJob {
         metrics: None,
         git_ref: None,
         host: None,
+        container: None,
     }
 }
 
@@ -62,6 +63,7 @@ fn load() -> LoadJob {
         hosts: Vec::new(),
         tool: None,
         find_rate: None,
+        in_container: false,
     }
 }
 

@@ -71,6 +71,16 @@ pub fn watch_cgroup(dir: &std::path::Path) {
     send(&format!("c {}\n", dir.display()));
 }
 
+/// Tells the sentinel about a container to remove (with `PROGRAM rm -f NAME`) if rigor dies.
+pub fn watch_container(program: &str, name: &str) {
+    send(&format!("k {program} {name}\n"));
+}
+
+/// Tells the sentinel a container is removed.
+pub fn forget_container(name: &str) {
+    send(&format!("f {name}\n"));
+}
+
 fn send(line: &str) {
     if let Some(mut pipe) = WRITE_END.get().filter(|_| line.len() < 4096) {
         // One write(2) under PIPE_BUF is atomic; a dead sentinel gives EPIPE (ignored).
@@ -87,6 +97,8 @@ struct Watched {
     groups: Vec<i32>,
     cgroups: Vec<PathBuf>,
     tracked: Vec<procs::Proc>,
+    /// `(engine program, container name)` to remove.
+    containers: Vec<(String, String)>,
 }
 
 /// The sentinel's life: collect what rigor reports (and, while something runs, rigor's
@@ -96,6 +108,14 @@ fn guard(pipe: File, rigor: i32, mark: &str) -> ! {
     detach();
     let watched = listen(pipe, rigor);
     let mut killed = clean_up(&watched.groups, &watched.cgroups, mark);
+    for (program, name) in &watched.containers {
+        // The engine stops and removes it; its processes are not rigor's descendants.
+        let _ = std::process::Command::new(program)
+            .args(["rm", "-f", name])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
     for p in watched.tracked {
         // Only the very process seen (same start time), not a reused PID.
         if procs::read(p.pid).is_some_and(|now| now.start == p.start && !now.zombie) {
@@ -168,6 +188,11 @@ fn listen(mut pipe: File, rigor: i32) -> Watched {
                 Some(("g", p)) => w.groups.extend(p.parse::<i32>().ok()),
                 Some(("u", p)) => w.groups.retain(|g| Some(*g) != p.parse().ok()),
                 Some(("c", d)) => w.cgroups.push(PathBuf::from(d)),
+                Some(("k", c)) => w.containers.extend(
+                    c.split_once(' ')
+                        .map(|(p, n)| (p.to_string(), n.to_string())),
+                ),
+                Some(("f", n)) => w.containers.retain(|(_, name)| name != n),
                 _ => {}
             }
         }

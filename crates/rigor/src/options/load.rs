@@ -26,6 +26,9 @@ pub struct LoadOptions {
     pub tool: Option<crate::tools::ToolSpec>,
     /// `--find-rate` and its settings: search for the rate the service holds.
     pub find: Option<rigor_load::capacity::FindRate>,
+    /// `--network container:NAME`: the running container whose network namespace the load
+    /// runs in.
+    pub container: Option<String>,
 }
 
 impl LoadOptions {
@@ -58,12 +61,33 @@ impl TryFrom<&LoadArgs> for LoadOptions {
             crate::exec::output::probe(path)
                 .map_err(|e| Failure::usage(format!("--json {}: {e}", path.display())))?;
         }
+        let container = args.network.as_deref().map(container).transpose()?;
+        if container.is_some() && tool.is_some() {
+            return Err(Failure::usage(
+                "--network container:NAME runs the built-in engine inside the container: \
+                 not with --tool",
+            ));
+        }
         Ok(LoadOptions {
             spec,
             json,
             tool,
             find,
+            container,
         })
+    }
+}
+
+/// The container named by `--network container:NAME`.
+fn container(network: &str) -> Result<String, Failure> {
+    match network.strip_prefix("container:") {
+        Some(name) if !name.is_empty() && !name.contains(char::is_whitespace) => {
+            Ok(name.to_string())
+        }
+        _ => Err(Failure::usage(format!(
+            "--network {network:?}: give `container:NAME`, a running container whose network \
+             namespace the load runs in"
+        ))),
     }
 }
 

@@ -9,6 +9,8 @@ mod command_jobs;
 mod command_lifecycle;
 mod common;
 mod compare_cli;
+mod containers;
+mod containers_support;
 mod cpu_profiles;
 mod detection_power_script;
 mod first_contact;

@@ -1,0 +1,196 @@
+//! The container keys of an application job (`image`, `dockerfile` + `context`, `engine`,
+//! `publish`, `network`, `container_args`) and the load job's `network = "container"`, each
+//! problem named by table and key.
+
+use super::model::{ContainerJob, EngineKind, ImageSource};
+use super::problems::Problems;
+use super::raw::RawJob;
+use super::{Config, Vars};
+use std::path::{Path, PathBuf};
+
+impl Config {
+    /// The job's container, when it has `image` or `dockerfile` (already expanded `image`
+    /// given, the variant's when it sets one); `None` for an application started from a
+    /// command. Container keys without an image are refused.
+    pub(super) fn container(
+        &self,
+        job: &RawJob,
+        table: &str,
+        image: Option<String>,
+        dir: &Path,
+        vars: &Vars,
+        p: &mut Problems,
+    ) -> Option<ContainerJob> {
+        let text = |key: &'static str, v: &Option<String>, p: &mut Problems| {
+            v.as_ref()
+                .and_then(|t| p.take(self.expand(vars, table, key, t)))
+        };
+        let list = |key: &'static str, v: &Option<Vec<String>>, p: &mut Problems| -> Vec<String> {
+            v.iter()
+                .flatten()
+                .filter_map(|t| p.take(self.expand(vars, table, key, t)))
+                .collect()
+        };
+        let dockerfile = text("dockerfile", &job.dockerfile, p);
+        let source = match (image, dockerfile) {
+            (Some(_), Some(_)) => {
+                p.add(self.error_at(
+                    table,
+                    Some("image"),
+                    "give `image` or `dockerfile`, not both",
+                ));
+                return None;
+            }
+            (Some(name), None) => {
+                if name.trim().is_empty() || name.chars().any(char::is_whitespace) {
+                    p.add(self.error_at(
+                        table,
+                        Some("image"),
+                        &format!("{name:?} is not an image name (such as `nginx:1.27`)"),
+                    ));
+                }
+                ImageSource::Named(name)
+            }
+            (None, Some(file)) => {
+                let dockerfile = under(dir, &file);
+                if !dockerfile.is_file() {
+                    p.add(self.error_at(
+                        table,
+                        Some("dockerfile"),
+                        &format!("file `{}` does not exist", dockerfile.display()),
+                    ));
+                }
+                let context = match text("context", &job.context, p) {
+                    Some(c) => under(dir, &c),
+                    None => dockerfile
+                        .parent()
+                        .map(Path::to_path_buf)
+                        .unwrap_or_default(),
+                };
+                if !context.is_dir() {
+                    p.add(self.error_at(
+                        table,
+                        Some("context"),
+                        &format!("folder `{}` does not exist", context.display()),
+                    ));
+                }
+                ImageSource::Built {
+                    dockerfile,
+                    context,
+                }
+            }
+            (None, None) => {
+                let stray = [
+                    ("engine", job.engine.is_some()),
+                    ("context", job.context.is_some()),
+                    ("publish", job.publish.is_some()),
+                    ("network", job.network.is_some()),
+                    ("container_args", job.container_args.is_some()),
+                ];
+                for (key, _) in stray.iter().filter(|(_, set)| *set) {
+                    p.add(self.error_at(
+                        table,
+                        Some(key),
+                        "only a container application has this key: give `image` or \
+                         `dockerfile` too",
+                    ));
+                }
+                return None;
+            }
+        };
+        if job.build.is_some() || job.artifact.is_some() {
+            p.add(self.error_at(
+                table,
+                Some(if job.build.is_some() {
+                    "build"
+                } else {
+                    "artifact"
+                }),
+                "a container application is built by its engine from `dockerfile`: \
+                 `build` and `artifact` belong to an application started from a command",
+            ));
+        }
+        let engine = match text("engine", &job.engine, p).as_deref() {
+            None => None,
+            Some("podman") => Some(EngineKind::Podman),
+            Some("docker") => Some(EngineKind::Docker),
+            Some(other) => {
+                p.add(self.error_at(
+                    table,
+                    Some("engine"),
+                    &format!("{other:?} is not an engine: `podman` or `docker`"),
+                ));
+                None
+            }
+        };
+        let network = text("network", &job.network, p);
+        if let Some(n) = network.as_deref() {
+            if n.is_empty() || n == "container" || n.chars().any(char::is_whitespace) {
+                p.add(self.error_at(
+                    table,
+                    Some("network"),
+                    &format!(
+                        "{n:?} is not a container network: `host` or a network's name \
+                         (`container` is a load job's value)"
+                    ),
+                ));
+            }
+        }
+        let publish = list("publish", &job.publish, p);
+        for entry in &publish {
+            if entry.is_empty() || entry.chars().any(char::is_whitespace) {
+                p.add(self.error_at(
+                    table,
+                    Some("publish"),
+                    &format!("{entry:?} is not a port mapping such as `127.0.0.1:8080:80`"),
+                ));
+            }
+        }
+        Some(ContainerJob {
+            image: source,
+            engine,
+            publish,
+            network,
+            args: list("container_args", &job.container_args, p),
+        })
+    }
+
+    /// A load job's `network`: `container` (the load runs in the application container's
+    /// network namespace) is the only value.
+    pub(super) fn load_network(
+        &self,
+        job: &RawJob,
+        table: &str,
+        vars: &Vars,
+        p: &mut Problems,
+    ) -> bool {
+        let Some(n) = job
+            .network
+            .as_ref()
+            .and_then(|n| p.take(self.expand(vars, table, "network", n)))
+        else {
+            return false;
+        };
+        if n == "container" {
+            return true;
+        }
+        p.add(self.error_at(
+            table,
+            Some("network"),
+            &format!(
+                "{n:?}: a load job's `network` is `container` (the load runs inside the \
+                 application container's network namespace)"
+            ),
+        ));
+        false
+    }
+}
+
+/// `path` relative to the job's folder, unless absolute.
+fn under(dir: &Path, path: &str) -> PathBuf {
+    if Path::new(path).is_absolute() {
+        PathBuf::from(path)
+    } else {
+        dir.join(path)
+    }
+}

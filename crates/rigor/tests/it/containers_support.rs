@@ -1,0 +1,115 @@
+//! Container test images built on this machine (no registry): a root filesystem holding
+//! busybox (static) and the testbed server with the libraries it links, imported with
+//! `podman import`; and the engine's own view of containers (events, `ps`).
+#![allow(dead_code)]
+
+use crate::common::{hello_server, skip};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The image every container test runs: `/bin/busybox` (+ `sh`, `dd`, `sleep`, `httpd`),
+/// `/hello-server`, and what the server links.
+pub const IMAGE: &str = "localhost/rigor-test-testbed:1";
+
+/// Whether podman answers; prints `test-skip: needs podman` when it does not.
+pub fn podman_or_skip() -> bool {
+    let ok = Command::new("podman")
+        .args(["version", "--format", "{{.Client.Version}}"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        skip("needs podman");
+    }
+    ok
+}
+
+/// Builds and imports [`IMAGE`] once per test binary, and `…:2`, the same serving another
+/// `/index.html`, for tests of variants by tag.
+pub fn image() -> &'static str {
+    static DONE: OnceLock<()> = OnceLock::new();
+    DONE.get_or_init(|| {
+        let root = std::env::temp_dir().join(format!("rigor-test-rootfs-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for d in ["bin", "tmp", "www", "lib", "lib64"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        let busybox = ["/bin/busybox", "/usr/bin/busybox"]
+            .into_iter()
+            .find(|p| Path::new(p).is_file())
+            .expect("busybox (busybox-static) on this machine");
+        std::fs::copy(busybox, root.join("bin/busybox")).unwrap();
+        for applet in ["sh", "dd", "sleep", "httpd", "cat", "trap"] {
+            std::os::unix::fs::symlink("busybox", root.join("bin").join(applet)).unwrap();
+        }
+        std::fs::write(root.join("www/index.html"), "hello from the container\n").unwrap();
+        let server = hello_server();
+        std::fs::copy(&server, root.join("hello-server")).unwrap();
+        for lib in linked(&server) {
+            let to = root.join(lib.strip_prefix("/").unwrap());
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::copy(&lib, &to).unwrap();
+        }
+        let tar = root.with_extension("tar");
+        let ok = Command::new("tar")
+            .args(["-C"])
+            .arg(&root)
+            .args(["-cf"])
+            .arg(&tar)
+            .arg(".")
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        podman(&["import", tar.to_str().unwrap(), IMAGE]);
+        // Tag 2: the same, serving another page (another image id).
+        std::fs::write(root.join("www/index.html"), "second image\n").unwrap();
+        let ok = Command::new("tar")
+            .arg("-C")
+            .arg(&root)
+            .arg("-cf")
+            .arg(&tar)
+            .arg(".")
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        podman(&["import", tar.to_str().unwrap(), &tagged("2")]);
+        let _ = std::fs::remove_dir_all(&root);
+        let _ = std::fs::remove_file(&tar);
+    });
+    IMAGE
+}
+
+/// [`IMAGE`] under another tag.
+pub fn tagged(tag: &str) -> String {
+    format!("{}:{tag}", IMAGE.rsplit_once(':').unwrap().0)
+}
+
+/// The shared libraries `bin` loads (its dynamic loader included), from `ldd`.
+fn linked(bin: &Path) -> Vec<PathBuf> {
+    let out = Command::new("ldd").arg(bin).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().find(|w| w.starts_with('/')))
+        .map(PathBuf::from)
+        .collect()
+}
+
+/// Runs podman; its stdout, asserting it succeeded.
+pub fn podman(args: &[&str]) -> String {
+    let out = Command::new("podman").args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "podman {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// The names of the containers (any state) whose name starts with `rigor-PID-` of `rigor`.
+pub fn containers_of(rigor: u32) -> Vec<String> {
+    podman(&["ps", "--all", "--format", "{{.Names}}"])
+        .lines()
+        .filter(|n| n.starts_with(&format!("rigor-{rigor}-")))
+        .map(str::to_string)
+        .collect()
+}
