@@ -51,6 +51,6 @@ fn docs_warnings_md_lists_every_kind_as_the_code_says() {
     assert!(
         have == want,
         "docs/warnings.md differs from WarningKind's meanings and advice; rewrite it with \
-         RIGOR_WRITE_DOCS=1 cargo test -p rigor --bins warning_docs"
+         RIGOR_WRITE_DOCS=1 cargo test -p rigor-model warning_docs"
     );
 }
