@@ -181,6 +181,16 @@ fn a_failed_probe_returns_the_probes_so_far() {
 }
 
 #[test]
+fn a_tiny_precision_or_huge_limit_gives_the_longest_probe_not_a_panic() {
+    let mut f = FindRate::new("p99<50ms".parse().unwrap());
+    f.precision = 1e-300;
+    assert_eq!(f.probe_duration(), MAX_AUTO_PROBE);
+    f.precision = 0.05;
+    f.objective = "p99<99999999999999999999999s".parse().unwrap();
+    assert_eq!(f.probe_duration(), MAX_AUTO_PROBE);
+}
+
+#[test]
 fn settings_are_checked_and_the_probe_rule_holds() {
     let mut f = FindRate::new("p99<50ms".parse().unwrap());
     assert_eq!(
