@@ -333,6 +333,27 @@ mod tests {
     }
 
     #[test]
+    fn flags_that_stages_or_a_search_would_silently_override_are_refused() {
+        let url = "http://127.0.0.1:8080/";
+        for flags in [
+            &[url, "--stage", "100:1s", "-d", "3s"][..],
+            &[url, "--stage", "100:1s", "--find-rate", "p99<50ms"][..],
+            &[url, "--find-rate", "p99<50ms", "--duration", "5s"][..],
+        ] {
+            let mut argv = vec!["x"];
+            argv.extend(flags);
+            let e = Cli::try_parse_from(argv).err().map(|e| e.to_string());
+            assert!(
+                e.as_deref()
+                    .is_some_and(|e| e.contains("cannot be used with")),
+                "{flags:?}: {e:?}"
+            );
+        }
+        assert!(options(&[url, "--stage", "100:1s", "--stage", "200:2s"]).is_ok());
+        assert!(options(&[url, "--find-rate", "p99<50ms", "--probe", "5s"]).is_ok());
+    }
+
+    #[test]
     fn a_bad_find_rate_is_a_usage_failure_naming_the_flag_and_the_fault() {
         let url = "http://127.0.0.1:8080/";
         for (flags, needle) in [
