@@ -328,3 +328,14 @@ fn find_rate_reaches_the_load_job_and_its_faults_name_the_key() {
     let text = GOOD.replace("pipeline = 16", "pipeline = 16\nfind_rate = { max = 10 }");
     assert!(parse(&text).err().unwrap().0.contains("slo"));
 }
+
+#[test]
+fn find_rate_with_stages_is_refused_when_the_config_is_read() {
+    let text = GOOD.replace("duration = \"2s\"\n", "").replace(
+        "pipeline = 16",
+        "pipeline = 16\nstages = [{ rate = 100, for = \"1s\" }]\nfind_rate = { slo = \"p99<50ms\" }",
+    );
+    let err = plan_err(&text);
+    assert!(err.contains("jobs.plaintext.find_rate"), "{err}");
+    assert!(err.contains("cannot run `stages`"), "{err}");
+}
