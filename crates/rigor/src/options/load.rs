@@ -190,7 +190,12 @@ fn build_spec(args: &LoadArgs) -> anyhow::Result<LoadSpec> {
         let mut mix = rigor_config::requests::read_file(file, &spec.url)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         mix.seed = args.seed;
+        // The flags are checked alone first, so what fails once the mix is added (a method,
+        // header or path the engine cannot send) is the file's, and the error names it.
+        rigor_load::check(&spec).map_err(|e| anyhow::anyhow!("{e}"))?;
         spec.mix = Some(mix);
+        rigor_load::check(&spec)
+            .map_err(|e| anyhow::anyhow!("--requests `{}`: {e}", file.display()))?;
     }
     rigor_load::check(&spec).map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(spec)
@@ -330,6 +335,28 @@ mod tests {
         assert_eq!(find.precision, 0.1);
         assert_eq!(find.probe_duration(), std::time::Duration::from_secs(2));
         assert!(options(&[url]).unwrap().find.is_none());
+    }
+
+    #[test]
+    fn a_request_the_engine_cannot_send_names_the_requests_file() {
+        let dir = std::env::temp_dir().join(format!("rigor-opt-mix-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("mix.toml");
+        std::fs::write(
+            &file,
+            "[[requests]]\nname = \"a\"\npath = \"/x\"\nmethod = \"GE T\"\n",
+        )
+        .unwrap();
+        let path = file.to_str().unwrap();
+        let e = options(&["http://127.0.0.1:8080/", "--requests", path])
+            .err()
+            .unwrap();
+        assert!(
+            e.text().contains(&format!("--requests `{path}`")) && e.text().contains("GE T"),
+            "{}",
+            e.text()
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
