@@ -277,6 +277,23 @@ fn requests_and_stages_reach_the_load_spec_and_mistakes_name_their_key() {
         "the measured stage"
     );
 
+    for (fault, needle) in [
+        ("method = \"POST\"", "invalid method `GE T`"),
+        ("body = \"{}\"", "invalid header name `Bad Name`"),
+    ] {
+        let bad = text
+            .replace("method = \"POST\"", "method = \"GE T\"")
+            .replace("body = \"{}\"", "headers = { \"Bad Name\" = \"v\" }");
+        let bad = if fault.starts_with("method") {
+            bad.replace("headers = { \"Bad Name\" = \"v\" }", "")
+        } else {
+            bad.replace("method = \"GE T\"", "")
+        };
+        let err = plan_err(&bad);
+        assert!(err.contains("jobs.plaintext.requests"), "{err}");
+        assert!(err.contains(needle), "{err}");
+    }
+
     let other = text.replace("http://127.0.0.1:{{port}}/json", "http://127.0.0.1:9/json");
     let err = plan_err(&other);
     assert!(err.contains("jobs.plaintext.requests"), "{err}");
