@@ -213,8 +213,20 @@ fn looks_like_toml(text: &str) -> bool {
         .is_some_and(|l| l.starts_with('['))
 }
 
+/// Whether a line of a targets file begins a target, as vegeta tells it: an upper-case word
+/// and a space (`GET http://…`), which no `Name: value` header line is. Targets may follow
+/// one another without a blank line.
+fn starts_target(line: &str) -> bool {
+    let word = line.len()
+        - line
+            .trim_start_matches(|c: char| c.is_ascii_uppercase())
+            .len();
+    word > 0 && line[word..].starts_with(char::is_whitespace)
+}
+
 /// Vegeta's targets format: `METHOD URL`, then `Name: value` headers, then an optional
-/// `@body-file`, targets separated by blank lines; `#` starts a comment line. Every target
+/// `@body-file`, targets separated by blank lines or not at all (a line `METHOD URL` starts
+/// the next); `#` starts a comment line. Every target
 /// counts once (vegeta takes them in turn), so repeating a target weighs it more.
 fn targets(text: &str, at: &str) -> Result<Vec<RawRequest>, RequestsError> {
     let mut out: Vec<RawRequest> = Vec::new();
@@ -228,6 +240,9 @@ fn targets(text: &str, at: &str) -> Result<Vec<RawRequest>, RequestsError> {
         if line.is_empty() {
             out.extend(current.take());
             continue;
+        }
+        if starts_target(line) {
+            out.extend(current.take());
         }
         match current.as_mut() {
             None => {
@@ -387,6 +402,19 @@ mod tests {
         std::fs::write(dir.join("lines"), "1\n2\n\n3\n").unwrap();
         let m = read_file(&file, "http://127.0.0.1:8080/").unwrap();
         assert_eq!(m.requests[0].bodies.len(), 3);
+        // One target a line, without blank lines between them, as vegeta reads them.
+        std::fs::write(
+            &file,
+            "GET http://127.0.0.1:8080/a\nGET http://127.0.0.1:8080/b\nX-A: 1\nGET http://127.0.0.1:8080/a\n",
+        )
+        .unwrap();
+        let m = read_file(&file, "http://127.0.0.1:8080/").unwrap();
+        let got: Vec<_> = m
+            .requests
+            .iter()
+            .map(|r| (r.name.as_str(), r.weight, r.headers.len()))
+            .collect();
+        assert_eq!(got, vec![("get_a", 2, 0), ("get_b", 1, 1)]);
         std::fs::write(&file, "GET\n").unwrap();
         let e = read_file(&file, "http://127.0.0.1:8080/").unwrap_err().0;
         assert!(e.contains(":1: expected `METHOD URL`"), "{e}");

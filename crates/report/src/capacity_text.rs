@@ -83,10 +83,16 @@ pub fn answer(c: &Capacity) -> String {
             h.map(rate).unwrap_or_else(|| "every rate".into())
         ),
         (_, l, h) => format!(
-            "Capacity: not settled for {} after {n} {probes}: met up to {}, missed from {} req/s\n",
+            "Capacity: not settled for {} after {n} {probes}: {}, {}\n",
             c.objective,
-            l.map(rate).unwrap_or_else(|| "none".into()),
-            h.map(rate).unwrap_or_else(|| "none".into()),
+            l.map_or_else(
+                || "no rate met yet".into(),
+                |l| format!("met up to {} req/s", rate(l))
+            ),
+            h.map_or_else(
+                || "no rate missed yet".into(),
+                |h| format!("missed from {} req/s", rate(h))
+            ),
         ),
     }
 }
@@ -170,5 +176,29 @@ mod tests {
             .collect();
         assert_eq!(rates, ["800", "825", "1600"]);
         assert!(text.contains("missed"));
+    }
+
+    #[test]
+    fn an_unsettled_search_says_what_it_has_not_seen_yet() {
+        let mut c = Capacity {
+            objective: "p99<20ms".into(),
+            capacity_rps: Some(400.0),
+            low: Some(400.0),
+            high: None,
+            outcome: Outcome::Unsettled,
+            precision: 0.05,
+            probe_secs: 1.0,
+            warmup_secs: 1.0,
+            probes: vec![row(200.0, 5.0, true), row(400.0, 9.0, true)],
+        };
+        assert_eq!(
+            answer(&c),
+            "Capacity: not settled for p99<20ms after 2 probes: met up to 400 req/s, no rate missed yet\n"
+        );
+        (c.low, c.high) = (None, Some(100.0));
+        assert_eq!(
+            answer(&c),
+            "Capacity: not settled for p99<20ms after 2 probes: no rate met yet, missed from 100 req/s\n"
+        );
     }
 }

@@ -34,6 +34,12 @@ impl Config {
             ));
             return None;
         }
+        if !spec.stages.is_empty() {
+            p.add(error(
+                "the search probes rates of its own; it cannot run `stages` (drop one of them)",
+            ));
+            return None;
+        }
         let objective = raw
             .slo
             .parse::<Objective>()

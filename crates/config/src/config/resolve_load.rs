@@ -313,7 +313,14 @@ impl Config {
             match crate::requests::resolve(&raw, &spec.url, &self.dir, &at) {
                 Ok(mut mix) => {
                     mix.seed = job.seed.unwrap_or(0);
+                    // What the engine refuses once the mix is added (a method, header or
+                    // path it cannot send, a mix on io_uring) is the mix's fault: found here,
+                    // not when the first iteration loads.
+                    let alone = rigor_load::check(&spec).is_ok();
                     spec.mix = Some(mix);
+                    if let (true, Err(e)) = (alone, rigor_load::check(&spec)) {
+                        p.add(self.error_at(table, Some("requests"), &e.to_string()));
+                    }
                 }
                 Err(e) => p.add(self.error_at(table, Some("requests"), &e.0)),
             }
@@ -321,7 +328,8 @@ impl Config {
                 p.add(self.error_at(
                     table,
                     Some("requests"),
-                    "`method` and `body` describe the one request a job sends without                      `requests`: put them on each request instead",
+                    "`method` and `body` describe the one request a job sends without `requests`: \
+                     put them on each request instead",
                 ));
             }
         } else if job.seed.is_some() {

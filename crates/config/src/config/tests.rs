@@ -277,6 +277,23 @@ fn requests_and_stages_reach_the_load_spec_and_mistakes_name_their_key() {
         "the measured stage"
     );
 
+    for (fault, needle) in [
+        ("method = \"POST\"", "invalid method `GE T`"),
+        ("body = \"{}\"", "invalid header name `Bad Name`"),
+    ] {
+        let bad = text
+            .replace("method = \"POST\"", "method = \"GE T\"")
+            .replace("body = \"{}\"", "headers = { \"Bad Name\" = \"v\" }");
+        let bad = if fault.starts_with("method") {
+            bad.replace("headers = { \"Bad Name\" = \"v\" }", "")
+        } else {
+            bad.replace("method = \"GE T\"", "")
+        };
+        let err = plan_err(&bad);
+        assert!(err.contains("jobs.plaintext.requests"), "{err}");
+        assert!(err.contains(needle), "{err}");
+    }
+
     let other = text.replace("http://127.0.0.1:{{port}}/json", "http://127.0.0.1:9/json");
     let err = plan_err(&other);
     assert!(err.contains("jobs.plaintext.requests"), "{err}");
@@ -327,4 +344,15 @@ fn find_rate_reaches_the_load_job_and_its_faults_name_the_key() {
     }
     let text = GOOD.replace("pipeline = 16", "pipeline = 16\nfind_rate = { max = 10 }");
     assert!(parse(&text).err().unwrap().0.contains("slo"));
+}
+
+#[test]
+fn find_rate_with_stages_is_refused_when_the_config_is_read() {
+    let text = GOOD.replace("duration = \"2s\"\n", "").replace(
+        "pipeline = 16",
+        "pipeline = 16\nstages = [{ rate = 100, for = \"1s\" }]\nfind_rate = { slo = \"p99<50ms\" }",
+    );
+    let err = plan_err(&text);
+    assert!(err.contains("jobs.plaintext.find_rate"), "{err}");
+    assert!(err.contains("cannot run `stages`"), "{err}");
 }

@@ -128,12 +128,17 @@ impl FindRate {
         if let Some(p) = self.probe {
             return p;
         }
+        // Clamped as seconds before becoming a Duration: a tiny precision or a huge limit
+        // gives more seconds than a Duration holds.
         let by_queue = self
             .objective
             .latency_limit_ms()
-            .map(|l| Duration::from_secs_f64(2.0 * l / 1000.0 / self.precision))
-            .unwrap_or_default();
-        by_queue.clamp(MIN_PROBE, MAX_AUTO_PROBE)
+            .map(|l| 2.0 * l / 1000.0 / self.precision)
+            .filter(|secs| !secs.is_nan())
+            .unwrap_or(0.0);
+        Duration::from_secs_f64(
+            by_queue.clamp(MIN_PROBE.as_secs_f64(), MAX_AUTO_PROBE.as_secs_f64()),
+        )
     }
 
     /// The warmup before each probe: the job's own, at least [`MIN_PROBE_WARMUP`].

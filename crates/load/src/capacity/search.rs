@@ -262,7 +262,8 @@ fn next_step(t: &[Tally], s: &SearchSettings) -> Step {
         (Some(l), None) => Step::Probe(round((l * 2.0).min(s.max))),
         (None, Some(h)) => {
             let half = round(h / 2.0);
-            if half < s.min_rate {
+            // Below 0.01 rps a half rounds back to the rate missed: nothing lower to try.
+            if half < s.min_rate || half >= h {
                 confirm(t, &[h], s.confirm, Outcome::NeverMet)
             } else {
                 Step::Probe(half)

@@ -127,6 +127,15 @@ fn an_objective_never_met_ends_below_the_lowest_rate() {
 }
 
 #[test]
+fn halving_stops_where_rounding_cannot_go_lower() {
+    // From a start of 1 rps, halving reaches 0.01 rps, whose half rounds back to 0.01: the
+    // search must end there, not probe 0.01 again until it runs out of probes.
+    let c = run(&settings(1.0, 100_000.0), |r| window(r, 1e-6));
+    assert_eq!(c.outcome, Outcome::NeverMet, "{:?}", c.probes.len());
+    assert!(c.probes.len() < 15, "{} probes", c.probes.len());
+}
+
+#[test]
 fn an_objective_met_up_to_max_says_at_least_max() {
     let c = run(&settings(100.0, 1000.0), |r| window(r, 1e9));
     assert_eq!(c.outcome, Outcome::AtLeastMax);
@@ -178,6 +187,16 @@ fn a_failed_probe_returns_the_probes_so_far() {
     assert_eq!(stopped.so_far.probes.len(), 3);
     assert_eq!(stopped.so_far.outcome, Outcome::Unsettled);
     assert_eq!(stopped.so_far.capacity_rps, Some(400.0));
+}
+
+#[test]
+fn a_tiny_precision_or_huge_limit_gives_the_longest_probe_not_a_panic() {
+    let mut f = FindRate::new("p99<50ms".parse().unwrap());
+    f.precision = 1e-300;
+    assert_eq!(f.probe_duration(), MAX_AUTO_PROBE);
+    f.precision = 0.05;
+    f.objective = "p99<99999999999999999999999s".parse().unwrap();
+    assert_eq!(f.probe_duration(), MAX_AUTO_PROBE);
 }
 
 #[test]

@@ -60,7 +60,7 @@ pub struct LoadArgs {
     pub seed: u64,
     /// An open-model stage RATE:FOR, e.g. '200:10s' (repeatable; the first holds its rate, each
     /// later one ramps linearly to its own); replaces --rate and --duration
-    #[arg(long = "stage", value_name = "RATE:FOR")]
+    #[arg(long = "stage", value_name = "RATE:FOR", conflicts_with_all = ["duration", "find_rate"])]
     pub stages: Vec<String>,
     /// With --stage: measure stage N (from 1) alone
     #[arg(long, value_name = "N", requires = "stages")]
@@ -90,7 +90,7 @@ pub struct LoadArgs {
     /// Find the highest rate whose measured window meets this objective, e.g. 'p99<50ms' or
     /// 'p99<50ms,errors<1%' (p50, p90, p99, p999, max, errors): open-model probes from --rate
     /// (default 100) doubling, then bisected; prints load.capacity and every probe
-    #[arg(long, value_name = "OBJECTIVE")]
+    #[arg(long, value_name = "OBJECTIVE", conflicts_with = "duration")]
     pub find_rate: Option<String>,
     /// With --find-rate: the highest rate probed [default: 100000]
     #[arg(long, value_name = "RPS", requires = "find_rate")]

@@ -214,7 +214,12 @@ fn build_spec(args: &LoadArgs) -> anyhow::Result<LoadSpec> {
         let mut mix = rigor_config::requests::read_file(file, &spec.url)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         mix.seed = args.seed;
+        // The flags are checked alone first, so what fails once the mix is added (a method,
+        // header or path the engine cannot send) is the file's, and the error names it.
+        rigor_load::check(&spec).map_err(|e| anyhow::anyhow!("{e}"))?;
         spec.mix = Some(mix);
+        rigor_load::check(&spec)
+            .map_err(|e| anyhow::anyhow!("--requests `{}`: {e}", file.display()))?;
     }
     rigor_load::check(&spec).map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(spec)
@@ -354,6 +359,49 @@ mod tests {
         assert_eq!(find.precision, 0.1);
         assert_eq!(find.probe_duration(), std::time::Duration::from_secs(2));
         assert!(options(&[url]).unwrap().find.is_none());
+    }
+
+    #[test]
+    fn a_request_the_engine_cannot_send_names_the_requests_file() {
+        let dir = std::env::temp_dir().join(format!("rigor-opt-mix-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("mix.toml");
+        std::fs::write(
+            &file,
+            "[[requests]]\nname = \"a\"\npath = \"/x\"\nmethod = \"GE T\"\n",
+        )
+        .unwrap();
+        let path = file.to_str().unwrap();
+        let e = options(&["http://127.0.0.1:8080/", "--requests", path])
+            .err()
+            .unwrap();
+        assert!(
+            e.text().contains(&format!("--requests `{path}`")) && e.text().contains("GE T"),
+            "{}",
+            e.text()
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn flags_that_stages_or_a_search_would_silently_override_are_refused() {
+        let url = "http://127.0.0.1:8080/";
+        for flags in [
+            &[url, "--stage", "100:1s", "-d", "3s"][..],
+            &[url, "--stage", "100:1s", "--find-rate", "p99<50ms"][..],
+            &[url, "--find-rate", "p99<50ms", "--duration", "5s"][..],
+        ] {
+            let mut argv = vec!["x"];
+            argv.extend(flags);
+            let e = Cli::try_parse_from(argv).err().map(|e| e.to_string());
+            assert!(
+                e.as_deref()
+                    .is_some_and(|e| e.contains("cannot be used with")),
+                "{flags:?}: {e:?}"
+            );
+        }
+        assert!(options(&[url, "--stage", "100:1s", "--stage", "200:2s"]).is_ok());
+        assert!(options(&[url, "--find-rate", "p99<50ms", "--probe", "5s"]).is_ok());
     }
 
     #[test]
