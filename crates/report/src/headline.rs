@@ -21,8 +21,8 @@ const INDENT: &str = "  ";
 const BULLET: usize = 2;
 
 /// The key figures a headline shows when the reader named none: the primary, then per kind of
-/// job a small set (a load job: requests/s, p99, the working set or owned memory, the
-/// application's mean CPU; a command job: its own figures and its elapsed time), each only
+/// job a small set (a load job: its capacity when it searched for one, requests/s, p99, the
+/// working set or owned memory, the application's mean CPU; a command job: its own figures and its elapsed time), each only
 /// where some comparison has it.
 pub fn default_key(cmps: &[Comparison], primary: Option<&str>) -> Vec<String> {
     let measured: Vec<&str> = cmps.iter().map(|c| c.measurement.as_str()).collect();
@@ -42,6 +42,7 @@ pub fn default_key_of(measured: &[&str], primary: Option<&str>) -> Vec<String> {
             ids::APP_OWNED
         };
         for id in [
+            ids::LOAD_CAPACITY,
             ids::LOAD_RPS,
             ids::LOAD_LATENCY_P99,
             memory,
@@ -415,6 +416,12 @@ mod tests {
                 ids::APP_OWNED,
                 ids::APP_CPU_AVG
             ]
+        );
+        // A load that searched for its capacity leads with it.
+        r.comparisons = vec![with(ids::LOAD_RPS), with(ids::LOAD_CAPACITY)];
+        assert_eq!(
+            default_key(&r.comparisons, None),
+            vec![ids::LOAD_CAPACITY, ids::LOAD_RPS]
         );
         r.comparisons = vec![with(ids::APP_ELAPSED), with("cmd.b"), with("cmd.a")];
         assert_eq!(
