@@ -83,7 +83,12 @@ fn self_signed_is_refused_with_the_reason_and_accepted_with_insecure() {
         srv.settle(requests, std::time::Duration::from_secs(2)),
         requests
     );
-    assert_eq!(doc["report"]["warnings"][0]["kind"], "insecure_tls");
+    // Among the warnings (a busy machine adds its own, such as client_saturated).
+    let warnings = doc["report"]["warnings"].as_array().unwrap();
+    assert!(
+        warnings.iter().any(|w| w["kind"] == "insecure_tls"),
+        "{warnings:?}"
+    );
 }
 
 #[test]
