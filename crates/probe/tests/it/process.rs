@@ -14,16 +14,20 @@ fn descendants_finds_the_whole_tree() {
     let mut tree = sh("sleep 30 & sleep 30 & echo up; wait");
     tree.wait_line();
     let root = tree.pid();
+    let comm = |pid: &i32| {
+        std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .unwrap_or_default()
+            .trim()
+            .to_string()
+    };
+    // Each `sleep 30 &` is a forked shell until it execs: wait until both have.
     let pids = wait_for(Duration::from_secs(5), || {
         let d = descendants(root);
-        (d.len() >= 3).then_some(d)
+        (d.len() >= 3 && d[1..].iter().all(|p| comm(p) == "sleep")).then_some(d)
     })
     .expect("root and two sleeps");
     assert_eq!(pids[0], root);
-    for pid in &pids[1..] {
-        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap();
-        assert_eq!(comm.trim(), "sleep");
-    }
+    assert_eq!(pids.len(), 3, "{pids:?}");
     let sample = sample_tree(root, None).unwrap();
     assert_eq!(sample.pids, 3);
     assert_eq!(sample.cpu.len(), 3);
