@@ -156,16 +156,31 @@ impl Profiling {
         if let Some(cg) = self.cgroup.take() {
             let _ = cg.remove();
         }
+        let hz = self.settings.hz;
         let folded = self.recorded.take().map(|data| {
             rigor_profile::fold_perf_data(&self.settings.perf, &data)
                 .map_err(|e| e.to_string())
                 .and_then(|f| {
                     std::fs::write(&self.folded, f.to_text())
-                        .map_err(|e| format!("{}: {e}", self.folded.display()))
+                        .map_err(|e| format!("{}: {e}", self.folded.display()))?;
+                    Ok(f.total())
                 })
         });
         let problem = match folded {
             Some(Err(e)) => Some(e),
+            // An empty profile is said, not left to read as one that found nothing.
+            Some(Ok(0)) => {
+                it.warnings.push(Warning::new(
+                    WarningKind::CpuProfile,
+                    format!(
+                        "the CPU profile of this iteration holds no sample: the application \
+                         used less than one sample period (1/{hz} s) of CPU while perf \
+                         recorded it"
+                    ),
+                    "lengthen the measured window, or raise --cpu-profile-hz",
+                ));
+                None
+            }
             _ => self.problem.take(),
         };
         if let Some(why) = problem {

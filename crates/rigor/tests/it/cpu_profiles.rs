@@ -367,3 +367,34 @@ fn perf_that_may_not_sample_is_a_warning_with_the_fix_and_the_run_still_measures
     assert!(json["rows"][0]["profile"].is_null());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_profile_without_a_sample_is_said_not_shown_empty() {
+    let _one = common::one_at_a_time();
+    if !perf_works() {
+        return;
+    }
+    let dir = temp_dir("cpu-profile-empty");
+    // A command that exits at once, sampled once a second: perf has nothing to take.
+    std::fs::write(
+        dir.join("rigor.toml"),
+        "[jobs.t]\ncommand = \"true\"\n[scenarios.t]\ncommand = \"t\"\ncpu_profile = true\n",
+    )
+    .unwrap();
+    let out = rigor_command(&dir, &[RUN, &["-i", "1", "--cpu-profile-hz", "1"]].concat())
+        .output()
+        .unwrap();
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    let json = result(&dir);
+    let w = warning(&json["rows"][0]["iterations"][0]["warnings"], "cpu_profile");
+    let message = w["message"].as_str().unwrap();
+    assert!(message.contains("holds no sample"), "{w}");
+    assert!(message.contains("(1/1 s)"), "{w}");
+    assert!(
+        w["advice"].as_str().unwrap().contains("--cpu-profile-hz"),
+        "{w}"
+    );
+    assert_eq!(json["rows"][0]["profile"]["samples"], 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
