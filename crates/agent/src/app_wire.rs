@@ -19,6 +19,27 @@ pub struct AppWire {
     pub cpus: Option<Vec<usize>>,
     pub priority_high: bool,
     pub configuration: Option<String>,
+    /// The container the application runs in, when it ships as an image: the host's own
+    /// engine builds or finds the image and starts a fresh container each iteration.
+    #[serde(default)]
+    pub container: Option<ContainerWire>,
+}
+
+/// A container application's keys as they travel: the Dockerfile and its context relative to
+/// the job's folder (only the folder reaches the host), the engine by its client's name.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ContainerWire {
+    /// `image`: a name or id the host's engine holds.
+    pub image: Option<String>,
+    /// `dockerfile`, relative to the job's folder.
+    pub dockerfile: Option<String>,
+    /// `context`, relative to the job's folder (`.` for the folder itself).
+    pub context: Option<String>,
+    /// `podman` or `docker`; none picks the first that answers on the host.
+    pub engine: Option<String>,
+    pub publish: Vec<String>,
+    pub network: Option<String>,
+    pub args: Vec<String>,
 }
 
 /// [`Ready`] on the wire.

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The protocol version both sides must speak; any change to a message's meaning raises it.
-pub const PROTOCOL: u32 = 3;
+pub const PROTOCOL: u32 = 4;
 
 /// This build's version, which the agent's must equal.
 pub const RIGOR_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -240,6 +240,10 @@ pub struct BuiltWire {
     pub rewritten: bool,
     /// The build's output (the last MiB).
     pub log: String,
+    /// A container application's image on the host: its engine, the engine's version and the
+    /// image as written, for the run's environment.
+    #[serde(default)]
+    pub container: Option<serde_json::Value>,
 }
 
 /// The machine an agent runs on.

@@ -137,3 +137,57 @@ fn the_load_in_the_container_needs_a_container_application() {
         "{e}"
     );
 }
+
+/// [`BASE`] with the application on host `app1`.
+fn on_host(text: &str) -> String {
+    text.replace(
+        "[profiles.local]",
+        "[hosts.app1]\nssh = \"root@app1\"\n\n[profiles.local]\napplication = { host = \"app1\" }",
+    )
+}
+
+#[test]
+fn an_image_on_a_host_runs_there_and_what_cannot_travel_is_named() {
+    let resolved = plan(&on_host(BASE)).unwrap();
+    let app = &resolved.rows[0].app;
+    assert_eq!(app.host.as_ref().map(|h| h.name.as_str()), Some("app1"));
+    assert!(app.container.is_some());
+    // Only the job's folder reaches the host: a Dockerfile outside it cannot.
+    let dir = std::env::temp_dir().join(format!("rigor-ctr-host-{}", std::process::id()));
+    let inside = dir.join("app");
+    std::fs::create_dir_all(&inside).unwrap();
+    std::fs::write(dir.join("Dockerfile"), "FROM scratch\n").unwrap();
+    std::fs::write(inside.join("Dockerfile"), "FROM scratch\n").unwrap();
+    let built = |file: &str| {
+        on_host(BASE)
+            .replace(
+                "image = \"localhost/srv:{{tag}}\"",
+                &format!(
+                    "dir = {:?}\ndockerfile = {file:?}",
+                    inside.display().to_string()
+                ),
+            )
+            .replace("image = \"localhost/srv:2\"", "")
+    };
+    let ok = plan(&built("Dockerfile")).unwrap();
+    assert!(matches!(
+        ok.rows[0].app.container.as_ref().unwrap().image,
+        ImageSource::Built { .. }
+    ));
+    let e = plan(&built("../Dockerfile")).unwrap_err();
+    assert!(
+        e.contains("jobs.app.dockerfile") && e.contains("only that folder reaches host `app1`"),
+        "{e}"
+    );
+    // The load cannot enter a container on another host.
+    let e = plan(&on_host(&BASE.replace(
+        "url = \"http://127.0.0.1:8080/\"",
+        "url = \"http://127.0.0.1:8080/\"\nnetwork = \"container\"",
+    )))
+    .unwrap_err();
+    assert!(
+        e.contains("jobs.load.network") && e.contains("runs on host `app1`"),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -351,6 +351,18 @@ impl Config {
                          cannot enter it",
                     ));
                 }
+                if let (true, Some(h)) = (load.in_container, &app.host) {
+                    p.add(self.error_at(
+                        &format!("jobs.{}", src.load.map(|l| l.0).unwrap_or_default()),
+                        Some("network"),
+                        &format!(
+                            "`container` runs the load inside the application's container, \
+                             which runs on host `{}`, not here: publish its port (`publish`) or \
+                             use `network = \"host\"` and point `url` at host `{}`",
+                            h.name, h.name
+                        ),
+                    ));
+                }
                 if load.in_container && app.container.is_none() {
                     p.add(self.error_at(
                         &format!("jobs.{}", src.load.map(|l| l.0).unwrap_or_default()),

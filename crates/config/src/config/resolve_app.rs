@@ -126,16 +126,29 @@ impl Config {
         let metrics = self.metrics(job, table, vars, p);
         let image = self.expand_picked(vars, src.pick("image", |j| &j.image, |v| &v.image), p);
         let container = self.container(job, table, image.map(|i| i.text), &dir, vars, p);
-        if let (Some(_), Some(h)) = (&container, &host) {
-            p.add(self.error_at(
-                table,
-                Some("image"),
-                &format!(
-                    "a container application runs on this machine only: host `{}` serves \
-                     applications started from a command",
-                    h.name
-                ),
-            ));
+        if let (Some(c), Some(h)) = (&container, &host) {
+            // Only the job's folder reaches its host: the Dockerfile and context must be in it.
+            if let super::ImageSource::Built {
+                dockerfile,
+                context,
+            } = &c.image
+            {
+                for (key, path) in [("dockerfile", dockerfile), ("context", context)] {
+                    if !lexical(path).starts_with(lexical(&dir)) {
+                        p.add(self.error_at(
+                            table,
+                            Some(key),
+                            &format!(
+                                "`{}` is outside the job's folder `{}`, and only that folder \
+                                 reaches host `{}`: set `dir` to a folder holding both",
+                                path.display(),
+                                dir.display(),
+                                h.name
+                            ),
+                        ));
+                    }
+                }
+            }
         }
         AppJob {
             name: name.to_string(),
@@ -303,4 +316,19 @@ impl Config {
             Ready::Stderr(text.unwrap_or_default())
         }
     }
+}
+
+/// `path` with `.` and `..` resolved by text: where it points, symbolic links aside.
+fn lexical(path: &std::path::Path) -> std::path::PathBuf {
+    let mut out = std::path::PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
 }

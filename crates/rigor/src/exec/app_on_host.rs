@@ -177,7 +177,12 @@ impl AppService for AppHost {
     fn build(&mut self, key: &str, name: &str, app: AppWire) -> Result<BuiltWire, ServiceError> {
         let dir = self.dir(key)?;
         let logs = self.dir(name)?.with_extension("logs");
-        if !dir.is_dir() {
+        let named_image = app.container.as_ref().is_some_and(|c| c.image.is_some());
+        if named_image {
+            // An image the engine holds is all it runs: no sources are sent for it.
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| format!("creating {}: {e}", dir.display()))?;
+        } else if !dir.is_dir() {
             return Err(format!("no sources for {key}: send them first").into());
         }
         let job = app.into_job(&dir).map_err(|e| format!("{e:#}"))?;
@@ -197,6 +202,7 @@ impl AppService for AppHost {
             hash: built.hash.clone(),
             rewritten: built.rewritten,
             log: last_of(&log),
+            container: job.container.as_ref().map(super::container::environment),
         };
         self.builds.insert(name.to_string(), built);
         Ok(wire)
@@ -242,33 +248,20 @@ impl AppService for AppHost {
             .dir(name)?
             .with_extension("logs")
             .join(format!("app-{id}.log"));
-        let cgroup = super::app_steps::make_cgroup(sequence, &mut it);
-        let mut process = match AppProcess::spawn(&job, &log, None, cgroup.as_ref()) {
-            Ok(p) => p,
-            Err(e) => {
-                if let Some(c) = cgroup {
-                    let _ = c.remove();
-                }
-                return Err(format!("{e:#}").into());
-            }
+        let (mut process, cgroup, norm) = match &built.image {
+            // A fresh container of the build's image, started by this host's engine.
+            Some(image) => super::container::launch_image(
+                &job,
+                image,
+                sequence,
+                &log,
+                None,
+                &mut it,
+                "the application",
+            )
+            .map_err(|e| format!("{e:#}"))?,
+            None => start_process(&job, sequence, &log, &mut it)?,
         };
-        it.pid = Some(process.pid);
-        if let Some(why) = process.cgroup_error.take() {
-            it.warnings.push(crate::result::Warning::of(
-                crate::result::WarningKind::NoCgroup,
-                format!("the application could not join its cgroup: {why}"),
-            ));
-        }
-        if job.priority_high {
-            let (outcome, warning) = super::priority::raise(process.pid, "the application");
-            it.priority = Some(outcome);
-            it.warnings.extend(warning);
-        }
-        let norm = job
-            .cpus
-            .as_ref()
-            .map(Vec::len)
-            .unwrap_or_else(rigor_probe::online_cpus);
         let sampler = match Sampler::start_with(process.pid, cgroup.clone(), interval, norm) {
             Ok(s) => s,
             Err(e) => {
@@ -304,11 +297,12 @@ impl AppService for AppHost {
         // The port the load hits, as this host resolves it: owned by the application, or by
         // something in front of it?
         if let Ok(addr) = rigor_load::resolve_url(load_url) {
-            running.it.network = Some(crate::guards::proxy_guard(
-                pid,
-                addr,
-                &mut running.it.warnings,
-            ));
+            let warnings = &mut running.it.warnings;
+            running.it.network = Some(if running.job.container.is_some() {
+                super::container::proxy_guard(pid, addr, warnings)
+            } else {
+                crate::guards::proxy_guard(pid, addr, warnings)
+            });
         }
         let started = to_value(&running.it);
         // Said once, at the start: what comes back at the stop is only what happened since.
@@ -388,6 +382,44 @@ impl AppService for AppHost {
     }
 }
 
+/// Starts the application's command in a cgroup made for it: the process, its cgroup and the
+/// CPU count "100%" means for it.
+fn start_process(
+    job: &crate::config::AppJob,
+    sequence: usize,
+    log: &Path,
+    it: &mut Iteration,
+) -> Result<(AppProcess, Option<Cgroup>, usize), ServiceError> {
+    let cgroup = super::app_steps::make_cgroup(sequence, it);
+    let mut process = match AppProcess::spawn(job, log, None, cgroup.as_ref()) {
+        Ok(p) => p,
+        Err(e) => {
+            if let Some(c) = cgroup {
+                let _ = c.remove();
+            }
+            return Err(format!("{e:#}").into());
+        }
+    };
+    it.pid = Some(process.pid);
+    if let Some(why) = process.cgroup_error.take() {
+        it.warnings.push(crate::result::Warning::of(
+            crate::result::WarningKind::NoCgroup,
+            format!("the application could not join its cgroup: {why}"),
+        ));
+    }
+    if job.priority_high {
+        let (outcome, warning) = super::priority::raise(process.pid, "the application");
+        it.priority = Some(outcome);
+        it.warnings.extend(warning);
+    }
+    let norm = job
+        .cpus
+        .as_ref()
+        .map(Vec::len)
+        .unwrap_or_else(rigor_probe::online_cpus);
+    Ok((process, cgroup, norm))
+}
+
 /// Stops the application, turns its samples into figures and series, and says how it ended.
 fn finish(r: Running, grace: Duration) -> (Iteration, String) {
     let Running {
@@ -447,7 +479,13 @@ fn keep(path: &Path, built: &Built) -> Result<(), HostError> {
             "hash": s.hash,
         })
     });
-    let text = serde_json::json!({ "snapshot": snapshot }).to_string();
+    let image = built.image.as_ref().map(|i| {
+        serde_json::json!({
+            "engine": i.engine.program(),
+            "id": i.id,
+        })
+    });
+    let text = serde_json::json!({ "snapshot": snapshot, "image": image }).to_string();
     std::fs::write(path, text).map_err(|source| HostError::Write {
         path: path.to_path_buf(),
         source,
@@ -473,8 +511,23 @@ fn kept(path: &Path, dir: &Path) -> Option<Built> {
             })
         }
     };
+    let image = match &v["image"] {
+        serde_json::Value::Null => None,
+        i => {
+            let kind = match i["engine"].as_str()? {
+                "podman" => crate::config::EngineKind::Podman,
+                "docker" => crate::config::EngineKind::Docker,
+                _ => return None,
+            };
+            Some(super::container::BuiltImage::held_by(
+                kind,
+                i["id"].as_str()?.to_string(),
+            ))
+        }
+    };
     Some(Built {
         snapshot,
+        image,
         ..Built::default()
     })
 }
@@ -556,6 +609,7 @@ mod tests {
             cpus: None,
             priority_high: false,
             configuration: None,
+            container: None,
         };
         host.build("src-k", "src-k-b1", app.clone()).unwrap();
         let e = host

@@ -27,6 +27,9 @@ static AGENTS: Mutex<Vec<Agent>> = Mutex::new(Vec::new());
 /// Each application host as its agent described itself, for the run's environment.
 static SEEN: Mutex<Vec<(String, serde_json::Value)>> = Mutex::new(Vec::new());
 
+/// Each container application's engine as its host's build reported it: (job, what).
+static ENGINES: Mutex<Vec<(String, serde_json::Value)>> = Mutex::new(Vec::new());
+
 /// The (host, folder key) pairs whose sources the host already unpacked in this run.
 static SENT: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
 
@@ -126,10 +129,22 @@ pub fn record_hosts(environment: &mut serde_json::Value) {
             h.insert(name.clone(), info.clone());
         }
     }
+    let engines = ENGINES.lock().unwrap_or_else(|e| e.into_inner());
+    for (job, what) in engines.iter() {
+        let container = env
+            .get_mut("jobs")
+            .and_then(|j| j.get_mut(job))
+            .and_then(|j| j.get_mut("container"))
+            .and_then(serde_json::Value::as_object_mut);
+        if let (Some(c), serde_json::Value::Object(what)) = (container, what) {
+            c.extend(what.clone());
+        }
+    }
 }
 
 /// Ends every application host's agent: at the end of a run.
 pub fn disconnect_all() {
+    ENGINES.lock().unwrap_or_else(|e| e.into_inner()).clear();
     let agents = std::mem::take(&mut *AGENTS.lock().unwrap_or_else(|e| e.into_inner()));
     agents.into_iter().for_each(end);
     SENT.lock().unwrap_or_else(|e| e.into_inner()).clear();
@@ -161,7 +176,9 @@ fn build_with(
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .contains(&pair);
-    if !sent {
+    // An image the host's engine already holds needs no sources.
+    let named_image = wire.container.as_ref().is_some_and(|c| c.image.is_some());
+    if !sent && !named_image {
         let (tar, files) = sources::pack(&app.dir).map_err(anyhow::Error::msg)?;
         crate::console::err(&format!(
             "rigor: sending {files} files ({:.1} MiB) of {} to host {}",
@@ -178,6 +195,12 @@ fn build_with(
             app.name, host.name
         ));
     }
+    if let Some(file) = wire.container.as_ref().and_then(|c| c.dockerfile.as_ref()) {
+        crate::console::err(&format!(
+            "rigor: building the image of `{}` on host {} from {file}",
+            app.name, host.name
+        ));
+    }
     let built = agent.build(key, name, wire).map_err(|e| e.to_string());
     if let Some(parent) = log.parent() {
         let _ = std::fs::create_dir_all(parent);
@@ -190,7 +213,16 @@ fn build_with(
             }
         })
         .map_err(anyhow::Error::msg)?;
-    let wrote = app.build.is_some() && std::fs::write(log, &built.log).is_ok();
+    if let Some(c) = &built.container {
+        let mut engines = ENGINES.lock().unwrap_or_else(|e| e.into_inner());
+        engines.retain(|(j, _)| *j != app.name);
+        engines.push((app.name.clone(), c.clone()));
+    }
+    let dockerfile = wire
+        .container
+        .as_ref()
+        .is_some_and(|c| c.dockerfile.is_some());
+    let wrote = (app.build.is_some() || dockerfile) && std::fs::write(log, &built.log).is_ok();
     Ok(Built {
         build_time_ms: built.build_time_ms,
         size_kib: built.size_kib,

@@ -2,8 +2,8 @@
 //! is left out (the host unpacks the sources into one of its own) and the artifact goes
 //! relative to it, so no path the client sends can point outside that folder.
 
-use crate::config::{AppJob, Ready};
-use rigor_agent::app_wire::{AppWire, ReadyWire};
+use crate::config::{AppJob, ContainerJob, EngineKind, ImageSource, Ready};
+use rigor_agent::app_wire::{AppWire, ContainerWire, ReadyWire};
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
@@ -51,6 +51,11 @@ impl WireJob for AppWire {
             cpus: job.cpus.clone(),
             priority_high: job.priority_high,
             configuration: job.configuration.clone(),
+            container: job
+                .container
+                .as_ref()
+                .map(|c| container_of(c, job))
+                .transpose()?,
         })
     }
 
@@ -91,9 +96,99 @@ impl WireJob for AppWire {
             metrics: None,
             git_ref: None,
             host: None,
-            container: None,
+            container: self.container.map(|c| container_job(c, dir)).transpose()?,
         })
     }
+}
+
+/// A container job as it travels: its Dockerfile and context relative to the job's folder.
+fn container_of(c: &ContainerJob, job: &AppJob) -> anyhow::Result<ContainerWire> {
+    let inside = |key: &str, path: &Path| -> anyhow::Result<String> {
+        if normal(path) == normal(&job.dir) {
+            return Ok(".".into());
+        }
+        relative_inside(path, &job.dir).ok_or_else(|| {
+            anyhow::anyhow!(
+                "`{}`: `{key}` {} is outside the job's folder {}: only the folder reaches the \
+                 application's host",
+                job.name,
+                path.display(),
+                job.dir.display()
+            )
+        })
+    };
+    let (image, dockerfile, context) = match &c.image {
+        ImageSource::Named(n) => (Some(n.clone()), None, None),
+        ImageSource::Built {
+            dockerfile,
+            context,
+        } => (
+            None,
+            Some(inside("dockerfile", dockerfile)?),
+            Some(inside("context", context)?),
+        ),
+    };
+    Ok(ContainerWire {
+        image,
+        dockerfile,
+        context,
+        engine: c.engine.map(|e| e.program().to_string()),
+        publish: c.publish.clone(),
+        network: c.network.clone(),
+        args: c.args.clone(),
+    })
+}
+
+/// The container job on the host, its Dockerfile and context inside `dir`.
+fn container_job(c: ContainerWire, dir: &Path) -> anyhow::Result<ContainerJob> {
+    let under = |key: &str, rel: &str| -> anyhow::Result<std::path::PathBuf> {
+        let path = Path::new(rel);
+        if rel == "." {
+            return Ok(dir.to_path_buf());
+        }
+        if !path.components().all(|c| matches!(c, Component::Normal(_))) {
+            anyhow::bail!(
+                "the container's `{key}` {rel:?} is not a plain path inside the job's folder"
+            );
+        }
+        Ok(dir.join(path))
+    };
+    let image = match (c.image, c.dockerfile) {
+        (Some(name), None) => ImageSource::Named(name),
+        (None, Some(file)) => ImageSource::Built {
+            dockerfile: under("dockerfile", &file)?,
+            context: under("context", c.context.as_deref().unwrap_or("."))?,
+        },
+        _ => anyhow::bail!("a container application needs `image` or `dockerfile`, one of them"),
+    };
+    let engine = match c.engine.as_deref() {
+        None => None,
+        Some("podman") => Some(EngineKind::Podman),
+        Some("docker") => Some(EngineKind::Docker),
+        Some(other) => anyhow::bail!("no container engine {other:?} (podman or docker)"),
+    };
+    Ok(ContainerJob {
+        image,
+        engine,
+        publish: c.publish,
+        network: c.network,
+        args: c.args,
+    })
+}
+
+/// `path` with `.` and `..` resolved by text.
+fn normal(path: &Path) -> std::path::PathBuf {
+    let mut out = std::path::PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// `path` relative to `dir` when it lies inside it (after resolving `.` and `..` by text).
@@ -139,6 +234,7 @@ mod tests {
             cpus: Some(vec![0]),
             priority_high: true,
             configuration: None,
+            container: None,
         }
         .into_job(Path::new("/src/app"))
         .unwrap()
@@ -180,5 +276,51 @@ mod tests {
         let mut w = AppWire::of(&job()).unwrap();
         w.artifact = Some("/etc/passwd".into());
         assert!(w.into_job(Path::new("/x")).is_err());
+    }
+
+    #[test]
+    fn a_container_travels_with_its_dockerfile_relative_to_its_folder() {
+        let mut j = job();
+        j.container = Some(ContainerJob {
+            image: ImageSource::Built {
+                dockerfile: "/src/app/docker/Dockerfile".into(),
+                context: "/src/app".into(),
+            },
+            engine: Some(EngineKind::Podman),
+            publish: vec!["0.0.0.0:8080:80".into()],
+            network: None,
+            args: vec!["--memory".into(), "1g".into()],
+        });
+        let wire = AppWire::of(&j).unwrap();
+        let c = wire.container.as_ref().unwrap();
+        assert_eq!(c.dockerfile.as_deref(), Some("docker/Dockerfile"));
+        assert_eq!(c.context.as_deref(), Some("."));
+        assert_eq!(c.engine.as_deref(), Some("podman"));
+        let back = wire.clone().into_job(Path::new("/host/work/k")).unwrap();
+        let bc = back.container.unwrap();
+        assert_eq!(
+            bc.image,
+            ImageSource::Built {
+                dockerfile: "/host/work/k/docker/Dockerfile".into(),
+                context: "/host/work/k".into(),
+            }
+        );
+        assert_eq!(bc.publish, ["0.0.0.0:8080:80"]);
+        assert_eq!(bc.args, ["--memory", "1g"]);
+        // A Dockerfile outside the folder never leaves; one that would climb out is refused.
+        if let Some(c) = j.container.as_mut() {
+            c.image = ImageSource::Built {
+                dockerfile: "/elsewhere/Dockerfile".into(),
+                context: "/src/app".into(),
+            };
+        }
+        let e = AppWire::of(&j).unwrap_err().to_string();
+        assert!(e.contains("`dockerfile`") && e.contains("outside"), "{e}");
+        let mut w = wire;
+        if let Some(c) = w.container.as_mut() {
+            c.dockerfile = Some("../../etc/Dockerfile".into());
+        }
+        let e = w.into_job(Path::new("/x")).unwrap_err().to_string();
+        assert!(e.contains("not a plain path"), "{e}");
     }
 }

@@ -36,7 +36,14 @@ pub fn collect(env: &rigor_probe::Environment, apps: &[&AppJob], cgroup_note: &s
         }
         j.insert("dir".into(), Value::String(job.dir.display().to_string()));
         if let Some(c) = &job.container {
-            j.insert("container".into(), super::container::environment(c));
+            let here = job.host.is_none();
+            // On a host of its own, its engine is that host's: the host's build says which.
+            let container = if here {
+                super::container::environment(c)
+            } else {
+                super::container::written(c)
+            };
+            j.insert("container".into(), container);
         }
         if job.build.is_some() {
             let build_env: Map<String, Value> = crate::guards::build_env()

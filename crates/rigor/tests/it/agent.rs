@@ -213,7 +213,7 @@ fn the_agent_refuses_another_protocol_and_survives_unknown_messages() {
     assert!(
         text.contains("\"type\":\"error\"")
             && text.contains("version 99")
-            && text.contains("version 3"),
+            && text.contains("version 4"),
         "{text}"
     );
     assert!(

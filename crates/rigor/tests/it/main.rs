@@ -20,6 +20,7 @@ mod history_show;
 mod history_store;
 mod history_support;
 mod hosts_app;
+mod hosts_containers;
 mod hosts_lab;
 mod hosts_load;
 mod hosts_support;

@@ -21,6 +21,14 @@ pub struct BuiltImage {
 }
 
 impl BuiltImage {
+    /// The image `id` held by the engine `kind`: a build an earlier process recorded.
+    pub fn held_by(kind: crate::config::EngineKind, id: String) -> BuiltImage {
+        BuiltImage {
+            engine: Engine { kind },
+            id,
+        }
+    }
+
     /// Before a start: the engine still holds the image (another build, a prune or a pull of
     /// the same tag cannot change what an id names).
     pub fn ensure(&self) -> anyhow::Result<()> {

@@ -14,23 +14,32 @@ mod sweep;
 pub use image::BuiltImage;
 pub use netns::{enter, inside};
 pub use network::{own_network, proxy_guard};
-pub use start::launch;
+pub use start::{launch, launch_image};
 
 /// What the environment records of a container job: its engine and the engine's version
 /// (or why no engine answers), and its image as written.
 pub fn environment(c: &crate::config::ContainerJob) -> serde_json::Value {
+    let mut v = written(c);
+    let engine = match detect::engine(c.engine) {
+        Ok((e, version)) => serde_json::json!({
+            "engine": e.program(),
+            "engine_version": version,
+        }),
+        Err(e) => serde_json::json!({ "engine_error": format!("{e:#}") }),
+    };
+    if let (Some(v), serde_json::Value::Object(e)) = (v.as_object_mut(), engine) {
+        v.extend(e);
+    }
+    v
+}
+
+/// A container job's image as written, without asking any engine.
+pub fn written(c: &crate::config::ContainerJob) -> serde_json::Value {
     let image = match &c.image {
         crate::config::ImageSource::Named(n) => n.clone(),
         crate::config::ImageSource::Built { dockerfile, .. } => dockerfile.display().to_string(),
     };
-    match detect::engine(c.engine) {
-        Ok((e, version)) => serde_json::json!({
-            "engine": e.program(),
-            "engine_version": version,
-            "image": image,
-        }),
-        Err(e) => serde_json::json!({ "engine_error": format!("{e:#}"), "image": image }),
-    }
+    serde_json::json!({ "image": image })
 }
 
 /// The network namespace of the running container `name`, through the first engine that

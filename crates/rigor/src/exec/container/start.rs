@@ -4,6 +4,7 @@
 
 use super::client::call;
 use super::engine::{Engine, RunSpec};
+use super::image::BuiltImage;
 use crate::config::{AppJob, ContainerJob};
 use crate::exec::app::AppProcess;
 use crate::exec::iteration_context::IterationContext;
@@ -24,21 +25,35 @@ pub fn launch(
     who: &str,
 ) -> anyhow::Result<(AppProcess, Option<Cgroup>, usize)> {
     let job = &ctx.row.app;
-    let Some(c) = &job.container else {
-        anyhow::bail!("`{}` is not a container application", job.name);
-    };
     let Some(image) = &ctx.built.image else {
         anyhow::bail!("`{}`: its image was not built", job.name);
+    };
+    launch_image(job, image, ctx.sequence, &ctx.log, stdout, it, who)
+}
+
+/// [`launch`] from its parts: where the application's own host starts it, with no iteration
+/// of a run around it.
+pub fn launch_image(
+    job: &AppJob,
+    image: &BuiltImage,
+    sequence: usize,
+    log: &Path,
+    stdout: Option<&Path>,
+    it: &mut Iteration,
+    who: &str,
+) -> anyhow::Result<(AppProcess, Option<Cgroup>, usize)> {
+    let Some(c) = &job.container else {
+        anyhow::bail!("`{}` is not a container application", job.name);
     };
     let engine = image.engine.clone();
     super::sweep::once(&engine)?;
     let name = format!(
         "rigor-{}-{}-{:08x}",
         std::process::id(),
-        ctx.sequence,
+        sequence,
         rand::random::<u32>()
     );
-    let app = start(job, c, &engine, &image.id, &name, &ctx.log, stdout)?;
+    let app = start(job, c, &engine, &image.id, &name, log, stdout)?;
     it.pid = Some(app.pid);
     let cgroup = Cgroup::of_process(app.pid);
     if cgroup.is_none() {
