@@ -248,20 +248,15 @@ impl AppService for AppHost {
             .dir(name)?
             .with_extension("logs")
             .join(format!("app-{id}.log"));
-        let (mut process, cgroup, norm) = match &built.image {
+        let who = "the application";
+        let launched = match &built.image {
             // A fresh container of the build's image, started by this host's engine.
-            Some(image) => super::container::launch_image(
-                &job,
-                image,
-                sequence,
-                &log,
-                None,
-                &mut it,
-                "the application",
-            )
-            .map_err(|e| format!("{e:#}"))?,
-            None => start_process(&job, sequence, &log, &mut it)?,
+            Some(image) => {
+                super::container::launch_image(&job, image, sequence, &log, None, &mut it, who)
+            }
+            None => super::app_steps::launch_process(&job, sequence, &log, None, &mut it, who),
         };
+        let (mut process, cgroup, norm) = launched.map_err(|e| format!("{e:#}"))?;
         let sampler = match Sampler::start_with(process.pid, cgroup.clone(), interval, norm) {
             Ok(s) => s,
             Err(e) => {
@@ -380,44 +375,6 @@ impl AppService for AppHost {
             let _ = std::fs::remove_file(self.root.join(format!("{key}.tar")));
         }
     }
-}
-
-/// Starts the application's command in a cgroup made for it: the process, its cgroup and the
-/// CPU count "100%" means for it.
-fn start_process(
-    job: &crate::config::AppJob,
-    sequence: usize,
-    log: &Path,
-    it: &mut Iteration,
-) -> Result<(AppProcess, Option<Cgroup>, usize), ServiceError> {
-    let cgroup = super::app_steps::make_cgroup(sequence, it);
-    let mut process = match AppProcess::spawn(job, log, None, cgroup.as_ref()) {
-        Ok(p) => p,
-        Err(e) => {
-            if let Some(c) = cgroup {
-                let _ = c.remove();
-            }
-            return Err(format!("{e:#}").into());
-        }
-    };
-    it.pid = Some(process.pid);
-    if let Some(why) = process.cgroup_error.take() {
-        it.warnings.push(crate::result::Warning::of(
-            crate::result::WarningKind::NoCgroup,
-            format!("the application could not join its cgroup: {why}"),
-        ));
-    }
-    if job.priority_high {
-        let (outcome, warning) = super::priority::raise(process.pid, "the application");
-        it.priority = Some(outcome);
-        it.warnings.extend(warning);
-    }
-    let norm = job
-        .cpus
-        .as_ref()
-        .map(Vec::len)
-        .unwrap_or_else(rigor_probe::online_cpus);
-    Ok((process, cgroup, norm))
 }
 
 /// Stops the application, turns its samples into figures and series, and says how it ended.

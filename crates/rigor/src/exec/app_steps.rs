@@ -84,12 +84,24 @@ pub(super) fn launch(
     stdout: Option<&std::path::Path>,
     who: &str,
 ) -> anyhow::Result<(AppProcess, Option<Cgroup>, usize)> {
-    let job = &ctx.row.app;
-    if job.container.is_some() {
+    if ctx.row.app.container.is_some() {
         return super::container::launch(ctx, it, stdout, who);
     }
-    let cgroup = make_cgroup(ctx.sequence, it);
-    let mut app = match AppProcess::spawn(job, &ctx.log, stdout, cgroup.as_ref()) {
+    launch_process(&ctx.row.app, ctx.sequence, &ctx.log, stdout, it, who)
+}
+
+/// Starts the job's command in a cgroup made for it: the process, its cgroup, and the CPU
+/// count "100%" means for it.
+pub(super) fn launch_process(
+    job: &crate::config::AppJob,
+    sequence: usize,
+    log: &std::path::Path,
+    stdout: Option<&std::path::Path>,
+    it: &mut Iteration,
+    who: &str,
+) -> anyhow::Result<(AppProcess, Option<Cgroup>, usize)> {
+    let cgroup = make_cgroup(sequence, it);
+    let mut app = match AppProcess::spawn(job, log, stdout, cgroup.as_ref()) {
         Ok(app) => app,
         Err(e) => {
             if let Some(c) = cgroup {
@@ -104,17 +116,27 @@ pub(super) fn launch(
             "{who} could not join its cgroup: {why}"
         )));
     }
+    let norm = started(job, app.pid, it, who);
+    Ok((app, cgroup, norm))
+}
+
+/// What follows every start, of a process or a container: its priority raised when the job
+/// asks, and the CPU count "100%" means for it (its CPU set, else the machine's).
+pub(super) fn started(
+    job: &crate::config::AppJob,
+    pid: i32,
+    it: &mut Iteration,
+    who: &str,
+) -> usize {
     if job.priority_high {
-        let (outcome, warning) = super::priority::raise(app.pid, who);
+        let (outcome, warning) = super::priority::raise(pid, who);
         it.priority = Some(outcome);
         it.warnings.extend(warning);
     }
-    let norm = job
-        .cpus
+    job.cpus
         .as_ref()
         .map(Vec::len)
-        .unwrap_or_else(rigor_probe::online_cpus);
-    Ok((app, cgroup, norm))
+        .unwrap_or_else(rigor_probe::online_cpus)
 }
 
 /// What the stop said about the application, turned into warnings and errors: killed after

@@ -3,7 +3,7 @@
 //! `podman import`; and the engine's own view of containers (events, `ps`).
 #![allow(dead_code)]
 
-use crate::common::{hello_server, skip};
+use crate::common::{hello_server, m, server_stats, skip};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -112,4 +112,21 @@ pub fn containers_of(rigor: u32) -> Vec<String> {
         .filter(|n| n.starts_with(&format!("rigor-{rigor}-")))
         .map(str::to_string)
         .collect()
+}
+
+/// Every request the engine sent reached the server in the container: its own count lies
+/// between what was sent and that less what was still in flight.
+pub fn served_what_was_sent(it: &serde_json::Value) {
+    let stats = server_stats(it);
+    let served = stats["by_path"]["/plaintext"].as_f64().unwrap();
+    let load = &it["load"];
+    let in_window = m(it, "load.requests").unwrap();
+    let outside = load["outside_window"]["requests"].as_f64().unwrap();
+    let in_flight = load["in_flight_at_end"].as_f64().unwrap();
+    let sent = in_window + outside + 1.0;
+    assert!(
+        in_window > 0.0 && served <= sent && served >= sent - in_flight,
+        "server answered {served}; engine: {in_window} measured + {outside} outside + 1, \
+         {in_flight} in flight"
+    );
 }

@@ -8,7 +8,6 @@
 use crate::common::*;
 use crate::containers_support::*;
 use crate::hosts_support::*;
-use serde_json::Value;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -58,8 +57,27 @@ fn since_now() -> String {
     (secs - 1).to_string()
 }
 
-/// The ids of rigor's containers (`rigor-…`) the engine started since `since`.
-fn started_since(since: &str) -> Vec<String> {
+/// The agents (`rigor agent --stdio`) running on host `c1` now.
+fn agents_on(lab: &Lab) -> Vec<u32> {
+    lab.pids_in("c1")
+        .into_iter()
+        .filter(|p| {
+            let raw = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+            String::from_utf8_lossy(&raw).contains("agent\0--stdio")
+        })
+        .collect()
+}
+
+/// Whether a container's name is one an agent of `agents` gave it (`rigor-AGENT-…`): other
+/// rigors on this machine may run containers of their own meanwhile.
+fn of_agents(name: &str, agents: &[u32]) -> bool {
+    agents
+        .iter()
+        .any(|a| name.starts_with(&format!("rigor-{a}-")))
+}
+
+/// The ids of the containers the engine started since `since` for `agents`.
+fn started_since(since: &str, agents: &[u32]) -> Vec<String> {
     let events = podman(&[
         "events",
         "--stream=false",
@@ -75,40 +93,54 @@ fn started_since(since: &str) -> Vec<String> {
         .filter(|l| {
             l.split_whitespace()
                 .nth(1)
-                .is_some_and(|n| n.starts_with("rigor-"))
+                .is_some_and(|n| of_agents(n, agents))
         })
         .filter_map(|l| l.split_whitespace().next().map(str::to_string))
         .collect()
 }
 
-/// rigor's containers the engine still has, in any state.
-fn rigors_containers() -> Vec<String> {
+/// The containers of `agents` the engine still has, in any state.
+fn containers_of_agents(agents: &[u32]) -> Vec<String> {
     podman(&["ps", "--all", "--format", "{{.Names}}"])
         .lines()
-        .filter(|n| n.starts_with("rigor-"))
+        .filter(|n| of_agents(n, agents))
         .map(str::to_string)
         .collect()
 }
 
-/// Runs the lab's profile for `iterations`, watching each iteration's container from here:
-/// the cgroups its first process was seen in.
-fn run_lab(dir: &Path, iterations: u32) -> (std::process::Output, Vec<(u32, String)>) {
+/// What a run on the lab did, seen from here: the agents that ran on `c1`, and each container's
+/// first process with the cgroups it was seen in.
+struct Seen {
+    agents: Vec<u32>,
+    first_processes: Vec<(u32, String)>,
+}
+
+/// Runs the lab's profile for `iterations`, watching each iteration's container from here.
+fn run_lab(lab: &Lab, dir: &Path, iterations: u32) -> (std::process::Output, Seen) {
     let mut child = spawn_lab_run(dir, iterations);
-    let mut seen: Vec<(u32, String)> = Vec::new();
+    let mut seen = Seen {
+        agents: Vec::new(),
+        first_processes: Vec::new(),
+    };
     let deadline = Instant::now() + Duration::from_secs(300);
     while Instant::now() < deadline && matches!(child.try_wait(), Ok(None)) {
+        for a in agents_on(lab) {
+            if !seen.agents.contains(&a) {
+                seen.agents.push(a);
+            }
+        }
         let listed = std::process::Command::new("podman")
             .args(["ps", "--format", "{{.Names}} {{.Pid}}"])
             .output()
             .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
             .unwrap_or_default();
-        for line in listed.lines().filter(|l| l.starts_with("rigor-")) {
+        for line in listed.lines().filter(|l| of_agents(l, &seen.agents)) {
             let Some(pid) = line.split_whitespace().nth(1).and_then(|p| p.parse().ok()) else {
                 continue;
             };
-            if pid > 0 && !seen.iter().any(|(p, _)| *p == pid) {
+            if pid > 0 && !seen.first_processes.iter().any(|(p, _)| *p == pid) {
                 let cg = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap_or_default();
-                seen.push((pid, cg));
+                seen.first_processes.push((pid, cg));
             }
         }
         std::thread::sleep(Duration::from_millis(100));
@@ -119,27 +151,23 @@ fn run_lab(dir: &Path, iterations: u32) -> (std::process::Output, Vec<(u32, Stri
     (child.wait_with_output().unwrap(), seen)
 }
 
-/// Every request the engine sent reached the server in the container: its own count lies
-/// between what was sent and that less what was still in flight.
-fn served_what_was_sent(it: &Value) {
-    let stats = server_stats(it);
-    let served = stats["by_path"]["/plaintext"].as_f64().unwrap();
-    let load = &it["load"];
-    let in_window = m(it, "load.requests").unwrap();
-    let outside = load["outside_window"]["requests"].as_f64().unwrap();
-    let in_flight = load["in_flight_at_end"].as_f64().unwrap();
-    let sent = in_window + outside + 1.0;
-    assert!(
-        in_window > 0.0 && served <= sent && served >= sent - in_flight,
-        "server answered {served}; engine: {in_window} measured + {outside} outside + 1, \
-         {in_flight} in flight"
-    );
+/// The test image, this binary's turn at the machine, and a lab with host `c1`; `None` (the
+/// skip said) where podman or the lab cannot be had.
+fn lab_with_image() -> Option<(&'static str, std::sync::MutexGuard<'static, ()>, Lab)> {
+    if !podman_or_skip() {
+        return None;
+    }
+    let image = image();
+    let one = one_at_a_time();
+    let lab = Lab::or_skip(&["c1"])?;
+    Some((image, one, lab))
 }
 
 /// Nothing of the run is left: no container of rigor's, nothing but sshd in the host.
-fn nothing_left(lab: &Lab) {
+fn nothing_left(lab: &Lab, agents: &[u32]) {
     std::thread::sleep(Duration::from_millis(500));
-    assert!(rigors_containers().is_empty(), "{:?}", rigors_containers());
+    let left = containers_of_agents(agents);
+    assert!(left.is_empty(), "{left:?}");
     let left: Vec<String> = lab
         .pids_in("c1")
         .into_iter()
@@ -155,12 +183,7 @@ fn nothing_left(lab: &Lab) {
 #[test]
 #[ignore = "needs root"]
 fn an_image_on_a_host_runs_there_fresh_each_iteration_with_that_hosts_engine() {
-    if !podman_or_skip() {
-        return;
-    }
-    let image = image();
-    let _one = one_at_a_time();
-    let Some(lab) = Lab::or_skip(&["c1"]) else {
+    let Some((image, _one, lab)) = lab_with_image() else {
         return;
     };
     let dir = temp_dir("hosts-ctr");
@@ -168,7 +191,7 @@ fn an_image_on_a_host_runs_there_fresh_each_iteration_with_that_hosts_engine() {
     let keys = format!("image = {}", toml_string(image));
     std::fs::write(dir.join("rigor.toml"), config(&lab, &keys, port, &dir)).unwrap();
     let since = since_now();
-    let (out, seen) = run_lab(&dir, 2);
+    let (out, seen) = run_lab(&lab, &dir, 2);
     let t = text(&out);
     assert_eq!(out.status.code(), Some(0), "{t}");
     let json = result(&dir);
@@ -181,9 +204,15 @@ fn an_image_on_a_host_runs_there_fresh_each_iteration_with_that_hosts_engine() {
         // Measured on the host from the container's first process and its own cgroup.
         let pid = it["pid"].as_u64().expect("the container's first process") as u32;
         let (_, cgroup) = seen
+            .first_processes
             .iter()
             .find(|(p, _)| *p == pid)
-            .unwrap_or_else(|| panic!("PID {pid} was never a container's first process: {seen:?}"));
+            .unwrap_or_else(|| {
+                panic!(
+                    "PID {pid} was never a container's first process: {:?}",
+                    seen.first_processes
+                )
+            });
         assert!(cgroup.contains("libpod"), "{cgroup}");
         assert!(m(it, "app.rss").unwrap() > 0.5, "{it}");
         assert!(m(it, "app.cgroup.memory").unwrap() > 0.5, "{it}");
@@ -204,7 +233,7 @@ fn an_image_on_a_host_runs_there_fresh_each_iteration_with_that_hosts_engine() {
         );
     }
     // One fresh container per iteration, by the engine's own events.
-    let mut started = started_since(&since);
+    let mut started = started_since(&since, &seen.agents);
     started.sort();
     started.dedup();
     assert_eq!(started.len(), 2, "{started:?}");
@@ -222,18 +251,13 @@ fn an_image_on_a_host_runs_there_fresh_each_iteration_with_that_hosts_engine() {
         hash.trim_start_matches("sha256:"),
         id.trim_start_matches("sha256:")
     );
-    nothing_left(&lab);
+    nothing_left(&lab, &seen.agents);
 }
 
 #[test]
 #[ignore = "needs root"]
 fn a_dockerfile_on_a_host_is_built_there_from_the_sources_sent() {
-    if !podman_or_skip() {
-        return;
-    }
-    let base = image();
-    let _one = one_at_a_time();
-    let Some(lab) = Lab::or_skip(&["c1"]) else {
+    let Some((base, _one, lab)) = lab_with_image() else {
         return;
     };
     let dir = temp_dir("hosts-ctr-build");
@@ -249,7 +273,7 @@ fn a_dockerfile_on_a_host_is_built_there_from_the_sources_sent() {
     let port = free_port();
     let toml = config(&lab, "dockerfile = \"Dockerfile\"", port, &src);
     std::fs::write(dir.join("rigor.toml"), toml).unwrap();
-    let (out, _) = run_lab(&dir, 1);
+    let (out, seen) = run_lab(&lab, &dir, 1);
     let t = text(&out);
     assert_eq!(out.status.code(), Some(0), "{t}");
     assert!(t.contains("on host c1"), "the build's place is said: {t}");
@@ -269,18 +293,13 @@ fn a_dockerfile_on_a_host_is_built_there_from_the_sources_sent() {
     let _ = std::process::Command::new("podman")
         .args(["rmi", "-f", &tag])
         .output();
-    nothing_left(&lab);
+    nothing_left(&lab, &seen.agents);
 }
 
 #[test]
 #[ignore = "needs root"]
 fn a_killed_rigor_leaves_no_container_on_the_host() {
-    if !podman_or_skip() {
-        return;
-    }
-    let image = image();
-    let _one = one_at_a_time();
-    let Some(lab) = Lab::or_skip(&["c1"]) else {
+    let Some((image, _one, lab)) = lab_with_image() else {
         return;
     };
     let dir = temp_dir("hosts-ctr-kill");
@@ -291,18 +310,30 @@ fn a_killed_rigor_leaves_no_container_on_the_host() {
     let mut child = spawn_lab_run(&dir, 1);
     // Once the container serves the load, rigor is killed outright.
     let deadline = Instant::now() + Duration::from_secs(120);
-    while rigors_containers().is_empty() && Instant::now() < deadline {
+    let mut agents = Vec::new();
+    while Instant::now() < deadline {
         assert!(matches!(child.try_wait(), Ok(None)), "rigor ended early");
+        for a in agents_on(&lab) {
+            if !agents.contains(&a) {
+                agents.push(a);
+            }
+        }
+        if !containers_of_agents(&agents).is_empty() {
+            break;
+        }
         std::thread::sleep(Duration::from_millis(100));
     }
-    assert!(!rigors_containers().is_empty(), "no container started");
+    assert!(
+        !containers_of_agents(&agents).is_empty(),
+        "no container started"
+    );
     std::thread::sleep(Duration::from_secs(2));
     child.kill().unwrap();
     let _ = child.wait();
     // Its transport goes with it; the agent on the host then stops and removes the container.
     let deadline = Instant::now() + Duration::from_secs(60);
-    while !rigors_containers().is_empty() && Instant::now() < deadline {
+    while !containers_of_agents(&agents).is_empty() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(200));
     }
-    nothing_left(&lab);
+    nothing_left(&lab, &agents);
 }

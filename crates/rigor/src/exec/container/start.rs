@@ -65,16 +65,7 @@ pub fn launch_image(
             ),
         ));
     }
-    if job.priority_high {
-        let (outcome, warning) = crate::exec::priority::raise(app.pid, who);
-        it.priority = Some(outcome);
-        it.warnings.extend(warning);
-    }
-    let norm = job
-        .cpus
-        .as_ref()
-        .map(Vec::len)
-        .unwrap_or_else(rigor_probe::online_cpus);
+    let norm = crate::exec::app_steps::started(job, app.pid, it, who);
     Ok((app, cgroup, norm))
 }
 
