@@ -60,10 +60,23 @@ pub fn render_document_at(doc: &Document, color: bool, width: usize) -> String {
                 }
             }
             Block::Table(t) => {
-                for part in fitted(t, width) {
+                let (parts, left_out) = fitted(t, width);
+                for part in parts {
                     out.push('\n');
                     out.push_str(&table(&part, color, width));
                     out.push('\n');
+                }
+                if !left_out.is_empty() {
+                    let said = format!(
+                        "left out to fit {width} columns: {} (a wider COLUMNS shows {}, as do \
+                         the Markdown, HTML and JSON reports)",
+                        left_out.join(", "),
+                        if left_out.len() == 1 { "it" } else { "them" }
+                    );
+                    for line in fit::wrap(&visible(&said), width, "") {
+                        out.push_str(&line);
+                        out.push('\n');
+                    }
                 }
             }
             Block::List(items) => {
@@ -119,27 +132,69 @@ fn cell(c: &Cell, color: bool) -> comfy_table::Cell {
     cell
 }
 
-/// `t` as it fits in `width`: whole; else a figures table without the means beside its medians
-/// (`61.81 ±1.0% (61.85)` reads `61.81 ±1.0%`) if that fits; else split into tables of a few
-/// value columns each, every one repeating the label column.
-fn fitted(t: &Table, width: usize) -> Vec<Table> {
+/// `t` as it fits in `width`, and the titles of the columns left out for it: whole; else a
+/// figures table without the means beside its medians (`61.81 ±1.0% (61.85)` reads
+/// `61.81 ±1.0%`) if that fits; else without its droppable columns, least important first, if
+/// that makes it fit in one table; else split into tables of a few value columns each, every one
+/// repeating the label column.
+fn fitted(t: &Table, width: usize) -> (Vec<Table>, Vec<String>) {
     let parts = split(t, width);
-    if parts.len() < 2 || !t.numeric {
-        return parts;
+    if parts.len() < 2 {
+        return (parts, Vec::new());
     }
-    let compact = Table {
+    let compact = if t.numeric {
+        Table {
+            rows: t
+                .rows
+                .iter()
+                .map(|r| r.iter().map(without_mean).collect())
+                .collect(),
+            ..t.clone()
+        }
+    } else {
+        t.clone()
+    };
+    let fewer = split(&compact, width);
+    if fewer.len() < 2 {
+        return (fewer, Vec::new());
+    }
+    let mut gone: Vec<usize> = Vec::new();
+    for step in &t.droppable {
+        gone.extend(
+            step.iter()
+                .copied()
+                .filter(|&i| i > 0 && i < t.header.len()),
+        );
+        let narrower = without_columns(&compact, &gone);
+        if split(&narrower, width).len() < 2 {
+            let mut titles: Vec<String> = Vec::new();
+            for &i in &gone {
+                if !titles.contains(&t.header[i]) {
+                    titles.push(t.header[i].clone());
+                }
+            }
+            return (vec![narrower], titles);
+        }
+    }
+    if fewer.len() < parts.len() {
+        (fewer, Vec::new())
+    } else {
+        (parts, Vec::new())
+    }
+}
+
+/// `t` without the columns `gone`.
+fn without_columns(t: &Table, gone: &[usize]) -> Table {
+    let kept: Vec<usize> = (0..t.header.len()).filter(|i| !gone.contains(i)).collect();
+    Table {
+        header: kept.iter().map(|&i| t.header[i].clone()).collect(),
         rows: t
             .rows
             .iter()
-            .map(|r| r.iter().map(without_mean).collect())
+            .map(|r| kept.iter().filter_map(|&i| r.get(i).cloned()).collect())
             .collect(),
-        ..t.clone()
-    };
-    let fewer = split(&compact, width);
-    if fewer.len() < parts.len() {
-        fewer
-    } else {
-        parts
+        numeric: t.numeric,
+        droppable: Vec::new(),
     }
 }
 
@@ -189,6 +244,7 @@ fn split(t: &Table, width: usize) -> Vec<Table> {
                     .map(|r| columns.iter().filter_map(|&i| r.get(i).cloned()).collect())
                     .collect(),
                 numeric: t.numeric,
+                droppable: Vec::new(),
             }
         })
         .collect()
