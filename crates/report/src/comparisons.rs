@@ -498,7 +498,8 @@ fn notes_across_rows(
         rows: Vec<&'a str>,
     }
     let mut said: Vec<Said> = Vec::new();
-    let mut advice: Vec<(&str, Vec<String>, Vec<&str>, Vec<Settle>)> = Vec::new();
+    // Where the advice on iterations applies (its text unused), and what each row advises.
+    let mut advice: Vec<(Said, Vec<Settle>)> = Vec::new();
     for &(row, c) in noted {
         let label = declarations::label(&c.measurement, decl);
         let mut rest: Vec<String> = Vec::new();
@@ -506,19 +507,25 @@ fn notes_across_rows(
         for clause in clauses(c) {
             match settle_advice(&clause) {
                 Some(settle) if !advised_once(&c.candidate) => {
-                    let at = match advice.iter().position(|a| a.0 == c.candidate) {
+                    let at = match advice.iter().position(|a| a.0.candidate == c.candidate) {
                         Some(at) => at,
                         None => {
-                            advice.push((&c.candidate, Vec::new(), Vec::new(), Vec::new()));
+                            let empty = Said {
+                                candidate: &c.candidate,
+                                text: String::new(),
+                                labels: Vec::new(),
+                                rows: Vec::new(),
+                            };
+                            advice.push((empty, Vec::new()));
                             advice.len() - 1
                         }
                     };
-                    let a = &mut advice[at];
-                    if !a.1.contains(&label) {
-                        a.1.push(label.clone());
+                    let (a, settles) = &mut advice[at];
+                    if !a.labels.contains(&label) {
+                        a.labels.push(label.clone());
                     }
-                    a.2.push(row);
-                    a.3.push(settle);
+                    a.rows.push(row);
+                    settles.push(settle);
                 }
                 _ if is_shared(&c.candidate, &clause) => lines.push(clause),
                 _ => rest.push(clause),
@@ -575,7 +582,7 @@ fn notes_across_rows(
             )
         })
         .collect();
-    for (candidate, labels, rows, settles) in &advice {
+    for (a, settles) in &advice {
         let most = settles
             .iter()
             .filter_map(|s| match s {
@@ -605,7 +612,11 @@ fn notes_across_rows(
             ));
         }
         out.push(Cell::styled(
-            format!("{}: {}", who(candidate, labels, rows), parts.join("; ")),
+            format!(
+                "{}: {}",
+                who(a.candidate, &a.labels, &a.rows),
+                parts.join("; ")
+            ),
             Style::Inconclusive,
         ));
     }
@@ -836,6 +847,121 @@ mod tests {
                 "—",
                 "—"
             ]
+        );
+    }
+
+    /// A sweep of `id` over `clients`, each point noted with `note` (its `-i` advice varying).
+    fn sweep(id: &str, notes: &[&str]) -> Vec<Comparison> {
+        notes
+            .iter()
+            .enumerate()
+            .map(|(i, note)| {
+                let clients = (1 << i).to_string();
+                let mut c = mk("pingpong", &[("clients", &clients)], id);
+                c.note = Some(note.to_string());
+                c.p_value = Some(0.5);
+                c.ci_low_pct = Some(-10.0);
+                c.ci_high_pct = Some(5.0);
+                c
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_terminal_joins_a_sweep_into_one_table_and_says_each_note_once() {
+        let paired = "5 round(s) paired, too few for the paired test: compared unpaired";
+        let settle = |i: usize| rigor_analysis::sufficiency::settle_note(5, 0, Some(i), 2.0);
+        let notes = [
+            format!("{paired}; {}", settle(20)),
+            format!("{paired}; {}", settle(90)),
+            format!("{paired}; {}", settle(500)),
+            format!("{paired}; the interval is odd here"),
+        ];
+        let notes: Vec<&str> = notes.iter().map(String::as_str).collect();
+        let mut cmps = sweep("load.rps", &notes);
+        // The same rows' elapsed time, without notes.
+        for mut c in sweep("app.elapsed", &["", "", "", ""]) {
+            c.note = None;
+            cmps.push(c);
+        }
+        let noted = |c: &Comparison| c.measurement == "load.rps";
+        let blocks = comparison_blocks_noting(&cmps, &Declarations::new(), &noted, true);
+        let tables: Vec<&Table> = blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Table(t) => Some(t),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(tables.len(), 1, "{blocks:?}");
+        let labels: Vec<&str> = tables[0].rows.iter().map(|r| r[0].text.as_str()).collect();
+        assert_eq!(
+            labels,
+            vec![
+                "Requests/sec (1/s)",
+                "  clients=1",
+                "  clients=2",
+                "  clients=4",
+                "  clients=8",
+                "Elapsed Time (ms)",
+                "  clients=1",
+                "  clients=2",
+                "  clients=4",
+                "  clients=8",
+            ]
+        );
+        // p first, then the interval, may go on a narrow terminal.
+        assert_eq!(tables[0].droppable, vec![vec![5], vec![4]]);
+        let Some(Block::List(said)) = blocks.iter().find(|b| matches!(b, Block::List(_))) else {
+            panic!("no notes: {blocks:?}")
+        };
+        let said: Vec<&str> = said.iter().map(|c| c.text.as_str()).collect();
+        assert_eq!(
+            said,
+            vec![
+                format!("Requests/sec (1/s) in 4 rows: {paired}").as_str(),
+                "clients=8 · Requests/sec (1/s): the interval is odd here",
+                "Requests/sec (1/s) in 3 rows: -i 90 would likely settle 2 (the most any of them \
+                 needs); 1 would need over 100 iterations per side (quiet the machine, or accept \
+                 it as unsettled)",
+            ]
+        );
+        // The files keep a table and the whole note per row.
+        let files = comparison_blocks(&cmps, &Declarations::new());
+        let tables = files
+            .iter()
+            .filter(|b| matches!(b, Block::Table(_)))
+            .count();
+        assert_eq!(tables, 4);
+        let notes: Vec<&Cell> = files
+            .iter()
+            .filter_map(|b| match b {
+                Block::List(l) => Some(l),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        assert!(notes[1].text.ends_with("(-i 90)"), "{notes:?}");
+    }
+
+    #[test]
+    fn one_rows_advice_stays_its_own_line() {
+        let note = rigor_analysis::sufficiency::settle_note(5, 0, Some(30), 2.0);
+        let cmps = sweep(
+            "load.rps",
+            &[&note, "n=2 vs 2 can never reach 95% confidence"],
+        );
+        let blocks = comparison_blocks_noting(&cmps, &Declarations::new(), &|_| true, true);
+        let Some(Block::List(said)) = blocks.iter().find(|b| matches!(b, Block::List(_))) else {
+            panic!("no notes: {blocks:?}")
+        };
+        assert_eq!(
+            said[0].text,
+            format!("clients=1 · Requests/sec (1/s): {note}")
+        );
+        assert_eq!(
+            said[1].text,
+            "clients=2 · Requests/sec (1/s): n=2 vs 2 can never reach 95% confidence"
         );
     }
 }

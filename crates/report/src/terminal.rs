@@ -404,6 +404,79 @@ mod tests {
     }
 
     #[test]
+    fn a_narrow_terminal_drops_p_then_the_interval_before_it_splits_a_comparison() {
+        let header: Vec<String> = [
+            "measurement",
+            "baseline",
+            "slowed",
+            "Δ median",
+            "95% CI",
+            "p",
+            "verdict",
+        ]
+        .map(String::from)
+        .to_vec();
+        let line = |label: &str| {
+            [
+                label,
+                "2,199,981",
+                "1,599,850",
+                "-27.3%",
+                "[-34.6%, +109.7%]",
+                "0.008",
+                "inconclusive",
+            ]
+            .map(Cell::plain)
+            .to_vec()
+        };
+        let t = Table {
+            header,
+            rows: vec![line("  clients=1 window=16"), line("  clients=2 window=16")],
+            numeric: true,
+            droppable: vec![vec![5], vec![4]],
+        };
+        let doc = Document {
+            blocks: vec![Block::Table(t)],
+        };
+        let widest = |text: &str| text.lines().map(|l| l.chars().count()).max().unwrap();
+        let whole = render_document_at(&doc, false, 120);
+        assert!(
+            whole.contains("0.008") && !whole.contains("left out"),
+            "{whole}"
+        );
+        let full = widest(&whole);
+        // One column short of the whole table: p goes, and one line says so.
+        let narrow = render_document_at(&doc, false, full - 1);
+        assert!(widest(&narrow) < full, "{narrow}");
+        assert!(
+            !narrow.contains("0.008") && narrow.contains("[-34.6%, +109.7%]"),
+            "{narrow}"
+        );
+        assert_eq!(narrow.matches("│ measurement").count(), 1, "{narrow}");
+        assert!(narrow.contains("left out to fit"), "{narrow}");
+        assert!(narrow.contains(": p (a wider COLUMNS shows it"), "{narrow}");
+        // Narrower still: the interval goes too.
+        let narrower = render_document_at(&doc, false, full - 12);
+        assert!(!narrower.contains("+109.7%"), "{narrower}");
+        assert!(
+            narrower.contains("-27.3%") && narrower.contains("inconclusive"),
+            "{narrower}"
+        );
+        assert!(
+            narrower.contains(": p, 95% CI (a wider COLUMNS shows them"),
+            "{narrower}"
+        );
+        // Too narrow even without them: split as before, every figure kept.
+        let split = render_document_at(&doc, false, 60);
+        assert!(widest(&split) <= 60, "{split}");
+        assert!(
+            split.contains("0.008") && split.contains("+109.7%"),
+            "{split}"
+        );
+        assert!(!split.contains("left out"), "{split}");
+    }
+
+    #[test]
     fn escape_sequences_in_user_text_are_shown_not_obeyed() {
         let mut r = sample_result();
         r.description = Some("PR \x1b[2J\x1b]0;owned\x07".into());
