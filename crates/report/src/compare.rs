@@ -235,6 +235,59 @@ mod tests {
     }
 
     #[test]
+    fn the_terminal_leaves_out_a_pivot_its_table_repeats_and_a_headline_on_the_same_screen() {
+        let inputs = vec![
+            (
+                PathBuf::from("/tmp/a/result.json"),
+                result(None, &noisy(1000.0, 10), "6.8"),
+            ),
+            (
+                PathBuf::from("/tmp/b/result.json"),
+                result(None, &noisy(900.0, 10), "6.8"),
+            ),
+        ];
+        let report = compare(&inputs, &[]).unwrap();
+        let key = Key {
+            ids: &[],
+            primary: Some("load.rps"),
+        };
+        let pivot = vec![Block::Text("the pivot".into())];
+        let text = |doc: &Document| crate::terminal::render_document_at(doc, false, 100);
+        let headline = |t: &str| t.lines().filter(|l| l.starts_with("• b vs a")).count();
+        // The table compares load.rps in every row: its default pivot would repeat it.
+        let short = text(&short_document(
+            &report,
+            &pivot,
+            Some("load.rps"),
+            &key,
+            100,
+        ));
+        assert!(!short.contains("the pivot\n"), "{short}");
+        assert!(
+            short.contains("the pivot table (--pivot load.rps)"),
+            "{short}"
+        );
+        assert!(short.lines().count() <= SCREEN_LINES, "{short}");
+        let once = headline(&short);
+        // A pivot asked for by name stays.
+        let asked = text(&short_document(&report, &pivot, None, &key, 100));
+        assert!(asked.contains("the pivot\n"), "{asked}");
+        assert!(!asked.contains("--pivot"), "{asked}");
+        // Longer than a screen (a narrow terminal wraps every line): the headline again at the
+        // end, as the files always have it.
+        let narrow = crate::terminal::render_document_at(
+            &short_document(&report, &pivot, Some("load.rps"), &key, 30),
+            false,
+            30,
+        );
+        assert!(narrow.lines().count() > SCREEN_LINES, "{narrow}");
+        assert_eq!(headline(&narrow), 2, "{narrow}");
+        assert_eq!(once, 1, "{short}");
+        let file = text(&document_with(&report, &pivot, &key, 100));
+        assert_eq!(headline(&file), 2, "{file}");
+    }
+
+    #[test]
     fn too_few_kept_iterations_are_said_before_the_tables() {
         // 6 recorded, 3 excluded (as -i 6 --exclude 2:1 leaves them): 3 vs 3 can never reach 95%.
         let mk = |center: f64| {
