@@ -10,9 +10,12 @@ use rigor_model::result::{Comparison, Row, RunResult};
 /// carry their summaries: [`crate::saved::load`] completes those a file did not keep.
 pub fn merged(inputs: &[Saved], names: &[String], comparisons: &[Comparison]) -> RunResult {
     let mut result = header(&inputs[0].1);
+    let alone = inputs.len() == 1;
     for ((_, input), name) in inputs.iter().zip(names) {
         for row in &input.rows {
-            result.rows.push(tagged(row.clone(), &input.scenario, name));
+            result
+                .rows
+                .push(tagged(row.clone(), &input.scenario, name, alone));
         }
         declare(&mut result, input);
     }
@@ -24,9 +27,10 @@ pub fn merged(inputs: &[Saved], names: &[String], comparisons: &[Comparison]) ->
 /// caller that reads nothing of them afterwards (with many rows, a copy doubles the memory).
 pub fn merged_owned(inputs: Vec<Saved>, names: &[String], comparisons: &[Comparison]) -> RunResult {
     let mut result = header(&inputs[0].1);
+    let alone = inputs.len() == 1;
     for ((_, mut input), name) in inputs.into_iter().zip(names) {
         for row in std::mem::take(&mut input.rows) {
-            result.rows.push(tagged(row, &input.scenario, name));
+            result.rows.push(tagged(row, &input.scenario, name, alone));
         }
         declare(&mut result, &input);
     }
@@ -35,9 +39,13 @@ pub fn merged_owned(inputs: Vec<Saved>, names: &[String], comparisons: &[Compari
 }
 
 /// A file's row as the merge holds it: its own scenario, its variant a variable, the file's
-/// column name its variant.
-fn tagged(mut row: Row, scenario: &str, name: &str) -> Row {
+/// column name its variant. A file compared `alone` (its own variants against each other)
+/// keeps its variants: they are the pivot's columns, as in the report of its run.
+fn tagged(mut row: Row, scenario: &str, name: &str, alone: bool) -> Row {
     row.scenario = row.key_in(scenario).scenario;
+    if alone && row.variant.is_some() {
+        return row;
+    }
     if let Some(v) = row.variant.take() {
         row.variables.insert("variant".into(), v);
     }

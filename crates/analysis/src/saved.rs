@@ -206,6 +206,25 @@ pub fn column_names(inputs: &[Saved]) -> Vec<String> {
             }
         }
     }
+    // The same stem twice (`rigor-results/*/result.json`): the folder tells them apart.
+    let folder = |p: &Path| {
+        let stem = stem(p);
+        match p.parent().and_then(Path::file_name) {
+            Some(d) if stem == "result" => d.to_string_lossy().into_owned(),
+            Some(d) => format!("{}/{stem}", d.to_string_lossy()),
+            None => stem,
+        }
+    };
+    for i in 0..names.len() {
+        if names.iter().filter(|n| **n == names[i]).count() > 1 {
+            let dup = names[i].clone();
+            for (j, n) in names.iter_mut().enumerate() {
+                if *n == dup && dup == stem(&inputs[j].0) {
+                    *n = folder(&inputs[j].0);
+                }
+            }
+        }
+    }
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     for n in names.iter_mut() {
         let count = seen.entry(n.clone()).or_insert(0);
@@ -242,9 +261,17 @@ mod tests {
         // The same description twice: the stems tell them apart.
         let names = column_names(&[saved("a/r.json", Some("pr")), saved("b/s.json", Some("pr"))]);
         assert_eq!(names, vec!["r", "s"]);
-        // The same stem twice: numbered.
+        // The same stem twice: the folder names them, alone for rigor's own `result.json`.
         let names = column_names(&[saved("a/r.json", None), saved("b/r.json", None)]);
-        assert_eq!(names, vec!["r", "r (2)"]);
+        assert_eq!(names, vec!["a/r", "b/r"]);
+        let names = column_names(&[
+            saved("rigor-results/20261202-061447/result.json", None),
+            saved("rigor-results/20261203-101010/result.json", None),
+        ]);
+        assert_eq!(names, vec!["20261202-061447", "20261203-101010"]);
+        // The same file twice: numbered.
+        let names = column_names(&[saved("a/r.json", None), saved("a/r.json", None)]);
+        assert_eq!(names, vec!["a/r", "a/r (2)"]);
     }
 
     #[test]

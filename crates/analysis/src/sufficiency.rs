@@ -90,14 +90,11 @@ pub fn settle_note(
     threshold_pct: f64,
 ) -> String {
     match settle {
-        Some(k) if k > MAX_SUGGESTED_ITERATIONS => format!(
-            "over {MAX_SUGGESTED_ITERATIONS} iterations per side would be needed: \
-             the iterations vary too much for this change to settle (quiet the machine, or accept it as unsettled)"
-        ),
+        Some(k) if k > MAX_SUGGESTED_ITERATIONS => beyond_note(),
         Some(k) => {
             let more = k.saturating_sub(kept).max(1);
             format!(
-                "about {more} more iterations per side would likely settle it (-i {})",
+                "about {more} more iterations per side would likely settle it {SETTLE_FLAG}{})",
                 kept + more + excluded
             )
         }
@@ -106,6 +103,41 @@ pub fn settle_note(
             rigor_model::format::number(threshold_pct)
         ),
     }
+}
+
+/// What the `-i` of a settle note starts with, so [`settle_advice`] reads back what
+/// [`settle_note`] wrote.
+const SETTLE_FLAG: &str = "(-i ";
+
+/// The settle note of a change no practical number of iterations would settle.
+fn beyond_note() -> String {
+    format!(
+        "over {MAX_SUGGESTED_ITERATIONS} iterations per side would be needed: the iterations \
+         vary too much for this change to settle (quiet the machine, or accept it as unsettled)"
+    )
+}
+
+/// What one clause of a comparison's note advises about iterations, so a report of many rows
+/// can say it once (the largest `-i`) instead of once per row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Settle {
+    /// `-i N` would likely settle it.
+    Iterations(usize),
+    /// More than [`MAX_SUGGESTED_ITERATIONS`] per side would be needed.
+    Beyond,
+}
+
+/// The advice of `clause` (one `; `-separated part of a note) when it is a [`settle_note`]'s
+/// advice on iterations; `None` for any other clause.
+pub fn settle_advice(clause: &str) -> Option<Settle> {
+    if clause == beyond_note() {
+        return Some(Settle::Beyond);
+    }
+    let rest = clause
+        .strip_prefix("about ")
+        .filter(|r| r.contains(" more iterations per side would likely settle it "))?;
+    let (_, flag) = rest.rsplit_once(SETTLE_FLAG)?;
+    flag.strip_suffix(')')?.parse().ok().map(Settle::Iterations)
 }
 
 /// Said before anything runs (and again after, for the smallest row): variants with
@@ -220,6 +252,23 @@ mod tests {
         assert!(never_enough_after(5, 0, 1).is_none());
         assert!(never_enough(3, 0).is_some());
         assert!(never_enough(4, 0).is_none());
+    }
+
+    #[test]
+    fn the_advice_of_a_settle_note_is_read_back() {
+        assert_eq!(
+            settle_advice(&settle_note(10, 1, Some(79), 2.0)),
+            Some(Settle::Iterations(80))
+        );
+        assert_eq!(
+            settle_advice(&settle_note(5, 0, Some(500), 2.0)),
+            Some(Settle::Beyond)
+        );
+        assert_eq!(settle_advice(&settle_note(5, 0, None, 2.0)), None);
+        assert_eq!(
+            settle_advice("n=2 vs 2 can never reach 95% confidence: run more iterations (-i 9)"),
+            None
+        );
     }
 
     #[test]

@@ -26,19 +26,56 @@ pub struct Key<'a> {
 /// with `pivot` (its pivot tables, if any) after the comparison tables, and the headline of
 /// `key` (wrapped to `width`) under the title and again at the end.
 pub fn document_with(report: &CompareReport, pivot: &[Block], key: &Key, width: usize) -> Document {
-    document_built(report, pivot, key, width, false)
+    document_built(report, pivot, key, width, false, None)
 }
 
+/// Lines a report may take and still show its headline on the same screen as its end: a
+/// longer one says the headline again as its last lines.
+pub const SCREEN_LINES: usize = 45;
+
 /// [`document_with`] as the terminal shows it unless `--all-measurements`: the comparisons of
-/// the key figures and of every verdict of change, the primary's notes, a matrix's tables of
-/// the same columns joined, and one line counting what was left out (the files hold it).
+/// the key figures and of every verdict of change in one table per set of columns (a sweep's
+/// points its lines), the primary's notes each said once, and one line counting what was left
+/// out (the files hold it). The pivot of `pivot_of` (the default one, not asked for by name)
+/// is left out when the table already compares each of its rows; the headline is said again at
+/// the end only when the report is longer than [`SCREEN_LINES`] at `width`.
 pub fn short_document(
     report: &CompareReport,
     pivot: &[Block],
+    pivot_of: Option<&str>,
     key: &Key,
     width: usize,
 ) -> Document {
-    document_built(report, pivot, key, width, true)
+    let shown =
+        super::shown::Shown::terminal_comparisons_of(&report.comparisons, key.ids, key.primary);
+    let repeated = pivot_of.filter(|id| shown.tables_show_all_of(&report.comparisons, id));
+    let pivot = if repeated.is_some() { &[] } else { pivot };
+    let mut doc = document_built(report, pivot, key, width, true, repeated);
+    let headline = super::headline::block(
+        super::headline::lines(
+            &report.comparisons,
+            &report.measurements,
+            key.ids,
+            key.primary,
+        ),
+        width,
+    );
+    if let Some(headline) = headline {
+        let tail = doc.blocks.len() - 1;
+        let lines = super::terminal::render_document_at(
+            &Document {
+                blocks: doc.blocks[..tail].to_vec(),
+            },
+            false,
+            width,
+        )
+        .lines()
+        .count();
+        if lines <= SCREEN_LINES && doc.blocks[tail] == headline {
+            doc.blocks.truncate(tail);
+        }
+    }
+    doc
 }
 
 fn document_built(
@@ -47,6 +84,7 @@ fn document_built(
     key: &Key,
     width: usize,
     short: bool,
+    pivot_left_out: Option<&str>,
 ) -> Document {
     let headline = super::headline::block(
         super::headline::lines(
@@ -93,10 +131,17 @@ fn document_built(
                 parts.push(format!("{n} {what}"));
             }
         }
+        let mut said = Vec::new();
         if !parts.is_empty() {
+            said.push(format!("{} (--all-measurements)", parts.join(", ")));
+        }
+        if let Some(id) = pivot_left_out {
+            said.push(format!("the pivot table (--pivot {id})"));
+        }
+        if !said.is_empty() {
             closing = Some(Block::Text(format!(
-                "not shown: {} (--all-measurements); --json, --markdown and --html hold all",
-                parts.join(", ")
+                "not shown: {}; --json, --markdown and --html hold all",
+                said.join(", ")
             )));
         }
     } else {
@@ -135,9 +180,8 @@ fn sides(names: &[String], report: &CompareReport) -> String {
         .first()
         .map_or("", |c| c.baseline.as_str());
     format!(
-        "{}: its variants, baseline {baseline} · candidate{} {}",
+        "{}: its variants {} vs {baseline}",
         names.first().map_or("", String::as_str),
-        plural(candidates.len()),
         candidates.join(", ")
     )
 }
@@ -188,6 +232,59 @@ mod tests {
         assert_eq!(table.rows[0][0].text, "Max Working Set (MiB)");
         assert_eq!(table.rows[1][0].text, "Requests/sec (1/s)");
         assert_eq!(table.rows[1][1].text, "243,000");
+    }
+
+    #[test]
+    fn the_terminal_leaves_out_a_pivot_its_table_repeats_and_a_headline_on_the_same_screen() {
+        let inputs = vec![
+            (
+                PathBuf::from("/tmp/a/result.json"),
+                result(None, &noisy(1000.0, 10), "6.8"),
+            ),
+            (
+                PathBuf::from("/tmp/b/result.json"),
+                result(None, &noisy(900.0, 10), "6.8"),
+            ),
+        ];
+        let report = compare(&inputs, &[]).unwrap();
+        let key = Key {
+            ids: &[],
+            primary: Some("load.rps"),
+        };
+        let pivot = vec![Block::Text("the pivot".into())];
+        let text = |doc: &Document| crate::terminal::render_document_at(doc, false, 100);
+        let headline = |t: &str| t.lines().filter(|l| l.starts_with("• b vs a")).count();
+        // The table compares load.rps in every row: its default pivot would repeat it.
+        let short = text(&short_document(
+            &report,
+            &pivot,
+            Some("load.rps"),
+            &key,
+            100,
+        ));
+        assert!(!short.contains("the pivot\n"), "{short}");
+        assert!(
+            short.contains("the pivot table (--pivot load.rps)"),
+            "{short}"
+        );
+        assert!(short.lines().count() <= SCREEN_LINES, "{short}");
+        let once = headline(&short);
+        // A pivot asked for by name stays.
+        let asked = text(&short_document(&report, &pivot, None, &key, 100));
+        assert!(asked.contains("the pivot\n"), "{asked}");
+        assert!(!asked.contains("--pivot"), "{asked}");
+        // Longer than a screen (a narrow terminal wraps every line): the headline again at the
+        // end, as the files always have it.
+        let narrow = crate::terminal::render_document_at(
+            &short_document(&report, &pivot, Some("load.rps"), &key, 30),
+            false,
+            30,
+        );
+        assert!(narrow.lines().count() > SCREEN_LINES, "{narrow}");
+        assert_eq!(headline(&narrow), 2, "{narrow}");
+        assert_eq!(once, 1, "{short}");
+        let file = text(&document_with(&report, &pivot, &key, 100));
+        assert_eq!(headline(&file), 2, "{file}");
     }
 
     #[test]

@@ -44,16 +44,34 @@ fn headers(method: Option<Method>, confidence: Option<f64>) -> [String; 4] {
     ]
 }
 
-/// The legend lines the tables need: the unpaired one, the paired one, or both.
-fn legends(cmps: &[Comparison]) -> Vec<Block> {
+/// [`LEGEND`] in one line of a terminal, for its short report.
+const SHORT_LEGEND: &str = "Δ median: the medians' change · CI: Hodges–Lehmann interval of the \
+     ratio · p: Mann–Whitney";
+
+/// [`LEGEND_PAIRED`] in one line of a terminal, for its short report.
+const SHORT_LEGEND_PAIRED: &str = "Δ round: median within-round change · CI: Hodges–Lehmann \
+     interval of it · p: Wilcoxon signed-rank";
+
+/// The legend lines the tables need: the unpaired one, the paired one, or both; `short`, a
+/// line each.
+fn legends(cmps: &[Comparison], short: bool) -> Vec<Block> {
     let paired = cmps.iter().any(|c| c.method == Some(Method::Paired));
     let unpaired = cmps.iter().any(|c| c.method != Some(Method::Paired));
     let mut out = Vec::new();
     if unpaired {
-        out.push(Block::Text(LEGEND.into()));
+        out.push(Block::Text(
+            if short { SHORT_LEGEND } else { LEGEND }.into(),
+        ));
     }
     if paired {
-        out.push(Block::Text(LEGEND_PAIRED.into()));
+        out.push(Block::Text(
+            if short {
+                SHORT_LEGEND_PAIRED
+            } else {
+                LEGEND_PAIRED
+            }
+            .into(),
+        ));
     }
     out
 }
@@ -77,54 +95,159 @@ pub fn comparison_blocks_noting(
     noted: &dyn Fn(&Comparison) -> bool,
     joined: bool,
 ) -> Vec<Block> {
+    if joined {
+        return joined_blocks(cmps, decl, noted);
+    }
     let groups = groups(cmps);
     let several_scenarios = groups
         .iter()
         .any(|g| g[0].scenario != groups[0][0].scenario);
-    let mut blocks = legends(cmps);
+    let mut blocks = legends(cmps, false);
     for members in groups {
-        let first = members[0];
-        let key = first.row_key();
-        let heading = if several_scenarios || first.row.contains_key("scenario") {
-            key.label()
-        } else {
-            key.detail()
-        };
+        let heading = row_heading(members[0], several_scenarios);
         let candidates = distinct(&members, |c| c.candidate.as_str());
-        let mut part = table(&members, &candidates, decl);
-        if joined && !heading.is_empty() {
-            let mut label = vec![Cell::plain(heading.clone())];
-            label.extend((1..part.header.len()).map(|_| Cell::plain("")));
-            for line in &mut part.rows {
-                line[0].text = format!("  {}", line[0].text);
-            }
-            part.rows.insert(0, label);
-            match blocks.last_mut() {
-                Some(Block::Table(last)) if last.header == part.header => {
-                    last.rows.extend(part.rows);
-                }
-                _ => blocks.push(Block::Table(part)),
-            }
-        } else {
-            if !heading.is_empty() {
-                blocks.push(Block::Heading(3, heading));
-            }
-            blocks.push(Block::Table(part));
+        if !heading.is_empty() {
+            blocks.push(Block::Heading(3, heading));
         }
+        blocks.push(Block::Table(table(&members, &candidates, decl)));
         let noted: Vec<&Comparison> = members.iter().copied().filter(|c| noted(c)).collect();
         let notes = notes(&noted, candidates.len() > 1, decl);
         if !notes.is_empty() {
             blocks.push(Block::List(notes));
         }
-        let adjusted: Vec<Cell> = members
-            .iter()
-            .filter_map(|c| adjusted_line(c, candidates.len() > 1, decl))
-            .collect();
-        if !adjusted.is_empty() {
-            blocks.push(Block::List(adjusted));
-        }
+        blocks.extend(adjusted_block(&members, candidates.len() > 1, decl));
     }
     blocks
+}
+
+/// The row a comparison belongs to, as its heading names it: its scenario too when several
+/// scenarios were compared, or when the comparison names its scenario itself (as `rigor
+/// compare` does).
+fn row_heading(first: &Comparison, several_scenarios: bool) -> String {
+    let key = first.row_key();
+    if several_scenarios || first.row.contains_key("scenario") {
+        key.label()
+    } else {
+        key.detail()
+    }
+}
+
+/// The lines of the comparisons adjusted for interference, as a list.
+fn adjusted_block(
+    members: &[&Comparison],
+    name_candidate: bool,
+    decl: &Declarations,
+) -> Option<Block> {
+    let adjusted: Vec<Cell> = members
+        .iter()
+        .filter_map(|c| adjusted_line(c, name_candidate, decl))
+        .collect();
+    (!adjusted.is_empty()).then_some(Block::List(adjusted))
+}
+
+/// The terminal's short comparison: one table for every compared row of the same columns (a
+/// sweep's points are its lines, under the measurement they compare), then the notes of the
+/// comparisons `noted` accepts, each said once for every row it applies to, and the advice on
+/// iterations in one line.
+fn joined_blocks(
+    cmps: &[Comparison],
+    decl: &Declarations,
+    noted: &dyn Fn(&Comparison) -> bool,
+) -> Vec<Block> {
+    let groups = groups(cmps);
+    let several_scenarios = groups
+        .iter()
+        .any(|g| g[0].scenario != groups[0][0].scenario);
+    // The rows of the same columns, in order of appearance.
+    let mut parts: Vec<(Table, Vec<Vec<&Comparison>>)> = Vec::new();
+    for members in groups {
+        let candidates = distinct(&members, |c| c.candidate.as_str());
+        let t = table(&members, &candidates, decl);
+        match parts.iter_mut().find(|(p, _)| p.header == t.header) {
+            Some((_, rows)) => rows.push(members),
+            None => parts.push((t, vec![members])),
+        }
+    }
+    let mut blocks = legends(cmps, true);
+    for (mut t, rows) in parts {
+        let labelled: Vec<(String, &[&Comparison])> = rows
+            .iter()
+            .map(|m| (row_heading(m[0], several_scenarios), m.as_slice()))
+            .collect();
+        let candidates = distinct(rows[0].as_slice(), |c| c.candidate.as_str());
+        t.rows = joined_lines(&labelled, &candidates, t.header.len(), decl);
+        blocks.push(Block::Table(t));
+        let members: Vec<&Comparison> = rows.iter().flatten().copied().collect();
+        let noted: Vec<(&str, &Comparison)> = labelled
+            .iter()
+            .flat_map(|(label, m)| m.iter().map(move |c| (label.as_str(), *c)))
+            .filter(|(_, c)| noted(c))
+            .collect();
+        let notes = notes_across_rows(&noted, candidates.len() > 1, decl);
+        if !notes.is_empty() {
+            blocks.push(Block::List(notes));
+        }
+        blocks.extend(adjusted_block(&members, candidates.len() > 1, decl));
+    }
+    blocks
+}
+
+/// The lines of one joined table. When a measurement was compared in several rows (a sweep),
+/// each measurement heads its rows, a line per row; otherwise each row heads its measurements.
+fn joined_lines(
+    rows: &[(String, &[&Comparison])],
+    candidates: &[&str],
+    columns: usize,
+    decl: &Declarations,
+) -> Vec<Vec<Cell>> {
+    let all: Vec<&Comparison> = rows.iter().flat_map(|(_, m)| m.iter().copied()).collect();
+    let ids = distinct(&all, |c| c.measurement.as_str());
+    let rows_of = |id: &str| -> Vec<&(String, &[&Comparison])> {
+        rows.iter()
+            .filter(|(_, m)| m.iter().any(|c| c.measurement == id))
+            .collect()
+    };
+    let heading = |text: String| {
+        let mut l = vec![Cell::plain(text)];
+        l.extend((1..columns).map(|_| Cell::plain("")));
+        l
+    };
+    let indented = |mut l: Vec<Cell>, label: &str| {
+        l[0].text = format!("  {label}");
+        l
+    };
+    let mut lines = Vec::new();
+    if ids.iter().any(|id| rows_of(id).len() > 1) {
+        for id in ids {
+            let of = rows_of(id);
+            if of.len() == 1 && of[0].0.is_empty() {
+                lines.push(line(of[0].1, candidates, id, decl));
+                continue;
+            }
+            lines.push(heading(declarations::label(id, decl)));
+            for (label, members) in of {
+                let l = line(members, candidates, id, decl);
+                lines.push(indented(l, label));
+            }
+        }
+        return lines;
+    }
+    for (label, members) in rows {
+        let ids = distinct(members, |c| c.measurement.as_str());
+        if !label.is_empty() {
+            lines.push(heading(label.clone()));
+        }
+        for id in ids {
+            let l = line(members, candidates, id, decl);
+            lines.push(if label.is_empty() {
+                l
+            } else {
+                let text = l[0].text.clone();
+                indented(l, &text)
+            });
+        }
+    }
+    lines
 }
 
 /// The comparisons of each compared row (scenario and matrix values), in order of appearance.
@@ -180,11 +303,22 @@ fn table(members: &[&Comparison], candidates: &[&str], decl: &Declarations) -> T
         .into_iter()
         .map(|id| line(members, candidates, id, decl))
         .collect();
+    let droppable = droppable(&header);
     Table {
         header,
         rows,
         numeric: true,
+        droppable,
     }
+}
+
+/// The columns a narrow terminal leaves out first: every candidate's `p`, then its interval
+/// (the change and the verdict say the answer; both stay in the files).
+fn droppable(header: &[String]) -> Vec<Vec<usize>> {
+    let of = |is: &dyn Fn(&str) -> bool| -> Vec<usize> {
+        (2..header.len()).filter(|&i| is(&header[i])).collect()
+    };
+    vec![of(&|h| h == PER_CANDIDATE[2]), of(&|h| h.ends_with(" CI"))]
 }
 
 /// The line of one measurement: its label, the baseline's median, each candidate's columns
@@ -308,6 +442,185 @@ fn notes(members: &[&Comparison], name_candidate: bool, decl: &Declarations) -> 
             )
         })
         .collect()
+}
+
+/// The notes of comparisons in several rows (each with its row's label). A clause of a note
+/// (its `; `-separated parts) that several rows share is said once, naming the measurements
+/// and how many rows it applies to; the advice on iterations of several rows is one line (the
+/// largest `-i` any of them needs, and how many would need more than any practical count);
+/// what is left of a row's note stays one line naming the row.
+fn notes_across_rows(
+    noted: &[(&str, &Comparison)],
+    name_candidate: bool,
+    decl: &Declarations,
+) -> Vec<Cell> {
+    use rigor_analysis::sufficiency::{settle_advice, Settle};
+    let clauses = |c: &Comparison| -> Vec<String> {
+        c.note
+            .as_deref()
+            .map(|n| n.split("; ").map(str::to_string).collect())
+            .unwrap_or_default()
+    };
+    // How many rows share each clause, and how many comparisons advise on iterations, per
+    // candidate.
+    let mut shared: Vec<(&str, String, Vec<&str>)> = Vec::new();
+    let mut advising: Vec<(&str, usize)> = Vec::new();
+    for &(row, c) in noted {
+        for clause in clauses(c) {
+            if settle_advice(&clause).is_some() {
+                match advising.iter_mut().find(|a| a.0 == c.candidate) {
+                    Some(a) => a.1 += 1,
+                    None => advising.push((&c.candidate, 1)),
+                }
+                continue;
+            }
+            match shared
+                .iter_mut()
+                .find(|s| s.0 == c.candidate && s.1 == clause)
+            {
+                Some(s) if !s.2.contains(&row) => s.2.push(row),
+                Some(_) => {}
+                None => shared.push((&c.candidate, clause, vec![row])),
+            }
+        }
+    }
+    let is_shared = |cand: &str, clause: &str| {
+        shared
+            .iter()
+            .any(|s| s.0 == cand && s.1 == clause && s.2.len() > 1)
+    };
+    let advised_once = |cand: &str| advising.iter().any(|a| a.0 == cand && a.1 == 1);
+    /// One line to say and where it applies: the candidate, the measurements, the rows.
+    struct Said<'a> {
+        candidate: &'a str,
+        text: String,
+        labels: Vec<String>,
+        rows: Vec<&'a str>,
+    }
+    let mut said: Vec<Said> = Vec::new();
+    // Where the advice on iterations applies (its text unused), and what each row advises.
+    let mut advice: Vec<(Said, Vec<Settle>)> = Vec::new();
+    for &(row, c) in noted {
+        let label = declarations::label(&c.measurement, decl);
+        let mut rest: Vec<String> = Vec::new();
+        let mut lines: Vec<String> = Vec::new();
+        for clause in clauses(c) {
+            match settle_advice(&clause) {
+                Some(settle) if !advised_once(&c.candidate) => {
+                    let at = match advice.iter().position(|a| a.0.candidate == c.candidate) {
+                        Some(at) => at,
+                        None => {
+                            let empty = Said {
+                                candidate: &c.candidate,
+                                text: String::new(),
+                                labels: Vec::new(),
+                                rows: Vec::new(),
+                            };
+                            advice.push((empty, Vec::new()));
+                            advice.len() - 1
+                        }
+                    };
+                    let (a, settles) = &mut advice[at];
+                    if !a.labels.contains(&label) {
+                        a.labels.push(label.clone());
+                    }
+                    a.rows.push(row);
+                    settles.push(settle);
+                }
+                _ if is_shared(&c.candidate, &clause) => lines.push(clause),
+                _ => rest.push(clause),
+            }
+        }
+        if !rest.is_empty() {
+            lines.push(rest.join("; "));
+        }
+        for text in lines {
+            match said
+                .iter_mut()
+                .find(|s| s.candidate == c.candidate && s.text == text)
+            {
+                Some(s) => {
+                    if !s.labels.contains(&label) {
+                        s.labels.push(label.clone());
+                    }
+                    s.rows.push(row);
+                }
+                None => said.push(Said {
+                    candidate: &c.candidate,
+                    text,
+                    labels: vec![label.clone()],
+                    rows: vec![row],
+                }),
+            }
+        }
+    }
+    let who = |candidate: &str, labels: &[String], rows: &[&str]| {
+        let mut head = if name_candidate {
+            format!("{candidate} · ")
+        } else {
+            String::new()
+        };
+        let mut distinct_rows: Vec<&str> = Vec::new();
+        for r in rows {
+            if !distinct_rows.contains(r) {
+                distinct_rows.push(r);
+            }
+        }
+        match distinct_rows.as_slice() {
+            [] | [""] => head.push_str(&labels.join(", ")),
+            [one] => head.push_str(&format!("{one} · {}", labels.join(", "))),
+            many => head.push_str(&format!("{} in {} rows", labels.join(", "), many.len())),
+        }
+        head
+    };
+    let mut out: Vec<Cell> = said
+        .iter()
+        .map(|s| {
+            Cell::styled(
+                format!("{}: {}", who(s.candidate, &s.labels, &s.rows), s.text),
+                Style::Inconclusive,
+            )
+        })
+        .collect();
+    for (a, settles) in &advice {
+        let most = settles
+            .iter()
+            .filter_map(|s| match s {
+                Settle::Iterations(i) => Some(*i),
+                Settle::Beyond => None,
+            })
+            .max();
+        let settling = settles
+            .iter()
+            .filter(|s| matches!(s, Settle::Iterations(_)))
+            .count();
+        let beyond = settles.len() - settling;
+        let max = rigor_analysis::sufficiency::MAX_SUGGESTED_ITERATIONS;
+        let mut parts = Vec::new();
+        if let Some(most) = most {
+            parts.push(if settling == 1 {
+                format!("-i {most} would likely settle one")
+            } else {
+                format!("-i {most} would likely settle {settling} (the most any of them needs)")
+            });
+        }
+        if beyond > 0 {
+            parts.push(format!(
+                "{beyond} would need over {max} iterations per side (quiet the machine, or \
+                 accept {} as unsettled)",
+                if beyond == 1 { "it" } else { "them" }
+            ));
+        }
+        out.push(Cell::styled(
+            format!(
+                "{}: {}",
+                who(a.candidate, &a.labels, &a.rows),
+                parts.join("; ")
+            ),
+            Style::Inconclusive,
+        ));
+    }
+    out
 }
 
 /// The noise floor of each group, one line each under its own heading: the smallest change the
@@ -534,6 +847,121 @@ mod tests {
                 "—",
                 "—"
             ]
+        );
+    }
+
+    /// A sweep of `id` over `clients`, each point noted with `note` (its `-i` advice varying).
+    fn sweep(id: &str, notes: &[&str]) -> Vec<Comparison> {
+        notes
+            .iter()
+            .enumerate()
+            .map(|(i, note)| {
+                let clients = (1 << i).to_string();
+                let mut c = mk("pingpong", &[("clients", &clients)], id);
+                c.note = Some(note.to_string());
+                c.p_value = Some(0.5);
+                c.ci_low_pct = Some(-10.0);
+                c.ci_high_pct = Some(5.0);
+                c
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_terminal_joins_a_sweep_into_one_table_and_says_each_note_once() {
+        let paired = "5 round(s) paired, too few for the paired test: compared unpaired";
+        let settle = |i: usize| rigor_analysis::sufficiency::settle_note(5, 0, Some(i), 2.0);
+        let notes = [
+            format!("{paired}; {}", settle(20)),
+            format!("{paired}; {}", settle(90)),
+            format!("{paired}; {}", settle(500)),
+            format!("{paired}; the interval is odd here"),
+        ];
+        let notes: Vec<&str> = notes.iter().map(String::as_str).collect();
+        let mut cmps = sweep("load.rps", &notes);
+        // The same rows' elapsed time, without notes.
+        for mut c in sweep("app.elapsed", &["", "", "", ""]) {
+            c.note = None;
+            cmps.push(c);
+        }
+        let noted = |c: &Comparison| c.measurement == "load.rps";
+        let blocks = comparison_blocks_noting(&cmps, &Declarations::new(), &noted, true);
+        let tables: Vec<&Table> = blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Table(t) => Some(t),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(tables.len(), 1, "{blocks:?}");
+        let labels: Vec<&str> = tables[0].rows.iter().map(|r| r[0].text.as_str()).collect();
+        assert_eq!(
+            labels,
+            vec![
+                "Requests/sec (1/s)",
+                "  clients=1",
+                "  clients=2",
+                "  clients=4",
+                "  clients=8",
+                "Elapsed Time (ms)",
+                "  clients=1",
+                "  clients=2",
+                "  clients=4",
+                "  clients=8",
+            ]
+        );
+        // p first, then the interval, may go on a narrow terminal.
+        assert_eq!(tables[0].droppable, vec![vec![5], vec![4]]);
+        let Some(Block::List(said)) = blocks.iter().find(|b| matches!(b, Block::List(_))) else {
+            panic!("no notes: {blocks:?}")
+        };
+        let said: Vec<&str> = said.iter().map(|c| c.text.as_str()).collect();
+        assert_eq!(
+            said,
+            vec![
+                format!("Requests/sec (1/s) in 4 rows: {paired}").as_str(),
+                "clients=8 · Requests/sec (1/s): the interval is odd here",
+                "Requests/sec (1/s) in 3 rows: -i 90 would likely settle 2 (the most any of them \
+                 needs); 1 would need over 100 iterations per side (quiet the machine, or accept \
+                 it as unsettled)",
+            ]
+        );
+        // The files keep a table and the whole note per row.
+        let files = comparison_blocks(&cmps, &Declarations::new());
+        let tables = files
+            .iter()
+            .filter(|b| matches!(b, Block::Table(_)))
+            .count();
+        assert_eq!(tables, 4);
+        let notes: Vec<&Cell> = files
+            .iter()
+            .filter_map(|b| match b {
+                Block::List(l) => Some(l),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        assert!(notes[1].text.ends_with("(-i 90)"), "{notes:?}");
+    }
+
+    #[test]
+    fn one_rows_advice_stays_its_own_line() {
+        let note = rigor_analysis::sufficiency::settle_note(5, 0, Some(30), 2.0);
+        let cmps = sweep(
+            "load.rps",
+            &[&note, "n=2 vs 2 can never reach 95% confidence"],
+        );
+        let blocks = comparison_blocks_noting(&cmps, &Declarations::new(), &|_| true, true);
+        let Some(Block::List(said)) = blocks.iter().find(|b| matches!(b, Block::List(_))) else {
+            panic!("no notes: {blocks:?}")
+        };
+        assert_eq!(
+            said[0].text,
+            format!("clients=1 · Requests/sec (1/s): {note}")
+        );
+        assert_eq!(
+            said[1].text,
+            "clients=2 · Requests/sec (1/s): n=2 vs 2 can never reach 95% confidence"
         );
     }
 }

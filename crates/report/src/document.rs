@@ -67,6 +67,10 @@ pub struct Table {
     pub rows: Vec<Vec<Cell>>,
     /// Values are figures (right-aligned, so digits line up) rather than text (left-aligned).
     pub numeric: bool,
+    /// Columns a terminal too narrow for the table may leave out rather than split it, least
+    /// important first (each step every column of one kind: all the `p` columns, then all the
+    /// intervals); files always show them.
+    pub droppable: Vec<Vec<usize>>,
 }
 
 /// One piece of a report, in reading order.

@@ -108,6 +108,7 @@ pub fn table(env: &Value, rigor_version: &str) -> Option<Table> {
         header: vec!["environment".into(), String::new()],
         rows,
         numeric: false,
+        droppable: Vec::new(),
     })
 }
 

@@ -310,6 +310,7 @@ mod tests {
                         Cell::styled("regression", Style::Regression),
                     ]],
                     numeric: true,
+                    droppable: Vec::new(),
                 }),
             ],
         };

@@ -232,6 +232,7 @@ mod tests {
             header: vec!["a".into(), "b".into()],
             rows: vec![vec![Cell::plain("x|y"), Cell::plain("1\n2")]],
             numeric: true,
+            droppable: Vec::new(),
         };
         assert_eq!(table(&t), "| a | b |\n| --- | ---: |\n| x\\|y | 1<br>2 |\n");
     }

@@ -163,6 +163,7 @@ pub fn table(t: &Pivot, charts: bool) -> Table {
         header,
         rows,
         numeric: true,
+        droppable: Vec::new(),
     }
 }
 

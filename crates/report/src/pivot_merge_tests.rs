@@ -81,3 +81,39 @@ fn verdicts_put_in_after_the_merge_and_rows_moved_in_give_the_same_result() {
         serde_json::to_value(&at_once).unwrap()
     );
 }
+
+#[test]
+fn one_file_keeps_its_variants_as_the_pivots_columns() {
+    let (path, mut r) = saved("run", 1.0);
+    for row in &mut r.rows {
+        row.variant = Some("base".into());
+    }
+    let mut slow = r.rows.clone();
+    for row in &mut slow {
+        row.variant = Some("slow".into());
+    }
+    r.rows.extend(slow);
+    let mut c = Comparison::verdict_only(
+        &[("clients", "2")],
+        "cmd.mps",
+        "base",
+        "slow",
+        Verdict::NoChange,
+    );
+    c.scenario = r.scenario.clone();
+    let inputs = vec![(path, r)];
+    let names = vec!["run".to_string()];
+    let m = merged(&inputs, &names, std::slice::from_ref(&c));
+    let tables = pivot::build(&m, "cmd.mps", None);
+    assert_eq!(tables.len(), 1, "{tables:?}");
+    let t = &tables[0];
+    assert_eq!(t.columns, vec![Some("base".into()), Some("slow".into())]);
+    assert_eq!(
+        t.rows[1].cells[1].as_ref().unwrap().verdict,
+        Some(Verdict::NoChange)
+    );
+    // Two files: each file a column, the variants rows of their own.
+    let two = vec![inputs[0].clone(), inputs[0].clone()];
+    let m = merged(&two, &["a".into(), "b".into()], &[]);
+    assert_eq!(pivot::build(&m, "cmd.mps", None).len(), 2);
+}

@@ -78,6 +78,7 @@ fn table(p: &ProfileComparison) -> Table {
         ],
         rows,
         numeric: true,
+        droppable: Vec::new(),
     }
 }
 

@@ -161,6 +161,21 @@ impl Shown {
         }
     }
 
+    /// Whether the terminal's comparison tables show every comparison of `id` (a key figure
+    /// none of whose comparisons is left out): a pivot of `id` would repeat them.
+    pub fn tables_show_all_of(&self, cs: &[Comparison], id: &str) -> bool {
+        let of_id = cs.iter().filter(|c| c.measurement == id).count();
+        self.folding()
+            && self.key.iter().any(|k| k == id)
+            && of_id > 0
+            && self
+                .comparisons(cs)
+                .iter()
+                .filter(|c| c.measurement == id)
+                .count()
+                == of_id
+    }
+
     /// How many comparisons of secondary measurements with no verdict of change, and how many
     /// notes of the other figures, the terminal leaves out (the files hold them).
     pub fn folded_comparisons(&self, cs: &[Comparison]) -> (usize, usize) {

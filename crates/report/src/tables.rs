@@ -94,6 +94,7 @@ pub fn key_table(scenario: &str, rows: &[&Row], decl: &Declarations, shown: &Sho
         header,
         rows: lines,
         numeric: true,
+        droppable: Vec::new(),
     })]
 }
 
@@ -173,5 +174,6 @@ fn table(title: &str, rows: &[&Row], lines: Vec<Vec<Cell>>) -> Table {
         header,
         rows: lines,
         numeric: true,
+        droppable: Vec::new(),
     }
 }

@@ -60,10 +60,23 @@ pub fn render_document_at(doc: &Document, color: bool, width: usize) -> String {
                 }
             }
             Block::Table(t) => {
-                for part in fitted(t, width) {
+                let (parts, left_out) = fitted(t, width);
+                for part in parts {
                     out.push('\n');
                     out.push_str(&table(&part, color, width));
                     out.push('\n');
+                }
+                if !left_out.is_empty() {
+                    let said = format!(
+                        "left out to fit {width} columns: {} (a wider COLUMNS shows {}, as do \
+                         the Markdown, HTML and JSON reports)",
+                        left_out.join(", "),
+                        if left_out.len() == 1 { "it" } else { "them" }
+                    );
+                    for line in fit::wrap(&visible(&said), width, "") {
+                        out.push_str(&line);
+                        out.push('\n');
+                    }
                 }
             }
             Block::List(items) => {
@@ -119,27 +132,69 @@ fn cell(c: &Cell, color: bool) -> comfy_table::Cell {
     cell
 }
 
-/// `t` as it fits in `width`: whole; else a figures table without the means beside its medians
-/// (`61.81 ±1.0% (61.85)` reads `61.81 ±1.0%`) if that fits; else split into tables of a few
-/// value columns each, every one repeating the label column.
-fn fitted(t: &Table, width: usize) -> Vec<Table> {
+/// `t` as it fits in `width`, and the titles of the columns left out for it: whole; else a
+/// figures table without the means beside its medians (`61.81 ±1.0% (61.85)` reads
+/// `61.81 ±1.0%`) if that fits; else without its droppable columns, least important first, if
+/// that makes it fit in one table; else split into tables of a few value columns each, every one
+/// repeating the label column.
+fn fitted(t: &Table, width: usize) -> (Vec<Table>, Vec<String>) {
     let parts = split(t, width);
-    if parts.len() < 2 || !t.numeric {
-        return parts;
+    if parts.len() < 2 {
+        return (parts, Vec::new());
     }
-    let compact = Table {
+    let compact = if t.numeric {
+        Table {
+            rows: t
+                .rows
+                .iter()
+                .map(|r| r.iter().map(without_mean).collect())
+                .collect(),
+            ..t.clone()
+        }
+    } else {
+        t.clone()
+    };
+    let fewer = split(&compact, width);
+    if fewer.len() < 2 {
+        return (fewer, Vec::new());
+    }
+    let mut gone: Vec<usize> = Vec::new();
+    for step in &t.droppable {
+        gone.extend(
+            step.iter()
+                .copied()
+                .filter(|&i| i > 0 && i < t.header.len()),
+        );
+        let narrower = without_columns(&compact, &gone);
+        if split(&narrower, width).len() < 2 {
+            let mut titles: Vec<String> = Vec::new();
+            for &i in &gone {
+                if !titles.contains(&t.header[i]) {
+                    titles.push(t.header[i].clone());
+                }
+            }
+            return (vec![narrower], titles);
+        }
+    }
+    if fewer.len() < parts.len() {
+        (fewer, Vec::new())
+    } else {
+        (parts, Vec::new())
+    }
+}
+
+/// `t` without the columns `gone`.
+fn without_columns(t: &Table, gone: &[usize]) -> Table {
+    let kept: Vec<usize> = (0..t.header.len()).filter(|i| !gone.contains(i)).collect();
+    Table {
+        header: kept.iter().map(|&i| t.header[i].clone()).collect(),
         rows: t
             .rows
             .iter()
-            .map(|r| r.iter().map(without_mean).collect())
+            .map(|r| kept.iter().filter_map(|&i| r.get(i).cloned()).collect())
             .collect(),
-        ..t.clone()
-    };
-    let fewer = split(&compact, width);
-    if fewer.len() < parts.len() {
-        fewer
-    } else {
-        parts
+        numeric: t.numeric,
+        droppable: Vec::new(),
     }
 }
 
@@ -189,6 +244,7 @@ fn split(t: &Table, width: usize) -> Vec<Table> {
                     .map(|r| columns.iter().filter_map(|&i| r.get(i).cloned()).collect())
                     .collect(),
                 numeric: t.numeric,
+                droppable: Vec::new(),
             }
         })
         .collect()
@@ -345,6 +401,79 @@ mod tests {
         let narrow = render_document_at(&doc, false, 95);
         assert_eq!(narrow.matches("│ application").count(), 1, "{narrow}");
         assert!(!has_mean(&narrow), "{narrow}");
+    }
+
+    #[test]
+    fn a_narrow_terminal_drops_p_then_the_interval_before_it_splits_a_comparison() {
+        let header: Vec<String> = [
+            "measurement",
+            "baseline",
+            "slowed",
+            "Δ median",
+            "95% CI",
+            "p",
+            "verdict",
+        ]
+        .map(String::from)
+        .to_vec();
+        let line = |label: &str| {
+            [
+                label,
+                "2,199,981",
+                "1,599,850",
+                "-27.3%",
+                "[-34.6%, +109.7%]",
+                "0.008",
+                "inconclusive",
+            ]
+            .map(Cell::plain)
+            .to_vec()
+        };
+        let t = Table {
+            header,
+            rows: vec![line("  clients=1 window=16"), line("  clients=2 window=16")],
+            numeric: true,
+            droppable: vec![vec![5], vec![4]],
+        };
+        let doc = Document {
+            blocks: vec![Block::Table(t)],
+        };
+        let widest = |text: &str| text.lines().map(|l| l.chars().count()).max().unwrap();
+        let whole = render_document_at(&doc, false, 120);
+        assert!(
+            whole.contains("0.008") && !whole.contains("left out"),
+            "{whole}"
+        );
+        let full = widest(&whole);
+        // One column short of the whole table: p goes, and one line says so.
+        let narrow = render_document_at(&doc, false, full - 1);
+        assert!(widest(&narrow) < full, "{narrow}");
+        assert!(
+            !narrow.contains("0.008") && narrow.contains("[-34.6%, +109.7%]"),
+            "{narrow}"
+        );
+        assert_eq!(narrow.matches("│ measurement").count(), 1, "{narrow}");
+        assert!(narrow.contains("left out to fit"), "{narrow}");
+        assert!(narrow.contains(": p (a wider COLUMNS shows it"), "{narrow}");
+        // Narrower still: the interval goes too.
+        let narrower = render_document_at(&doc, false, full - 12);
+        assert!(!narrower.contains("+109.7%"), "{narrower}");
+        assert!(
+            narrower.contains("-27.3%") && narrower.contains("inconclusive"),
+            "{narrower}"
+        );
+        assert!(
+            narrower.contains(": p, 95% CI (a wider COLUMNS shows them"),
+            "{narrower}"
+        );
+        // Too narrow even without them: split as before, every figure kept.
+        let split = render_document_at(&doc, false, 60);
+        assert!(widest(&split) <= 60, "{split}");
+        assert!(
+            split.contains("0.008") && split.contains("+109.7%"),
+            "{split}"
+        );
+        assert!(!split.contains("left out"), "{split}");
     }
 
     #[test]

@@ -36,6 +36,7 @@ pub fn blocks(rows: &[&Row], view: &View) -> Vec<Block> {
         ],
         rows: Vec::new(),
         numeric: false,
+        droppable: Vec::new(),
     };
     for l in &lines {
         let points = sparkline::resample(&l.values, width);

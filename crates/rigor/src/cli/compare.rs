@@ -146,11 +146,19 @@ pub fn execute(args: &CompareArgs) -> Result<Exit, Failure> {
     // the largest thing alive).
     let rows = pivot_merge::merged_owned(inputs, &names, &report.comparisons);
     let pivot = pivot_blocks::blocks(&rows, &options.view);
+    // The terminal's own: a scenario's tables of the same columns joined, as `rigor run` shows.
+    let terminal_pivot = pivot_blocks::blocks(&rows, &options.view.on_terminal());
+    // The default pivot (none asked for by name), which the terminal leaves out when its
+    // comparison table already shows each row of it.
+    let pivot_of = (options.view.pivot.is_none() && options.view.pivot_by.is_none())
+        .then(|| crate::report::pivot::default_measurement(&rows))
+        .flatten();
     drop(rows);
     super::compare_publish::publish(
         &report,
         &pivot,
         &super::compare_publish::Outputs {
+            terminal_pivot: &terminal_pivot,
             json: options.json.as_ref(),
             markdown: options.markdown.as_ref(),
             html: options.html.as_ref(),
@@ -159,6 +167,7 @@ pub fn execute(args: &CompareArgs) -> Result<Exit, Failure> {
                 primary: options.watched.first().map(String::as_str),
             },
             all_measurements: options.view.all_measurements,
+            pivot_of: pivot_of.as_deref(),
         },
     )?;
     let rules = gate::Rules {

@@ -19,6 +19,11 @@ pub struct Outputs<'a> {
     pub key: Key<'a>,
     /// `--all-measurements`: the terminal shows every comparison, as the files do.
     pub all_measurements: bool,
+    /// The measurement of the default pivot (none asked for by name): the terminal leaves it
+    /// out when the comparison table shows each of its rows.
+    pub pivot_of: Option<&'a str>,
+    /// The pivot as the terminal shows it (its tables of the same columns joined).
+    pub terminal_pivot: &'a [Block],
 }
 
 /// Shows the comparison and its `pivot` blocks on the terminal and writes it where it was asked
@@ -31,12 +36,14 @@ pub fn publish(report: &CompareReport, pivot: &[Block], to: &Outputs) -> anyhow:
         html,
         key,
         all_measurements,
+        pivot_of,
+        terminal_pivot,
     } = *to;
     let width = crate::report::view::terminal_width();
     let on_terminal = if all_measurements {
         document_with(report, pivot, &key, width)
     } else {
-        short_document(report, pivot, &key, width)
+        short_document(report, terminal_pivot, pivot_of, &key, width)
     };
     // The files are written even when the terminal's copy is lost; the loss is the error.
     let shown = crate::console::report(&crate::report::terminal::render_document(

@@ -264,6 +264,72 @@ fn the_bundled_default_run_fits_in_120_lines_of_100_columns() {
         1,
         "{stdout}"
     );
+    compare_of_the_bundled_default_fits_in_45_lines(&dir, pairs);
+}
+
+/// `rigor compare` of the bundled default's result at 100 columns: the verdict lines, then one
+/// table for the sweep (a line per compared row), each repeated note said once with its row
+/// count and the iteration advice in one line, in at most 45 lines besides the warnings; the
+/// Markdown report keeps every figure the terminal leaves out.
+fn compare_of_the_bundled_default_fits_in_45_lines(dir: &Path, pairs: usize) {
+    let markdown = dir.join("compare.md");
+    let out = rigor_command(dir, &["compare", "result.json"])
+        .args(["--markdown", &markdown.display().to_string()])
+        .env("COLUMNS", "100")
+        .output()
+        .expect("run rigor compare");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out));
+    assert!(
+        widest(&stdout) <= 100,
+        "{} wide:\n{stdout}",
+        widest(&stdout)
+    );
+    let lines = stdout.lines().count() - warnings_section(&stdout);
+    assert!(lines <= 45, "{lines} lines besides the warnings:\n{stdout}");
+    // The answer first: a verdict line per compared sweep point.
+    let verdicts = stdout
+        .lines()
+        .take_while(|l| l.starts_with("• ") || l.starts_with("  ") || l == &"rigor compare")
+        .filter(|l| l.starts_with("• slowed vs baseline (clients="))
+        .count();
+    assert_eq!(verdicts, pairs, "{stdout}");
+    // One table: its header once, a line per sweep point.
+    assert_eq!(stdout.matches("│ measurement").count(), 1, "{stdout}");
+    for clients in ["1", "2", "4", "8"] {
+        for window in ["1", "16"] {
+            let point = format!("│   clients={clients} window={window} ");
+            assert_eq!(stdout.matches(&point).count(), 1, "{point}:\n{stdout}");
+        }
+    }
+    // Each note once: no bullet line said twice, the paired one naming its rows, and at most
+    // one line of iteration advice.
+    let notes: Vec<&str> = stdout.lines().filter(|l| l.starts_with("• ")).collect();
+    let mut seen = HashSet::new();
+    for n in &notes {
+        assert!(seen.insert(*n), "said twice: {n}\n{stdout}");
+    }
+    let paired: Vec<&&str> = notes
+        .iter()
+        .filter(|l| l.contains("too few for the paired test"))
+        .collect();
+    assert!(paired.len() <= 2, "{stdout}");
+    assert!(paired.iter().all(|l| l.contains(" rows: ")), "{stdout}");
+    let advice = notes
+        .iter()
+        .filter(|l| l.contains("would likely settle") || l.contains("would need over"))
+        .count();
+    assert!(advice <= 1, "{stdout}");
+    // What the terminal leaves out (a column, the pivot, the other comparisons) the Markdown
+    // report holds: a p-value for every compared sweep point.
+    let md = std::fs::read_to_string(&markdown).unwrap();
+    assert!(md.contains("| p |"), "{md}");
+    assert!(md.contains("Msgs/sec (1/s) by clients"), "{md}");
+    let points = md
+        .lines()
+        .filter(|l| l.starts_with("| Msgs/sec (1/s) |"))
+        .count();
+    assert_eq!(points, pairs, "{md}");
 }
 
 /// `rigor bench`'s verdict lines, printed after the report, fit the terminal as the report
