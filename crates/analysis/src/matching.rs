@@ -33,6 +33,10 @@ pub struct CompareReport {
     /// The declarations the verdicts used: the files' `measurements`, then `--measure`.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub measurements: Declarations,
+    /// With CPU profiles on both sides: each compared pair's stacks diffed again, as `rigor
+    /// run` diffs its own variants (filled by the command, which reads the profiles' files).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub profiles: Vec<rigor_model::result::ProfileComparison>,
 }
 
 /// How saved results are compared: what `rigor compare`'s flags asked for.
@@ -97,6 +101,7 @@ pub fn compare_results(inputs: &[Saved], request: &Request) -> Result<CompareRep
         warnings,
         comparisons: matched.comparisons,
         measurements: decl,
+        profiles: Vec::new(),
     })
 }
 

@@ -50,6 +50,7 @@ pub fn reanalyse(inputs: &[Saved], request: &Request) -> Result<CompareReport, C
         warnings,
         comparisons,
         measurements: decl,
+        profiles: Vec::new(),
     })
 }
 

@@ -151,6 +151,7 @@ fn document_built(
         ));
     }
     blocks.extend_from_slice(pivot);
+    blocks.extend(super::profiles::blocks_of(&report.profiles, &[]));
     blocks.extend(warnings::section(warnings::items(&report.warnings)));
     blocks.extend(closing);
     blocks.extend(headline);

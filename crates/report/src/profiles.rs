@@ -14,7 +14,13 @@ pub fn blocks(result: &RunResult) -> Vec<Block> {
         .iter()
         .filter_map(|r| r.profile.as_ref()?.flame_graph.as_deref())
         .collect();
-    if result.profiles.is_empty() && graphs.is_empty() {
+    blocks_of(&result.profiles, &graphs)
+}
+
+/// [`blocks`] of compared pairs and flame graphs however they were found (`rigor compare`
+/// diffs saved results' profiles again).
+pub fn blocks_of(profiles: &[ProfileComparison], graphs: &[&str]) -> Vec<Block> {
+    if profiles.is_empty() && graphs.is_empty() {
         return Vec::new();
     }
     let mut out = vec![Block::Heading(2, "CPU profile".into())];
@@ -23,11 +29,10 @@ pub fn blocks(result: &RunResult) -> Vec<Block> {
          of its own samples; the largest increase first"
             .into(),
     ));
-    for p in &result.profiles {
+    for p in profiles {
         out.push(Block::Table(table(p)));
     }
-    let mut files: Vec<Cell> = result
-        .profiles
+    let mut files: Vec<Cell> = profiles
         .iter()
         .filter_map(|p| {
             Some(Cell::plain(format!(

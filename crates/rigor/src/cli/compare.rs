@@ -110,7 +110,7 @@ pub fn execute(args: &CompareArgs) -> Result<Exit, Failure> {
     if let Some(e) = unknown_key(&inputs, &options.view.key) {
         return Err(Failure::usage(e));
     }
-    let report = matching::compare_results(
+    let mut report = matching::compare_results(
         &inputs,
         &Request {
             extra: &options.measurements,
@@ -141,6 +141,33 @@ pub fn execute(args: &CompareArgs) -> Result<Exit, Failure> {
         .zip(&inputs)
         .map(|(name, (_, r))| (name.clone(), crate::analysis::limits::check(&limits, r)))
         .collect();
+    // Profiles on both sides of a pair are diffed again; the flame graphs go beside the first
+    // report file asked for.
+    let svg_at = [&options.html, &options.json, &options.markdown]
+        .into_iter()
+        .flatten()
+        .next()
+        .map(|f| {
+            let dir = f.parent().filter(|d| !d.as_os_str().is_empty());
+            let stem = f.file_stem().unwrap_or_default().to_string_lossy();
+            (
+                dir.unwrap_or(std::path::Path::new(".")).to_path_buf(),
+                stem.into_owned(),
+            )
+        });
+    let mut notes = Vec::new();
+    report.profiles = super::compare_profiles::rediff(
+        &inputs,
+        &names,
+        &report.comparisons,
+        svg_at.as_ref().map(|(d, s)| (d.as_path(), s.as_str())),
+        &mut notes,
+    );
+    report.warnings.extend(
+        notes
+            .into_iter()
+            .map(|n| crate::result::Warning::of(crate::result::WarningKind::CpuProfile, n)),
+    );
     // Nothing reads the files' rows after this: they move into the pivot's merge instead of
     // being copied, and go once the pivot tables hold what they show (with many rows they are
     // the largest thing alive).

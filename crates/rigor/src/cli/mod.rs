@@ -5,6 +5,7 @@ pub mod agent;
 pub mod bench;
 pub mod bisect;
 pub mod compare;
+mod compare_profiles;
 pub mod compare_publish;
 pub mod help;
 pub mod history;

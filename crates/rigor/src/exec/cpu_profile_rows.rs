@@ -71,11 +71,11 @@ fn compare(
     let mut seen = Vec::new();
     let mut out = Vec::new();
     for c in &result.comparisons {
-        let pair = (&c.scenario, &c.row, &c.baseline, &c.candidate);
-        if seen.contains(&pair) {
+        let sides = (&c.scenario, &c.row, &c.baseline, &c.candidate);
+        if seen.contains(&sides) {
             continue;
         }
-        seen.push(pair);
+        seen.push(sides);
         let find = |variant: &str| {
             result.rows.iter().position(|r| {
                 r.key_in(&result.scenario).scenario == c.scenario
@@ -95,35 +95,44 @@ fn compare(
             c.baseline,
             result.rows[k].key_in(&result.scenario).label()
         );
-        let diff_flame_graph = rigor_profile::diff_flame_graph(base, cand, &title)
-            .ok()
-            .and_then(|svg| {
-                write(
-                    run_dir,
-                    &format!("row{}-vs-row{}.diff.svg", k + 1, b + 1),
-                    &svg,
-                    warnings,
-                )
-            });
-        out.push(ProfileComparison {
-            scenario: c.scenario.clone(),
-            row: c.row.clone(),
-            baseline: c.baseline.clone(),
-            candidate: c.candidate.clone(),
-            baseline_samples: base.total(),
-            candidate_samples: cand.total(),
-            diff_flame_graph,
-            profile_diff: rigor_profile::profile_diff(base, cand)
-                .into_iter()
-                .map(|s| FunctionShare {
-                    function: s.function,
-                    baseline_pct: s.baseline_pct,
-                    candidate_pct: s.candidate_pct,
-                })
-                .collect(),
-        });
+        let svg = run_dir.join(format!("row{}-vs-row{}.diff.svg", k + 1, b + 1));
+        out.push(pair(c, (base, cand), &title, Some(&svg), warnings));
     }
     out
+}
+
+/// The profiles of one compared pair (`c`'s scenario, row and sides): the functions whose share
+/// changed most, and the differential flame graph written at `svg` when given.
+pub fn pair(
+    c: &crate::result::Comparison,
+    (base, cand): (&Folded, &Folded),
+    title: &str,
+    svg: Option<&Path>,
+    warnings: &mut Vec<String>,
+) -> ProfileComparison {
+    let diff_flame_graph = svg.and_then(|path| {
+        let text = rigor_profile::diff_flame_graph(base, cand, title).ok()?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let name = path.file_name()?.to_string_lossy();
+        write(dir, &name, &text, warnings)
+    });
+    ProfileComparison {
+        scenario: c.scenario.clone(),
+        row: c.row.clone(),
+        baseline: c.baseline.clone(),
+        candidate: c.candidate.clone(),
+        baseline_samples: base.total(),
+        candidate_samples: cand.total(),
+        diff_flame_graph,
+        profile_diff: rigor_profile::profile_diff(base, cand)
+            .into_iter()
+            .map(|s| FunctionShare {
+                function: s.function,
+                baseline_pct: s.baseline_pct,
+                candidate_pct: s.candidate_pct,
+            })
+            .collect(),
+    }
 }
 
 /// Writes `name` in `dir`; its path, or a warning.

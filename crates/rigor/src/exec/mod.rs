@@ -18,7 +18,7 @@ mod command;
 pub(crate) mod container;
 mod contamination;
 mod cpu_profile;
-mod cpu_profile_rows;
+pub(crate) mod cpu_profile_rows;
 mod environment;
 mod executor;
 mod finish;

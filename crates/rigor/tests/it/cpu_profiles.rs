@@ -156,7 +156,54 @@ fn the_function_doing_three_times_the_work_comes_first_in_profile_diff() {
         .find(|l| l.contains("pts"))
         .unwrap_or_else(|| panic!("{t}"));
     assert!(first.contains("hot"), "{first}\n{t}");
+    compare_diffs_the_saved_profiles_again(&dir, p);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `rigor compare` of the saved result finds what the run found (the same functions at the same
+/// shares, from the run folder's stacks) and draws its differential flame graph beside its
+/// report; two copies of the result compare each variant with itself: no function moved.
+fn compare_diffs_the_saved_profiles_again(dir: &Path, run_found: &Value) {
+    let compare = |args: &[&str]| {
+        let out = common::rigor_command(dir, args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        text(&out)
+    };
+    std::fs::create_dir_all(dir.join("cmp")).unwrap();
+    let t = compare(&["compare", "result.json", "--json", "cmp/one.json"]);
+    let one: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("cmp/one.json")).unwrap()).unwrap();
+    let again = &one["profiles"][0];
+    assert_eq!(again["profile_diff"], run_found["profile_diff"], "{t}");
+    assert_eq!(again["baseline_samples"], run_found["baseline_samples"]);
+    let svg = again["diff_flame_graph"]
+        .as_str()
+        .expect("a diff flame graph");
+    assert!(svg.ends_with("cmp/one.profile1.diff.svg"), "{svg}");
+    assert!(std::fs::read_to_string(dir.join(svg))
+        .unwrap()
+        .contains("hot"));
+    assert!(t.contains("CPU profile") && t.contains("hot"), "{t}");
+    for side in ["a", "b"] {
+        std::fs::create_dir_all(dir.join(side)).unwrap();
+        std::fs::copy(dir.join("result.json"), dir.join(side).join("result.json")).unwrap();
+    }
+    compare(&[
+        "compare",
+        "a/result.json",
+        "b/result.json",
+        "--json",
+        "cmp/two.json",
+    ]);
+    let two: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("cmp/two.json")).unwrap()).unwrap();
+    let pairs = two["profiles"].as_array().expect("profiles");
+    assert_eq!(pairs.len(), 2, "one per variant: {pairs:?}");
+    for p in pairs {
+        for f in p["profile_diff"].as_array().unwrap() {
+            assert_eq!(f["baseline_pct"], f["candidate_pct"], "{f}");
+        }
+    }
 }
 
 /// Debian's `chromium` (or `chromium-browser`) on the PATH.
