@@ -353,3 +353,19 @@ fn threads_the_machine_will_not_give_are_an_error_not_a_panic_or_a_hang() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_find_rate_start_too_low_for_a_few_requests_per_probe_is_a_usage_error() {
+    let url = format!("http://{}/", ok_server());
+    let out = rigor()
+        .args(["load", &url, "--find-rate", "p99<50ms", "--rate", "0.05"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--rate (the search's start): start 0.05 rps sends fewer than 10 requests in a probe of 3s"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("Finding"), "{stderr}");
+}
