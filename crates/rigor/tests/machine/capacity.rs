@@ -237,3 +237,42 @@ fn an_objective_no_rate_meets_says_so_with_the_lowest_rate_and_exits_1() {
     let in_windows: u64 = probes.iter().map(|p| p["answered"].as_u64().unwrap()).sum();
     assert!(server.answered() - before >= in_windows);
 }
+
+#[test]
+fn a_run_whose_search_reaches_max_warns_that_load_capacity_is_a_lower_bound() {
+    let _one = one_at_a_time();
+    let dir = temp_dir("find-rate-max");
+    let port = free_port();
+    // 1.5 ms a request holds ~660 rps: 20 and 40 rps both meet a lenient objective, and the
+    // search stops at its max of 40 with nothing missed.
+    let toml = config(
+        port,
+        "--block-us 1500",
+        "/plaintext",
+        "find_rate = { slo = \"p99 < 500ms\", start = 20, max = 40, probe = \"1s\" }",
+    );
+    let (out, json) = run(&dir, &toml, &["-i", "1"]);
+    let json = json.unwrap_or_else(|| panic!("no result: {}", text(&out)));
+    assert_schema(&json);
+    let it = &iterations(&json)[0];
+    assert!(it["error"].is_null(), "{}", it["error"]);
+    assert_eq!(
+        it["capacity"]["outcome"], "at_least_max",
+        "{:#}",
+        it["capacity"]
+    );
+    assert_eq!(m(it, "load.capacity"), Some(40.0));
+    let w = message(&it["warnings"], "capacity_unsettled");
+    assert!(
+        w.starts_with("find_rate met p99<500ms even at its max, 40.00 req/s: load.capacity 40.00 is a lower bound"),
+        "{w}"
+    );
+    // The server answered at least what the probes' windows counted.
+    let answered: u64 = it["capacity"]["probes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["answered"].as_u64().unwrap())
+        .sum();
+    assert!(server_stats(it)["requests"].as_u64().unwrap() >= answered);
+}
