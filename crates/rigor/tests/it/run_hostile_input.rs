@@ -236,3 +236,22 @@ fn thresholds_outside_0_to_100_percent_are_usage_errors_naming_flag_and_value() 
         "{t}"
     );
 }
+
+#[test]
+fn an_empty_strict_list_is_a_usage_error_naming_the_kinds() {
+    let dir = temp_dir("hostile-strict");
+    std::fs::write(dir.join("rigor.toml"), BASE).unwrap();
+    for args in [
+        vec!["run", "--strict="],
+        vec!["run", "--strict=,"],
+        vec!["bench", "--strict=", "--", "true"],
+    ] {
+        let out = rigor(&dir, &args);
+        let t = usage_error(&dir, &out);
+        assert!(
+            t.contains("names no warning kind; give plain --strict for every kind")
+                && t.contains("kinds among all, bad_responses, busy_machine"),
+            "{args:?}: {t}"
+        );
+    }
+}
