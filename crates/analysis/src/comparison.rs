@@ -30,6 +30,9 @@ pub struct Design {
     /// Confidence of intervals and verdicts: [`CONFIDENCE`], or the nominal level of the last
     /// look of a `--until-conclusive` run.
     pub confidence: f64,
+    /// `--until-conclusive MAX`: the rounds the run could grow to, so the advice on an
+    /// inconclusive change says when more than that would be needed.
+    pub max_rounds: Option<usize>,
 }
 
 impl Design {
@@ -37,6 +40,7 @@ impl Design {
     pub const UNPAIRED: Design = Design {
         paired: false,
         confidence: CONFIDENCE,
+        max_rounds: None,
     };
 }
 
@@ -79,6 +83,7 @@ pub fn compare_rows(
                 threshold_pct: declarations::threshold(id, decl, threshold_pct),
                 decl,
                 confidence: design.confidence,
+                max_rounds: design.max_rounds,
             };
             let sides = Sides {
                 b: baseline.values(id),
@@ -117,6 +122,7 @@ struct Judging<'a> {
     threshold_pct: f64,
     decl: &'a Declarations,
     confidence: f64,
+    max_rounds: Option<usize>,
 }
 
 /// Two independent samples: Hodges–Lehmann shift of the ratio, Mann–Whitney p.
@@ -317,6 +323,7 @@ fn judge(
             sides.excluded,
             settle(),
             threshold_pct,
+            judging.max_rounds,
         ));
     }
 }
@@ -449,6 +456,7 @@ pub fn compare_variants(
         let design = Design {
             paired,
             confidence: sequential::confidence(sequential, sequential::rounds_done(&present)),
+            max_rounds: sequential.map(|s| s.max),
         };
         for cand in candidates {
             out.extend(compare_rows(base, cand, &ids, threshold_pct, decl, design));
@@ -855,6 +863,7 @@ mod tests {
         Design {
             paired: true,
             confidence: 0.95,
+            max_rounds: None,
         }
     }
 

@@ -30,12 +30,20 @@ pub enum StrictnessError {
         WarningKind::ALL.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", ")
     )]
     UnknownKind { name: String },
+    /// `--strict=` with nothing after `=` (or only commas): it names no kind.
+    #[error(
+        "--strict={given}: names no warning kind; give plain --strict for every kind, or \
+         --strict=KIND,… with kinds among all, {}",
+        WarningKind::ALL.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", ")
+    )]
+    NoKind { given: String },
 }
 
 impl Strictness {
     /// Reads `--strict`'s value: absent, given bare (`all`), or a list of warning kinds. A kind
     /// this version does not know is an error naming it and the known ones (a typo would
-    /// otherwise gate on nothing).
+    /// otherwise gate on nothing), and so is an empty list (`--strict=`), which reads as "none"
+    /// as easily as "all".
     pub fn parse(given: Option<&[String]>) -> Result<Strictness, StrictnessError> {
         let Some(list) = given else {
             return Ok(Strictness::Off);
@@ -45,7 +53,12 @@ impl Strictness {
             .map(|k| k.trim())
             .filter(|k| !k.is_empty())
             .collect();
-        if names.is_empty() || names.contains(&"all") {
+        if names.is_empty() {
+            return Err(StrictnessError::NoKind {
+                given: list.join(","),
+            });
+        }
+        if names.contains(&"all") {
             return Ok(Strictness::All);
         }
         let mut kinds = Vec::new();
@@ -502,7 +515,19 @@ mod tests {
     fn strict_kinds_fail_only_on_their_own_warnings() {
         let list = |s: &[&str]| s.iter().map(|k| k.to_string()).collect::<Vec<_>>();
         assert_eq!(Strictness::parse(None), Ok(Strictness::Off));
-        assert_eq!(Strictness::parse(Some(&list(&[]))), Ok(Strictness::All));
+        // `--strict=` (and `--strict=,`) names nothing: an error, not every kind.
+        for empty in [&[][..], &[""], &["", " "]] {
+            let e = Strictness::parse(Some(&list(empty)))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(
+                    "names no warning kind; give plain --strict for every kind, or \
+                     --strict=KIND,… with kinds among all, bad_responses"
+                ),
+                "{e}"
+            );
+        }
         assert_eq!(
             Strictness::parse(Some(&list(&["all"]))),
             Ok(Strictness::All)

@@ -82,21 +82,32 @@ fn in_words(n: usize) -> String {
 
 /// The note of an inconclusive comparison: how many more iterations per side would likely
 /// settle it (`settle`, the statistics' estimate), counting the `excluded` ones again, or why
-/// more iterations are not the answer.
+/// more iterations are not the answer. The `-i` advised is never over
+/// [`MAX_SUGGESTED_ITERATIONS`]; over `max_rounds` (`--until-conclusive MAX`, the most this run
+/// could grow to) the note says the limit stood in the way and what to raise it to.
 pub fn settle_note(
     kept: usize,
     excluded: usize,
     settle: Option<usize>,
     threshold_pct: f64,
+    max_rounds: Option<usize>,
 ) -> String {
     match settle {
         Some(k) if k > MAX_SUGGESTED_ITERATIONS => beyond_note(),
         Some(k) => {
             let more = k.saturating_sub(kept).max(1);
-            format!(
-                "about {more} more iterations per side would likely settle it {SETTLE_FLAG}{})",
-                kept + more + excluded
-            )
+            let runs = kept + more + excluded;
+            match max_rounds {
+                _ if runs > MAX_SUGGESTED_ITERATIONS => beyond_note(),
+                Some(max) if runs > max => format!(
+                    "about {more} more iterations per side would likely settle it ({runs} per \
+                     side), more than --until-conclusive={max} allows: raise it to {runs}, or \
+                     quiet the machine"
+                ),
+                _ => format!(
+                    "about {more} more iterations per side would likely settle it {SETTLE_FLAG}{runs})"
+                ),
+            }
         }
         None => format!(
             "the change is too close to the ±{}% threshold to settle with a reasonable number of iterations",
@@ -289,11 +300,27 @@ mod tests {
         assert!(too_few_note(3, 3, 0, Some(12), Some((1.0, 0.7)))
             .ends_with("p = 0.70: 12 iterations per side would decide"));
         assert_eq!(
-            settle_note(10, 0, Some(14), 2.0),
+            settle_note(10, 0, Some(14), 2.0, None),
             "about 4 more iterations per side would likely settle it (-i 14)"
         );
-        assert!(settle_note(10, 0, Some(500), 2.0).starts_with("over 100 iterations"));
-        assert!(settle_note(10, 0, None, 2.5).contains("±2.50% threshold"));
+        assert!(settle_note(10, 0, Some(500), 2.0, None).starts_with("over 100 iterations"));
+        assert!(settle_note(10, 0, None, 2.5, None).contains("±2.50% threshold"));
+        // Never an -i over the most advice looks for, excluded iterations counted.
+        assert!(
+            settle_note(90, 10, Some(95), 2.0, None).starts_with("over 100 iterations"),
+            "{}",
+            settle_note(90, 10, Some(95), 2.0, None)
+        );
+        // A run capped by --until-conclusive is told its cap stood in the way.
+        assert_eq!(
+            settle_note(11, 0, Some(90), 2.0, Some(20)),
+            "about 79 more iterations per side would likely settle it (90 per side), more than \
+             --until-conclusive=20 allows: raise it to 90, or quiet the machine"
+        );
+        assert_eq!(
+            settle_note(11, 0, Some(14), 2.0, Some(20)),
+            "about 3 more iterations per side would likely settle it (-i 14)"
+        );
     }
 
     #[test]

@@ -163,9 +163,42 @@ pub fn resolve(
     Ok(RequestMix { requests, seed: 0 })
 }
 
+/// The most bytes a file a mix reads (`body_file`, `body_lines`, `--requests`) may hold: the
+/// engine keeps every body serialised in memory, so a larger file is a mistake to name, not
+/// one to read whole and fail on.
+pub const MAX_REQUESTS_FILE_BYTES: u64 = 64 << 20;
+
 fn read(path: &Path, here: &str, key: &str) -> Result<Vec<u8>, RequestsError> {
-    std::fs::read(path)
-        .map_err(|e| RequestsError(format!("{here}: {key} `{}`: {e}", path.display())))
+    read_capped(path).map_err(|e| RequestsError(format!("{here}: {key} `{}`: {e}", path.display())))
+}
+
+/// The file's bytes, refused before reading when its size is over
+/// [`MAX_REQUESTS_FILE_BYTES`] (and, for a file whose size is not known ahead, such as a pipe
+/// or a device, once that many bytes were read).
+fn read_capped(path: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let too_big = |size: String| {
+        format!(
+            "{size} is more than the {} MiB a request file may hold",
+            MAX_REQUESTS_FILE_BYTES >> 20
+        )
+    };
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let len = file.metadata().map_err(|e| e.to_string())?.len();
+    if len > MAX_REQUESTS_FILE_BYTES {
+        return Err(too_big(format!(
+            "{:.1} MiB",
+            len as f64 / (1u64 << 20) as f64
+        )));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_REQUESTS_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_REQUESTS_FILE_BYTES {
+        return Err(too_big("its content".into()));
+    }
+    Ok(bytes)
 }
 
 /// A name for a request that has none: its method and path in letters, digits and `_`.
@@ -186,7 +219,8 @@ fn derived_name(method: &str, path: &str) -> String {
 /// `rigor load --requests FILE`: a TOML file of `[[requests]]`, or (any other content) a
 /// vegeta-style targets file, resolved against `base_url`.
 pub fn read_file(path: &Path, base_url: &str) -> Result<RequestMix, RequestsError> {
-    let text = std::fs::read_to_string(path)
+    let text = read_capped(path)
+        .and_then(|b| String::from_utf8(b).map_err(|_| "it is not UTF-8 text".to_string()))
         .map_err(|e| RequestsError(format!("--requests `{}`: {e}", path.display())))?;
     let dir = path.parent().map_or_else(PathBuf::new, Path::to_path_buf);
     let at = path.display().to_string();
@@ -418,6 +452,56 @@ mod tests {
         std::fs::write(&file, "GET\n").unwrap();
         let e = read_file(&file, "http://127.0.0.1:8080/").unwrap_err().0;
         assert!(e.contains(":1: expected `METHOD URL`"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_body_file_over_the_cap_is_refused_by_its_size_naming_file_and_key() {
+        let dir = std::env::temp_dir().join(format!("rigor-big-body-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // Sparse: 300 MiB by its size, nothing on disk, and never read.
+        let big = std::fs::File::create(dir.join("big.lines")).unwrap();
+        big.set_len(300 << 20).unwrap();
+        let file = dir.join("mix.toml");
+        std::fs::write(
+            &file,
+            "[[requests]]\npath = \"/x\"\nbody_lines = \"big.lines\"\n",
+        )
+        .unwrap();
+        let e = read_file(&file, "http://127.0.0.1:8080/").unwrap_err().0;
+        let at = format!(
+            "{}: requests[1]: body_lines `{}`",
+            file.display(),
+            dir.join("big.lines").display()
+        );
+        assert!(e.starts_with(&at), "{e}");
+        assert!(
+            e.ends_with("300.0 MiB is more than the 64 MiB a request file may hold"),
+            "{e}"
+        );
+        // Just under the cap is read.
+        big.set_len(MAX_REQUESTS_FILE_BYTES - 1).unwrap();
+        std::fs::write(
+            &file,
+            "[[requests]]\npath = \"/x\"\nbody_file = \"big.lines\"\n",
+        )
+        .unwrap();
+        let m = read_file(&file, "http://127.0.0.1:8080/").unwrap();
+        assert_eq!(
+            m.requests[0].bodies[0].len() as u64,
+            MAX_REQUESTS_FILE_BYTES - 1
+        );
+        // A device whose size is not known ahead is cut at the cap.
+        std::fs::write(
+            &file,
+            "[[requests]]\npath = \"/x\"\nbody_file = \"/dev/zero\"\n",
+        )
+        .unwrap();
+        let e = read_file(&file, "http://127.0.0.1:8080/").unwrap_err().0;
+        assert!(
+            e.contains("body_file `/dev/zero`: its content is more than the 64 MiB"),
+            "{e}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -3,14 +3,16 @@
 //! the other for it.
 
 /// Accepts `2`, `2%` or `2.5 %`: how people write a threshold (`--threshold` of `rigor run` and
-/// `rigor compare`).
+/// `rigor compare`). Only a percentage strictly between 0 and 100 is one: a change within ±0%
+/// or ±100% would make every verdict a regression or none.
 pub fn parse_threshold(s: &str) -> Result<f64, ThresholdError> {
     let t = s.trim();
     let t = t.strip_suffix('%').unwrap_or(t).trim();
     match t.parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        Ok(v) if v > 0.0 && v < 100.0 => Ok(v),
         _ => Err(format!(
-            "`{s}` is not a threshold: expected a non-negative percentage such as 2 or 2%"
+            "`{s}` is not a threshold: expected a percentage above 0% and below 100%, such as \
+             2 or 2%"
         )
         .into()),
     }
@@ -68,6 +70,21 @@ mod tests {
         assert_eq!(parse_threshold(" 1 % "), Ok(1.0));
         assert!(parse_threshold("-1").is_err());
         assert!(parse_threshold("two").is_err());
+        for bad in [
+            "101%", "100", "0", "0%", "-2%", "NaN", "nan%", "inf", "abc%", "%", "",
+        ] {
+            let e = parse_threshold(bad).unwrap_err().0;
+            assert_eq!(
+                e,
+                format!(
+                    "`{bad}` is not a threshold: expected a percentage above 0% and below 100%, \
+                     such as 2 or 2%"
+                ),
+                "{bad}"
+            );
+        }
+        assert_eq!(parse_threshold("99.9%"), Ok(99.9));
+        assert_eq!(parse_threshold("0.01%"), Ok(0.01));
         assert_eq!(
             parse_threshold_arg(" app.rss = 1%"),
             Ok(ThresholdArg::For("app.rss".into(), 1.0))

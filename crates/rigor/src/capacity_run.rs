@@ -11,8 +11,10 @@ use crate::report::capacity_text;
 use rigor_load::capacity::{find_rate, Capacity, FindRate, Found, Outcome, Stopped};
 use rigor_load::{Live, LoadError};
 
-/// Runs the search `find` describes on `options.spec`: 0 with an answer (however it ended),
-/// 130 when interrupted (after printing the probes made), a failure when the engine failed.
+/// Runs the search `find` describes on `options.spec`: 0 with an answer (settled, at least
+/// the maximum, or unsettled with the interval it stood at), 1 when no rate met the
+/// objective (the probes and `--json` are still written), 130 when interrupted (after
+/// printing the probes made), a failure when the engine failed.
 pub fn run(options: &LoadOptions, find: &FindRate) -> Result<Exit, Failure> {
     let spec = &options.spec;
     human(options, &capacity_text::banner(spec, find));
@@ -46,6 +48,16 @@ pub fn run(options: &LoadOptions, find: &FindRate) -> Result<Exit, Failure> {
             "rigor: capacity search interrupted; the probes above are the ones it completed",
         );
         return Ok(Exit::Interrupted);
+    }
+    if found.capacity.outcome == Outcome::NeverMet {
+        crate::console::err(&format!(
+            "rigor: no rate met {}, down to {} req/s (the lowest rate the search probes: each \
+             probe is due at least {} requests): there is no capacity for this objective",
+            found.capacity.objective,
+            capacity_text::rate(found.capacity.high.unwrap_or(find.start)),
+            rigor_load::capacity::MIN_PROBE_REQUESTS
+        ));
+        return Ok(Exit::Failed);
     }
     if found.capacity.outcome == Outcome::Unsettled {
         crate::console::err(&format!(

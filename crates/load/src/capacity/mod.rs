@@ -32,6 +32,10 @@ pub const MIN_PROBE_WARMUP: Duration = Duration::from_secs(1);
 pub const CONFIRM: usize = 2;
 /// The most probes one search makes.
 pub const MAX_PROBES: usize = 40;
+/// The fewest requests a probe's measured window is due to send: below that a window's
+/// percentiles are one or two requests' latency, and a rate of 0.05 req/s over 3 s sends none.
+/// The search probes no rate below `MIN_PROBE_REQUESTS / probe seconds`.
+pub const MIN_PROBE_REQUESTS: f64 = 10.0;
 
 /// What to search for and within what: the objective, the rates, the precision, the probes.
 #[derive(Debug, Clone, PartialEq)]
@@ -64,6 +68,15 @@ pub enum FindRateError {
     PrecisionText(String),
     #[error("a probe of {0:?} measures nothing: give each probe at least 100ms (3s or more fills a service's queues)")]
     ProbeTooShort(Duration),
+    #[error(
+        "start {start} rps sends fewer than {MIN_PROBE_REQUESTS} requests in a probe of {probe_secs}s: \
+         start at {floor} rps or more, or lengthen the probe"
+    )]
+    StartBelowFloor {
+        start: f64,
+        floor: f64,
+        probe_secs: f64,
+    },
 }
 
 /// A precision as written, `5%` or `0.05`, as a fraction (checked by [`FindRate::check`]).
@@ -117,6 +130,14 @@ impl FindRate {
         if let Some(p) = self.probe.filter(|p| *p < Duration::from_millis(100)) {
             return Err(FindRateError::ProbeTooShort(p));
         }
+        let floor = self.min_rate();
+        if self.start < floor {
+            return Err(FindRateError::StartBelowFloor {
+                start: self.start,
+                floor,
+                probe_secs: self.probe_duration().as_secs_f64(),
+            });
+        }
         Ok(())
     }
 
@@ -146,6 +167,19 @@ impl FindRate {
         spec.warmup.max(MIN_PROBE_WARMUP)
     }
 
+    /// The lowest rate the search probes: one whose window is due at least
+    /// [`MIN_PROBE_REQUESTS`] requests, and no lower than 1/1024 of the start; rounded up to
+    /// a rate the search writes (whole from 100 up, else two decimals).
+    pub fn min_rate(&self) -> f64 {
+        let by_requests = MIN_PROBE_REQUESTS / self.probe_duration().as_secs_f64();
+        let floor = by_requests.max(self.start / 1024.0).max(crate::MIN_RATE);
+        if floor >= 100.0 {
+            floor.ceil()
+        } else {
+            (floor * 100.0).ceil() / 100.0
+        }
+    }
+
     /// The search's settings.
     pub fn settings(&self) -> SearchSettings {
         SearchSettings {
@@ -154,7 +188,7 @@ impl FindRate {
             precision: self.precision,
             confirm: CONFIRM,
             max_probes: MAX_PROBES,
-            min_rate: (self.start / 1024.0).max(crate::MIN_RATE),
+            min_rate: self.min_rate(),
         }
     }
 

@@ -19,7 +19,8 @@ pub struct SearchSettings {
     pub confirm: usize,
     /// The search gives up (unsettled) after this many probes.
     pub max_probes: usize,
-    /// Halving below this rate stops the search: the objective is not met at any rate.
+    /// The lowest rate probed: halving stops here (probing it once a half would pass it), and
+    /// the objective missed here is not met at any rate.
     pub min_rate: f64,
 }
 
@@ -261,9 +262,10 @@ fn next_step(t: &[Tally], s: &SearchSettings) -> Step {
         (Some(l), None) if l >= s.max => confirm(t, &[l], s.confirm, Outcome::AtLeastMax),
         (Some(l), None) => Step::Probe(round((l * 2.0).min(s.max))),
         (None, Some(h)) => {
-            let half = round(h / 2.0);
-            // Below 0.01 rps a half rounds back to the rate missed: nothing lower to try.
-            if half < s.min_rate || half >= h {
+            // Never below the lowest rate worth a probe, which is itself probed once a half
+            // would pass it; below 0.01 rps a half rounds back to the rate missed.
+            let half = round(h / 2.0).max(s.min_rate);
+            if half >= h {
                 confirm(t, &[h], s.confirm, Outcome::NeverMet)
             } else {
                 Step::Probe(half)

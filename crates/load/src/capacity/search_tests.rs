@@ -136,6 +136,41 @@ fn halving_stops_where_rounding_cannot_go_lower() {
 }
 
 #[test]
+fn halving_stops_at_the_rate_whose_probe_is_due_a_few_requests() {
+    // 3 s probes: 10 requests need 3.34 rps; the search probes that rate itself and none lower.
+    let f = FindRate::new("p99<20ms".parse().unwrap());
+    assert_eq!(f.probe_duration(), MIN_PROBE);
+    assert_eq!(f.min_rate(), 3.34);
+    let c = run(&f.settings(), |r| window(r, 1e-6));
+    assert_eq!(c.outcome, Outcome::NeverMet);
+    let rates: Vec<f64> = c.probes.iter().map(|p| p.rate).collect();
+    assert_eq!(
+        rates,
+        [100.0, 50.0, 25.0, 12.5, 6.25, 3.34, 3.34],
+        "{rates:?}"
+    );
+    assert!(rates
+        .iter()
+        .all(|r| r * MIN_PROBE.as_secs_f64() >= MIN_PROBE_REQUESTS));
+    assert_eq!(c.high, Some(3.34));
+}
+
+#[test]
+fn a_start_too_low_for_a_few_requests_per_probe_is_refused() {
+    let mut f = FindRate::new("p99<20ms".parse().unwrap());
+    f.start = 0.05;
+    let e = f.check().unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "start 0.05 rps sends fewer than 10 requests in a probe of 3s: start at 3.34 rps or \
+         more, or lengthen the probe"
+    );
+    f.probe = Some(Duration::from_secs(200));
+    assert!(f.check().is_ok(), "0.05 rps over 200 s is due 10 requests");
+    assert_eq!(f.min_rate(), 0.05);
+}
+
+#[test]
 fn an_objective_met_up_to_max_says_at_least_max() {
     let c = run(&settings(100.0, 1000.0), |r| window(r, 1e9));
     assert_eq!(c.outcome, Outcome::AtLeastMax);

@@ -39,6 +39,7 @@ coded_enum! {
         BadResponses = "bad_responses",
         BusyMachine = "busy_machine",
         Cancelled = "cancelled",
+        CapacityUnsettled = "capacity_unsettled",
         ClientSaturated = "client_saturated",
         ClientStarved = "client_starved",
         ConflictingDeclarations = "conflicting_declarations",
@@ -107,6 +108,13 @@ impl WarningKind {
             Cancelled => {
                 "The load was cancelled (Ctrl-C or a signal) before its measured window was \
                  over: the figures cover a shorter window than configured."
+            }
+            CapacityUnsettled => {
+                "A capacity search (`find_rate`) ended without settling: its probes ran out \
+                 before the highest rate met and the lowest missed were within its precision, \
+                 each confirmed, or the objective held even at its `max`. `load.capacity` is \
+                 then the lower end of the interval the message names, not the rate the \
+                 service holds."
             }
             ClientSaturated => {
                 "The load client used 90% or more of its cores: the figures may measure the \
@@ -299,6 +307,10 @@ impl WarningKind {
                  kernel.perf_event_paranoid=1`, or run rigor as root"
             }
             Cancelled => "run again and let the window finish: a cut window is not comparable with a full one",
+            CapacityUnsettled => {
+                "read `load.capacity` as a lower bound: raise `max` when the objective held \
+                 there; when the probes ran out, quiet the machine or widen `precision`"
+            }
             ClientSaturated => {
                 "give the load more threads/cores (profile `load = { cpus = … }`, `threads`), \
                  or run it on another machine"

@@ -97,9 +97,10 @@ pub struct RunArgs {
     #[arg(long = "cpu-profile", value_name = "WALK", num_args = 0..=1, require_equals = true,
           default_missing_value = "fp", value_parser = ["fp", "dwarf"])]
     pub cpu_profile: Option<String>,
-    /// Samples per second of the CPU profile (per CPU).
-    #[arg(long = "cpu-profile-hz", value_name = "HZ", default_value_t = 99)]
-    pub cpu_profile_hz: u32,
+    /// Samples per second of the CPU profile (per CPU), 1 to 10000 [default: 99]; needs
+    /// --cpu-profile or a `cpu_profile` in the config.
+    #[arg(long = "cpu-profile-hz", value_name = "HZ")]
+    pub cpu_profile_hz: Option<u32>,
     /// Turn warnings into a failure (exit 4): every kind, or with --strict=KIND,… only those
     /// (e.g. --strict=proxy,debug_build, so a busy machine's noise warnings do not fail).
     #[arg(long = "strict", value_name = "KIND", num_args = 0..=1, require_equals = true,

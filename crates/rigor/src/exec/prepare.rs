@@ -60,6 +60,21 @@ pub fn prepare(options: &RunOptions) -> Result<Prepared, Failure> {
     })
 }
 
+/// `--cpu-profile-hz` for a run that profiles no row would be silently ignored.
+fn check_cpu_profile_hz(plan: &RunPlan, options: &RunOptions) -> Result<(), Failure> {
+    let cpu = &options.cpu_profile;
+    if !cpu.hz_given || cpu.every_row.is_some() || plan.rows.iter().any(|r| r.cpu_profile.is_some())
+    {
+        return Ok(());
+    }
+    Err(Failure::usage(format!(
+        "--cpu-profile-hz {} needs --cpu-profile: no row of this run is profiled (no scenario \
+         or profile of the config says `cpu_profile`); add --cpu-profile, or drop \
+         --cpu-profile-hz",
+        cpu.hz
+    )))
+}
+
 /// What the plan cannot do, refused before anything is built.
 fn check_plan(plan: &RunPlan, options: &RunOptions) -> Result<(), Failure> {
     let until_conclusive = options.until_conclusive.is_some();
@@ -68,6 +83,7 @@ fn check_plan(plan: &RunPlan, options: &RunOptions) -> Result<(), Failure> {
     }
     check_gated(plan, options)?;
     check_key(plan, options)?;
+    check_cpu_profile_hz(plan, options)?;
     // A cap below the planned rounds could add none: the flag would do nothing, silently.
     if let Some(max) = options.until_conclusive {
         let planned = plan.rows.iter().map(|r| r.iterations).max().unwrap_or(0);

@@ -308,6 +308,37 @@ fn until_conclusive_stops_at_its_maximum() {
     assert_eq!(rps.verdict, "inconclusive");
 }
 
+/// A change a little past the threshold, in noise that takes a few dozen rounds to settle.
+fn b_a_little_slower(key: &RowKey, index: usize) -> crate::result::Iteration {
+    let noise = [0.0, 30.0, -20.0, 25.0, -30.0, 10.0, -5.0];
+    let (base, shift) = if variant(key) == "b" {
+        (960.0, 3)
+    } else {
+        (1000.0, 0)
+    };
+    measured(&[("load.rps", base + noise[(index + shift) % noise.len()])])
+}
+
+#[test]
+fn advice_past_the_until_conclusive_cap_says_the_cap_stood_in_the_way() {
+    let plan = plan(&["a", "b"], 5);
+    let mut exec = MockExecutor::new(b_a_little_slower);
+    let d = drive(
+        &plan,
+        &options(&["-i", "5", "--until-conclusive", "6"]),
+        &mut exec,
+    );
+    let rps = rps_comparison(&d.result);
+    assert_eq!(rps.verdict, "inconclusive");
+    assert_eq!(d.result.rows[0].iterations.len(), 6);
+    let note = rps.note.as_deref().unwrap_or_default();
+    assert!(
+        note.contains("more than --until-conclusive=6 allows: raise it to"),
+        "{note}"
+    );
+    assert!(!note.contains("-i "), "no -i past the cap: {note}");
+}
+
 #[test]
 fn a_row_stops_after_its_first_failure_to_start() {
     let plan = plan(&[], 3);

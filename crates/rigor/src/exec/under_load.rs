@@ -6,7 +6,7 @@ use super::iteration_context::{IterationContext, Watched};
 use crate::config::LoadJob;
 use crate::guards;
 use crate::measurements::ids;
-use crate::result::Iteration;
+use crate::result::{Iteration, Warning, WarningKind};
 use rigor_load::{Live, Phase};
 use rigor_probe::Mark;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -330,6 +330,7 @@ fn record_capacity(
     let none = crate::report::capacity_text::answer(&capacity);
     if let Some(rate) = answer {
         it.measurements.insert(ids::LOAD_CAPACITY.into(), rate);
+        it.warnings.extend(unsettled(&capacity));
     }
     it.capacity = Some(capacity);
     if let Some(why) = cause {
@@ -342,4 +343,95 @@ fn record_capacity(
         );
     }
     Ok(())
+}
+
+/// A search that recorded `load.capacity` without settling (its probes ran out, or the
+/// objective held at `max`): the recorded rate is the lower end of the interval named.
+fn unsettled(c: &rigor_load::capacity::Capacity) -> Option<Warning> {
+    use crate::report::capacity_text::rate;
+    use rigor_load::capacity::Outcome;
+    let low = c.low?;
+    let n = c.probes.len();
+    let message = match (c.outcome, c.high) {
+        (Outcome::Settled | Outcome::NeverMet, _) => return None,
+        (Outcome::AtLeastMax, _) => format!(
+            "find_rate met {} even at its max, {} req/s: load.capacity {} is a lower bound, \
+             the interval {} req/s and up ({n} probes)",
+            c.objective,
+            rate(low),
+            rate(low),
+            rate(low)
+        ),
+        (Outcome::Unsettled, Some(high)) => format!(
+            "find_rate did not settle for {} within {n} probes: load.capacity {} is the lower \
+             end of {}..{} req/s (met at {}, missed at {}), {} wide, not within {}",
+            c.objective,
+            rate(low),
+            rate(low),
+            rate(high),
+            rate(low),
+            rate(high),
+            pct((high - low) / low),
+            pct(c.precision)
+        ),
+        (Outcome::Unsettled, None) => format!(
+            "find_rate did not settle for {} within {n} probes: load.capacity {} is the lower \
+             end of the interval {} req/s and up (met up to {}, no rate above it missed yet)",
+            c.objective,
+            rate(low),
+            rate(low),
+            rate(low)
+        ),
+    };
+    Some(Warning::of(WarningKind::CapacityUnsettled, message))
+}
+
+/// A fraction as a percentage with one decimal (`2.3%`).
+fn pct(f: f64) -> String {
+    format!("{:.1}%", f * 100.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unsettled;
+    use rigor_load::capacity::{Capacity, Outcome};
+
+    fn search(outcome: Outcome, low: Option<f64>, high: Option<f64>) -> Capacity {
+        Capacity {
+            objective: "p99<50ms".into(),
+            capacity_rps: low,
+            low,
+            high,
+            outcome,
+            precision: 0.05,
+            probe_secs: 3.0,
+            warmup_secs: 1.0,
+            probes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_search_that_did_not_settle_warns_naming_its_interval() {
+        let w = unsettled(&search(Outcome::Unsettled, Some(400.0), Some(800.0))).unwrap();
+        assert_eq!(w.kind, "capacity_unsettled");
+        assert_eq!(
+            w.message,
+            "find_rate did not settle for p99<50ms within 0 probes: load.capacity 400 is the \
+             lower end of 400..800 req/s (met at 400, missed at 800), 100.0% wide, not within 5.0%"
+        );
+        let w = unsettled(&search(Outcome::Unsettled, Some(400.0), None)).unwrap();
+        assert!(
+            w.message.contains("the interval 400 req/s and up"),
+            "{}",
+            w.message
+        );
+        let w = unsettled(&search(Outcome::AtLeastMax, Some(1000.0), None)).unwrap();
+        assert!(
+            w.message.contains("even at its max, 1000 req/s"),
+            "{}",
+            w.message
+        );
+        assert!(unsettled(&search(Outcome::Settled, Some(400.0), Some(410.0))).is_none());
+        assert!(unsettled(&search(Outcome::NeverMet, None, Some(3.34))).is_none());
+    }
 }

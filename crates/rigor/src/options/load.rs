@@ -116,6 +116,7 @@ fn find_rate(args: &LoadArgs) -> anyhow::Result<Option<rigor_load::capacity::Fin
             FindRateError::RateOutOfRange { .. } => "--find-max",
             FindRateError::Precision(_) | FindRateError::PrecisionText(_) => "--find-precision",
             FindRateError::ProbeTooShort(_) => "--probe",
+            FindRateError::StartBelowFloor { .. } => "--rate (the search's start)",
         };
         anyhow::anyhow!("{flag}: {e}")
     })?;

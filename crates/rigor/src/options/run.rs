@@ -105,6 +105,8 @@ pub struct CpuProfileOptions {
     pub every_row: Option<crate::config::StackWalk>,
     /// Samples per second (`--cpu-profile-hz`).
     pub hz: u32,
+    /// Whether `--cpu-profile-hz` was given: a rate for profiles no row takes is a mistake.
+    pub hz_given: bool,
 }
 
 /// perf's usual modest rate: 99 rather than 100, so sampling does not beat in step with a
@@ -116,6 +118,7 @@ impl Default for CpuProfileOptions {
         CpuProfileOptions {
             every_row: None,
             hz: DEFAULT_CPU_PROFILE_HZ,
+            hz_given: false,
         }
     }
 }
@@ -366,11 +369,13 @@ fn check(args: &RunArgs, selection: &Selection) -> Result<RunOptions, Problems> 
 }
 
 /// `--cpu-profile[=WALK]` and `--cpu-profile-hz`: a rate from 1 to 10000 per second.
+/// Whether the config profiles any row is known only once it is planned
+/// ([`CpuProfileOptions::hz_given`]).
 fn cpu_profile(args: &RunArgs, p: &mut Problems) -> CpuProfileOptions {
-    if !(1..=10_000).contains(&args.cpu_profile_hz) {
+    let hz = args.cpu_profile_hz.unwrap_or(DEFAULT_CPU_PROFILE_HZ);
+    if !(1..=10_000).contains(&hz) {
         p.add(format!(
-            "--cpu-profile-hz {}: must be from 1 to 10000 samples per second",
-            args.cpu_profile_hz
+            "--cpu-profile-hz {hz}: must be from 1 to 10000 samples per second"
         ));
     }
     CpuProfileOptions {
@@ -378,7 +383,8 @@ fn cpu_profile(args: &RunArgs, p: &mut Problems) -> CpuProfileOptions {
             "dwarf" => crate::config::StackWalk::Dwarf,
             _ => crate::config::StackWalk::FramePointer,
         }),
-        hz: args.cpu_profile_hz.clamp(1, 10_000),
+        hz: hz.clamp(1, 10_000),
+        hz_given: args.cpu_profile_hz.is_some(),
     }
 }
 

@@ -445,3 +445,45 @@ fn a_profile_without_a_sample_is_said_not_shown_empty() {
     assert_eq!(json["rows"][0]["profile"]["samples"], 0);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_sampling_rate_for_profiles_no_row_takes_is_a_usage_error() {
+    let _one = common::one_at_a_time();
+    let dir = temp_dir("cpu-profile-hz-alone");
+    let unprofiled = "[jobs.t]\ncommand = \"true\"\n[scenarios.t]\ncommand = \"t\"\n";
+    std::fs::write(dir.join("rigor.toml"), unprofiled).unwrap();
+    let refused = |flags: &[&str], needle: &str| {
+        let out = rigor_command(&dir, &[RUN, &["-i", "1"], flags].concat())
+            .output()
+            .unwrap();
+        let t = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{flags:?}: {t}");
+        assert!(t.contains(needle), "{flags:?}: {t}");
+        assert!(!dir.join("result.json").exists(), "{flags:?} ran: {t}");
+    };
+    refused(
+        &["--cpu-profile-hz", "199"],
+        "--cpu-profile-hz 199 needs --cpu-profile: no row of this run is profiled",
+    );
+    for hz in ["0", "10001"] {
+        refused(
+            &["--cpu-profile", "--cpu-profile-hz", hz],
+            &format!("--cpu-profile-hz {hz}: must be from 1 to 10000 samples per second"),
+        );
+    }
+    // With a row the config profiles, the rate is taken (a perf that cannot record is a
+    // warning, never a usage error).
+    std::fs::write(
+        dir.join("rigor.toml"),
+        format!("{unprofiled}cpu_profile = true\n"),
+    )
+    .unwrap();
+    let out = rigor_command(
+        &dir,
+        &[RUN, &["-i", "1", "--cpu-profile-hz", "199"]].concat(),
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -353,3 +353,52 @@ fn threads_the_machine_will_not_give_are_an_error_not_a_panic_or_a_hang() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_find_rate_start_too_low_for_a_few_requests_per_probe_is_a_usage_error() {
+    let url = format!("http://{}/", ok_server());
+    let out = rigor()
+        .args(["load", &url, "--find-rate", "p99<50ms", "--rate", "0.05"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--rate (the search's start): start 0.05 rps sends fewer than 10 requests in a probe of 3s"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("Finding"), "{stderr}");
+}
+
+#[test]
+fn a_body_lines_file_over_64_mib_is_refused_naming_the_file_before_it_is_read() {
+    let url = format!("http://{}/", ok_server());
+    let dir = std::env::temp_dir().join(format!("rigor-load-big-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // Sparse: 300 MiB by its size, nothing on disk.
+    std::fs::File::create(dir.join("bodies.txt"))
+        .unwrap()
+        .set_len(300 << 20)
+        .unwrap();
+    let mix = dir.join("mix.toml");
+    std::fs::write(
+        &mix,
+        "[[requests]]\npath = \"/\"\nmethod = \"POST\"\nbody_lines = \"bodies.txt\"\n",
+    )
+    .unwrap();
+    let out = rigor()
+        .args(["load", &url, "-d", "1s", "--requests"])
+        .arg(&mix)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "requests[1]: body_lines `{}`: 300.0 MiB is more than the 64 MiB",
+            dir.join("bodies.txt").display()
+        )),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

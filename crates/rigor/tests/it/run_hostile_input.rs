@@ -198,3 +198,60 @@ fn wrong_types_unknown_keys_and_row_problems_are_listed_in_one_run_in_line_order
         assert!(t.contains(what), "{what} missing in {t}");
     }
 }
+
+#[test]
+fn thresholds_outside_0_to_100_percent_are_usage_errors_naming_flag_and_value() {
+    let dir = temp_dir("hostile-threshold");
+    std::fs::write(dir.join("rigor.toml"), BASE).unwrap();
+    let pct = "expected a percentage above 0% and below 100%";
+    for value in ["101%", "100", "0%", "-5%", "NaN", "abc%"] {
+        // `--threshold=VALUE`: a negative value is the flag's, not a flag of its own.
+        let flag = format!("--threshold={value}");
+        let per_id = format!("--threshold=load.rps={value}");
+        for args in [
+            vec!["run", &flag],
+            vec!["run", &per_id],
+            vec!["bench", &flag, "--", "true"],
+            vec!["compare", "a.json", "b.json", &flag],
+        ] {
+            let out = rigor(&dir, &args);
+            let t = usage_error(&dir, &out);
+            assert!(
+                t.contains("--threshold") && t.contains(&format!("`{value}`")) && t.contains(pct),
+                "{args:?}: {t}"
+            );
+        }
+    }
+    // The config's own key is named with its value.
+    let toml = BASE.to_string() + "\n[measurements.\"load.rps\"]\nthreshold = \"101%\"\n";
+    let t = run_config("hostile-threshold-key", &toml, &[]);
+    assert!(
+        t.contains("[measurements.\"load.rps\"]")
+            || t.contains("measurements.\"load.rps\".threshold")
+            || t.contains("measurements.load.rps"),
+        "{t}"
+    );
+    assert!(
+        t.contains("threshold") && t.contains("`101%`") && t.contains(pct),
+        "{t}"
+    );
+}
+
+#[test]
+fn an_empty_strict_list_is_a_usage_error_naming_the_kinds() {
+    let dir = temp_dir("hostile-strict");
+    std::fs::write(dir.join("rigor.toml"), BASE).unwrap();
+    for args in [
+        vec!["run", "--strict="],
+        vec!["run", "--strict=,"],
+        vec!["bench", "--strict=", "--", "true"],
+    ] {
+        let out = rigor(&dir, &args);
+        let t = usage_error(&dir, &out);
+        assert!(
+            t.contains("names no warning kind; give plain --strict for every kind")
+                && t.contains("kinds among all, bad_responses, busy_machine"),
+            "{args:?}: {t}"
+        );
+    }
+}

@@ -23,6 +23,11 @@ struct Server {
 
 impl Server {
     fn start() -> Server {
+        Server::blocking(1500)
+    }
+
+    /// The testbed on one thread blocking `us` microseconds per request.
+    fn blocking(us: u32) -> Server {
         let port = free_port();
         let child = Command::new(hello_server())
             .args([
@@ -31,7 +36,7 @@ impl Server {
                 "--threads",
                 "1",
                 "--block-us",
-                "1500",
+                &us.to_string(),
             ])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -183,4 +188,91 @@ fn a_run_with_find_rate_records_load_capacity_and_its_probes() {
         html.contains("Latency against offered rate"),
         "no capacity chart"
     );
+}
+
+#[test]
+fn an_objective_no_rate_meets_says_so_with_the_lowest_rate_and_exits_1() {
+    let _one = one_at_a_time();
+    // 3 ms of blocking per request: no rate holds p99 < 1 ms.
+    let server = Server::blocking(3000);
+    let before = server.answered();
+    let out = Command::new(env!("CARGO_BIN_EXE_rigor"))
+        .args([
+            "load",
+            &server.url(),
+            "--find-rate",
+            "p99<1ms",
+            "--rate",
+            "40",
+        ])
+        .args(["--probe", "1s", "-c", "2", "--json", "-"])
+        .output()
+        .expect("run rigor load");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("rigor.load.v1 JSON");
+    let c = &doc["capacity"];
+    assert_eq!(c["outcome"], "never_met", "{c:#}");
+    assert!(doc["measurements"]["load.capacity"].is_null(), "{doc:#}");
+    // 1 s probes are due 10 requests from 10 rps: the search goes no lower, and probes it.
+    let probes = c["probes"].as_array().unwrap();
+    let lowest = probes
+        .iter()
+        .map(|p| p["rate"].as_f64().unwrap())
+        .fold(f64::MAX, f64::min);
+    assert_eq!(lowest, 10.0, "{c:#}");
+    for p in probes {
+        assert!(p["due"].as_u64().unwrap() >= 10, "{p:#}");
+        assert_eq!(p["met"].as_bool(), Some(false), "{p:#}");
+    }
+    assert!(
+        stderr.contains("Capacity: none: no rate met p99<1ms; the lowest probed, 10.00 req/s, missed it with p50"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("rigor: no rate met p99<1ms, down to 10.00 req/s"),
+        "{stderr}"
+    );
+    // The server answered at least what the windows counted.
+    let in_windows: u64 = probes.iter().map(|p| p["answered"].as_u64().unwrap()).sum();
+    assert!(server.answered() - before >= in_windows);
+}
+
+#[test]
+fn a_run_whose_search_reaches_max_warns_that_load_capacity_is_a_lower_bound() {
+    let _one = one_at_a_time();
+    let dir = temp_dir("find-rate-max");
+    let port = free_port();
+    // 1.5 ms a request holds ~660 rps: 20 and 40 rps both meet a lenient objective, and the
+    // search stops at its max of 40 with nothing missed.
+    let toml = config(
+        port,
+        "--block-us 1500",
+        "/plaintext",
+        "find_rate = { slo = \"p99 < 500ms\", start = 20, max = 40, probe = \"1s\" }",
+    );
+    let (out, json) = run(&dir, &toml, &["-i", "1"]);
+    let json = json.unwrap_or_else(|| panic!("no result: {}", text(&out)));
+    assert_schema(&json);
+    let it = &iterations(&json)[0];
+    assert!(it["error"].is_null(), "{}", it["error"]);
+    assert_eq!(
+        it["capacity"]["outcome"], "at_least_max",
+        "{:#}",
+        it["capacity"]
+    );
+    assert_eq!(m(it, "load.capacity"), Some(40.0));
+    let w = message(&it["warnings"], "capacity_unsettled");
+    assert!(
+        w.starts_with("find_rate met p99<500ms even at its max, 40.00 req/s: load.capacity 40.00 is a lower bound"),
+        "{w}"
+    );
+    // The server answered at least what the probes' windows counted.
+    let answered: u64 = it["capacity"]["probes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["answered"].as_u64().unwrap())
+        .sum();
+    assert!(server_stats(it)["requests"].as_u64().unwrap() >= answered);
 }

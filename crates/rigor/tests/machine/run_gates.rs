@@ -112,10 +112,11 @@ fn comparison<'a>(json: &'a Value, id: &str) -> &'a Value {
 fn a_measurement_threshold_of_its_own_changes_its_verdict() {
     let _serial = one_at_a_time();
     let dir = temp_dir("gates-threshold");
-    // load.rps judged at ±1000%: the slow variant's collapse is within it.
+    // load.rps judged at ±99.9% (a threshold is below 100%): the slow variant's collapse is
+    // within it.
     let toml = slow_variant(
         free_port(),
-        "[measurements.\"load.rps\"]\nthreshold = \"1000%\"\n",
+        "[measurements.\"load.rps\"]\nthreshold = \"99.9%\"\n",
     );
     let (_, json) = run_exit(&dir, &toml, &["-i", "5"], 0);
     let json = json.expect("a result");
@@ -123,7 +124,7 @@ fn a_measurement_threshold_of_its_own_changes_its_verdict() {
     assert_eq!(rps["verdict"], "no change", "{rps}");
     // Not a free pass: the change itself is far beyond the global 2%.
     assert!(rps["ci_high_pct"].as_f64().unwrap() < -2.0, "{rps}");
-    assert_eq!(json["measurements"]["load.rps"]["threshold_pct"], 1000.0);
+    assert_eq!(json["measurements"]["load.rps"]["threshold_pct"], 99.9);
     // Latency, at the global threshold, is a regression in the same run.
     assert_eq!(
         comparison(&json, "load.latency.mean")["verdict"],
