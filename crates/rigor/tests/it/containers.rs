@@ -443,6 +443,74 @@ load = "load"
         .output();
 }
 
+/// A Dockerfile whose `RUN` step never ends, built with `build_timeout`.
+fn endless_build(base: &str, marker: u32, dir: &std::path::Path, timeout: &str) {
+    std::fs::write(dir.join("Dockerfile"), endless_dockerfile(base, marker)).unwrap();
+    let toml = format!(
+        r#"
+[jobs.app]
+dockerfile = "Dockerfile"
+engine = "podman"
+build_timeout = "{timeout}"
+ready = {{ tcp = "127.0.0.1:1" }}
+
+[jobs.load]
+url = "http://127.0.0.1:1/"
+
+[scenarios.s]
+application = "app"
+load = "load"
+"#
+    );
+    std::fs::write(dir.join("rigor.toml"), toml).unwrap();
+}
+
+#[test]
+fn a_build_stopped_by_its_timeout_or_ctrl_c_leaves_neither_its_step_nor_its_working_container() {
+    if !podman_or_skip() {
+        return;
+    }
+    let _one = one_at_a_time();
+    let name = format!("rigor-test-stopped-build-{}", std::process::id());
+    let base = own_base(&name);
+    let marker = 700_000 + std::process::id();
+    let dir = temp_dir("ctr-stop-build");
+    // Killed by `build_timeout`.
+    endless_build(&base, marker, &dir, "3s");
+    let out = rigor(&dir, &[RUN, &["-i", "1", "--no-store"]].concat());
+    let t = text(&out);
+    assert!(t.contains("build_timeout"), "{t}");
+    let left = build_leftovers(&name, marker, Duration::from_secs(20));
+    // Interrupted (SIGINT to rigor alone) while the step runs.
+    endless_build(&base, marker, &dir, "10m");
+    let mut child = spawn_rigor(&dir, &[RUN, &["-i", "1", "--no-store"]].concat());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !endless_step_runs(marker) {
+        assert!(Instant::now() < deadline, "the build's step never ran");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    wait_exit(&mut child, Duration::from_secs(60));
+    let left_after_int = build_leftovers(&name, marker, Duration::from_secs(20));
+    // What a failing assertion would leave goes first.
+    for n in left.iter().chain(&left_after_int) {
+        if let Some(c) = n.strip_prefix("working container ") {
+            let _ = std::process::Command::new("podman")
+                .args(["rm", "-f", c])
+                .output();
+        }
+    }
+    let _ = std::process::Command::new("podman")
+        .args(["rmi", &base])
+        .output();
+    assert_eq!(left, Vec::<String>::new(), "after build_timeout");
+    assert_eq!(left_after_int, Vec::<String>::new(), "after Ctrl-C");
+}
+
 #[test]
 fn a_command_job_from_an_image_reports_its_figures_from_the_containers_output() {
     if !podman_or_skip() {
