@@ -512,6 +512,64 @@ fn a_build_stopped_by_its_timeout_or_ctrl_c_leaves_neither_its_step_nor_its_work
 }
 
 #[test]
+fn a_terminals_ctrl_c_during_a_build_on_a_host_stops_it_through_the_agent() {
+    if !podman_or_skip() {
+        return;
+    }
+    let _one = one_at_a_time();
+    let name = format!("rigor-test-host-build-int-{}", std::process::id());
+    let base = own_base(&name);
+    let marker = 800_000 + std::process::id();
+    let dir = temp_dir("ctr-host-build-int");
+    endless_build(&base, marker, &dir, "10m");
+    // The host is this machine, its agent started through `env`.
+    let mut toml = std::fs::read_to_string(dir.join("rigor.toml")).unwrap();
+    toml.push_str(
+        "\n[profiles.h]\napplication = { host = \"h\" }\n\n[hosts.h]\ntransport = \"env\"\n",
+    );
+    std::fs::write(dir.join("rigor.toml"), toml).unwrap();
+    let mut child = {
+        use std::os::unix::process::CommandExt;
+        rigor_command(&dir, &[RUN, &["-i", "1", "--no-store", "-p", "h"]].concat())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::fs::File::create(dir.join("stdout.txt")).unwrap())
+            .stderr(std::fs::File::create(dir.join("stderr.txt")).unwrap())
+            .process_group(0)
+            .spawn()
+            .unwrap()
+    };
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !endless_step_runs(marker) {
+        assert!(Instant::now() < deadline, "the build's step never ran");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // As a terminal's Ctrl-C: SIGINT to rigor's whole process group.
+    nix::sys::signal::killpg(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    wait_exit(&mut child, Duration::from_secs(60));
+    let said = std::fs::read_to_string(dir.join("stderr.txt")).unwrap_or_default()
+        + &std::fs::read_to_string(dir.join("stdout.txt")).unwrap_or_default();
+    let left = build_leftovers(&name, marker, Duration::from_secs(20));
+    for n in &left {
+        if let Some(c) = n.strip_prefix("working container ") {
+            let _ = std::process::Command::new("podman")
+                .args(["rm", "-f", c])
+                .output();
+        }
+    }
+    let _ = std::process::Command::new("podman")
+        .args(["rmi", &base])
+        .output();
+    // rigor told the agent to stop; the agent was not killed by the signal.
+    assert!(said.contains("host h: interrupted"), "{said}");
+    assert!(!said.contains("killed by signal"), "{said}");
+    assert_eq!(left, Vec::<String>::new());
+}
+
+#[test]
 fn a_command_job_from_an_image_reports_its_figures_from_the_containers_output() {
     if !podman_or_skip() {
         return;
