@@ -360,7 +360,10 @@ fn run_with(
         ids::APP_START_TIME.into(),
         started.ready.as_secs_f64() * 1e3,
     );
-    let here = served_here(ctx, load_job, started.pid, agent.name());
+    let info = agent.host_info();
+    let shared =
+        !info.network.is_empty() && info.network == rigor_agent::protocol::network_identity();
+    let here = served_here(ctx, load_job, started.pid, agent.name(), shared);
     it.warnings.extend(here);
     let mut remote = Remote {
         agent,
@@ -404,17 +407,22 @@ fn run_with(
 /// and the metrics page. A URL that is one of this machine's own addresses reaches a process
 /// here, which is the application only when its host is this very machine. Another process
 /// listening there (a copy of the application, a tunnel) is named: it is what would be measured.
+/// When the host shares this machine's network (`shared`: an agent through `env`), the host's
+/// own check of the load's port was of this very address, and a container's port held by the
+/// engine's reservation (podman's `conmon`) is the application's, as on the host.
 fn served_here(
     ctx: &IterationContext,
     load_job: &LoadJob,
     app_pid: i32,
     host: &str,
+    shared: bool,
 ) -> Vec<Warning> {
     let mut out = Vec::new();
-    if load_job.hosts.is_empty() {
+    let container = ctx.row.app.container.is_some() && shared;
+    if load_job.hosts.is_empty() && !shared {
         let addr = load_job.addr;
         // Nothing listening here fails the first request, which says so.
-        let served = elsewhere(addr, app_pid).filter(|h| !h.ends_with("nothing listens"));
+        let served = elsewhere(addr, app_pid, false).filter(|h| !h.ends_with("nothing listens"));
         if let Some(here) = served {
             out.push(Warning::new(
                 WarningKind::Proxy,
@@ -430,7 +438,7 @@ fn served_here(
     }
     let page = ctx.row.app.metrics.as_ref().map(|m| m.url.as_str());
     if let Some((url, addr)) = page.and_then(|u| Some((u, rigor_load::resolve_url(u).ok()?))) {
-        if let Some(here) = elsewhere(addr, app_pid) {
+        if let Some(here) = elsewhere(addr, app_pid, container) {
             out.push(Warning::new(
                 WarningKind::Metrics,
                 format!(
@@ -446,8 +454,8 @@ fn served_here(
 
 /// When `addr` is one of this machine's own addresses and no process of the application (PID
 /// `app_pid`, as its host numbers it) listens there: what it is here (`loopback, where PID 12
-/// (nginx) listens`).
-fn elsewhere(addr: SocketAddr, app_pid: i32) -> Option<String> {
+/// (nginx) listens`). With `container`, the engine's port reservation is the application's.
+fn elsewhere(addr: SocketAddr, app_pid: i32, container: bool) -> Option<String> {
     let what = match rigor_probe::net_path(addr.ip()) {
         NetPath::OtherHost => return None,
         NetPath::Loopback => "loopback",
@@ -455,7 +463,10 @@ fn elsewhere(addr: SocketAddr, app_pid: i32) -> Option<String> {
     };
     let owners = rigor_probe::listener_owners(addr);
     let tree = rigor_probe::descendants(app_pid);
-    if owners.iter().any(|o| tree.contains(&o.pid)) {
+    let own = |o: &rigor_probe::SocketOwner| {
+        tree.contains(&o.pid) || (container && super::container::reserves_port(&o.comm))
+    };
+    if owners.iter().any(own) {
         return None;
     }
     if owners.is_empty() {

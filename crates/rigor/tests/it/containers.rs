@@ -570,6 +570,90 @@ fn a_terminals_ctrl_c_during_a_build_on_a_host_stops_it_through_the_agent() {
 }
 
 #[test]
+fn an_image_on_a_host_on_this_machines_network_records_the_hosts_engine_and_is_no_proxy_of_itself()
+{
+    if !podman_or_skip() {
+        return;
+    }
+    let _one = one_at_a_time();
+    let dir = temp_dir("ctr-host-env");
+    // The host's own podman, as its PATH finds it: it says a version this machine's does not.
+    let bin = dir.join("host-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let wrapper = bin.join("podman");
+    let real = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|d| d.join("podman"))
+        .find(|p| p.is_file())
+        .unwrap();
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\n[ \"$1\" = version ] && {{ echo 9.9.9-the-host; exit 0; }}\nexec {} \"$@\"\n",
+            real.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let port = free_port();
+    let toml = format!(
+        r#"
+[jobs.app]
+image = "{image}"
+engine = "podman"
+command = "{SERVER} --host 0.0.0.0"
+publish = ["127.0.0.1:{port}:80"]
+ready = {{ http = "http://127.0.0.1:{port}/health", timeout = "20s" }}
+stop_timeout = "3s"
+
+[jobs.load]
+url = "http://127.0.0.1:{port}/plaintext"
+connections = 4
+warmup = "200ms"
+duration = "500ms"
+
+[scenarios.s]
+application = "app"
+load = "load"
+
+[profiles.h]
+application = {{ host = "h" }}
+
+[hosts.h]
+transport = {transport}
+"#,
+        image = image(),
+        transport = toml_string(&format!("env PATH={path}")),
+    );
+    let (out, json) = run(&dir, &toml, &["-i", "1", "--no-store", "-p", "h"]);
+    let json = json.unwrap_or_else(|| panic!("{}", text(&out)));
+    assert_schema(&json);
+    let it = iterations(&json)
+        .first()
+        .unwrap_or_else(|| panic!("{}", text(&out)));
+    assert!(it["error"].is_null(), "{}", it["error"]);
+    // The port is the container's, held by podman's reservation while the kernel forwards it:
+    // neither the host's check nor this machine's calls it a proxy.
+    assert_eq!(it["network"]["owned_by_app"], true, "{}", it["network"]);
+    assert!(
+        !kinds(&it["warnings"]).contains(&"proxy".to_string()),
+        "{}",
+        it["warnings"]
+    );
+    let env = &json["environment"]["jobs"]["app"]["container"];
+    assert_eq!(env["engine"], "podman", "{env}");
+    assert_eq!(env["engine_version"], "9.9.9-the-host", "{env}");
+    // The agent removed the iteration's container.
+    let published = format!(":{port}->");
+    let ports = podman(&["ps", "--all", "--format", "{{.Names}} {{.Ports}}"]);
+    assert!(!ports.contains(&published), "{ports}");
+}
+
+#[test]
 fn a_command_job_from_an_image_reports_its_figures_from_the_containers_output() {
     if !podman_or_skip() {
         return;

@@ -13,7 +13,7 @@ mod sweep;
 
 pub use image::BuiltImage;
 pub use netns::{enter, inside};
-pub use network::{own_network, proxy_guard};
+pub use network::{own_network, proxy_guard, reserves_port};
 pub use start::{launch, launch_image};
 
 /// What the environment records of a container job: its engine and the engine's version
