@@ -305,12 +305,21 @@ pub fn run(
     result
 }
 
-/// Errors that come from the agent name the host already; others get it.
+/// Errors that come from the agent name the host already (`host NAME: …`); others get it. A
+/// host's name alone in the text is no sign: `app` is in "the application crashed".
 fn name_host(e: anyhow::Error, host: &str) -> anyhow::Error {
-    if format!("{e:#}").contains(host) {
+    let text = format!("{e:#}");
+    let label = format!("host {host}");
+    let named = text.match_indices(&label).any(|(at, _)| {
+        !text[at + label.len()..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphanumeric() || c == '-' || c == '_' || c == '.')
+    });
+    if named {
         e
     } else {
-        anyhow::anyhow!("host {host}: {e:#}")
+        anyhow::anyhow!("host {host}: {text}")
     }
 }
 
@@ -518,4 +527,35 @@ fn merge_stopped(it: &mut Iteration, there: Iteration) {
         it.series = Some(s);
     }
     it.error = there.error;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::name_host;
+
+    #[test]
+    fn an_error_names_its_host_once_whatever_the_hosts_name_is_in() {
+        let said = |e: &str, host: &str| format!("{:#}", name_host(anyhow::anyhow!("{e}"), host));
+        // A short name is in many words; only `host NAME` says where.
+        assert_eq!(
+            said("the application crashed during the load", "app"),
+            "host app: the application crashed during the load"
+        );
+        assert_eq!(
+            said("the application crashed during the load", "h"),
+            "host h: the application crashed during the load"
+        );
+        assert_eq!(
+            said("host app1: the transport died", "app"),
+            "host app: host app1: the transport died"
+        );
+        assert_eq!(
+            said("host app: the transport died", "app"),
+            "host app: the transport died"
+        );
+        assert_eq!(
+            said("a; host app: the transport died", "app"),
+            "a; host app: the transport died"
+        );
+    }
 }
