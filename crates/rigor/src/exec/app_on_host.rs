@@ -238,6 +238,9 @@ impl AppService for AppHost {
         }
         let built = &self.builds[name];
         let job = app.into_job(&dir).map_err(|e| format!("{e:#}"))?;
+        if let Some(image) = &built.image {
+            super::container::sweep_left(image).map_err(|e| format!("{e:#}"))?;
+        }
         super::app_steps::port_is_free(&job.ready).map_err(|e| format!("{e:#}"))?;
         built.ensure_artifact().map_err(|e| format!("{e:#}"))?;
         let mut it = Iteration::new(0, sequence);

@@ -653,6 +653,85 @@ transport = {transport}
     assert!(!ports.contains(&published), "{ports}");
 }
 
+/// What a rigor killed with its sentinel (or an agent killed outright) leaves: its container,
+/// still running and holding the port it publishes on `port`, owned by a rigor that is gone.
+fn left_by_a_killed_run(port: u16) -> String {
+    // Above the kernel's largest PID: no process has it.
+    let name = format!("rigor-4194400-0-{:08x}", std::process::id());
+    podman(&[
+        "run",
+        "--detach",
+        "--name",
+        &name,
+        "--label",
+        "io.rigor.owner=4194400-1",
+        "--publish",
+        &format!("127.0.0.1:{port}:80"),
+        image(),
+        "/hello-server",
+        "--port",
+        "80",
+        "--host",
+        "0.0.0.0",
+    ]);
+    name
+}
+
+#[test]
+fn a_container_a_killed_run_left_on_the_published_port_is_swept_before_the_port_is_checked() {
+    if !podman_or_skip() {
+        return;
+    }
+    let _one = one_at_a_time();
+    let dir = temp_dir("ctr-sweep-port");
+    let port = free_port();
+    let toml = format!(
+        r#"
+[jobs.app]
+image = "{image}"
+engine = "podman"
+command = "{SERVER} --host 0.0.0.0"
+publish = ["127.0.0.1:{port}:80"]
+ready = {{ http = "http://127.0.0.1:{port}/health", timeout = "20s" }}
+stop_timeout = "3s"
+
+[jobs.load]
+url = "http://127.0.0.1:{port}/plaintext"
+connections = 2
+warmup = "100ms"
+duration = "300ms"
+
+[scenarios.s]
+application = "app"
+load = "load"
+
+[profiles.h]
+application = {{ host = "h" }}
+
+[hosts.h]
+transport = "env"
+"#,
+        image = image(),
+    );
+    // Here, and on a host (whose agent sweeps its own engine).
+    for profile in [&[][..], &["-p", "h"][..]] {
+        let left = left_by_a_killed_run(port);
+        let (out, json) = run(&dir, &toml, &[&["-i", "1", "--no-store"], profile].concat());
+        let gone = !podman(&["ps", "--all", "--format", "{{.Names}}"])
+            .lines()
+            .any(|n| n == left);
+        if !gone {
+            let _ = std::process::Command::new("podman")
+                .args(["rm", "-f", &left])
+                .output();
+        }
+        let json = json.unwrap_or_else(|| panic!("{profile:?}: {}", text(&out)));
+        let it = &iterations(&json)[0];
+        assert!(it["error"].is_null(), "{profile:?}: {}", it["error"]);
+        assert!(gone, "{profile:?}: {left} is still there");
+    }
+}
+
 #[test]
 fn a_command_job_from_an_image_reports_its_figures_from_the_containers_output() {
     if !podman_or_skip() {

@@ -16,6 +16,13 @@ pub use netns::{enter, inside};
 pub use network::{own_network, proxy_guard, reserves_port};
 pub use start::{launch, launch_image};
 
+/// Removes what a rigor that is gone left of its containers on `image`'s engine (once per run),
+/// before anything is checked about the start: a left container may hold the very port the
+/// application publishes.
+pub fn sweep_left(image: &BuiltImage) -> anyhow::Result<()> {
+    sweep::once(&image.engine)
+}
+
 /// What the environment records of a container job: its engine and the engine's version
 /// (or why no engine answers), and its image as written.
 pub fn environment(c: &crate::config::ContainerJob) -> serde_json::Value {
