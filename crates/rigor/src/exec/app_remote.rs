@@ -136,8 +136,14 @@ pub fn record_hosts(environment: &mut serde_json::Value) {
             .and_then(|j| j.get_mut(job))
             .and_then(|j| j.get_mut("container"))
             .and_then(serde_json::Value::as_object_mut);
+        // The engine is the host's; the image stays the job's own as written (the host's
+        // report is of the last variant it built, whose image may be another tag).
         if let (Some(c), serde_json::Value::Object(what)) = (container, what) {
-            c.extend(what.clone());
+            c.extend(
+                what.iter()
+                    .filter(|(k, _)| k.starts_with("engine"))
+                    .map(|(k, v)| (k.clone(), v.clone())),
+            );
         }
     }
 }

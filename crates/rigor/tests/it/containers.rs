@@ -620,6 +620,10 @@ duration = "500ms"
 application = "app"
 load = "load"
 
+[scenarios.s.variants.one]
+[scenarios.s.variants.two]
+image = "{two}"
+
 [profiles.h]
 application = {{ host = "h" }}
 
@@ -627,11 +631,46 @@ application = {{ host = "h" }}
 transport = {transport}
 "#,
         image = image(),
+        two = tagged("2"),
         transport = toml_string(&format!("env PATH={path}")),
     );
-    let (out, json) = run(&dir, &toml, &["-i", "1", "--no-store", "-p", "h"]);
+    let (out, json) = run(
+        &dir,
+        &toml,
+        &["-i", "1", "--allow-inconclusive", "--no-store", "-p", "h"],
+    );
     let json = json.unwrap_or_else(|| panic!("{}", text(&out)));
     assert_schema(&json);
+    // Each variant ran its own image, by the id the host's engine gives its tag.
+    let hashes: Vec<(String, String)> = json["builds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["variant"].as_str().unwrap_or_default().to_string(),
+                b["artifact_hash"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    let id = |tag: &str| {
+        format!(
+            "sha256:{}",
+            podman(&["image", "inspect", "--format", "{{.Id}}", tag])
+        )
+    };
+    assert!(
+        hashes.contains(&("one".into(), id(image())))
+            && hashes.contains(&("two".into(), id(&tagged("2")))),
+        "{hashes:?}"
+    );
+    for row in json["rows"].as_array().unwrap() {
+        let its = row["iterations"].as_array().unwrap();
+        assert!(
+            !its.is_empty() && its.iter().all(|it| it["error"].is_null()),
+            "{row}"
+        );
+    }
     let it = iterations(&json)
         .first()
         .unwrap_or_else(|| panic!("{}", text(&out)));
@@ -647,6 +686,8 @@ transport = {transport}
     let env = &json["environment"]["jobs"]["app"]["container"];
     assert_eq!(env["engine"], "podman", "{env}");
     assert_eq!(env["engine_version"], "9.9.9-the-host", "{env}");
+    // The job's image as written, whichever variant the host built last.
+    assert_eq!(env["image"], image(), "{env}");
     // The agent removed the iteration's container.
     let published = format!(":{port}->");
     let ports = podman(&["ps", "--all", "--format", "{{.Names}} {{.Ports}}"]);
