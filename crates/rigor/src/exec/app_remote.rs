@@ -211,10 +211,14 @@ fn build_with(
     if let Some(parent) = log.parent() {
         let _ = std::fs::create_dir_all(parent);
     }
+    let dockerfile = wire
+        .container
+        .as_ref()
+        .is_some_and(|c| c.dockerfile.is_some());
     // A failed build's log stays on the host: what came back (its end) is kept here.
     let built = built
         .inspect_err(|e| {
-            if app.build.is_some() {
+            if app.build.is_some() || dockerfile {
                 let _ = std::fs::write(log, format!("{e}\n"));
             }
         })
@@ -224,10 +228,6 @@ fn build_with(
         engines.retain(|(j, _)| *j != app.name);
         engines.push((app.name.clone(), c.clone()));
     }
-    let dockerfile = wire
-        .container
-        .as_ref()
-        .is_some_and(|c| c.dockerfile.is_some());
     let wrote = (app.build.is_some() || dockerfile) && std::fs::write(log, &built.log).is_ok();
     Ok(Built {
         build_time_ms: built.build_time_ms,

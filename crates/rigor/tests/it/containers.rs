@@ -774,6 +774,56 @@ transport = "env"
 }
 
 #[test]
+fn a_dockerfile_that_fails_to_build_on_a_host_keeps_its_log_here() {
+    if !podman_or_skip() {
+        return;
+    }
+    let _one = one_at_a_time();
+    let dir = temp_dir("ctr-host-build-fails");
+    let marker = format!("the step of test {} fails", std::process::id());
+    std::fs::write(
+        dir.join("Dockerfile"),
+        format!("FROM {}\nRUN echo '{marker}'; exit 7\n", image()),
+    )
+    .unwrap();
+    let toml = r#"
+[jobs.app]
+dockerfile = "Dockerfile"
+engine = "podman"
+ready = { tcp = "127.0.0.1:1" }
+
+[jobs.load]
+url = "http://127.0.0.1:1/"
+
+[scenarios.s]
+application = "app"
+load = "load"
+
+[profiles.h]
+application = { host = "h" }
+
+[hosts.h]
+transport = "env"
+"#;
+    let (out, _) = run(&dir, toml, &["-i", "1", "--no-store", "-p", "h"]);
+    let t = text(&out);
+    assert!(t.contains("host h: `podman build"), "{t}");
+    // The build's log here holds what the host's engine said, as a local build's would.
+    let logs: Vec<String> = std::fs::read_dir(dir.join("out"))
+        .unwrap()
+        .flatten()
+        .flat_map(|run| std::fs::read_dir(run.path()).unwrap().flatten())
+        .filter(|f| f.file_name().to_string_lossy().starts_with("build-"))
+        .map(|f| std::fs::read_to_string(f.path()).unwrap())
+        .collect();
+    assert!(
+        logs.iter()
+            .any(|l| l.contains(&marker) && l.contains("exit 7")),
+        "{logs:?}\n{t}"
+    );
+}
+
+#[test]
 fn a_command_job_from_an_image_reports_its_figures_from_the_containers_output() {
     if !podman_or_skip() {
         return;
