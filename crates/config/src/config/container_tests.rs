@@ -201,6 +201,7 @@ fn container_args_that_take_over_rigors_name_or_attached_client_are_refused() {
         ("\"--detach=true\"", "runs attached"),
         ("\"-dit\"", "\"-dit\" is rigor's to set"),
         ("\"--help\"", "engine's help"),
+        ("\"\"", "an empty argument"),
     ] {
         let text = BASE.replace("\"--memory\", \"512m\"", arg);
         let e = plan(&text).unwrap_err();

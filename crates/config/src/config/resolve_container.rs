@@ -148,7 +148,14 @@ impl Config {
         }
         let args = list("container_args", &job.container_args, p);
         for arg in &args {
-            if let Some(why) = managed_arg(arg) {
+            if arg.trim().is_empty() {
+                p.add(self.error_at(
+                    table,
+                    Some("container_args"),
+                    "an empty argument, which the engine's `run` would take for the image: \
+                     remove it",
+                ));
+            } else if let Some(why) = managed_arg(arg) {
                 p.add(self.error_at(
                     table,
                     Some("container_args"),
