@@ -49,7 +49,7 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> anyhow::Result<()> {
         return super::app_remote::run(ctx, it, load_job, host);
     }
     if let Some(image) = &ctx.built.image {
-        super::container::sweep_left(image)?;
+        let _ = super::container::sweep_left(image)?;
     }
     if !load_job.in_container {
         // In the container's own network the port is the container's, not this machine's.

@@ -757,6 +757,7 @@ transport = "env"
     // Here, and on a host (whose agent sweeps its own engine).
     for profile in [&[][..], &["-p", "h"][..]] {
         let left = left_by_a_killed_run(port);
+        let id = podman(&["inspect", "--format", "{{.Id}}", &left]);
         let (out, json) = run(&dir, &toml, &[&["-i", "1", "--no-store"], profile].concat());
         let gone = !podman(&["ps", "--all", "--format", "{{.Names}}"])
             .lines()
@@ -770,6 +771,21 @@ transport = "env"
         let it = &iterations(&json)[0];
         assert!(it["error"].is_null(), "{profile:?}: {}", it["error"]);
         assert!(gone, "{profile:?}: {left} is still there");
+        if !profile.is_empty() {
+            // The host's sweep is said in the result, not on the host's stderr alone.
+            let said = it["warnings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|w| w["kind"] == "leftovers")
+                .filter_map(|w| w["message"].as_str())
+                .collect::<Vec<_>>();
+            assert!(
+                said.iter()
+                    .any(|m| m.starts_with("on host h: 1 container(s)") && m.contains(&id[..12])),
+                "{said:?}"
+            );
+        }
     }
 }
 

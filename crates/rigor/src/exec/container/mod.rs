@@ -18,8 +18,8 @@ pub use start::{launch, launch_image};
 
 /// Removes what a rigor that is gone left of its containers on `image`'s engine (once per run),
 /// before anything is checked about the start: a left container may hold the very port the
-/// application publishes.
-pub fn sweep_left(image: &BuiltImage) -> anyhow::Result<()> {
+/// application publishes. The ids of those removed.
+pub fn sweep_left(image: &BuiltImage) -> anyhow::Result<Vec<String>> {
     sweep::once(&image.engine)
 }
 
