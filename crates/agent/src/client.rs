@@ -14,6 +14,7 @@ use base64::Engine as _;
 use rigor_load::{LoadReport, LoadSpec};
 use std::collections::{HashMap, VecDeque};
 use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
@@ -112,11 +113,15 @@ impl Agent {
     pub fn connect_with(host: &HostSpec, bin: &LocalBinary) -> Result<Agent, AgentError> {
         let install = install::ensure(host, bin)?;
         let cmd = format!("exec {} agent --stdio", bin.remote_path());
+        // A group of its own: a Ctrl-C at the terminal reaches rigor, which tells the agent to
+        // stop (its input closes), and not the transport, which would die at once and leave
+        // the agent's work half done (a local agent, `env` or `nsenter`, would die with it).
         let mut child = host
             .command(&cmd)?
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
+            .process_group(0)
             .spawn()
             .map_err(|e| host.spawn_error(&e))?;
         let stdin = child.stdin.take();

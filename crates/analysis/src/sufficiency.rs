@@ -268,14 +268,14 @@ mod tests {
     #[test]
     fn the_advice_of_a_settle_note_is_read_back() {
         assert_eq!(
-            settle_advice(&settle_note(10, 1, Some(79), 2.0)),
+            settle_advice(&settle_note(10, 1, Some(79), 2.0, None)),
             Some(Settle::Iterations(80))
         );
         assert_eq!(
-            settle_advice(&settle_note(5, 0, Some(500), 2.0)),
+            settle_advice(&settle_note(5, 0, Some(500), 2.0, None)),
             Some(Settle::Beyond)
         );
-        assert_eq!(settle_advice(&settle_note(5, 0, None, 2.0)), None);
+        assert_eq!(settle_advice(&settle_note(5, 0, None, 2.0, None)), None);
         assert_eq!(
             settle_advice("n=2 vs 2 can never reach 95% confidence: run more iterations (-i 9)"),
             None

@@ -870,7 +870,7 @@ mod tests {
     #[test]
     fn the_terminal_joins_a_sweep_into_one_table_and_says_each_note_once() {
         let paired = "5 round(s) paired, too few for the paired test: compared unpaired";
-        let settle = |i: usize| rigor_analysis::sufficiency::settle_note(5, 0, Some(i), 2.0);
+        let settle = |i: usize| rigor_analysis::sufficiency::settle_note(5, 0, Some(i), 2.0, None);
         let notes = [
             format!("{paired}; {}", settle(20)),
             format!("{paired}; {}", settle(90)),
@@ -946,7 +946,7 @@ mod tests {
 
     #[test]
     fn one_rows_advice_stays_its_own_line() {
-        let note = rigor_analysis::sufficiency::settle_note(5, 0, Some(30), 2.0);
+        let note = rigor_analysis::sufficiency::settle_note(5, 0, Some(30), 2.0, None);
         let cmps = sweep(
             "load.rps",
             &[&note, "n=2 vs 2 can never reach 95% confidence"],

@@ -267,7 +267,7 @@ fn merged_message(messages: &[&str]) -> String {
             .copied()
             .max_by(|a, b| value(a).total_cmp(&value(b)))
             .unwrap_or(values[0]);
-        if value(low) == value(high) {
+        if low == high || value(low) == value(high) {
             out.push_str(low);
         } else {
             out.push_str(&format!("{low}–{high}"));
@@ -297,6 +297,11 @@ fn split_numbers(message: &str) -> (Vec<&str>, Vec<&str>) {
                     && bytes.get(j + 1).is_some_and(u8::is_ascii_digit)))
         {
             j += 1;
+        }
+        // An address or a version (`127.0.0.1`, `4.3.1`) is words, not a number to range.
+        if message[i..j].matches('.').count() > 1 {
+            i = j;
+            continue;
         }
         words.push(&message[start..i]);
         numbers.push(&message[i..j]);
@@ -331,6 +336,23 @@ mod tests {
         assert_eq!(warning_text(&w), "[proxy] through nginx");
         let w = Warning::new(WarningKind::Steal, "stole 5%", "move");
         assert_eq!(warning_text(&w), "[steal] stole 5% — move");
+    }
+
+    #[test]
+    fn an_address_in_a_message_is_words_not_a_range() {
+        let m = [
+            "127.0.0.1:8080 is this machine's own loopback, where PID 12 (conmon) listens",
+            "127.0.0.1:8080 is this machine's own loopback, where PID 14 (conmon) listens",
+        ];
+        assert_eq!(
+            merged_message(&m),
+            "127.0.0.1:8080 is this machine's own loopback, where PID 12–14 (conmon) listens"
+        );
+        let m = ["engine 4.3.1 on 10.0.0.2", "engine 4.3.1 on 10.0.0.3"];
+        assert_eq!(
+            merged_message(&m),
+            "engine 4.3.1 on 10.0.0.2 (and 1 other message(s))"
+        );
     }
 
     #[test]

@@ -191,3 +191,34 @@ fn an_image_on_a_host_runs_there_and_what_cannot_travel_is_named() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn container_args_that_take_over_rigors_name_or_attached_client_are_refused() {
+    for (arg, says) in [
+        ("\"--name\", \"x\"", "\"--name\" is rigor's to set"),
+        ("\"--name=x\"", "\"--name=x\" is rigor's to set"),
+        ("\"-d\"", "\"-d\" is rigor's to set"),
+        ("\"--detach=true\"", "runs attached"),
+        ("\"-dit\"", "\"-dit\" is rigor's to set"),
+        ("\"--help\"", "engine's help"),
+        ("\"\"", "an empty argument"),
+    ] {
+        let text = BASE.replace("\"--memory\", \"512m\"", arg);
+        let e = plan(&text).unwrap_err();
+        assert!(
+            e.contains("jobs.app.container_args") && e.contains(says),
+            "{arg}: {e}"
+        );
+    }
+    // What is the user's to choose stays: limits, a hostname (`-h`), `-it`, `--rm`.
+    for arg in [
+        "\"--memory\", \"512m\"",
+        "\"-h\", \"srv\"",
+        "\"-it\"",
+        "\"--rm\"",
+        "\"--cpus=2\"",
+    ] {
+        let text = BASE.replace("\"--memory\", \"512m\"", arg);
+        assert!(plan(&text).is_ok(), "{arg}: {:?}", plan(&text).err());
+    }
+}

@@ -146,12 +146,29 @@ impl Config {
                 ));
             }
         }
+        let args = list("container_args", &job.container_args, p);
+        for arg in &args {
+            if arg.trim().is_empty() {
+                p.add(self.error_at(
+                    table,
+                    Some("container_args"),
+                    "an empty argument, which the engine's `run` would take for the image: \
+                     remove it",
+                ));
+            } else if let Some(why) = managed_arg(arg) {
+                p.add(self.error_at(
+                    table,
+                    Some("container_args"),
+                    &format!("{arg:?} is rigor's to set: {why}; remove it"),
+                ));
+            }
+        }
         Some(ContainerJob {
             image: source,
             engine,
             publish,
             network,
-            args: list("container_args", &job.container_args, p),
+            args,
         })
     }
 
@@ -192,5 +209,33 @@ fn under(dir: &Path, path: &str) -> PathBuf {
         PathBuf::from(path)
     } else {
         dir.join(path)
+    }
+}
+
+/// Why a `container_args` entry would take over what rigor decides of each container: its
+/// name (what rigor stops and removes it by) and its attached client (the process rigor
+/// watches, whose output is the application's log); `None` for any other argument.
+fn managed_arg(arg: &str) -> Option<&'static str> {
+    let flag = arg.split_once('=').map_or(arg, |(f, _)| f);
+    // `-dit` and the like: boolean short flags of `run` run together.
+    let short_cluster = arg.len() > 2
+        && arg.starts_with('-')
+        && !arg.starts_with("--")
+        && arg[1..].chars().all(|c| "ditP".contains(c));
+    match flag {
+        "--name" => Some(
+            "each iteration's container gets a name of rigor's, which it stops and removes it \
+             by (a container of another name would keep running)",
+        ),
+        "-d" | "--detach" => Some(
+            "the container runs attached, its client being what rigor watches and its output \
+             the application's log (a detached one looks exited at once)",
+        ),
+        _ if short_cluster && arg.contains('d') => Some(
+            "`-d` (detach): the container runs attached, its client being what rigor watches \
+             and its output the application's log",
+        ),
+        "--help" => Some("it prints the engine's help instead of running the container"),
+        _ => None,
     }
 }

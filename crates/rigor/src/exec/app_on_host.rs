@@ -238,9 +238,24 @@ impl AppService for AppHost {
         }
         let built = &self.builds[name];
         let job = app.into_job(&dir).map_err(|e| format!("{e:#}"))?;
+        let swept = match &built.image {
+            Some(image) => super::container::sweep_left(image).map_err(|e| format!("{e:#}"))?,
+            None => Vec::new(),
+        };
         super::app_steps::port_is_free(&job.ready).map_err(|e| format!("{e:#}"))?;
         built.ensure_artifact().map_err(|e| format!("{e:#}"))?;
         let mut it = Iteration::new(0, sequence);
+        if !swept.is_empty() {
+            // Said in the result: this host's stderr is not the user's.
+            it.warnings.push(crate::result::Warning::of(
+                crate::result::WarningKind::Leftovers,
+                format!(
+                    "{} container(s) an earlier rigor left running were removed: {}",
+                    swept.len(),
+                    swept.join(", ")
+                ),
+            ));
+        }
         if drop_caches {
             super::readings::drop_caches(&mut it);
         }

@@ -136,8 +136,14 @@ pub fn record_hosts(environment: &mut serde_json::Value) {
             .and_then(|j| j.get_mut(job))
             .and_then(|j| j.get_mut("container"))
             .and_then(serde_json::Value::as_object_mut);
+        // The engine is the host's; the image stays the job's own as written (the host's
+        // report is of the last variant it built, whose image may be another tag).
         if let (Some(c), serde_json::Value::Object(what)) = (container, what) {
-            c.extend(what.clone());
+            c.extend(
+                what.iter()
+                    .filter(|(k, _)| k.starts_with("engine"))
+                    .map(|(k, v)| (k.clone(), v.clone())),
+            );
         }
     }
 }
@@ -205,10 +211,14 @@ fn build_with(
     if let Some(parent) = log.parent() {
         let _ = std::fs::create_dir_all(parent);
     }
+    let dockerfile = wire
+        .container
+        .as_ref()
+        .is_some_and(|c| c.dockerfile.is_some());
     // A failed build's log stays on the host: what came back (its end) is kept here.
     let built = built
         .inspect_err(|e| {
-            if app.build.is_some() {
+            if app.build.is_some() || dockerfile {
                 let _ = std::fs::write(log, format!("{e}\n"));
             }
         })
@@ -218,10 +228,6 @@ fn build_with(
         engines.retain(|(j, _)| *j != app.name);
         engines.push((app.name.clone(), c.clone()));
     }
-    let dockerfile = wire
-        .container
-        .as_ref()
-        .is_some_and(|c| c.dockerfile.is_some());
     let wrote = (app.build.is_some() || dockerfile) && std::fs::write(log, &built.log).is_ok();
     Ok(Built {
         build_time_ms: built.build_time_ms,
@@ -305,12 +311,21 @@ pub fn run(
     result
 }
 
-/// Errors that come from the agent name the host already; others get it.
+/// Errors that come from the agent name the host already (`host NAME: …`); others get it. A
+/// host's name alone in the text is no sign: `app` is in "the application crashed".
 fn name_host(e: anyhow::Error, host: &str) -> anyhow::Error {
-    if format!("{e:#}").contains(host) {
+    let text = format!("{e:#}");
+    let label = format!("host {host}");
+    let named = text.match_indices(&label).any(|(at, _)| {
+        !text[at + label.len()..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphanumeric() || c == '-' || c == '_' || c == '.')
+    });
+    if named {
         e
     } else {
-        anyhow::anyhow!("host {host}: {e:#}")
+        anyhow::anyhow!("host {host}: {text}")
     }
 }
 
@@ -360,7 +375,10 @@ fn run_with(
         ids::APP_START_TIME.into(),
         started.ready.as_secs_f64() * 1e3,
     );
-    let here = served_here(ctx, load_job, started.pid, agent.name());
+    let info = agent.host_info();
+    let shared =
+        !info.network.is_empty() && info.network == rigor_agent::protocol::network_identity();
+    let here = served_here(ctx, load_job, started.pid, agent.name(), shared);
     it.warnings.extend(here);
     let mut remote = Remote {
         agent,
@@ -404,17 +422,22 @@ fn run_with(
 /// and the metrics page. A URL that is one of this machine's own addresses reaches a process
 /// here, which is the application only when its host is this very machine. Another process
 /// listening there (a copy of the application, a tunnel) is named: it is what would be measured.
+/// When the host shares this machine's network (`shared`: an agent through `env`), the host's
+/// own check of the load's port was of this very address, and a container's port held by the
+/// engine's reservation (podman's `conmon`) is the application's, as on the host.
 fn served_here(
     ctx: &IterationContext,
     load_job: &LoadJob,
     app_pid: i32,
     host: &str,
+    shared: bool,
 ) -> Vec<Warning> {
     let mut out = Vec::new();
-    if load_job.hosts.is_empty() {
+    let container = ctx.row.app.container.is_some() && shared;
+    if load_job.hosts.is_empty() && !shared {
         let addr = load_job.addr;
         // Nothing listening here fails the first request, which says so.
-        let served = elsewhere(addr, app_pid).filter(|h| !h.ends_with("nothing listens"));
+        let served = elsewhere(addr, app_pid, false).filter(|h| !h.ends_with("nothing listens"));
         if let Some(here) = served {
             out.push(Warning::new(
                 WarningKind::Proxy,
@@ -430,7 +453,7 @@ fn served_here(
     }
     let page = ctx.row.app.metrics.as_ref().map(|m| m.url.as_str());
     if let Some((url, addr)) = page.and_then(|u| Some((u, rigor_load::resolve_url(u).ok()?))) {
-        if let Some(here) = elsewhere(addr, app_pid) {
+        if let Some(here) = elsewhere(addr, app_pid, container) {
             out.push(Warning::new(
                 WarningKind::Metrics,
                 format!(
@@ -446,8 +469,8 @@ fn served_here(
 
 /// When `addr` is one of this machine's own addresses and no process of the application (PID
 /// `app_pid`, as its host numbers it) listens there: what it is here (`loopback, where PID 12
-/// (nginx) listens`).
-fn elsewhere(addr: SocketAddr, app_pid: i32) -> Option<String> {
+/// (nginx) listens`). With `container`, the engine's port reservation is the application's.
+fn elsewhere(addr: SocketAddr, app_pid: i32, container: bool) -> Option<String> {
     let what = match rigor_probe::net_path(addr.ip()) {
         NetPath::OtherHost => return None,
         NetPath::Loopback => "loopback",
@@ -455,7 +478,10 @@ fn elsewhere(addr: SocketAddr, app_pid: i32) -> Option<String> {
     };
     let owners = rigor_probe::listener_owners(addr);
     let tree = rigor_probe::descendants(app_pid);
-    if owners.iter().any(|o| tree.contains(&o.pid)) {
+    let own = |o: &rigor_probe::SocketOwner| {
+        tree.contains(&o.pid) || (container && super::container::reserves_port(&o.comm))
+    };
+    if owners.iter().any(own) {
         return None;
     }
     if owners.is_empty() {
@@ -507,4 +533,35 @@ fn merge_stopped(it: &mut Iteration, there: Iteration) {
         it.series = Some(s);
     }
     it.error = there.error;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::name_host;
+
+    #[test]
+    fn an_error_names_its_host_once_whatever_the_hosts_name_is_in() {
+        let said = |e: &str, host: &str| format!("{:#}", name_host(anyhow::anyhow!("{e}"), host));
+        // A short name is in many words; only `host NAME` says where.
+        assert_eq!(
+            said("the application crashed during the load", "app"),
+            "host app: the application crashed during the load"
+        );
+        assert_eq!(
+            said("the application crashed during the load", "h"),
+            "host h: the application crashed during the load"
+        );
+        assert_eq!(
+            said("host app1: the transport died", "app"),
+            "host app: host app1: the transport died"
+        );
+        assert_eq!(
+            said("host app: the transport died", "app"),
+            "host app: the transport died"
+        );
+        assert_eq!(
+            said("a; host app: the transport died", "app"),
+            "a; host app: the transport died"
+        );
+    }
 }

@@ -48,6 +48,9 @@ fn run_inner(ctx: &IterationContext, it: &mut Iteration) -> anyhow::Result<()> {
         }
         return super::app_remote::run(ctx, it, load_job, host);
     }
+    if let Some(image) = &ctx.built.image {
+        let _ = super::container::sweep_left(image)?;
+    }
     if !load_job.in_container {
         // In the container's own network the port is the container's, not this machine's.
         port_is_free(&app_job.ready)?;

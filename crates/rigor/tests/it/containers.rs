@@ -421,6 +421,402 @@ load = "load"
         .output();
 }
 
+/// A Dockerfile whose `RUN` step never ends, built with `build_timeout`.
+fn endless_build(base: &str, marker: u32, dir: &std::path::Path, timeout: &str) {
+    std::fs::write(dir.join("Dockerfile"), endless_dockerfile(base, marker)).unwrap();
+    let toml = format!(
+        r#"
+[jobs.app]
+dockerfile = "Dockerfile"
+engine = "podman"
+build_timeout = "{timeout}"
+ready = {{ tcp = "127.0.0.1:1" }}
+
+[jobs.load]
+url = "http://127.0.0.1:1/"
+
+[scenarios.s]
+application = "app"
+load = "load"
+"#
+    );
+    std::fs::write(dir.join("rigor.toml"), toml).unwrap();
+}
+
+#[test]
+fn a_build_stopped_by_its_timeout_or_ctrl_c_leaves_neither_its_step_nor_its_working_container() {
+    if !podman_or_skip() {
+        return;
+    }
+    let _one = one_at_a_time();
+    let name = format!("rigor-test-stopped-build-{}", std::process::id());
+    let base = own_base(&name);
+    let marker = 700_000 + std::process::id();
+    let dir = temp_dir("ctr-stop-build");
+    // Killed by `build_timeout`.
+    endless_build(&base, marker, &dir, "3s");
+    let out = rigor(&dir, &[RUN, &["-i", "1", "--no-store"]].concat());
+    let t = text(&out);
+    assert!(t.contains("build_timeout"), "{t}");
+    let left = build_leftovers(&name, marker, Duration::from_secs(20));
+    // Interrupted (SIGINT to rigor alone) while the step runs.
+    endless_build(&base, marker, &dir, "10m");
+    let mut child = spawn_rigor(&dir, &[RUN, &["-i", "1", "--no-store"]].concat());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !endless_step_runs(marker) {
+        assert!(Instant::now() < deadline, "the build's step never ran");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    wait_exit(&mut child, Duration::from_secs(60));
+    let left_after_int = build_leftovers(&name, marker, Duration::from_secs(20));
+    // What a failing assertion would leave goes first.
+    for n in left.iter().chain(&left_after_int) {
+        if let Some(c) = n.strip_prefix("working container ") {
+            let _ = std::process::Command::new("podman")
+                .args(["rm", "-f", c])
+                .output();
+        }
+    }
+    let _ = std::process::Command::new("podman")
+        .args(["rmi", &base])
+        .output();
+    assert_eq!(left, Vec::<String>::new(), "after build_timeout");
+    assert_eq!(left_after_int, Vec::<String>::new(), "after Ctrl-C");
+}
+
+#[test]
+fn a_terminals_ctrl_c_during_a_build_on_a_host_stops_it_through_the_agent() {
+    if !podman_or_skip() {
+        return;
+    }
+    let _one = one_at_a_time();
+    let name = format!("rigor-test-host-build-int-{}", std::process::id());
+    let base = own_base(&name);
+    let marker = 800_000 + std::process::id();
+    let dir = temp_dir("ctr-host-build-int");
+    endless_build(&base, marker, &dir, "10m");
+    // The host is this machine, its agent started through `env`.
+    let mut toml = std::fs::read_to_string(dir.join("rigor.toml")).unwrap();
+    toml.push_str(
+        "\n[profiles.h]\napplication = { host = \"h\" }\n\n[hosts.h]\ntransport = \"env\"\n",
+    );
+    std::fs::write(dir.join("rigor.toml"), toml).unwrap();
+    let mut child = {
+        use std::os::unix::process::CommandExt;
+        rigor_command(&dir, &[RUN, &["-i", "1", "--no-store", "-p", "h"]].concat())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::fs::File::create(dir.join("stdout.txt")).unwrap())
+            .stderr(std::fs::File::create(dir.join("stderr.txt")).unwrap())
+            .process_group(0)
+            .spawn()
+            .unwrap()
+    };
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !endless_step_runs(marker) {
+        assert!(Instant::now() < deadline, "the build's step never ran");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // As a terminal's Ctrl-C: SIGINT to rigor's whole process group.
+    nix::sys::signal::killpg(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    wait_exit(&mut child, Duration::from_secs(60));
+    let said = std::fs::read_to_string(dir.join("stderr.txt")).unwrap_or_default()
+        + &std::fs::read_to_string(dir.join("stdout.txt")).unwrap_or_default();
+    let left = build_leftovers(&name, marker, Duration::from_secs(20));
+    for n in &left {
+        if let Some(c) = n.strip_prefix("working container ") {
+            let _ = std::process::Command::new("podman")
+                .args(["rm", "-f", c])
+                .output();
+        }
+    }
+    let _ = std::process::Command::new("podman")
+        .args(["rmi", &base])
+        .output();
+    // rigor told the agent to stop; the agent was not killed by the signal.
+    assert!(said.contains("host h: interrupted"), "{said}");
+    assert!(!said.contains("killed by signal"), "{said}");
+    assert_eq!(left, Vec::<String>::new());
+}
+
+#[test]
+fn an_image_on_a_host_on_this_machines_network_records_the_hosts_engine_and_is_no_proxy_of_itself()
+{
+    if !podman_or_skip() {
+        return;
+    }
+    let _one = one_at_a_time();
+    let dir = temp_dir("ctr-host-env");
+    // The host's own podman, as its PATH finds it: it says a version this machine's does not.
+    let bin = dir.join("host-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let wrapper = bin.join("podman");
+    let real = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|d| d.join("podman"))
+        .find(|p| p.is_file())
+        .unwrap();
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\n[ \"$1\" = version ] && {{ echo 9.9.9-the-host; exit 0; }}\nexec {} \"$@\"\n",
+            real.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let port = free_port();
+    let toml = format!(
+        r#"
+[jobs.app]
+image = "{image}"
+engine = "podman"
+command = "{SERVER} --host 0.0.0.0"
+publish = ["127.0.0.1:{port}:80"]
+ready = {{ http = "http://127.0.0.1:{port}/health", timeout = "20s" }}
+stop_timeout = "3s"
+
+[jobs.load]
+url = "http://127.0.0.1:{port}/plaintext"
+connections = 4
+warmup = "200ms"
+duration = "500ms"
+
+[scenarios.s]
+application = "app"
+load = "load"
+
+[scenarios.s.variants.one]
+[scenarios.s.variants.two]
+image = "{two}"
+
+[profiles.h]
+application = {{ host = "h" }}
+
+[hosts.h]
+transport = {transport}
+"#,
+        image = image(),
+        two = tagged("2"),
+        transport = toml_string(&format!("env PATH={path}")),
+    );
+    let (out, json) = run(
+        &dir,
+        &toml,
+        &["-i", "1", "--allow-inconclusive", "--no-store", "-p", "h"],
+    );
+    let json = json.unwrap_or_else(|| panic!("{}", text(&out)));
+    assert_schema(&json);
+    // Each variant ran its own image, by the id the host's engine gives its tag.
+    let hashes: Vec<(String, String)> = json["builds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["variant"].as_str().unwrap_or_default().to_string(),
+                b["artifact_hash"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    let id = |tag: &str| {
+        format!(
+            "sha256:{}",
+            podman(&["image", "inspect", "--format", "{{.Id}}", tag])
+        )
+    };
+    assert!(
+        hashes.contains(&("one".into(), id(image())))
+            && hashes.contains(&("two".into(), id(&tagged("2")))),
+        "{hashes:?}"
+    );
+    for row in json["rows"].as_array().unwrap() {
+        let its = row["iterations"].as_array().unwrap();
+        assert!(
+            !its.is_empty() && its.iter().all(|it| it["error"].is_null()),
+            "{row}"
+        );
+    }
+    let it = iterations(&json)
+        .first()
+        .unwrap_or_else(|| panic!("{}", text(&out)));
+    assert!(it["error"].is_null(), "{}", it["error"]);
+    // The port is the container's, held by podman's reservation while the kernel forwards it:
+    // neither the host's check nor this machine's calls it a proxy.
+    assert_eq!(it["network"]["owned_by_app"], true, "{}", it["network"]);
+    assert!(
+        !kinds(&it["warnings"]).contains(&"proxy".to_string()),
+        "{}",
+        it["warnings"]
+    );
+    let env = &json["environment"]["jobs"]["app"]["container"];
+    assert_eq!(env["engine"], "podman", "{env}");
+    assert_eq!(env["engine_version"], "9.9.9-the-host", "{env}");
+    // The job's image as written, whichever variant the host built last.
+    assert_eq!(env["image"], image(), "{env}");
+    // The agent removed the iteration's container.
+    let published = format!(":{port}->");
+    let ports = podman(&["ps", "--all", "--format", "{{.Names}} {{.Ports}}"]);
+    assert!(!ports.contains(&published), "{ports}");
+}
+
+/// What a rigor killed with its sentinel (or an agent killed outright) leaves: its container,
+/// still running and holding the port it publishes on `port`, owned by a rigor that is gone.
+fn left_by_a_killed_run(port: u16) -> String {
+    // Above the kernel's largest PID: no process has it.
+    let name = format!("rigor-4194400-0-{:08x}", std::process::id());
+    podman(&[
+        "run",
+        "--detach",
+        "--name",
+        &name,
+        "--label",
+        "io.rigor.owner=4194400-1",
+        "--publish",
+        &format!("127.0.0.1:{port}:80"),
+        image(),
+        "/hello-server",
+        "--port",
+        "80",
+        "--host",
+        "0.0.0.0",
+    ]);
+    name
+}
+
+#[test]
+fn a_container_a_killed_run_left_on_the_published_port_is_swept_before_the_port_is_checked() {
+    if !podman_or_skip() {
+        return;
+    }
+    let _one = one_at_a_time();
+    let dir = temp_dir("ctr-sweep-port");
+    let port = free_port();
+    let toml = format!(
+        r#"
+[jobs.app]
+image = "{image}"
+engine = "podman"
+command = "{SERVER} --host 0.0.0.0"
+publish = ["127.0.0.1:{port}:80"]
+ready = {{ http = "http://127.0.0.1:{port}/health", timeout = "20s" }}
+stop_timeout = "3s"
+
+[jobs.load]
+url = "http://127.0.0.1:{port}/plaintext"
+connections = 2
+warmup = "100ms"
+duration = "300ms"
+
+[scenarios.s]
+application = "app"
+load = "load"
+
+[profiles.h]
+application = {{ host = "h" }}
+
+[hosts.h]
+transport = "env"
+"#,
+        image = image(),
+    );
+    // Here, and on a host (whose agent sweeps its own engine).
+    for profile in [&[][..], &["-p", "h"][..]] {
+        let left = left_by_a_killed_run(port);
+        let id = podman(&["inspect", "--format", "{{.Id}}", &left]);
+        let (out, json) = run(&dir, &toml, &[&["-i", "1", "--no-store"], profile].concat());
+        let gone = !podman(&["ps", "--all", "--format", "{{.Names}}"])
+            .lines()
+            .any(|n| n == left);
+        if !gone {
+            let _ = std::process::Command::new("podman")
+                .args(["rm", "-f", &left])
+                .output();
+        }
+        let json = json.unwrap_or_else(|| panic!("{profile:?}: {}", text(&out)));
+        let it = &iterations(&json)[0];
+        assert!(it["error"].is_null(), "{profile:?}: {}", it["error"]);
+        assert!(gone, "{profile:?}: {left} is still there");
+        if !profile.is_empty() {
+            // The host's sweep is said in the result, not on the host's stderr alone.
+            let said = it["warnings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|w| w["kind"] == "leftovers")
+                .filter_map(|w| w["message"].as_str())
+                .collect::<Vec<_>>();
+            assert!(
+                said.iter()
+                    .any(|m| m.starts_with("on host h: 1 container(s)") && m.contains(&id[..12])),
+                "{said:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_dockerfile_that_fails_to_build_on_a_host_keeps_its_log_here() {
+    if !podman_or_skip() {
+        return;
+    }
+    let _one = one_at_a_time();
+    let dir = temp_dir("ctr-host-build-fails");
+    let marker = format!("the step of test {} fails", std::process::id());
+    std::fs::write(
+        dir.join("Dockerfile"),
+        format!("FROM {}\nRUN echo '{marker}'; exit 7\n", image()),
+    )
+    .unwrap();
+    let toml = r#"
+[jobs.app]
+dockerfile = "Dockerfile"
+engine = "podman"
+ready = { tcp = "127.0.0.1:1" }
+
+[jobs.load]
+url = "http://127.0.0.1:1/"
+
+[scenarios.s]
+application = "app"
+load = "load"
+
+[profiles.h]
+application = { host = "h" }
+
+[hosts.h]
+transport = "env"
+"#;
+    let (out, _) = run(&dir, toml, &["-i", "1", "--no-store", "-p", "h"]);
+    let t = text(&out);
+    assert!(t.contains("host h: `podman build"), "{t}");
+    // The build's log here holds what the host's engine said, as a local build's would.
+    let logs: Vec<String> = std::fs::read_dir(dir.join("out"))
+        .unwrap()
+        .flatten()
+        .flat_map(|run| std::fs::read_dir(run.path()).unwrap().flatten())
+        .filter(|f| f.file_name().to_string_lossy().starts_with("build-"))
+        .map(|f| std::fs::read_to_string(f.path()).unwrap())
+        .collect();
+    assert!(
+        logs.iter()
+            .any(|l| l.contains(&marker) && l.contains("exit 7")),
+        "{logs:?}\n{t}"
+    );
+}
+
 #[test]
 fn a_command_job_from_an_image_reports_its_figures_from_the_containers_output() {
     if !podman_or_skip() {

@@ -7,6 +7,7 @@ use crate::common::{hello_server, m, server_stats, skip};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
+use std::time::Duration;
 
 /// The image every container test runs: `/bin/busybox` (+ `sh`, `dd`, `sleep`, `httpd`),
 /// `/hello-server`, and what the server links.
@@ -129,4 +130,54 @@ pub fn served_what_was_sent(it: &serde_json::Value) {
         "server answered {served}; engine: {in_window} measured + {outside} outside + 1, \
          {in_flight} in flight"
     );
+}
+
+/// [`IMAGE`] tagged `localhost/NAME:1`: the base of a Dockerfile whose build is stopped, so
+/// the engine's working container of that build is named `NAME-working-container…`.
+pub fn own_base(name: &str) -> String {
+    let tag = format!("localhost/{name}:1");
+    podman(&["tag", image(), &tag]);
+    tag
+}
+
+/// A Dockerfile on `base` whose step never ends: `RUN sleep MARKER`.
+pub fn endless_dockerfile(base: &str, marker: u32) -> String {
+    format!("FROM {base}\nRUN sleep {marker}\n")
+}
+
+/// Whether the step of [`endless_dockerfile`] runs now (`sleep MARKER` on this machine).
+pub fn endless_step_runs(marker: u32) -> bool {
+    !steps_running(marker).is_empty()
+}
+
+fn steps_running(marker: u32) -> Vec<String> {
+    let wanted = format!("sleep\0{marker}\0");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let pid = e.file_name().to_string_lossy().parse::<u32>().ok()?;
+            let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+            (raw == wanted.as_bytes()).then(|| format!("PID {pid}: sleep {marker}"))
+        })
+        .collect()
+}
+
+/// What a stopped build of [`endless_dockerfile`] on [`own_base`] `name` left, once `within`
+/// passed: its step still running, the engine's working container of the build.
+pub fn build_leftovers(name: &str, marker: u32, within: Duration) -> Vec<String> {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        let mut left = steps_running(marker);
+        left.extend(
+            podman(&["ps", "--all", "--external", "--format", "{{.Names}}"])
+                .lines()
+                .filter(|n| n.starts_with(&format!("{name}-working-container")))
+                .map(|n| format!("working container {n}")),
+        );
+        if left.is_empty() || std::time::Instant::now() >= deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }

@@ -337,3 +337,39 @@ fn a_killed_rigor_leaves_no_container_on_the_host() {
     }
     nothing_left(&lab, &agents);
 }
+
+#[test]
+#[ignore = "needs root"]
+fn a_dockerfile_build_stopped_by_build_timeout_on_a_host_leaves_neither_step_nor_working_container()
+{
+    let Some((_, _one, lab)) = lab_with_image() else {
+        return;
+    };
+    let name = format!("rigor-test-host-stopped-build-{}", std::process::id());
+    let base = own_base(&name);
+    let marker = 900_000 + std::process::id();
+    let dir = temp_dir("hosts-ctr-build-timeout");
+    let src = dir.join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(src.join("Dockerfile"), endless_dockerfile(&base, marker)).unwrap();
+    let port = free_port();
+    let keys = "dockerfile = \"Dockerfile\"\nbuild_timeout = \"4s\"";
+    std::fs::write(dir.join("rigor.toml"), config(&lab, keys, port, &src)).unwrap();
+    let (out, seen) = run_lab(&lab, &dir, 1);
+    let t = text(&out);
+    // The agent on the host outlives the build: it, not rigor's exit, must stop the step.
+    let left = build_leftovers(&name, marker, Duration::from_secs(20));
+    for n in &left {
+        if let Some(c) = n.strip_prefix("working container ") {
+            let _ = std::process::Command::new("podman")
+                .args(["rm", "-f", c])
+                .output();
+        }
+    }
+    let _ = std::process::Command::new("podman")
+        .args(["rmi", &base])
+        .output();
+    assert!(t.contains("host c1") && t.contains("build_timeout"), "{t}");
+    assert_eq!(left, Vec::<String>::new(), "{t}");
+    nothing_left(&lab, &seen.agents);
+}

@@ -6,11 +6,16 @@ use super::client::call;
 use super::engine::Engine;
 use crate::config::{AppJob, ContainerJob, ImageSource};
 use crate::exec::build::Built;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// How long looking an image up may take.
 const LOOKUP: Duration = Duration::from_secs(60);
+
+/// How long the engine gets, once a stopped build's steps are killed, to fail the build and
+/// remove its working container, before its client is killed too.
+const CLEANUP: Duration = Duration::from_secs(15);
 
 /// The image this build runs: the engine that holds it and its id.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,15 +68,22 @@ pub fn build(job: &AppJob, c: &ContainerJob, log: &Path) -> anyhow::Result<Built
             let out = std::fs::File::create(log)
                 .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", log.display()))?;
             let started = Instant::now();
+            // A group of its own: a Ctrl-C at the terminal reaches rigor, which stops the build
+            // so the engine cleans up, not the engine's client, which would leave it behind.
             let mut child = std::process::Command::new(engine.program())
                 .args(&args)
                 .current_dir(&job.dir)
                 .stdin(std::process::Stdio::null())
                 .stdout(out.try_clone()?)
                 .stderr(out)
+                .process_group(0)
                 .spawn()
                 .map_err(|e| anyhow::anyhow!("cannot run `{}`: {e}", engine.program()))?;
-            let status = wait(&mut child, job.build_timeout)?;
+            let pgid = child.id() as i32;
+            crate::interrupt::register_group(pgid);
+            let status = wait(&mut child, job.build_timeout);
+            crate::interrupt::unregister_group(pgid);
+            let status = status?;
             built.build_time_ms = Some(started.elapsed().as_secs_f64() * 1e3);
             built.log = Some(log.to_path_buf());
             if !status.success() {
@@ -120,8 +132,7 @@ fn wait(
             return Ok(s);
         }
         if Instant::now() >= deadline || crate::interrupt::interrupted() {
-            let _ = child.kill();
-            let _ = child.wait();
+            stop_build(child);
             anyhow::bail!(
                 "the image build was stopped (interrupted, or still running after \
                  `build_timeout` = {:.0}s)",
@@ -130,6 +141,29 @@ fn wait(
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// Stops a build in progress. Its steps (the processes under the engine's client: a `RUN`
+/// step's container) are killed first, so the engine sees the step fail and removes the
+/// step's processes and its working container as after any failed step; killing the client
+/// alone would leave both behind. The client is killed when it has no steps here (docker's
+/// daemon builds, and cancels when its client goes), outlasts [`CLEANUP`], or the user
+/// hurries.
+fn stop_build(child: &mut std::process::Child) {
+    let steps: Vec<i32> = rigor_probe::descendants(child.id() as i32)
+        .into_iter()
+        .skip(1)
+        .collect();
+    steps.iter().for_each(|p| crate::exec::reaper::sigkill(*p));
+    let until = Instant::now() + CLEANUP;
+    while !steps.is_empty() && Instant::now() < until && !crate::interrupt::hurry() {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 /// A number naming where a Dockerfile and its context are.

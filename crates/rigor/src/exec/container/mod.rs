@@ -13,8 +13,15 @@ mod sweep;
 
 pub use image::BuiltImage;
 pub use netns::{enter, inside};
-pub use network::{own_network, proxy_guard};
+pub use network::{own_network, proxy_guard, reserves_port};
 pub use start::{launch, launch_image};
+
+/// Removes what a rigor that is gone left of its containers on `image`'s engine (once per run),
+/// before anything is checked about the start: a left container may hold the very port the
+/// application publishes. The ids of those removed.
+pub fn sweep_left(image: &BuiltImage) -> anyhow::Result<Vec<String>> {
+    sweep::once(&image.engine)
+}
 
 /// What the environment records of a container job: its engine and the engine's version
 /// (or why no engine answers), and its image as written.

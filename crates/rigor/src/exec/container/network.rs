@@ -9,6 +9,12 @@ use std::net::SocketAddr;
 /// forwards the packets (podman's container monitor): not a proxy.
 const RESERVES_PORTS: &[&str] = &["conmon"];
 
+/// Whether the process named `comm` holding a published port is the engine's reservation of
+/// it (not a proxy): the container's own port.
+pub fn reserves_port(comm: &str) -> bool {
+    RESERVES_PORTS.contains(&comm)
+}
+
 /// The load ran inside the container's network namespace.
 pub fn own_network(addr: SocketAddr) -> NetworkPath {
     NetworkPath {
@@ -57,7 +63,7 @@ pub fn proxy_guard(init_pid: i32, addr: SocketAddr, warnings: &mut Vec<Warning>)
 /// processes `tree` and not the engine's port reservation.
 fn proxies(held: &[(i32, &str)], tree: &[i32]) -> Vec<String> {
     held.iter()
-        .filter(|(pid, comm)| !tree.contains(pid) && !RESERVES_PORTS.contains(comm))
+        .filter(|(pid, comm)| !tree.contains(pid) && !reserves_port(comm))
         .map(|(pid, comm)| format!("PID {pid} ({comm})"))
         .collect()
 }

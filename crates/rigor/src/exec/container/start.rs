@@ -46,7 +46,7 @@ pub fn launch_image(
         anyhow::bail!("`{}` is not a container application", job.name);
     };
     let engine = image.engine.clone();
-    super::sweep::once(&engine)?;
+    let _ = super::sweep::once(&engine)?;
     let name = format!(
         "rigor-{}-{}-{:08x}",
         std::process::id(),

@@ -30,12 +30,12 @@ fn gone(owner: &str) -> bool {
 }
 
 /// Removes, once per run and engine, the containers a rigor that is gone left; says how many
-/// on stderr.
-pub fn once(engine: &Engine) -> anyhow::Result<()> {
+/// on stderr, and returns their ids (none after the first call).
+pub fn once(engine: &Engine) -> anyhow::Result<Vec<String>> {
     {
         let mut swept = SWEPT.lock().unwrap_or_else(|e| e.into_inner());
         if !swept.get_or_insert_with(HashSet::new).insert(engine.kind) {
-            return Ok(());
+            return Ok(Vec::new());
         }
     }
     let removed = sweep(engine)?;
@@ -46,7 +46,7 @@ pub fn once(engine: &Engine) -> anyhow::Result<()> {
             removed.join(", ")
         );
     }
-    Ok(())
+    Ok(removed)
 }
 
 /// The ids of the containers removed.
