@@ -531,16 +531,7 @@ fn a_terminals_ctrl_c_during_a_build_on_a_host_stops_it_through_the_agent() {
     let said = std::fs::read_to_string(dir.join("stderr.txt")).unwrap_or_default()
         + &std::fs::read_to_string(dir.join("stdout.txt")).unwrap_or_default();
     let left = build_leftovers(&name, marker, Duration::from_secs(20));
-    for n in &left {
-        if let Some(c) = n.strip_prefix("working container ") {
-            let _ = std::process::Command::new("podman")
-                .args(["rm", "-f", c])
-                .output();
-        }
-    }
-    let _ = std::process::Command::new("podman")
-        .args(["rmi", &base])
-        .output();
+    remove_build_leftovers(&left, &base);
     // rigor told the agent to stop; the agent was not killed by the signal.
     assert!(said.contains("host h: interrupted"), "{said}");
     assert!(!said.contains("killed by signal"), "{said}");

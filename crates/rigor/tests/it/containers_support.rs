@@ -181,3 +181,14 @@ pub fn build_leftovers(name: &str, marker: u32, within: Duration) -> Vec<String>
         std::thread::sleep(Duration::from_millis(200));
     }
 }
+
+/// Removes what a stopped build left ([`build_leftovers`]' working containers) and the base
+/// image [`own_base`] tagged, whatever the test found.
+pub fn remove_build_leftovers(left: &[String], base: &str) {
+    for n in left {
+        if let Some(c) = n.strip_prefix("working container ") {
+            let _ = Command::new("podman").args(["rm", "-f", c]).output();
+        }
+    }
+    let _ = Command::new("podman").args(["rmi", base]).output();
+}

@@ -359,16 +359,7 @@ fn a_dockerfile_build_stopped_by_build_timeout_on_a_host_leaves_neither_step_nor
     let t = text(&out);
     // The agent on the host outlives the build: it, not rigor's exit, must stop the step.
     let left = build_leftovers(&name, marker, Duration::from_secs(20));
-    for n in &left {
-        if let Some(c) = n.strip_prefix("working container ") {
-            let _ = std::process::Command::new("podman")
-                .args(["rm", "-f", c])
-                .output();
-        }
-    }
-    let _ = std::process::Command::new("podman")
-        .args(["rmi", &base])
-        .output();
+    remove_build_leftovers(&left, &base);
     assert!(t.contains("host c1") && t.contains("build_timeout"), "{t}");
     assert_eq!(left, Vec::<String>::new(), "{t}");
     nothing_left(&lab, &seen.agents);
