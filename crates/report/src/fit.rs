@@ -1,17 +1,33 @@
 //! Fitting a report into a terminal's width: prose and list items wrap at word boundaries, and a
 //! table wider than the line is split into several tables that each repeat the label column, so
 //! no line of the terminal report is wider than the width it was given.
+//!
+//! Widths are counted in bytes. The report is ASCII but for a few signs (`•`, `·`, `Δ`, `±`)
+//! and what users name (variants, paths); a line that fits in bytes fits however it is
+//! measured: a terminal's columns, a log viewer, a tool that counts bytes. A timeline's bars
+//! (block elements, three bytes each) count one each: a chart asked for (`--verbose`) is drawn
+//! to the terminal's columns, not shrunk to a third of them.
 
-/// Characters a string takes on a terminal line (every character one column: the report's
-/// figures, labels and box-drawing characters are all narrow).
+/// What a string's widest line takes: its bytes, a chart's bar counted as one.
 pub fn columns(text: &str) -> usize {
-    text.lines().map(|l| l.chars().count()).max().unwrap_or(0)
+    text.lines().map(line_width).max().unwrap_or(0)
 }
 
-/// `text` broken at spaces into lines of at most `width` characters, the lines after the first
-/// indented by `indent`; a word longer than the line is cut. Line breaks in `text` are kept.
+/// What one line takes (see [`columns`]).
+pub fn line_width(line: &str) -> usize {
+    line.chars()
+        .map(|c| match c {
+            '\u{2580}'..='\u{259f}' => 1,
+            c => c.len_utf8(),
+        })
+        .sum()
+}
+
+/// `text` broken at spaces into lines of at most `width` bytes, the lines after the first
+/// indented by `indent`; a word longer than the line is cut (between characters). Line breaks
+/// in `text` are kept.
 pub fn wrap(text: &str, width: usize, indent: &str) -> Vec<String> {
-    let step = indent.chars().count();
+    let step = indent.len();
     let width = width.max(step + 8);
     let mut out = Vec::new();
     for paragraph in text.split('\n') {
@@ -19,11 +35,11 @@ pub fn wrap(text: &str, width: usize, indent: &str) -> Vec<String> {
         let mut len = 0;
         let mut fresh = true;
         for word in paragraph.split(' ') {
-            let mut chars: Vec<char> = word.chars().collect();
-            if !fresh && len + 1 + chars.len() <= width {
+            let mut word = word;
+            if !fresh && len + 1 + word.len() <= width {
                 line.push(' ');
-                line.extend(&chars);
-                len += 1 + chars.len();
+                line.push_str(word);
+                len += 1 + word.len();
                 continue;
             }
             if !fresh {
@@ -31,15 +47,22 @@ pub fn wrap(text: &str, width: usize, indent: &str) -> Vec<String> {
                 len = step;
             }
             // A word wider than a line: cut it where the line ends.
-            while len + chars.len() > width {
-                let rest = chars.split_off(width - len);
-                line.extend(&chars);
+            while len + word.len() > width {
+                let mut cut = width - len;
+                while !word.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                // A line too narrow for even the word's first character takes that one.
+                if cut == 0 {
+                    cut = word.chars().next().map_or(word.len(), char::len_utf8);
+                }
+                line.push_str(&word[..cut]);
                 out.push(std::mem::replace(&mut line, indent.to_string()));
                 len = step;
-                chars = rest;
+                word = &word[cut..];
             }
-            line.extend(&chars);
-            len += chars.len();
+            line.push_str(word);
+            len += word.len();
             fresh = false;
         }
         out.push(line);
@@ -103,7 +126,7 @@ mod tests {
                     iterations — stop other work on the machine";
         let lines = wrap(text, 40, "  ");
         assert!(lines.len() > 2, "{lines:?}");
-        assert!(lines.iter().all(|l| l.chars().count() <= 40), "{lines:?}");
+        assert!(lines.iter().all(|l| l.len() <= 40), "{lines:?}");
         assert!(lines[1..].iter().all(|l| l.starts_with("  ")), "{lines:?}");
         let words: Vec<&str> = lines.iter().flat_map(|l| l.split_whitespace()).collect();
         assert_eq!(words, text.split_whitespace().collect::<Vec<_>>());
@@ -114,7 +137,7 @@ mod tests {
     fn a_word_longer_than_the_line_is_cut() {
         let long = "x".repeat(50);
         let lines = wrap(&format!("see {long} here"), 20, "");
-        assert!(lines.iter().all(|l| l.chars().count() <= 20), "{lines:?}");
+        assert!(lines.iter().all(|l| l.len() <= 20), "{lines:?}");
         assert_eq!(lines.concat().replace(' ', ""), format!("see{long}here"));
     }
 

@@ -135,25 +135,25 @@ fn run_pivot_cells_are_the_rows_medians_and_compare_pivots_the_files() {
     assert_eq!(table[3][2].chars().count(), 2, "{md}");
     // On stdout (not a terminal, NO_COLOR): the same table, no colour codes.
     assert!(t.contains("Requests/sec (1/s) by connections"), "{t}");
-    assert!(t.contains("│ trend"), "{t}");
+    assert!(t.contains("| trend"), "{t}");
     assert!(!t.contains('\x1b'), "{t}");
     // Each row's timeline is its median iteration's by the primary (load.rps), the lower middle
     // one of an even count: the label says which.
     let lines: Vec<&str> = t.lines().collect();
     for c in ["2", "8"] {
         for variant in ["base", "slow"] {
-            let label = format!("│ connections={c} {variant} ");
+            let label = format!("| connections={c} {variant} ");
             let at = lines
                 .iter()
                 .position(|l| l.starts_with(&label) && l.contains("CPU (%)"))
                 .unwrap_or_else(|| panic!("no timeline for {label}: {t}"));
             let number: usize = lines[at + 1]
-                .trim_start_matches("│ iteration ")
+                .trim_start_matches("| iteration ")
                 .split_whitespace()
                 .next()
                 .and_then(|n| n.parse().ok())
                 .unwrap_or_else(|| panic!("{}", lines[at + 1]));
-            assert!(lines[at + 2].starts_with("│ median load.rps "), "{t}");
+            assert!(lines[at + 2].starts_with("| median load.rps "), "{t}");
             let r = row(&json, c, variant);
             let mut values: Vec<f64> = r["iterations"]
                 .as_array()

@@ -82,7 +82,7 @@ fn every_scenario_is_compared_numbered_from_one_and_warned_up_front() {
     let comparison = &stdout[stdout.find("\ncomparison\n").expect("comparison section")..];
     for scenario in ["s", "t"] {
         assert!(
-            comparison.contains(&format!("│ {scenario} ")),
+            comparison.contains(&format!("| {scenario} ")),
             "{comparison}"
         );
     }

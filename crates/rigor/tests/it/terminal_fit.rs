@@ -41,7 +41,7 @@ fn warnings_section(report: &str) -> usize {
     let lines: Vec<&str> = report.lines().collect();
     let Some(start) = lines
         .windows(2)
-        .position(|w| w[0] == "warnings" && w[1].starts_with('─'))
+        .position(|w| w[0] == "warnings" && w[1].starts_with('-'))
     else {
         return 0;
     };
@@ -82,12 +82,12 @@ fn a_three_variant_run_fits_a_hundred_columns_and_says_each_warning_once() {
         assert!(
             stdout
                 .lines()
-                .any(|l| l.starts_with(&format!("│ {variant} "))),
+                .any(|l| l.starts_with(&format!("| {variant} "))),
             "{stdout}"
         );
     }
     assert!(!stdout.contains("Threads at End"), "{stdout}");
-    assert!(!stdout.contains("│ timeline"), "{stdout}");
+    assert!(!stdout.contains("| timeline"), "{stdout}");
     let closing = stdout
         .lines()
         .position(|l| l.starts_with("not shown: "))
@@ -109,7 +109,7 @@ fn a_three_variant_run_fits_a_hundred_columns_and_says_each_warning_once() {
         1,
         "{stdout}"
     );
-    assert!(!stdout.contains("│ environment"), "{stdout}");
+    assert!(!stdout.contains("| environment"), "{stdout}");
     // TLS errors were measured (zero on a plain http:// run) and are left out of the report.
     let json = result(&dir);
     let tls: Vec<f64> = json["rows"]
@@ -153,9 +153,9 @@ fn a_three_variant_run_fits_a_hundred_columns_and_says_each_warning_once() {
     assert!(widest(&stdout) <= 60, "{} wide:\n{stdout}", widest(&stdout));
     assert!(stdout.contains("TLS errors"), "{stdout}");
     assert!(stdout.contains("Threads at End"), "{stdout}");
-    assert!(stdout.contains("│ timeline"), "{stdout}");
+    assert!(stdout.contains("| timeline"), "{stdout}");
     assert!(!stdout.contains("not shown: "), "{stdout}");
-    assert!(stdout.contains("│ environment"), "{stdout}");
+    assert!(stdout.contains("| environment"), "{stdout}");
     assert!(
         !stdout.lines().any(|l| l.starts_with("machine: ")),
         "{stdout}"
@@ -235,11 +235,11 @@ fn the_bundled_default_run_fits_in_120_lines_of_100_columns() {
         assert!(
             stdout
                 .lines()
-                .any(|l| l.starts_with(&format!("│ {scenario} "))),
+                .any(|l| l.starts_with(&format!("| {scenario} "))),
             "{stdout}"
         );
     }
-    assert!(stdout.contains("│ window=1 baseline "), "{stdout}");
+    assert!(stdout.contains("| window=1 baseline "), "{stdout}");
     assert!(stdout.contains("Msgs/sec (1/s) by clients"), "{stdout}");
     let pairs = json["comparisons"]
         .as_array()
@@ -295,10 +295,10 @@ fn compare_of_the_bundled_default_fits_in_45_lines(dir: &Path, pairs: usize) {
         .count();
     assert_eq!(verdicts, pairs, "{stdout}");
     // One table: its header once, a line per sweep point.
-    assert_eq!(stdout.matches("│ measurement").count(), 1, "{stdout}");
+    assert_eq!(stdout.matches("| measurement").count(), 1, "{stdout}");
     for clients in ["1", "2", "4", "8"] {
         for window in ["1", "16"] {
-            let point = format!("│   clients={clients} window={window} ");
+            let point = format!("|   clients={clients} window={window} ");
             assert_eq!(stdout.matches(&point).count(), 1, "{point}:\n{stdout}");
         }
     }
