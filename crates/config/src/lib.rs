@@ -9,6 +9,7 @@
 pub mod config;
 pub mod git;
 pub mod metrics;
+pub mod paths;
 pub mod requests;
 pub mod selfreport;
 pub mod threshold;

@@ -134,7 +134,10 @@ impl Config {
             } = &c.image
             {
                 for (key, path) in [("dockerfile", dockerfile), ("context", context)] {
-                    if !lexical(path).starts_with(lexical(&dir)) {
+                    let lexical = crate::paths::lexical;
+                    if !lexical(path)
+                        .is_some_and(|p| lexical(&dir).is_some_and(|d| p.starts_with(d)))
+                    {
                         p.add(self.error_at(
                             table,
                             Some(key),
@@ -316,19 +319,4 @@ impl Config {
             Ready::Stderr(text.unwrap_or_default())
         }
     }
-}
-
-/// `path` with `.` and `..` resolved by text: where it points, symbolic links aside.
-fn lexical(path: &std::path::Path) -> std::path::PathBuf {
-    let mut out = std::path::PathBuf::new();
-    for c in path.components() {
-        match c {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
 }

@@ -4,7 +4,8 @@
 
 use crate::config::{AppJob, ContainerJob, EngineKind, ImageSource, Ready};
 use rigor_agent::app_wire::{AppWire, ContainerWire, ReadyWire};
-use std::path::{Component, Path, PathBuf};
+use rigor_config::paths::relative_inside;
+use std::path::{Component, Path};
 use std::time::Duration;
 
 fn nanos(d: Duration) -> u64 {
@@ -22,15 +23,19 @@ impl WireJob for AppWire {
     /// folder reaches the host).
     fn of(job: &AppJob) -> anyhow::Result<AppWire> {
         let artifact = match &job.artifact {
-            Some(a) => Some(relative_inside(a, &job.dir).ok_or_else(|| {
-                anyhow::anyhow!(
+            Some(a) => Some(
+                relative_inside(a, &job.dir)
+                    .filter(|r| !r.is_empty())
+                    .ok_or_else(|| {
+                        anyhow::anyhow!(
                     "`{}`: the artifact {} is outside the job's folder {}: only the folder \
                      reaches the application's host",
                     job.name,
                     a.display(),
                     job.dir.display()
                 )
-            })?),
+                    })?,
+            ),
             None => None,
         };
         Ok(AppWire {
@@ -104,18 +109,18 @@ impl WireJob for AppWire {
 /// A container job as it travels: its Dockerfile and context relative to the job's folder.
 fn container_of(c: &ContainerJob, job: &AppJob) -> anyhow::Result<ContainerWire> {
     let inside = |key: &str, path: &Path| -> anyhow::Result<String> {
-        if normal(path) == normal(&job.dir) {
-            return Ok(".".into());
-        }
-        relative_inside(path, &job.dir).ok_or_else(|| {
-            anyhow::anyhow!(
-                "`{}`: `{key}` {} is outside the job's folder {}: only the folder reaches the \
+        let rel = relative_inside(path, &job.dir);
+        // The folder itself is `.` on the host too.
+        rel.map(|r| if r.is_empty() { ".".into() } else { r })
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "`{}`: `{key}` {} is outside the job's folder {}: only the folder reaches the \
                  application's host",
-                job.name,
-                path.display(),
-                job.dir.display()
-            )
-        })
+                    job.name,
+                    path.display(),
+                    job.dir.display()
+                )
+            })
     };
     let (image, dockerfile, context) = match &c.image {
         ImageSource::Named(n) => (Some(n.clone()), None, None),
@@ -174,46 +179,6 @@ fn container_job(c: ContainerWire, dir: &Path) -> anyhow::Result<ContainerJob> {
         network: c.network,
         args: c.args,
     })
-}
-
-/// `path` with `.` and `..` resolved by text.
-fn normal(path: &Path) -> std::path::PathBuf {
-    let mut out = std::path::PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
-}
-
-/// `path` relative to `dir` when it lies inside it (after resolving `.` and `..` by text).
-fn relative_inside(path: &Path, dir: &Path) -> Option<String> {
-    let norm = |p: &Path| -> Option<PathBuf> {
-        let mut out = PathBuf::new();
-        for c in p.components() {
-            match c {
-                Component::ParentDir => {
-                    if !out.pop() {
-                        return None;
-                    }
-                }
-                Component::CurDir => {}
-                other => out.push(other),
-            }
-        }
-        Some(out)
-    };
-    let (p, d) = (norm(&dir.join(path))?, norm(dir)?);
-    let rel = p.strip_prefix(&d).ok()?;
-    if rel.as_os_str().is_empty() {
-        return None;
-    }
-    rel.to_str().map(str::to_string)
 }
 
 #[cfg(test)]
