@@ -39,6 +39,33 @@ load = "load"
 /// The testbed server as the container's first process.
 const SERVER: &str = "/hello-server --port 80 --threads 1";
 
+/// An application from `source` (its `image` or `dockerfile` keys and its command) with
+/// container port 80 published on `port` of 127.0.0.1, loaded there on `/plaintext` by
+/// `connections` for `duration` after `warmup`; `more` follows (variants, profiles, hosts).
+fn published(source: &str, port: u16, load: (u32, &str, &str), more: &str) -> String {
+    let (connections, warmup, duration) = load;
+    format!(
+        r#"
+[jobs.app]
+{source}
+engine = "podman"
+publish = ["127.0.0.1:{port}:80"]
+ready = {{ http = "http://127.0.0.1:{port}/health", timeout = "20s" }}
+stop_timeout = "3s"
+
+[jobs.load]
+url = "http://127.0.0.1:{port}/plaintext"
+connections = {connections}
+warmup = "{warmup}"
+duration = "{duration}"
+
+[scenarios.s]
+application = "app"
+load = "load"
+{more}"#
+    )
+}
+
 #[test]
 fn the_page_cache_a_container_writes_is_its_cgroups_memory_not_its_processes() {
     if !podman_or_skip() {
@@ -377,26 +404,11 @@ fn a_dockerfile_is_built_once_and_its_published_port_is_no_proxy_when_the_kernel
     .unwrap();
     std::fs::write(dir.join("page.txt"), "built\n").unwrap();
     let port = free_port();
-    let toml = format!(
-        r#"
-[jobs.app]
-dockerfile = "Dockerfile"
-context = "."
-engine = "podman"
-publish = ["127.0.0.1:{port}:80"]
-ready = {{ http = "http://127.0.0.1:{port}/health", timeout = "20s" }}
-stop_timeout = "3s"
-
-[jobs.load]
-url = "http://127.0.0.1:{port}/plaintext"
-connections = 4
-warmup = "200ms"
-duration = "500ms"
-
-[scenarios.s]
-application = "app"
-load = "load"
-"#
+    let toml = published(
+        "dockerfile = \"Dockerfile\"\ncontext = \".\"",
+        port,
+        (4, "200ms", "500ms"),
+        "",
     );
     let (out, json) = run(&dir, &toml, &["-i", "2", "--no-store"]);
     let json = json.unwrap_or_else(|| panic!("{}", text(&out)));
@@ -569,26 +581,12 @@ fn an_image_on_a_host_on_this_machines_network_records_the_hosts_engine_and_is_n
     .unwrap();
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
     let port = free_port();
-    let toml = format!(
+    let source = format!(
+        "image = \"{}\"\ncommand = \"{SERVER} --host 0.0.0.0\"",
+        image()
+    );
+    let more = format!(
         r#"
-[jobs.app]
-image = "{image}"
-engine = "podman"
-command = "{SERVER} --host 0.0.0.0"
-publish = ["127.0.0.1:{port}:80"]
-ready = {{ http = "http://127.0.0.1:{port}/health", timeout = "20s" }}
-stop_timeout = "3s"
-
-[jobs.load]
-url = "http://127.0.0.1:{port}/plaintext"
-connections = 4
-warmup = "200ms"
-duration = "500ms"
-
-[scenarios.s]
-application = "app"
-load = "load"
-
 [scenarios.s.variants.one]
 [scenarios.s.variants.two]
 image = "{two}"
@@ -599,10 +597,10 @@ application = {{ host = "h" }}
 [hosts.h]
 transport = {transport}
 "#,
-        image = image(),
         two = tagged("2"),
         transport = toml_string(&format!("env PATH={path}")),
     );
+    let toml = published(&source, port, (4, "200ms", "500ms"), &more);
     let (out, json) = run(
         &dir,
         &toml,
@@ -695,34 +693,12 @@ fn a_container_a_killed_run_left_on_the_published_port_is_swept_before_the_port_
     let _one = one_at_a_time();
     let dir = temp_dir("ctr-sweep-port");
     let port = free_port();
-    let toml = format!(
-        r#"
-[jobs.app]
-image = "{image}"
-engine = "podman"
-command = "{SERVER} --host 0.0.0.0"
-publish = ["127.0.0.1:{port}:80"]
-ready = {{ http = "http://127.0.0.1:{port}/health", timeout = "20s" }}
-stop_timeout = "3s"
-
-[jobs.load]
-url = "http://127.0.0.1:{port}/plaintext"
-connections = 2
-warmup = "100ms"
-duration = "300ms"
-
-[scenarios.s]
-application = "app"
-load = "load"
-
-[profiles.h]
-application = {{ host = "h" }}
-
-[hosts.h]
-transport = "env"
-"#,
-        image = image(),
+    let source = format!(
+        "image = \"{}\"\ncommand = \"{SERVER} --host 0.0.0.0\"",
+        image()
     );
+    let more = "\n[profiles.h]\napplication = { host = \"h\" }\n\n[hosts.h]\ntransport = \"env\"\n";
+    let toml = published(&source, port, (2, "100ms", "300ms"), more);
     // Here, and on a host (whose agent sweeps its own engine).
     for profile in [&[][..], &["-p", "h"][..]] {
         let left = left_by_a_killed_run(port);
@@ -794,13 +770,7 @@ transport = "env"
     let t = text(&out);
     assert!(t.contains("host h: `podman build"), "{t}");
     // The build's log here holds what the host's engine said, as a local build's would.
-    let logs: Vec<String> = std::fs::read_dir(dir.join("out"))
-        .unwrap()
-        .flatten()
-        .flat_map(|run| std::fs::read_dir(run.path()).unwrap().flatten())
-        .filter(|f| f.file_name().to_string_lossy().starts_with("build-"))
-        .map(|f| std::fs::read_to_string(f.path()).unwrap())
-        .collect();
+    let logs: Vec<String> = build_logs(&dir.join("out"));
     assert!(
         logs.iter()
             .any(|l| l.contains(&marker) && l.contains("exit 7")),

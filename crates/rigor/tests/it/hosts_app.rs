@@ -511,13 +511,7 @@ fn an_artifact_linking_outside_the_sources_is_refused_on_the_host() {
         "{t}"
     );
     // The failed build's log is kept here too, as a local build's would be.
-    let logs: Vec<String> = std::fs::read_dir(dir.join("out"))
-        .unwrap()
-        .flatten()
-        .flat_map(|run| std::fs::read_dir(run.path()).unwrap().flatten())
-        .filter(|f| f.file_name().to_string_lossy().starts_with("build-"))
-        .map(|f| std::fs::read_to_string(f.path()).unwrap())
-        .collect();
+    let logs: Vec<String> = build_logs(&dir.join("out"));
     assert!(
         logs.iter().any(|l| l.contains("outside the sources")),
         "{logs:?}"

@@ -59,6 +59,17 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// The build logs (`build-*`) of every run folder under `results` (a run's `--out` folder).
+pub fn build_logs(results: &Path) -> Vec<String> {
+    std::fs::read_dir(results)
+        .unwrap()
+        .flatten()
+        .flat_map(|run| std::fs::read_dir(run.path()).unwrap().flatten())
+        .filter(|f| f.file_name().to_string_lossy().starts_with("build-"))
+        .map(|f| std::fs::read_to_string(f.path()).unwrap())
+        .collect()
+}
+
 /// A fresh folder for one test.
 pub fn temp_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("rigor-test-{name}-{}", std::process::id()));
